@@ -1,0 +1,241 @@
+//! Diagnostics: what went wrong, where, and how to show it to a person.
+//!
+//! Every stage of the front end reports problems as [`Diagnostic`] values instead of failing
+//! on the first one, so a user sees all the problems of a file in one run. A diagnostic points
+//! at a [`Span`] (byte offsets into the source); [`SourceFile`] turns spans into line and
+//! column numbers and renders a diagnostic either in our format
+//! (`FILE:LINE:COL: error: ...` followed by the line and a caret) or in the original compiler's
+//! (`FILE: LINE: error: ...`), which the conformance suite compares against.
+
+use std::fmt::Write as _;
+
+/// A half-open byte range `start..end` into one source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both `self` and `other`.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One problem found in a source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// The message text, without the `error: ` prefix (`use of undeclared identifier 'A'`).
+    pub message: String,
+    /// Where the problem is. `None` for problems that belong to no place in the text (the
+    /// original reports those, e.g. `single mode in routing node`, at line 0).
+    pub span: Option<Span>,
+    /// Further lines printed after the message (hints, the prototype dump of
+    /// `conflicting types`), each without trailing newline.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>, span: Option<Span>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn warning(message: impl Into<String>, span: Option<Span>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            message: message.into(),
+            span,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// True when any diagnostic in `diags` is an error (the net is then rejected).
+pub fn has_errors(diags: &[Diagnostic]) -> bool {
+    diags.iter().any(Diagnostic::is_error)
+}
+
+/// A source text with its name and an index of line starts, for turning byte offsets into
+/// 1-based line and column numbers.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// Reads a file; bytes that are not UTF-8 are replaced (and then reported by the parser
+    /// as invalid characters) instead of failing the whole read.
+    pub fn read(path: &std::path::Path) -> std::io::Result<Self> {
+        let bytes = std::fs::read(path)?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(SourceFile::new(path.display().to_string(), text))
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        let start = self.line_starts[line - 1];
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count())
+            + 1;
+        (line, col)
+    }
+
+    /// The text of a 1-based line, without its line end.
+    pub fn line_text(&self, line: usize) -> &str {
+        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self.line_starts.get(line).copied().unwrap_or(self.text.len());
+        self.text[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    /// The 1-based line of a diagnostic, 0 when it has no place.
+    pub fn line_of(&self, diag: &Diagnostic) -> usize {
+        diag.span.map_or(0, |s| self.line_col(s.start).0)
+    }
+
+    /// Our format: `FILE:LINE:COL: error: MESSAGE`, the offending line and a caret under the
+    /// span, then the notes.
+    pub fn render(&self, diag: &Diagnostic) -> String {
+        let mut out = String::new();
+        match diag.span {
+            Some(span) => {
+                let (line, col) = self.line_col(span.start);
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{}: {}: {}",
+                    self.name,
+                    line,
+                    col,
+                    diag.severity.as_str(),
+                    diag.message
+                );
+                let text = self.line_text(line);
+                let shown: String = text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+                let (end_line, end_col) = self.line_col(span.end.max(span.start + 1) - 1);
+                let width = if end_line == line {
+                    (end_col + 1).saturating_sub(col).max(1)
+                } else {
+                    1
+                };
+                let _ = writeln!(out, "  {shown}");
+                let _ = writeln!(out, "  {}{}", " ".repeat(col - 1), "^".repeat(width));
+            }
+            None => {
+                let _ = writeln!(out, "{}: {}: {}", self.name, diag.severity.as_str(), diag.message);
+            }
+        }
+        for note in &diag.notes {
+            let _ = writeln!(out, "{note}");
+        }
+        out
+    }
+
+    /// The original compiler's format: `FILE: LINE: error: MESSAGE` and the notes verbatim.
+    pub fn render_smxc(&self, diag: &Diagnostic) -> String {
+        let mut out = format!(
+            "{}: {}: {}: {}\n",
+            self.name,
+            self.line_of(diag),
+            diag.severity.as_str(),
+            diag.message
+        );
+        for note in &diag.notes {
+            out.push_str(note);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_of_offsets() {
+        let f = SourceFile::new("t.smx", "ab\ncd\n\nxyz");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(1), (1, 2));
+        assert_eq!(f.line_col(3), (2, 1));
+        assert_eq!(f.line_col(6), (3, 1));
+        assert_eq!(f.line_col(9), (4, 3));
+        assert_eq!(f.line_text(2), "cd");
+        assert_eq!(f.line_text(4), "xyz");
+        assert_eq!(f.line_text(9), "");
+    }
+
+    #[test]
+    fn render_points_a_caret_at_the_span() {
+        let f = SourceFile::new("t.smx", "A = box a(out x)\nconnect A.B\n");
+        let d = Diagnostic::error("use of undeclared identifier 'B'", Some(Span::new(27, 28)));
+        assert_eq!(
+            f.render(&d),
+            "t.smx:2:11: error: use of undeclared identifier 'B'\n  connect A.B\n            ^\n"
+        );
+        assert_eq!(f.render_smxc(&d), "t.smx: 2: error: use of undeclared identifier 'B'\n");
+    }
+
+    #[test]
+    fn crlf_lines_are_shown_without_the_carriage_return() {
+        let f = SourceFile::new("t.smx", "a\r\nb\r\n");
+        assert_eq!(f.line_text(1), "a");
+        assert_eq!(f.line_col(3), (2, 1));
+    }
+}

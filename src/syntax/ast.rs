@@ -1,0 +1,258 @@
+//! The typed syntax tree of a Streamix program.
+//!
+//! Every node keeps the [`Span`] of the text it came from, so that later stages (composition,
+//! diagnostics) can point at the exact place of a problem. The tree mirrors the EBNF of
+//! `../shared/spec/language.md` §2.1 one to one; it holds no semantic information (no symbol
+//! resolution, no port matching): that is the job of [`crate::compose`].
+
+use crate::diag::Span;
+
+/// A whole file, or the nested program inside a wrapper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub decls: Vec<Decl>,
+    pub connect: Connect,
+}
+
+/// The final `connect NET` of a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connect {
+    /// The `connect` keyword.
+    pub keyword: Span,
+    pub net: NetExpr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decl {
+    /// `A = [extern|intern] [pure] box impl(ports)`
+    Box(BoxDecl),
+    /// `N = net-expression`
+    Net(NetAssign),
+    /// `net N(ports)`
+    Proto(NetProto),
+    /// `[static] wrapper W(ports) { program } net(ports)`
+    Wrapper(WrapperDecl),
+}
+
+/// An identifier with its place in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// Where a box's implementation lives (GML attribute `location`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    #[default]
+    Local,
+    Extern,
+    Intern,
+}
+
+impl Location {
+    /// The number the original compiler writes to GML (`location 0|1|2`).
+    pub fn code(self) -> u8 {
+        match self {
+            Location::Local => 0,
+            Location::Extern => 1,
+            Location::Intern => 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxDecl {
+    /// The instance/symbol name left of `=`.
+    pub name: Ident,
+    pub location: Location,
+    pub pure: bool,
+    /// The implementation name after `box` (GML attribute `func`).
+    pub implementation: Ident,
+    pub ports: Vec<BoxPort>,
+    /// The whole declaration, from the symbol name to the closing parenthesis.
+    pub span: Span,
+}
+
+/// Explicit `decoupled` / `coupled` keyword on a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coupling {
+    Decoupled,
+    Coupled,
+}
+
+/// Port class; `left` is parsed as `Up` and `right` as `Down` (they are aliases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortClass {
+    Up,
+    Down,
+    Side,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortMode {
+    In,
+    Out,
+}
+
+/// `open` or `dynamic` after a box port (at most one of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortFlag {
+    Open,
+    Dynamic,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxPort {
+    pub coupling: Option<Coupling>,
+    pub class: Option<PortClass>,
+    pub mode: PortMode,
+    pub name: Ident,
+    /// `in x(alt)`: the name the implementation uses for this port.
+    pub alt_name: Option<Ident>,
+    /// `[N]`: requested channel length (N >= 1), with its span.
+    pub len: Option<(u32, Span)>,
+    pub flag: Option<PortFlag>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetAssign {
+    pub name: Ident,
+    pub net: NetExpr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetProto {
+    pub name: Ident,
+    pub ports: Vec<ProtoPort>,
+    pub span: Span,
+}
+
+/// A port of a net prototype or of a wrapper's trailing `net(...)`: the class is mandatory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtoPort {
+    pub class: PortClass,
+    pub mode: PortMode,
+    pub name: Ident,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrapperDecl {
+    pub is_static: bool,
+    pub name: Ident,
+    pub ports: Vec<WrapPort>,
+    /// The nested program between the braces (its own scope).
+    pub body: Box<Program>,
+    /// The prototype of the body net, `net(...)` after the closing brace.
+    pub body_proto: Vec<ProtoPort>,
+    pub span: Span,
+}
+
+/// A wrapper port. A "null" port (only `(a, b)`) has neither mode nor name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrapPort {
+    pub coupling: Option<Coupling>,
+    pub class: Option<PortClass>,
+    pub mode: Option<PortMode>,
+    pub name: Option<Ident>,
+    /// The inner port names this external port stands for: `in p(a, b)`.
+    pub inner: Vec<Ident>,
+    pub span: Span,
+}
+
+/// The four composition operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `.` serial, locality enforcing (highest precedence)
+    Serial,
+    /// `:` serial, propagating (bypass allowed)
+    SerialProp,
+    /// `!` non-deterministic parallel
+    Parallel,
+    /// `|` deterministic parallel (lowest precedence)
+    ParallelDet,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Serial => ".",
+            BinOp::SerialProp => ":",
+            BinOp::Parallel => "!",
+            BinOp::ParallelDet => "|",
+        }
+    }
+}
+
+/// `tt`, `tb` or `tf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeOp {
+    /// time-triggered
+    Tt,
+    /// time-bounded (rate guard)
+    Tb,
+    /// temporal firewall; parsed, but has no effect in the original
+    Tf,
+}
+
+/// A time specification `[1s500ms]`: the component-wise sum of seconds and nanoseconds,
+/// deliberately *not* normalised (`2s1500ms` is (3 s, 500 000 000 ns), `1999ms999999us` is
+/// (1 s, 1 998 999 000 ns)), because the original compiler writes these two numbers to the
+/// graph as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub struct TimeSpec {
+    pub secs: u64,
+    pub nanos: u64,
+}
+
+impl TimeSpec {
+    pub fn is_zero(self) -> bool {
+        self.secs == 0 && self.nanos == 0
+    }
+
+    /// The duration this specification stands for (saturating on absurd values).
+    pub fn as_duration(self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.secs).saturating_add(std::time::Duration::from_nanos(self.nanos))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetExpr {
+    /// A box, net or wrapper name: every occurrence is a new instance.
+    Ident(Ident),
+    /// `lhs OP rhs`
+    Binary {
+        op: BinOp,
+        op_span: Span,
+        lhs: Box<NetExpr>,
+        rhs: Box<NetExpr>,
+    },
+    /// `( net )`, kept so spans of diagnostics can cover the parentheses.
+    Paren { inner: Box<NetExpr>, span: Span },
+    /// `rt( net )`
+    Rt { inner: Box<NetExpr>, span: Span },
+    /// `tt[...]( net )`, `tb[...]( net )`, `tf[...]( net )`
+    Timed {
+        op: TimeOp,
+        time: TimeSpec,
+        inner: Box<NetExpr>,
+        span: Span,
+    },
+}
+
+impl NetExpr {
+    /// The source text this expression covers.
+    pub fn span(&self) -> Span {
+        match self {
+            NetExpr::Ident(id) => id.span,
+            NetExpr::Binary { lhs, rhs, .. } => lhs.span().to(rhs.span()),
+            NetExpr::Paren { span, .. } | NetExpr::Rt { span, .. } | NetExpr::Timed { span, .. } => *span,
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Source text to syntax tree: the pest grammar (`grammar/streamix.pest`), the Pratt parser
+//! for the four operators, and lowering to the typed [`ast`].
+
+pub mod ast;
