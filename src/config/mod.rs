@@ -1,1 +1,22 @@
-//! (work in progress)
+//! Run configuration: built-in defaults < `--config FILE` (TOML) < `--set TARGET.key=value`.
+//!
+//! The result of resolving the configuration against a net graph is one [`NetSettings`] per
+//! graph node: the box's validated [`BoxConfig`] plus the runtime's own per-net keys.
+
+use crate::boxes::BoxConfig;
+
+/// Everything configured for one net (graph node).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetSettings {
+    /// The box's own validated configuration (empty for routing nodes).
+    pub box_config: BoxConfig,
+    /// `core`: pin this net's thread to this core (overrides `--pin`).
+    pub core: Option<usize>,
+    /// `priority`: SCHED_FIFO level (1..=99); a warning and fallback when not permitted.
+    pub priority: Option<u8>,
+    /// `nice`: niceness of the thread (-20..=19).
+    pub nice: Option<i32>,
+    /// `expected_rate`: iterations per second the net should reach; the report flags a net that
+    /// stays outside 80..120 % of it.
+    pub expected_rate: Option<u64>,
+}
