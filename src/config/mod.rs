@@ -3,6 +3,8 @@
 //! The result of resolving the configuration against a net graph is one [`NetSettings`] per
 //! graph node: the box's validated [`BoxConfig`] plus the runtime's own per-net keys.
 
+pub mod value;
+
 use crate::boxes::BoxConfig;
 
 /// Everything configured for one net (graph node).
