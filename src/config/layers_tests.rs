@@ -300,3 +300,20 @@ fn a_missing_config_file_is_a_clear_error() {
     let err = ConfigLayers::from_file(Path::new("/nonexistent/run.toml")).unwrap_err();
     assert_eq!(err.to_string(), "/nonexistent/run.toml: config file not found");
 }
+
+#[test]
+fn the_builtin_boxes_resolve_with_their_defaults_and_iterations() {
+    let mut net = crate::runtime::builder::NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_dump", &[("data", true)]);
+    net.connect(src, "data", snk, "data");
+    let graph = net.build();
+    let mut l = ConfigLayers::new();
+    l.set_iterations(10);
+    l.add_set("Snk.format=hex").unwrap();
+    let got = l.resolve(&graph, &Registry::builtin()).unwrap();
+    assert_eq!(int(&got[src], "count"), Some(10));
+    assert_eq!(int(&got[src], "size"), Some(8));
+    assert_eq!(got[snk].box_config.get("format"), Some(&ConfigValue::Str("hex".into())));
+    assert_eq!(got[snk].box_config.get("count"), None);
+}
