@@ -4,6 +4,7 @@
 //! A user's own boxes are [`BoxSpec`]s added to a [`Registry`] before running a net.
 
 pub mod api;
+pub mod zmq;
 
 pub use api::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Disconnected, Flow, InPort, OutPort,
@@ -56,5 +57,7 @@ impl Registry {
 
 /// The specs of every built-in box.
 fn builtin_specs() -> Vec<BoxSpec> {
-    Vec::new()
+    let mut specs = Vec::new();
+    specs.extend(zmq::specs());
+    specs
 }
