@@ -6,11 +6,12 @@
 //! * [`books`]: the receiver's per-stream loss accounting.
 //! * [`endpoint`], [`settings`]: validation before the net starts.
 //! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
-//! * [`sink`], [`source`]: the boxes.
+//! * [`sink`], [`source`]: the boxes; [`raw`]: the plain PUSH/PULL yardstick.
 
 pub mod books;
 pub mod endpoint;
 pub mod eos;
+pub mod raw;
 pub mod receiver;
 pub mod sender;
 pub mod settings;
