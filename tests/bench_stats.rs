@@ -190,3 +190,13 @@ fn tables_render_with_every_row_the_width_of_the_header() {
     let doc = to_markdown(&[r]);
     assert!(doc.contains("## smxrun bench scaling") && doc.contains("### scaling") && doc.contains("> INVALID"));
 }
+
+#[test]
+fn auto_decimals_keep_three_significant_digits() {
+    use smx::bench::result::decimals_for;
+    assert_eq!(decimals_for(1234.5), 1);
+    assert_eq!(decimals_for(12.3), 1);
+    assert_eq!(decimals_for(1.23), 2);
+    assert_eq!(decimals_for(0.0123), 4);
+    assert_eq!(decimals_for(0.0), 1);
+}

@@ -13,7 +13,9 @@
 //! model), [`output`] (files and `--compare`), [`plot`] (charts), [`baseline`] (the plain
 //! programs) and one module per experiment.
 
+pub mod args;
 pub mod baseline;
+pub mod latency_boxes;
 pub mod machine;
 pub mod output;
 pub mod plot;

@@ -137,6 +137,12 @@ impl Case {
         self.runs.iter().filter(|r| !r.valid).count()
     }
 
+    /// Like [`Case::cell`] with at least three significant digits, for values of any magnitude.
+    pub fn cell_auto(&self, metric: &str, scale: f64) -> String {
+        let decimals = self.summary.get(metric).map_or(0, |s| decimals_for(s.median * scale));
+        self.cell(metric, scale, decimals)
+    }
+
     /// `series{k=v,...}`: identifies the case across results (for `--compare`).
     pub fn key(&self) -> String {
         let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -263,5 +269,15 @@ impl Table {
             }
         }
         widths
+    }
+}
+
+/// Decimals that show `v` with at least three significant digits (one for values >= 100).
+pub fn decimals_for(v: f64) -> usize {
+    let a = v.abs();
+    if a == 0.0 || !a.is_finite() || a >= 100.0 {
+        1
+    } else {
+        (2 - a.log10().floor() as i64).clamp(1, 9) as usize
     }
 }
