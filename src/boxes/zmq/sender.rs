@@ -67,7 +67,7 @@ impl Sender {
         };
         let pattern = settings.common.pattern;
         let hwm = settings.common.hwm;
-        let socket = BoxSocket::open(&settings.common, kind, |s| {
+        let socket = BoxSocket::open(&settings.common, kind, true, |s| {
             s.set_sndhwm(hwm)?;
             s.set_sndtimeo(SLICE_MS)?;
             if pattern == Pattern::PubSub {
@@ -265,12 +265,15 @@ impl Sender {
                 self.stats.markers += 1;
             }
         }
+        let mut sock = sock;
+        let confirmed = sock.wait_peers_gone(Instant::now() + self.settings.common.linger);
         let closed = sock.close(self.settings.common.linger);
-        self.stats.linger_expired = closed.linger_expired;
-        if closed.linger_expired {
+        self.stats.linger_expired = !confirmed || closed.linger_expired;
+        if self.stats.linger_expired {
             log::warn!(
-                "{}: linger {:?} expired while delivering to {}: messages still queued were discarded \
-                 (the receiver's loss count includes them)",
+                "{}: within linger {:?}, not every receiver on {} confirmed the end of stream by \
+                 disconnecting: messages still queued may be discarded (the receiver's loss count \
+                 includes them)",
                 self.settings.common.instance,
                 self.settings.common.linger,
                 self.settings.common.endpoint.written
