@@ -104,6 +104,37 @@ fn report_net_delivers_everything(pattern: &str, endpoint: &str) {
         .find(|c| c.to == "Snk2" && c.port == "data")
         .unwrap();
     assert_eq!(dump.read, N, "every message reached the second chain");
+    report_shows_the_books(&report);
+}
+
+/// `--report json` has the documented `zmq` rows; the text report a line per box with the
+/// loss percentage.
+fn report_shows_the_books(report: &Report) {
+    let json: serde_json::Value = serde_json::from_str(&smx::report::json::render(report)).unwrap();
+    let rows = json["zmq"].as_array().expect("a zmq array");
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        for key in [
+            "name",
+            "role",
+            "pattern",
+            "endpoint",
+            "sent",
+            "received",
+            "lost",
+            "duplicates",
+            "reordered",
+            "corrupt",
+        ] {
+            assert!(row.get(key).is_some(), "zmq row without '{key}': {row}");
+        }
+    }
+    let text = smx::report::text::render(report);
+    assert!(text.contains("\nZeroMQ\n"), "{text}");
+    assert!(
+        text.contains("Src2 source") && text.contains("lost 0 (0.000 %"),
+        "{text}"
+    );
 }
 
 #[test]
