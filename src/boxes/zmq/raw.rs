@@ -31,7 +31,8 @@ pub fn push_pull(endpoint: &str, messages: u64, size: usize, hwm: i32) -> Result
     let ctx = zmq::Context::new();
     let pull = ctx.socket(zmq::PULL).map_err(|e| e.to_string())?;
     pull.set_rcvhwm(hwm).map_err(|e| e.to_string())?;
-    pull.bind(endpoint).map_err(|e| format!("cannot bind {endpoint}: {e}"))?;
+    pull.bind(endpoint)
+        .map_err(|e| format!("cannot bind {endpoint}: {e}"))?;
     let bound = pull
         .get_last_endpoint()
         .map_err(|e| e.to_string())?
@@ -39,7 +40,8 @@ pub fn push_pull(endpoint: &str, messages: u64, size: usize, hwm: i32) -> Result
     let push = ctx.socket(zmq::PUSH).map_err(|e| e.to_string())?;
     push.set_sndhwm(hwm).map_err(|e| e.to_string())?;
     push.set_linger(-1).map_err(|e| e.to_string())?;
-    push.connect(&bound).map_err(|e| format!("cannot connect {bound}: {e}"))?;
+    push.connect(&bound)
+        .map_err(|e| format!("cannot connect {bound}: {e}"))?;
     let sender = thread::spawn(move || -> Result<(), String> {
         let mut buf = vec![0u8; size];
         for i in 0..=messages {

@@ -53,7 +53,7 @@ impl Receiver {
         let pattern = settings.common.pattern;
         let hwm = settings.common.hwm;
         let prefix = settings.subscribe.clone();
-        let socket = BoxSocket::open(&settings.common, kind, |s| {
+        let socket = BoxSocket::open(&settings.common, kind, false, |s| {
             s.set_rcvhwm(hwm)?;
             if pattern == Pattern::PubSub {
                 s.set_subscribe(CONTROL_TOPIC)?;

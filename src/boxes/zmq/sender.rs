@@ -4,7 +4,7 @@
 //! when asked (`sync`), and ends the stream with the marker described in [`super::eos`].
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::eos::{self, CONTROL_TOPIC, EndOfStream};
 use super::settings::{Pattern, SinkSettings};
@@ -67,7 +67,7 @@ impl Sender {
         };
         let pattern = settings.common.pattern;
         let hwm = settings.common.hwm;
-        let socket = BoxSocket::open(&settings.common, kind, |s| {
+        let socket = BoxSocket::open(&settings.common, kind, true, |s| {
             s.set_sndhwm(hwm)?;
             s.set_sndtimeo(SLICE_MS)?;
             if pattern == Pattern::PubSub {
@@ -190,7 +190,9 @@ impl Sender {
         };
         wire::encode_body(&header, payload, &mut self.body);
         let pubsub = self.settings.common.pattern == Pattern::PubSub;
-        let deadline = Instant::now() + self.settings.common.timeout;
+        let timeout = self.settings.common.timeout;
+        // Read the clock only once a send had to wait: the common path never does.
+        let mut deadline = None;
         let Some(sock) = &self.socket else {
             return Err(format!("{}: socket already closed", self.settings.common.instance));
         };
@@ -203,6 +205,7 @@ impl Sender {
                     return Ok(Sent::DroppedHwm);
                 }
                 Err(zmq::Error::EAGAIN | zmq::Error::EINTR) => {
+                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
                     if stop() || Instant::now() >= deadline {
                         self.stats.dropped_timeout += 1;
                         return Ok(Sent::GaveUp);
@@ -212,7 +215,7 @@ impl Sender {
             }
         }
         // The topic frame is accepted: libzmq never refuses the rest of a multipart message.
-        send_retrying(&sock.socket, &self.body, deadline).map_err(|e| self.failed(e))?;
+        send_retrying(&sock.socket, &self.body, timeout).map_err(|e| self.failed(e))?;
         self.topics[slot].1 += 1;
         self.stats.sent += 1;
         Ok(Sent::Accepted)
@@ -261,16 +264,25 @@ impl Sender {
                     }
                 }
             }
-            if send_retrying(&sock.socket, &self.body, deadline).is_ok() {
+            if send_retrying(
+                &sock.socket,
+                &self.body,
+                deadline.saturating_duration_since(Instant::now()),
+            )
+            .is_ok()
+            {
                 self.stats.markers += 1;
             }
         }
+        let mut sock = sock;
+        let confirmed = sock.wait_peers_gone(Instant::now() + self.settings.common.linger);
         let closed = sock.close(self.settings.common.linger);
-        self.stats.linger_expired = closed.linger_expired;
-        if closed.linger_expired {
+        self.stats.linger_expired = !confirmed || closed.linger_expired;
+        if self.stats.linger_expired {
             log::warn!(
-                "{}: linger {:?} expired while delivering to {}: messages still queued were discarded \
-                 (the receiver's loss count includes them)",
+                "{}: within linger {:?}, not every receiver on {} confirmed the end of stream by \
+                 disconnecting: messages still queued may be discarded (the receiver's loss count \
+                 includes them)",
                 self.settings.common.instance,
                 self.settings.common.linger,
                 self.settings.common.endpoint.written
@@ -285,12 +297,17 @@ impl Drop for Sender {
     }
 }
 
-/// Sends a frame, retrying on `EAGAIN` (a send-timeout slice passed) and `EINTR` until
-/// `deadline`.
-fn send_retrying(socket: &zmq::Socket, frame: &[u8], deadline: Instant) -> Result<(), zmq::Error> {
+/// Sends a frame, retrying on `EAGAIN` (a send-timeout slice passed) and `EINTR` for up to
+/// `timeout` from the first refusal.
+fn send_retrying(socket: &zmq::Socket, frame: &[u8], timeout: Duration) -> Result<(), zmq::Error> {
+    let mut deadline = None;
     loop {
         match socket.send(frame, 0) {
-            Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
+            Err(zmq::Error::EAGAIN | zmq::Error::EINTR)
+                if Instant::now() < *deadline.get_or_insert_with(|| Instant::now() + timeout) =>
+            {
+                continue;
+            }
             other => return other,
         }
     }

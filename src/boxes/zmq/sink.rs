@@ -47,8 +47,8 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 impl BoxImpl for ZmqSink {
     fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
         let data = ctx.input("data")?;
-        let topic = ctx.input("topic")?;
-        let topic = ctx.input_connected(topic).then_some(topic);
+        // `topic` is open: a net may leave it unconnected or not declare it at all.
+        let topic = ctx.input("topic").ok().filter(|&t| ctx.input_connected(t));
         self.ports = Some((data, topic));
         let sender = Sender::open(self.settings.clone())?;
         self.endpoint = sender.endpoint().to_string();

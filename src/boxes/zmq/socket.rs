@@ -10,6 +10,7 @@
 //! peer and need no flushing.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::endpoint::{Endpoint, IpcFiles, Transport};
@@ -25,6 +26,10 @@ pub fn shared_context() -> zmq::Context {
 pub struct BoxSocket {
     // Field order is drop order: the socket closes before its context terminates.
     pub socket: zmq::Socket,
+    /// Receives the socket's connection events (see [`BoxSocket::watch_peers`]).
+    monitor: Option<zmq::Socket>,
+    /// Peers connected now, as counted from the monitor's events.
+    peers: i64,
     context: Option<zmq::Context>,
     files: IpcFiles,
     /// The endpoint actually bound (an ephemeral tcp port resolved), or connected.
@@ -42,9 +47,11 @@ pub struct Closed {
 
 impl BoxSocket {
     /// Creates a socket of `kind`, lets `configure` set options, then binds or connects.
+    /// `watch`: count connected peers (see [`BoxSocket::watch_peers`]).
     pub fn open(
         common: &Common,
         kind: zmq::SocketType,
+        watch: bool,
         configure: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
     ) -> Result<BoxSocket, String> {
         let endpoint: &Endpoint = &common.endpoint;
@@ -60,6 +67,11 @@ impl BoxSocket {
             .set_linger(common.linger.as_millis() as i32)
             .map_err(|e| cause("cannot set linger on", e))?;
         configure(&mut socket).map_err(|e| cause("cannot set options for", e))?;
+        let monitor = if watch {
+            Some(watch_peers(&context, &socket).map_err(|e| cause("cannot monitor the socket of", e))?)
+        } else {
+            None
+        };
         let mut files = IpcFiles::default();
         let bound = if common.bind {
             files = IpcFiles::prepare_bind(endpoint)?;
@@ -93,6 +105,8 @@ impl BoxSocket {
         let own_context = !matches!(endpoint.transport, Transport::Inproc { .. });
         Ok(BoxSocket {
             socket,
+            monitor,
+            peers: 0,
             context: own_context.then_some(context),
             files,
             endpoint: bound,
@@ -104,12 +118,14 @@ impl BoxSocket {
     pub fn close(self, linger: Duration) -> Closed {
         let BoxSocket {
             socket,
+            monitor,
             context,
             mut files,
             ..
         } = self;
         let started = Instant::now();
         drop(socket);
+        drop(monitor);
         let owned = context.is_some();
         drop(context);
         let waited = started.elapsed();
@@ -119,6 +135,63 @@ impl BoxSocket {
             linger_expired: owned && !linger.is_zero() && waited >= linger,
         }
     }
+}
+
+impl BoxSocket {
+    /// Reads pending connection events; returns the number of peers connected now.
+    pub fn poll_peers(&mut self) -> i64 {
+        let Some(monitor) = &self.monitor else { return 0 };
+        while let Ok(frames) = monitor.recv_multipart(zmq::DONTWAIT) {
+            let Some(id) = frames.first().and_then(|f| f.get(..2)) else {
+                continue;
+            };
+            match zmq::SocketEvent::from_raw(u16::from_le_bytes([id[0], id[1]])) {
+                zmq::SocketEvent::ACCEPTED | zmq::SocketEvent::CONNECTED => self.peers += 1,
+                zmq::SocketEvent::DISCONNECTED => self.peers -= 1,
+                _ => {}
+            }
+        }
+        self.peers
+    }
+
+    /// Waits until every peer has disconnected, or until `deadline`. A receiver disconnects
+    /// only after it has the end-of-stream marker (or gave up), so this is the sender's
+    /// acknowledgement that everything was delivered: linger alone is not enough, because
+    /// libzmq's ipc transport discards queued messages at close regardless of linger
+    /// (zeromq/libzmq#4660). Returns true when no peer is left.
+    pub fn wait_peers_gone(&mut self, deadline: Instant) -> bool {
+        loop {
+            if self.poll_peers() <= 0 {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let ms = (deadline - now).as_millis().clamp(1, 100) as i64;
+            if let Some(monitor) = &self.monitor {
+                let _ = monitor.poll(zmq::POLLIN, ms);
+            }
+        }
+    }
+}
+
+/// Starts a monitor of `socket`'s connection events on a private inproc endpoint and returns
+/// the socket that receives them.
+fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Socket, zmq::Error> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let endpoint = format!(
+        "inproc://smx-zmq-monitor-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let events =
+        zmq::SocketEvent::ACCEPTED as i32 | zmq::SocketEvent::CONNECTED as i32 | zmq::SocketEvent::DISCONNECTED as i32;
+    socket.monitor(&endpoint, events)?;
+    let monitor = context.socket(zmq::PAIR)?;
+    monitor.set_linger(0)?;
+    monitor.connect(&endpoint)?;
+    Ok(monitor)
 }
 
 /// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then

@@ -49,8 +49,8 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 impl BoxImpl for ZmqSource {
     fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
         let data = ctx.output("data")?;
-        let topic = ctx.output("topic")?;
-        let topic = ctx.output_connected(topic).then_some(topic);
+        // A net that does not want topics may leave `topic` unconnected or undeclared.
+        let topic = ctx.output("topic").ok().filter(|&t| ctx.output_connected(t));
         self.ports = Some((data, topic));
         let receiver = Receiver::open(self.settings.clone())?;
         self.endpoint = receiver.endpoint().to_string();
