@@ -200,3 +200,134 @@ fn auto_decimals_keep_three_significant_digits() {
     assert_eq!(decimals_for(0.0123), 4);
     assert_eq!(decimals_for(0.0), 1);
 }
+
+fn result_with(experiment: &str, cases: Vec<Case>) -> BenchResult {
+    BenchResult {
+        format: FORMAT_VERSION,
+        experiment: experiment.into(),
+        command: String::new(),
+        machine: smx::bench::machine::MachineHeader::collect(),
+        settings: Default::default(),
+        cases,
+        tables: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn case_with(series: &str, params: &[(&str, &str)], runs: &[&[(&str, f64)]]) -> Case {
+    let params: Vec<(&str, String)> = params.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut case = Case::new(series, &params);
+    for metrics in runs {
+        let mut run = Run::new();
+        for (m, v) in *metrics {
+            run.set(m, *v);
+        }
+        case.push(run);
+    }
+    case
+}
+
+#[test]
+fn scaling_table_has_one_row_per_pair_count_and_the_ratio() {
+    let smx_case = |p: &str, rate: f64| {
+        case_with(
+            "smx",
+            &[("pairs", p), ("threads", "x")],
+            &[&[
+                ("msg_rate_hz", rate),
+                ("wall_s", 1.0),
+                ("wall_per_thread_s", 0.5),
+                ("rate_per_pair_hz", rate),
+            ]],
+        )
+    };
+    let base = |p: &str, rate: f64| {
+        case_with(
+            "crossbeam",
+            &[("pairs", p), ("threads", "x")],
+            &[&[("msg_rate_hz", rate)]],
+        )
+    };
+    let r = result_with(
+        "scaling",
+        vec![
+            smx_case("1", 900.0),
+            base("1", 1000.0),
+            smx_case("2", 3000.0),
+            base("2", 2000.0),
+        ],
+    );
+    let t = smx::bench::scaling::table(&r, &[1, 2, 4], false);
+    assert_eq!(t.columns.len(), 7);
+    assert_eq!(t.rows.len(), 2, "pair count 4 has no cases and no row");
+    assert_eq!(t.rows[0][0], "2");
+    assert_eq!(t.rows[0][6], "0.90");
+    assert_eq!(t.rows[1][6], "1.50");
+    let with_peer = smx::bench::scaling::table(&r, &[1], true);
+    assert_eq!(with_peer.columns.len(), 9);
+    assert_eq!(with_peer.rows[0][8], "-");
+    let charts = smx::bench::scaling::charts(&r);
+    assert_eq!(charts.len(), 1);
+}
+
+#[test]
+fn latency_per_hop_is_the_slope_over_hop_counts() {
+    // p50 = 2000 ns + 1500 ns per hop, medians of two runs each.
+    let cases = [0.0, 1.0, 2.0, 4.0, 8.0]
+        .iter()
+        .map(|h: &f64| {
+            let y = 2000.0 + 1500.0 * h;
+            case_with(
+                "smx",
+                &[("hops", &h.to_string()), ("size", "8")],
+                &[
+                    &[("latency_p50_ns", y - 100.0), ("latency_p99_ns", 3.0 * y)],
+                    &[("latency_p50_ns", y + 100.0), ("latency_p99_ns", 3.0 * y)],
+                ],
+            )
+        })
+        .collect();
+    let r = result_with("latency", cases);
+    let f = smx::bench::latency::fit(&r, 8, "latency_p50_ns").unwrap();
+    assert!(approx(f.slope, 1500.0) && approx(f.intercept, 2000.0) && approx(f.r_squared, 1.0));
+    let t = smx::bench::latency::fit_table(&r, &[8, 1024]);
+    assert_eq!(t.rows.len(), 2);
+    assert_eq!(t.rows[0][1], "1.50");
+    assert_eq!(t.rows[0][2], "2.00");
+    assert_eq!(t.rows[0][4], "4.50");
+    assert_eq!(t.rows[1][1], "-", "no cases of 1024 bytes: no fit");
+    let p = smx::bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
+    assert_eq!(p.rows.len(), 5);
+    assert_eq!(p.rows[1][2], "3.5");
+}
+
+#[test]
+fn tt_table_puts_the_floor_beside_each_pair_count() {
+    let r = result_with(
+        "tt",
+        vec![
+            case_with(
+                "probe",
+                &[("period_us", "10")],
+                &[&[("misses", 4.0), ("miss_rate_pct", 0.004)]],
+            ),
+            case_with(
+                "smx",
+                &[("period_us", "10"), ("pairs", "1")],
+                &[&[("misses", 8.0), ("miss_rate_pct", 0.008)]],
+            ),
+            case_with(
+                "smx",
+                &[("period_us", "10"), ("pairs", "3")],
+                &[&[("misses", 30.0), ("miss_rate_pct", 0.01)]],
+            ),
+        ],
+    );
+    let t = smx::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3]);
+    assert_eq!(t.rows.len(), 2);
+    assert_eq!(t.rows[0][0], "10us");
+    assert_eq!((t.rows[0][2].as_str(), t.rows[0][4].as_str()), ("8", "4"));
+    assert_eq!(t.rows[1][3], "0.0100");
+    let chart = &smx::bench::tt::charts(&r)[0].1;
+    assert_eq!(chart.series.len(), 3);
+}
