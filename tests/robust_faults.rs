@@ -207,7 +207,13 @@ fn every_fault_at_every_place_is_contained() {
             let (stage, _) = fault.split_once('_').unwrap();
             assert!(error.contains("robust: ") && error.contains(stage), "{what}: {error}");
             for net in report.nets.iter().filter(|n| n.name != "Bad") {
-                assert_ne!(net.status, Status::Failed, "{what}: {} failed too: {:?}", net.name, net.error);
+                assert_ne!(
+                    net.status,
+                    Status::Failed,
+                    "{what}: {} failed too: {:?}",
+                    net.name,
+                    net.error
+                );
             }
             // The unrelated consumer got everything its source sent.
             let other = report.net("Other").unwrap();
@@ -217,11 +223,7 @@ fn every_fault_at_every_place_is_contained() {
                 other.stats
             );
             for c in &report.channels {
-                assert_eq!(
-                    c.written,
-                    c.read + c.overwritten + c.dropped + c.left,
-                    "{what}: {c:?}"
-                );
+                assert_eq!(c.written, c.read + c.overwritten + c.dropped + c.left, "{what}: {c:?}");
             }
             if fault.starts_with("create") || fault.starts_with("init") {
                 assert_eq!(bad.loop_count, 0, "{what}");
@@ -329,7 +331,12 @@ fn a_builtin_box_that_cannot_open_its_file_exits_2_and_the_rest_finishes() {
     assert!(stderr.contains("Dump") && stderr.contains("cannot open"), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report is printed");
     assert_eq!(report["status"], "failed");
-    let snk = report["nets"].as_array().unwrap().iter().find(|n| n["name"] == "Snk").unwrap();
+    let snk = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "Snk")
+        .unwrap();
     assert_eq!((&snk["status"], &snk["loop_count"]), (&"ok".into(), &50.into()));
 }
 
@@ -337,7 +344,16 @@ fn a_builtin_box_that_cannot_open_its_file_exits_2_and_the_rest_finishes() {
 fn sigterm_stops_a_run_with_a_partial_report_and_exit_130() {
     let dir = tempfile::tempdir().unwrap();
     let net = file_in(dir.path(), "src_snk.smx", SRC_SNK);
-    let child = spawn(&[arg(&net), "--set", "Src.count=0", "--report", "json", "-q", "--pin", "off"]);
+    let child = spawn(&[
+        arg(&net),
+        "--set",
+        "Src.count=0",
+        "--report",
+        "json",
+        "-q",
+        "--pin",
+        "off",
+    ]);
     wait_for_threads(child.id(), 3);
     std::thread::sleep(Duration::from_millis(100));
     signal(&child, libc::SIGTERM);
@@ -362,7 +378,16 @@ fn a_zmq_port_in_use_is_a_clear_failure_with_exit_2() {
         "Src1 = box smx_src_rand(out data)\nSnk1 = box smx_snk_zmq(in data, in topic open)\nconnect Src1.Snk1\n",
     );
     let set = format!("Snk1.endpoint={endpoint}");
-    let out = smxrun(&[arg(&net), "-n", "0", "--set", &set, "--set", "Snk1.pattern=pipeline", "-q"]);
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "0",
+        "--set",
+        &set,
+        "--set",
+        "Snk1.pattern=pipeline",
+        "-q",
+    ]);
     assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
     assert_no_panic(&out);
     let stderr = text(&out.stderr);
@@ -386,7 +411,10 @@ fn files_that_are_not_what_they_should_be_are_clear_errors() {
         (vec![d, "-q"], d),
         (vec![arg(&garbage), "-q"], "garbage.smx"),
         (vec![arg(&net), "--set", "Src.count=-3", "-q"], "count"),
-        (vec![arg(&net), "--set", "Src.count=99999999999999999999999", "-q"], "count"),
+        (
+            vec![arg(&net), "--set", "Src.count=99999999999999999999999", "-q"],
+            "count",
+        ),
         (vec![arg(&net), "--channel-len", "0", "-q"], "channel"),
     ];
     for (args, named) in &cases {
@@ -455,5 +483,8 @@ fn a_zmq_peer_killed_mid_stream_ends_the_receiver_by_timeout_with_the_loss_repor
         .clone();
     assert_eq!(source["end"], "timeout", "{source}");
     assert!(source["received"].as_u64().unwrap() > 0, "{source}");
-    assert_eq!(source["tail_unknown"], true, "the loss after the kill is reported as unknown: {source}");
+    assert_eq!(
+        source["tail_unknown"], true,
+        "the loss after the kill is reported as unknown: {source}"
+    );
 }

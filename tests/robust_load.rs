@@ -12,7 +12,8 @@ use std::time::Duration;
 const LIVENESS: Duration = Duration::from_secs(120);
 
 fn pairs_net(dir: &Path, pairs: usize) -> std::path::PathBuf {
-    let mut text = String::from("Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nA = Src.Snk\nconnect A");
+    let mut text =
+        String::from("Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nA = Src.Snk\nconnect A");
     for _ in 1..pairs {
         text.push_str("|A");
     }
@@ -46,11 +47,20 @@ fn wait_within(child: Child, limit: Duration) -> Output {
 
 fn smxrun(net: &Path, address_space: Option<u64>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_smxrun"));
-    cmd.args([net.to_str().unwrap(), "-n", "2", "--report", "json", "-q", "--pin", "off"])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        net.to_str().unwrap(),
+        "-n",
+        "2",
+        "--report",
+        "json",
+        "-q",
+        "--pin",
+        "off",
+    ])
+    .env_remove("RUST_LOG")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     if let Some(limit) = address_space {
         // SAFETY: the closure runs in the child between fork and exec and only calls
         // setrlimit, which is async-signal-safe.

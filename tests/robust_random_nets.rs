@@ -70,7 +70,11 @@ impl BoxImpl for TopicSrc {
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
         let _ = io.write(self.out, Message::now(self.sent, b"topic"));
         self.sent += 1;
-        Ok(if self.sent >= self.count { Flow::End } else { Flow::Return })
+        Ok(if self.sent >= self.count {
+            Flow::End
+        } else {
+            Flow::Return
+        })
     }
 }
 
@@ -118,7 +122,11 @@ fn period() -> impl Strategy<Value = u8> {
 
 /// `in data` → `out data`.
 fn stage() -> impl Strategy<Value = String> {
-    let leaf = prop_oneof![Just("Fwd".to_string()), Just("FwdD".to_string()), Just("FwdL".to_string())];
+    let leaf = prop_oneof![
+        Just("Fwd".to_string()),
+        Just("FwdD".to_string()),
+        Just("FwdL".to_string())
+    ];
     leaf.prop_recursive(3, 6, 2, |inner| {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a}.{b}")),
@@ -129,7 +137,11 @@ fn stage() -> impl Strategy<Value = String> {
 
 /// An open `out data`.
 fn producer() -> impl Strategy<Value = String> {
-    let leaf = prop_oneof![Just("Src".to_string()), Just("SrcD".to_string()), Just("SrcL".to_string())];
+    let leaf = prop_oneof![
+        Just("Src".to_string()),
+        Just("SrcD".to_string()),
+        Just("SrcL".to_string())
+    ];
     leaf.prop_recursive(3, 8, 2, |inner| {
         prop_oneof![
             (inner.clone(), stage()).prop_map(|(p, s)| format!("{p}.{s}")),
@@ -208,7 +220,8 @@ fn compile_and_run(case: &Case) -> Result<Report, String> {
         node.priority = 0;
     }
     let registry = registry();
-    let mut layers = ConfigLayers::from_toml(std::path::Path::new("random.toml"), SETTINGS).map_err(|e| e.to_string())?;
+    let mut layers =
+        ConfigLayers::from_toml(std::path::Path::new("random.toml"), SETTINGS).map_err(|e| e.to_string())?;
     layers.set_iterations(case.count);
     let settings = layers
         .resolve(&graph, &registry)
@@ -278,7 +291,14 @@ fn check_books(case: &Case, report: &Report) -> Result<(), TestCaseError> {
             // The topic source may be cut short: its consumer ends with the data input.
             "robust_topic" => prop_assert!(n.loop_count <= case.count.max(1), "{}\n{}", n.name, net),
             "smx_src_rand" => {
-                prop_assert_eq!(n.loop_count, case.count.max(1), "{} sent {}\n{}", n.name, n.loop_count, net);
+                prop_assert_eq!(
+                    n.loop_count,
+                    case.count.max(1),
+                    "{} sent {}\n{}",
+                    n.name,
+                    n.loop_count,
+                    net
+                );
                 if plain {
                     for c in outputs {
                         prop_assert_eq!(c.written, case.count, "{:?}\n{}", c, net);
@@ -291,13 +311,27 @@ fn check_books(case: &Case, report: &Report) -> Result<(), TestCaseError> {
                 prop_assert_eq!(n.loop_count, read, "{}\n{}", n.name, net);
             }
             "smx_rn" if plain => {
-                prop_assert_eq!(read, n.loop_count, "rn {} took {} forwarded {}\n{}", n.id, read, n.loop_count, net);
+                prop_assert_eq!(
+                    read,
+                    n.loop_count,
+                    "rn {} took {} forwarded {}\n{}",
+                    n.id,
+                    read,
+                    n.loop_count,
+                    net
+                );
                 for c in outputs {
                     prop_assert_eq!(c.written, n.loop_count, "rn {} output {:?}\n{}", n.id, c, net);
                 }
             }
             "smx_snk_null" => {
-                prop_assert_eq!(n.stats.get("received").and_then(|v| v.as_u64()), Some(read), "{}\n{}", n.name, net);
+                prop_assert_eq!(
+                    n.stats.get("received").and_then(|v| v.as_u64()),
+                    Some(read),
+                    "{}\n{}",
+                    n.name,
+                    net
+                );
                 prop_assert_eq!(n.loop_count, read, "{}\n{}", n.name, net);
             }
             _ => {}

@@ -127,7 +127,10 @@ fn on_big_stack(f: impl Fn() -> Compiled + Send + Sync) -> Compiled {
     Compiled {
         graph: NetGraph::default(),
         diagnostics: vec![Diagnostic::error(
-            format!("cannot start the composition thread ({} MiB stack): {why}", FALLBACK_STACK >> 20),
+            format!(
+                "cannot start the composition thread ({} MiB stack): {why}",
+                FALLBACK_STACK >> 20
+            ),
             None,
         )],
     }
