@@ -19,12 +19,21 @@ fuzz_target!(|data: &[u8]| {
     assert!(parsed.is_ok() || !compiled.accepted(), "accepted with syntax errors");
     for diag in parsed.diagnostics.iter().chain(&compiled.diagnostics) {
         if let Some(span) = diag.span {
-            assert!(span.start <= span.end && span.end <= file.text.len(), "{span:?} outside the text");
+            assert!(
+                span.start <= span.end && span.end <= file.text.len(),
+                "{span:?} outside the text"
+            );
             let (line, col) = file.line_col(span.start);
             assert!(line >= 1 && col >= 1);
         }
         file.render(diag);
     }
     let nodes = compiled.graph.nodes.len();
-    assert!(compiled.graph.edges.iter().all(|e| e.source < nodes && e.target < nodes));
+    assert!(
+        compiled
+            .graph
+            .edges
+            .iter()
+            .all(|e| e.source < nodes && e.target < nodes)
+    );
 });
