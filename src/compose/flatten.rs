@@ -110,7 +110,9 @@ impl Composer<'_> {
 fn find_inner(g: &Graph, by_sym: &HashMap<SymId, Vec<PId>>, sym: SymId) -> Option<PId> {
     let cands = by_sym.get(&sym)?;
     let live = || cands.iter().copied().filter(|&p| g.port(p).live());
-    live().find(|&p| g.is_rn_port(p)).or_else(|| cands.iter().rev().copied().find(|&p| g.port(p).live()))
+    live()
+        .find(|&p| g.is_rn_port(p))
+        .or_else(|| cands.iter().rev().copied().find(|&p| g.port(p).live()))
 }
 
 /// Edge between two ports by their modes; non-rn ends count as connected.
