@@ -4,6 +4,11 @@
 //! A user's own boxes are [`BoxSpec`]s added to a [`Registry`] before running a net.
 
 pub mod api;
+pub mod fwd;
+pub mod snk_dump;
+pub mod snk_null;
+pub mod src_rand;
+pub mod zmq;
 
 pub use api::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Disconnected, Flow, InPort, OutPort,
@@ -56,5 +61,7 @@ impl Registry {
 
 /// The specs of every built-in box.
 fn builtin_specs() -> Vec<BoxSpec> {
-    Vec::new()
+    let mut specs = vec![src_rand::SPEC, snk_null::SPEC, snk_dump::SPEC, fwd::SPEC];
+    specs.extend(zmq::specs());
+    specs
 }

@@ -1,1 +1,168 @@
-//! (work in progress)
+//! What happened in a run: per net, per channel, totals; and three ways to print it.
+//!
+//! [`Report`] is plain data filled in by [`crate::runtime::run`] after every thread has ended,
+//! so its figures are final and consistent (for each channel
+//! `written = read + overwritten + dropped + left`). The renderers are [`text`] (an aligned
+//! table for people), [`json`] (a stable, documented object for scripts) and [`smxlog`] (the
+//! original runtime's log lines, for scripts written against it).
+//!
+//! Definitions used throughout:
+//! * **loop count**: the number of times the net's step ran (for a routing node: messages it
+//!   forwarded). The iteration that only discovers end-of-stream, which the original counted
+//!   (its sinks usually report N+1), does not run the step and is not counted: a source with
+//!   `count = N` and its sink both report N.
+//! * **wall time** of a net: from the start barrier (all nets initialised) to the end of its
+//!   loop, before its termination is signalled and before `cleanup` (as the original).
+//! * **loop rate**: loop count / wall time (iterations per second).
+//! * **messages**: messages read from the channels into sink nets (nets with no connected
+//!   output); when a net has no sink, from all channels. For `n` pairs `Src.Snk` this is
+//!   `n·N`, the report's "msg rate" numerator.
+
+pub mod firewall;
+pub mod json;
+pub mod smxlog;
+pub mod text;
+
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+/// How a run or a net ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Ended on its own (End, or the automatic rule).
+    Ok,
+    /// Ended because the run was asked to stop (Ctrl-C).
+    Stopped,
+    /// Its box failed (error or panic in create, init or a step).
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Stopped => "stopped",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// One net (thread).
+#[derive(Debug, Clone, Serialize)]
+pub struct NetReport {
+    pub id: usize,
+    /// Instance name.
+    pub name: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// `box` or `routing_node`.
+    pub kind: &'static str,
+    /// The core the thread was pinned to (`null`: not pinned).
+    pub core: Option<usize>,
+    /// The SCHED_FIFO level in effect (`null`: normal scheduling).
+    pub priority: Option<u8>,
+    pub loop_count: u64,
+    pub loop_rate: f64,
+    pub wall_time_s: f64,
+    pub status: Status,
+    /// Why the net failed (`null` unless `status` is `failed`).
+    pub error: Option<String>,
+    /// Messages written to unconnected `open` outputs and discarded.
+    pub unconnected_writes: u64,
+    /// The box's own figures ([`crate::boxes::BoxImpl::stats`]).
+    pub stats: serde_json::Map<String, serde_json::Value>,
+    /// When the loop ended (for the original's log timestamps).
+    #[serde(skip)]
+    pub ended_at: SystemTime,
+}
+
+/// One channel.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChannelReport {
+    pub id: usize,
+    /// Channel name (the edge label, usually the port name).
+    pub name: String,
+    /// Producer instance name and id.
+    pub from: String,
+    pub from_id: usize,
+    pub from_port: String,
+    /// Consumer instance name and id.
+    pub to: String,
+    pub to_id: usize,
+    /// The consumer's port.
+    pub port: String,
+    /// `coupled`, `decoupled_producer`, `decoupled_consumer` or `decoupled`.
+    pub kind: &'static str,
+    /// The original's name of the kind: `FIFO`, `D_FIFO`, `FIFO_D`, `D_FIFO_D`.
+    pub smx_type: &'static str,
+    /// `none`, `time_triggered` or `time_bounded`.
+    pub timing: &'static str,
+    pub len: usize,
+    pub written: u64,
+    pub read: u64,
+    pub overwritten: u64,
+    pub duplicated: u64,
+    pub dropped: u64,
+    /// Messages still in the channel when its consumer ended.
+    pub left: u64,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Version of this JSON layout; bumped only on incompatible changes.
+    pub format_version: u32,
+    /// Application wall time: from the start of `run` (before threads start) to the end of
+    /// the last join.
+    pub wall_time_s: f64,
+    /// `failed` if any net failed, else `stopped` if the run was interrupted, else `ok`.
+    pub status: Status,
+    /// See the module docs for which channels count.
+    pub messages: u64,
+    pub messages_per_s: f64,
+    pub nets: Vec<NetReport>,
+    pub channels: Vec<ChannelReport>,
+    /// Temporal firewalls (filled by the time-triggered runtime).
+    pub firewalls: Vec<serde_json::Value>,
+    /// ZMQ endpoints (filled from the ZMQ boxes' stats).
+    pub zmq: Vec<serde_json::Value>,
+    /// Things that did not go as configured (a refused priority, a core that could not be
+    /// pinned), each once.
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub started_at: SystemTime,
+    #[serde(skip)]
+    pub ended_at: SystemTime,
+}
+
+impl Report {
+    /// True when some net failed.
+    pub fn failed(&self) -> bool {
+        self.status == Status::Failed
+    }
+
+    pub fn net(&self, name: &str) -> Option<&NetReport> {
+        self.nets.iter().find(|n| n.name == name)
+    }
+
+    /// Totals over all channels: (written, read, overwritten, duplicated, dropped, left).
+    pub fn channel_totals(&self) -> [u64; 6] {
+        let mut t = [0u64; 6];
+        for c in &self.channels {
+            for (slot, v) in t
+                .iter_mut()
+                .zip([c.written, c.read, c.overwritten, c.duplicated, c.dropped, c.left])
+            {
+                *slot += v;
+            }
+        }
+        t
+    }
+}
+
+/// `count / seconds`, 0 for an empty interval.
+pub fn rate(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 { count as f64 / seconds } else { 0.0 }
+}

@@ -1,74 +1,193 @@
 //! What a box sees of the runtime: port handles at init, reads and writes in a step.
 //!
-//! PLACEHOLDER SIGNATURES ONLY: the runtime work replaces these bodies with the real
-//! channel-backed implementation. Other modules may rely on the method names and types.
+//! A box's ports are the ports of its declaration, in declaration order; [`InPort`] and
+//! [`OutPort`] are indices into them, resolved once by name in `init` so that a step does no
+//! string lookups. An `open` port may have no channel: reads give `None`, writes are dropped
+//! and counted in the net's report.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::boxes::api::{BoxConfig, BoxError, Disconnected, InPort, OutPort};
+use crate::runtime::channel::{Reader, Writer};
 use crate::runtime::message::Message;
+
+/// One input port of a net and its channel, if connected.
+#[derive(Debug)]
+pub struct InputSlot {
+    pub name: String,
+    pub reader: Option<Reader>,
+}
+
+/// One output port of a net and its channel, if connected.
+#[derive(Debug)]
+pub struct OutputSlot {
+    pub name: String,
+    pub writer: Option<Writer>,
+}
+
+/// The ports of one net, owned by its thread.
+#[derive(Debug, Default)]
+pub struct PortSet {
+    pub inputs: Vec<InputSlot>,
+    pub outputs: Vec<OutputSlot>,
+    /// Messages written to unconnected (`open`) outputs and discarded.
+    pub unconnected_writes: u64,
+}
+
+impl PortSet {
+    /// Ends every channel of this net: producers downstream see the end after draining,
+    /// producers upstream see their writes fail.
+    pub fn close_all(&mut self) {
+        for input in &mut self.inputs {
+            if let Some(reader) = &mut input.reader {
+                reader.close();
+            }
+        }
+        for output in &mut self.outputs {
+            if let Some(writer) = &mut output.writer {
+                writer.close();
+            }
+        }
+    }
+
+    fn names(slots: impl Iterator<Item = String>) -> String {
+        let names: Vec<String> = slots.collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    }
+}
 
 /// Handed to [`crate::boxes::BoxImpl::init`].
 pub struct InitCtx<'a> {
-    _p: std::marker::PhantomData<&'a ()>,
+    instance: &'a str,
+    config: &'a BoxConfig,
+    ports: &'a PortSet,
 }
 
-impl InitCtx<'_> {
+impl<'a> InitCtx<'a> {
+    pub(crate) fn new(instance: &'a str, config: &'a BoxConfig, ports: &'a PortSet) -> Self {
+        InitCtx {
+            instance,
+            config,
+            ports,
+        }
+    }
+
     /// Instance name of this net (`Src`).
     pub fn instance(&self) -> &str {
-        unimplemented!()
+        self.instance
     }
+
     pub fn config(&self) -> &BoxConfig {
-        unimplemented!()
+        self.config
     }
+
     /// Resolves an input port by name; an error names the box and the known ports.
-    pub fn input(&mut self, _name: &str) -> Result<InPort, BoxError> {
-        unimplemented!()
+    pub fn input(&mut self, name: &str) -> Result<InPort, BoxError> {
+        match self.ports.inputs.iter().position(|p| p.name == name) {
+            Some(index) => Ok(InPort(index)),
+            None => Err(BoxError(format!(
+                "{}: no input port '{name}' (inputs: {})",
+                self.instance,
+                PortSet::names(self.ports.inputs.iter().map(|p| p.name.clone()))
+            ))),
+        }
     }
-    pub fn output(&mut self, _name: &str) -> Result<OutPort, BoxError> {
-        unimplemented!()
+
+    /// Resolves an output port by name; an error names the box and the known ports.
+    pub fn output(&mut self, name: &str) -> Result<OutPort, BoxError> {
+        match self.ports.outputs.iter().position(|p| p.name == name) {
+            Some(index) => Ok(OutPort(index)),
+            None => Err(BoxError(format!(
+                "{}: no output port '{name}' (outputs: {})",
+                self.instance,
+                PortSet::names(self.ports.outputs.iter().map(|p| p.name.clone()))
+            ))),
+        }
     }
+
     /// Whether the port has a channel (an `open` port may be unconnected).
-    pub fn input_connected(&self, _port: InPort) -> bool {
-        unimplemented!()
+    pub fn input_connected(&self, port: InPort) -> bool {
+        self.ports.inputs.get(port.0).is_some_and(|p| p.reader.is_some())
     }
-    pub fn output_connected(&self, _port: OutPort) -> bool {
-        unimplemented!()
+
+    pub fn output_connected(&self, port: OutPort) -> bool {
+        self.ports.outputs.get(port.0).is_some_and(|p| p.writer.is_some())
     }
 }
 
 /// Handed to [`crate::boxes::BoxImpl::step`].
 pub struct Io<'a> {
-    _p: std::marker::PhantomData<&'a ()>,
+    ports: &'a mut PortSet,
+    iteration: u64,
+    stop: &'a AtomicBool,
 }
 
-impl Io<'_> {
+impl<'a> Io<'a> {
+    pub(crate) fn new(ports: &'a mut PortSet, iteration: u64, stop: &'a AtomicBool) -> Self {
+        Io { ports, iteration, stop }
+    }
+
+    fn reader(&mut self, port: InPort) -> Option<&mut Reader> {
+        self.ports.inputs.get_mut(port.0)?.reader.as_mut()
+    }
+
     /// Takes the next message of an input without blocking: `None` when empty (or ended, or
     /// unconnected). For a decoupled input, the latest value again when nothing new came.
-    pub fn read(&mut self, _port: InPort) -> Option<Message> {
-        unimplemented!()
+    #[inline]
+    pub fn read(&mut self, port: InPort) -> Option<Message> {
+        self.reader(port)?.read()
     }
-    /// Blocks until a message arrives or the producer has ended.
-    pub fn read_blocking(&mut self, _port: InPort) -> Option<Message> {
-        unimplemented!()
+
+    /// Blocks until a new message arrives or the producer has ended (also on a decoupled
+    /// input, where it never returns a duplicate).
+    pub fn read_blocking(&mut self, port: InPort) -> Option<Message> {
+        self.reader(port)?.read_blocking()
     }
-    /// True once the producer has ended and the buffer is drained.
-    pub fn input_ended(&self, _port: InPort) -> bool {
-        unimplemented!()
+
+    /// True once the producer has ended and the buffer is drained (always for an unconnected
+    /// port).
+    pub fn input_ended(&self, port: InPort) -> bool {
+        match self.ports.inputs.get(port.0).and_then(|p| p.reader.as_ref()) {
+            Some(reader) => reader.ended(),
+            None => true,
+        }
     }
+
     /// Writes a message: blocks on a full coupled channel, overwrites on a decoupled one,
-    /// drops silently (counted) on an unconnected open port.
-    pub fn write(&mut self, _port: OutPort, _msg: Message) -> Result<(), Disconnected> {
-        unimplemented!()
+    /// drops silently (counted) on an unconnected open port. `Err` when the consumer has ended
+    /// (the message is dropped and counted).
+    #[inline]
+    pub fn write(&mut self, port: OutPort, msg: Message) -> Result<(), Disconnected> {
+        match self.ports.outputs.get_mut(port.0) {
+            Some(OutputSlot {
+                writer: Some(writer), ..
+            }) => writer.write(msg),
+            _ => {
+                self.ports.unconnected_writes += 1;
+                Ok(())
+            }
+        }
     }
-    /// True once the consumer has ended.
-    pub fn output_ended(&self, _port: OutPort) -> bool {
-        unimplemented!()
+
+    /// True once the consumer has ended (always for an unconnected port: nobody listens).
+    pub fn output_ended(&self, port: OutPort) -> bool {
+        match self.ports.outputs.get(port.0).and_then(|p| p.writer.as_ref()) {
+            Some(writer) => writer.consumer_ended(),
+            None => true,
+        }
     }
+
     /// The number of the current iteration (1-based).
     pub fn iteration(&self) -> u64 {
-        unimplemented!()
+        self.iteration
     }
+
     /// True when the run was asked to stop (Ctrl-C): sources should return `Flow::End`.
     pub fn stop_requested(&self) -> bool {
-        unimplemented!()
+        self.stop.load(Ordering::Relaxed)
     }
 }

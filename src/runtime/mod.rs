@@ -1,5 +1,344 @@
 //! Executes a [`crate::graph::NetGraph`]: one pinned thread per box instance and routing node,
 //! joined by bounded channels, and collects the figures of a [`crate::report::Report`].
+//!
+//! [`run`] goes through four stages: [`plan`] checks the graph against the registry and lays
+//! out threads, channels and cores (a rejected net never starts a thread); the channels of
+//! [`channel`] are created; one thread per net is spawned and held at a gate until all exist,
+//! then every box initialises, all meet at one start barrier and run ([`net`], [`routing`]);
+//! after the last join the counters are final and become the report.
 
+pub mod builder;
+pub mod channel;
+pub mod error;
+pub mod firewall;
 pub mod io;
 pub mod message;
+pub mod net;
+pub mod plan;
+pub mod progress;
+pub mod routing;
+pub mod sched;
+pub mod thread;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
+use std::time::{Instant, SystemTime};
+
+pub use error::RunError;
+pub use progress::Progress;
+
+use crate::boxes::Registry;
+use crate::config::NetSettings;
+use crate::graph::NetGraph;
+use crate::report::{ChannelReport, NetReport, Report, Status, rate};
+use channel::{Reader, Shared, Writer};
+use io::{InputSlot, OutputSlot, PortSet};
+use plan::{Plan, Role};
+use thread::{Common, Gate, Outcome};
+
+/// How threads are placed on cores.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PinMode {
+    /// Round-robin over the allowed cores, a channel's producer and consumer on different
+    /// cores where possible.
+    #[default]
+    Auto,
+    /// No pinning (the per-net `core` setting still applies).
+    Off,
+    /// Round-robin over these cores.
+    List(Vec<usize>),
+}
+
+/// Everything about a run that is not in the graph.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub pin: PinMode,
+    /// Length of every channel whose length was not declared in the source (`--channel-len`).
+    pub default_channel_len: Option<u32>,
+    /// One entry per graph node (by id); empty: every box with its spec's defaults.
+    pub settings: Vec<NetSettings>,
+    /// Set it (e.g. from a Ctrl-C handler) to end the sources; everything then drains.
+    pub stop: Arc<AtomicBool>,
+    /// Sampled by the caller for a progress line.
+    pub progress: Progress,
+    /// Stack size of each net thread; small so that a thousand threads fit.
+    pub stack_size: usize,
+    /// Nets beyond this many are rejected before any thread starts.
+    pub max_threads: usize,
+    /// How temporal firewalls run (spin, real-time priority, memory locking, threads).
+    pub firewall: firewall::FirewallOptions,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            pin: PinMode::Auto,
+            default_channel_len: None,
+            settings: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            progress: Progress::new(),
+            stack_size: 512 * 1024,
+            max_threads: 4096,
+            firewall: firewall::FirewallOptions::default(),
+        }
+    }
+}
+
+/// One thread's work before it starts.
+struct Job {
+    plan: plan::NetPlan,
+    ports: PortSet,
+}
+
+/// Runs `graph` to the end and reports what happened. Errors only when the net is rejected
+/// before any thread runs; a box failing while running is in the report (status `failed`).
+pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Report, RunError> {
+    let started_at = SystemTime::now();
+    let t0 = Instant::now();
+    let plan = plan::build(graph, registry, opts)?;
+    let (jobs, shared, tt) = wire(&plan);
+    opts.progress.attach(counted_channels(&plan, &shared));
+    let shards = firewall::plan::shards(&plan, tt, opts);
+
+    let common = Arc::new(Common {
+        gate: Gate::new(),
+        barrier: Barrier::new(jobs.len() + shards.len()),
+        stop: opts.stop.clone(),
+    });
+    let wanted = jobs.len();
+    let mut handles = Vec::with_capacity(wanted);
+    for job in jobs {
+        let mine = common.clone();
+        let name = job.plan.thread_name();
+        let spawned = std::thread::Builder::new()
+            .name(name.clone())
+            .stack_size(opts.stack_size)
+            .spawn(move || match job.plan.role.clone() {
+                Role::Box(spec) => net::run_box(job.plan, spec, job.ports, &mine),
+                Role::Routing => routing::run_routing(job.plan, job.ports, &mine),
+            });
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                common.gate.abort();
+                for handle in handles {
+                    let _ = handle.join();
+                }
+                return Err(RunError::ThreadLimit {
+                    wanted,
+                    message: format!(
+                        "the system refused thread {} of {wanted} ('{name}'): {e}; check `ulimit -u` and \
+                         /proc/sys/kernel/threads-max, or run fewer nets",
+                        handles_len_hint(&name, &plan)
+                    ),
+                });
+            }
+        }
+    }
+    let firewalls = match firewall::spawn_all(shards, &common) {
+        Ok(firewalls) => firewalls,
+        Err(e) => {
+            common.gate.abort();
+            for handle in handles {
+                let _ = handle.join();
+            }
+            return Err(RunError::ThreadLimit { wanted, message: e });
+        }
+    };
+    common.gate.open();
+    opts.progress.mark_started();
+    let outcomes: Vec<Outcome> = handles
+        .into_iter()
+        .map(|h| {
+            h.join().unwrap_or_else(|panic| {
+                let mut outcome = Outcome::new();
+                outcome.fail(format!("runtime thread {}", thread::panic_text(panic)));
+                outcome
+            })
+        })
+        .collect();
+    let (firewalls, fw_warnings) = firewalls.join();
+    opts.progress.mark_finished();
+    let wall = t0.elapsed().as_secs_f64();
+    let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
+    report.firewalls = firewalls.iter().filter_map(|f| serde_json::to_value(f).ok()).collect();
+    for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
+        if firewall::plan::is_time_triggered(c) {
+            row.len = firewall::plan::consumer_side_len(c);
+        }
+    }
+    for w in fw_warnings {
+        if !report.warnings.contains(&w) {
+            log::warn!("{w}");
+            report.warnings.push(w);
+        }
+    }
+    Ok(report)
+}
+
+/// The 1-based position of `name` in the plan, for the thread-limit message.
+fn handles_len_hint(name: &str, plan: &Plan) -> usize {
+    plan.nets
+        .iter()
+        .position(|n| n.thread_name() == name)
+        .map_or(0, |p| p + 1)
+}
+
+/// Creates every channel and hands its ends to the nets' port sets; time-triggered edges go
+/// through firewalls (their report row shows the firewall→consumer channel).
+fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>, firewall::plan::TtWiring) {
+    let mut tt = firewall::plan::TtWiring::new();
+    let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
+    let mut readers: Vec<Option<Reader>> = Vec::with_capacity(plan.channels.len());
+    let mut shared = Vec::with_capacity(plan.channels.len());
+    for c in &plan.channels {
+        let (w, r) = if firewall::plan::is_time_triggered(c) {
+            tt.wire(c, &plan.nets[c.from].name, &plan.nets[c.to].name)
+        } else {
+            channel::channel(c.kind, c.len)
+        };
+        shared.push(r.shared().clone());
+        writers.push(Some(w));
+        readers.push(Some(r));
+    }
+    let jobs = plan
+        .nets
+        .iter()
+        .map(|net| {
+            let inputs = net
+                .inputs
+                .iter()
+                .map(|p| InputSlot {
+                    name: p.name.clone(),
+                    reader: p.channel.and_then(|id| readers[id].take()),
+                })
+                .collect();
+            let outputs = net
+                .outputs
+                .iter()
+                .map(|p| OutputSlot {
+                    name: p.name.clone(),
+                    writer: p.channel.and_then(|id| writers[id].take()),
+                })
+                .collect();
+            Job {
+                plan: net.clone(),
+                ports: PortSet {
+                    inputs,
+                    outputs,
+                    unconnected_writes: 0,
+                },
+            }
+        })
+        .collect();
+    (jobs, shared, tt)
+}
+
+/// Channels into sink nets (nets without a connected output); all channels when there is no
+/// sink.
+fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
+    let is_sink = |net: usize| !plan.channels.iter().any(|c| c.from == net);
+    let into_sinks: Vec<Arc<Shared>> = plan
+        .channels
+        .iter()
+        .filter(|c| is_sink(c.to))
+        .map(|c| shared[c.id].clone())
+        .collect();
+    if into_sinks.is_empty() {
+        shared.to_vec()
+    } else {
+        into_sinks
+    }
+}
+
+fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started_at: SystemTime, wall: f64) -> Report {
+    let mut warnings: Vec<String> = Vec::new();
+    let mut nets = Vec::with_capacity(plan.nets.len());
+    for (net, outcome) in plan.nets.iter().zip(outcomes) {
+        for w in outcome.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        let wall_time_s = outcome.wall.as_secs_f64();
+        nets.push(NetReport {
+            id: net.id,
+            name: net.name.clone(),
+            implementation: net.implementation.clone(),
+            kind: match net.role {
+                Role::Box(_) => "box",
+                Role::Routing => "routing_node",
+            },
+            core: outcome.core,
+            priority: outcome.priority,
+            loop_count: outcome.loop_count,
+            loop_rate: rate(outcome.loop_count, wall_time_s),
+            wall_time_s,
+            status: outcome.status,
+            error: outcome.error,
+            unconnected_writes: outcome.unconnected_writes,
+            stats: outcome.stats.into_iter().collect(),
+            ended_at: outcome.ended_at,
+        });
+    }
+    let channels: Vec<ChannelReport> = plan
+        .channels
+        .iter()
+        .map(|c| {
+            let counts = shared[c.id].counters.final_snapshot();
+            ChannelReport {
+                id: c.id,
+                name: c.label.clone(),
+                from: plan.nets[c.from].name.clone(),
+                from_id: c.from,
+                from_port: c.from_port.clone(),
+                to: plan.nets[c.to].name.clone(),
+                to_id: c.to,
+                port: c.to_port.clone(),
+                kind: c.kind.name(),
+                smx_type: c.kind.smx_name(),
+                timing: match c.timing {
+                    crate::graph::Timing::None => "none",
+                    crate::graph::Timing::TimeTriggered => "time_triggered",
+                    crate::graph::Timing::TimeBounded => "time_bounded",
+                },
+                len: c.len,
+                written: counts.written,
+                read: counts.read,
+                overwritten: counts.overwritten,
+                duplicated: counts.duplicated,
+                dropped: counts.dropped,
+                left: counts.left,
+            }
+        })
+        .collect();
+    let messages = counted_channels(plan, shared)
+        .iter()
+        .map(|c| c.counters.final_snapshot().read)
+        .sum();
+    let status = if nets.iter().any(|n| n.status == Status::Failed) {
+        Status::Failed
+    } else if nets.iter().any(|n| n.status == Status::Stopped) {
+        Status::Stopped
+    } else {
+        Status::Ok
+    };
+    for w in &warnings {
+        log::warn!("{w}");
+    }
+    let zmq = nets.iter().filter_map(|n| n.stats.get("zmq").cloned()).collect();
+    Report {
+        format_version: 1,
+        wall_time_s: wall,
+        status,
+        messages,
+        messages_per_s: rate(messages, wall),
+        nets,
+        channels,
+        firewalls: Vec::new(),
+        zmq,
+        warnings,
+        started_at,
+        ended_at: SystemTime::now(),
+    }
+}

@@ -1,0 +1,122 @@
+//! `smx_src_rand(out data)`: a source of random messages, the report's `Src`.
+//!
+//! Each step writes one message of `size` random bytes whose sequence number counts 0, 1, 2,
+//! ... and whose timestamp is the send time, so sinks can check order and loss. After `count`
+//! messages it returns `End`, which makes its loop count exactly `count`. Payloads up to
+//! [`crate::runtime::message::INLINE_CAPACITY`] bytes travel inline (no allocation per
+//! message). The random generator is a seeded SplitMix64: runs with the same `seed` send the
+//! same bytes.
+
+use crate::boxes::api::{
+    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, InitCtx, Io, OutPort, PortSpec, ValueKind,
+};
+use crate::runtime::message::Message;
+
+pub const SPEC: BoxSpec = BoxSpec {
+    name: "smx_src_rand",
+    summary: "sends `count` messages of `size` random bytes with sequence numbers, then ends",
+    ports: &[PortSpec {
+        name: "data",
+        direction: Direction::Out,
+        optional: false,
+        help: "the random messages",
+    }],
+    config: &[
+        ConfigKey {
+            name: "count",
+            kind: ValueKind::Int,
+            default: Some("1000000"),
+            choices: &[],
+            help: "messages to send before ending; 0 = until stopped or every consumer ended",
+        },
+        ConfigKey {
+            name: "size",
+            kind: ValueKind::Int,
+            default: Some("8"),
+            choices: &[],
+            help: "payload bytes per message",
+        },
+        ConfigKey {
+            name: "seed",
+            kind: ValueKind::Int,
+            default: Some("1"),
+            choices: &[],
+            help: "seed of the random bytes (same seed, same bytes)",
+        },
+    ],
+    create,
+};
+
+/// The largest payload accepted, so that a typo cannot exhaust memory.
+const MAX_SIZE: u64 = 64 * 1024 * 1024;
+
+fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    let size = config.int("size")?;
+    if size > MAX_SIZE {
+        return Err(BoxError(format!(
+            "{}: size {size} is larger than the maximum {MAX_SIZE}",
+            config.instance
+        )));
+    }
+    Ok(Box::new(SrcRand {
+        out: OutPort(0),
+        count: config.int("count")?,
+        sent: 0,
+        state: config.int("seed")?,
+        buf: vec![0; size as usize],
+    }))
+}
+
+struct SrcRand {
+    out: OutPort,
+    count: u64,
+    sent: u64,
+    state: u64,
+    buf: Vec<u8>,
+}
+
+impl SrcRand {
+    /// SplitMix64: tiny, fast and good enough for payload bytes.
+    fn next(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn fill(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        for chunk in buf.chunks_mut(8) {
+            let bytes = self.next().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+        self.buf = buf;
+    }
+}
+
+impl BoxImpl for SrcRand {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        self.out = ctx.output("data")?;
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if io.stop_requested() {
+            return Ok(Flow::End);
+        }
+        self.fill();
+        // A refused write means the consumer ended; the runtime's rule then ends this net.
+        let _ = io.write(self.out, Message::now(self.sent, &self.buf));
+        self.sent += 1;
+        Ok(if self.count != 0 && self.sent >= self.count {
+            Flow::End
+        } else {
+            Flow::Return
+        })
+    }
+
+    fn stats(&self) -> Vec<(String, serde_json::Value)> {
+        vec![("sent".into(), self.sent.into())]
+    }
+}

@@ -1,0 +1,25 @@
+//! The JSON report (`--report json`): `serde_json` of [`Report`], documented and stable.
+//!
+//! Layout (`format_version` 1; fields are only ever added):
+//!
+//! ```text
+//! { "format_version": 1, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
+//!   "messages": u64, "messages_per_s": f64,
+//!   "nets": [ { "id", "name", "impl", "kind": "box"|"routing_node", "core": int|null,
+//!               "priority": int|null, "loop_count", "loop_rate", "wall_time_s",
+//!               "status", "error": string|null, "unconnected_writes", "stats": {..} } ],
+//!   "channels": [ { "id", "name", "from", "from_id", "from_port", "to", "to_id", "port",
+//!                   "kind", "smx_type", "timing", "len", "written", "read", "overwritten",
+//!                   "duplicated", "dropped", "left" } ],
+//!   "firewalls": [..], "zmq": [..], "warnings": [string] }
+//! ```
+//!
+//! Times are seconds, rates per second, counts messages. Field meanings: [`Report`].
+
+use super::Report;
+
+/// The report as pretty-printed JSON.
+pub fn render(report: &Report) -> String {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}

@@ -1,0 +1,187 @@
+//! The human-readable report: aligned tables of nets and channels, then totals.
+
+use std::fmt::Write;
+
+use super::{Report, Status};
+
+/// A column-aligned table; numbers are right-aligned, text left-aligned.
+struct Table {
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+    right: Vec<bool>,
+}
+
+impl Table {
+    fn new(header: Vec<&'static str>, right: Vec<bool>) -> Self {
+        Table {
+            header,
+            rows: Vec::new(),
+            right,
+        }
+    }
+
+    fn render(&self, out: &mut String) {
+        let mut width: Vec<usize> = self.header.iter().map(|h| h.len()).collect();
+        for row in &self.rows {
+            for (w, cell) in width.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: Vec<&str>, out: &mut String| {
+            let mut text = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    text.push_str("  ");
+                }
+                let pad = width[i].saturating_sub(cell.chars().count());
+                if self.right[i] {
+                    text.push_str(&" ".repeat(pad));
+                    text.push_str(cell);
+                } else {
+                    text.push_str(cell);
+                    text.push_str(&" ".repeat(pad));
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        };
+        line(self.header.clone(), out);
+        let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
+        line(rule.iter().map(String::as_str).collect(), out);
+        for row in &self.rows {
+            line(row.iter().map(String::as_str).collect(), out);
+        }
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "-".to_string())
+}
+
+/// The report as text tables.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let mut nets = Table::new(
+        vec![
+            "id",
+            "net",
+            "impl",
+            "core",
+            "loop count",
+            "loop rate [1/s]",
+            "wall time [s]",
+            "status",
+        ],
+        vec![true, false, false, true, true, true, true, false],
+    );
+    for n in &report.nets {
+        nets.rows.push(vec![
+            n.id.to_string(),
+            n.name.clone(),
+            n.implementation.clone(),
+            opt(n.core),
+            n.loop_count.to_string(),
+            format!("{:.0}", n.loop_rate),
+            format!("{:.6}", n.wall_time_s),
+            match &n.error {
+                Some(e) => format!("failed: {e}"),
+                None => n.status.as_str().to_string(),
+            },
+        ]);
+    }
+    out.push_str("Nets\n");
+    nets.render(&mut out);
+
+    let mut channels = Table::new(
+        vec![
+            "id",
+            "channel",
+            "from",
+            "to",
+            "port",
+            "kind",
+            "len",
+            "written",
+            "read",
+            "overwritten",
+            "duplicated",
+            "dropped",
+            "left",
+        ],
+        vec![
+            true, false, false, false, false, false, true, true, true, true, true, true, true,
+        ],
+    );
+    for c in &report.channels {
+        channels.rows.push(vec![
+            c.id.to_string(),
+            c.name.clone(),
+            format!("{}({})", c.from, c.from_id),
+            format!("{}({})", c.to, c.to_id),
+            c.port.clone(),
+            c.smx_type.to_string(),
+            c.len.to_string(),
+            c.written.to_string(),
+            c.read.to_string(),
+            c.overwritten.to_string(),
+            c.duplicated.to_string(),
+            c.dropped.to_string(),
+            c.left.to_string(),
+        ]);
+    }
+    if !report.channels.is_empty() {
+        out.push_str("\nChannels\n");
+        channels.render(&mut out);
+    }
+
+    let with_stats: Vec<_> = report
+        .nets
+        .iter()
+        .filter(|n| n.stats.keys().any(|k| k != "zmq") || n.unconnected_writes > 0)
+        .collect();
+    if !with_stats.is_empty() {
+        out.push_str("\nBox figures\n");
+        for n in with_stats {
+            // ZeroMQ rows have their own section below.
+            let mut figures: Vec<String> = n
+                .stats
+                .iter()
+                .filter(|(k, _)| k.as_str() != "zmq")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if n.unconnected_writes > 0 {
+                figures.push(format!("unconnected_writes={}", n.unconnected_writes));
+            }
+            let _ = writeln!(out, "  {}({}): {}", n.name, n.id, figures.join(" "));
+        }
+    }
+    out.push_str(&super::firewall::render(&super::firewall::from_values(&report.firewalls)));
+    if !report.zmq.is_empty() {
+        out.push_str("\nZeroMQ\n");
+        for row in &report.zmq {
+            if let Some(line) = crate::boxes::zmq::text_line(row) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    if !report.warnings.is_empty() {
+        out.push_str("\nWarnings\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    let _ = write!(
+        out,
+        "\nTotal: wall time {:.6} s, {} messages, {:.0} messages/s, status {}",
+        report.wall_time_s,
+        report.messages,
+        report.messages_per_s,
+        report.status.as_str()
+    );
+    if report.status == Status::Failed {
+        let failed = report.nets.iter().filter(|n| n.status == Status::Failed).count();
+        let _ = write!(out, " ({failed} net(s) failed)");
+    }
+    out.push('\n');
+    out
+}

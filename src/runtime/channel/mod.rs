@@ -1,0 +1,311 @@
+//! Channels between nets: one bounded FIFO per graph edge, in one of four kinds.
+//!
+//! The kind comes from the two decoupling bits of an edge (spec runtime.md §2.1):
+//!
+//! | kind | written as | write when full | read when empty | triggering |
+//! |---|---|---|---|---|
+//! | [`ChannelKind::Coupled`] (`FIFO`) | `out x` → `in x` | blocks | the firing rule waits | yes |
+//! | [`ChannelKind::DecoupledProducer`] (`D_FIFO`) | `decoupled out x` | drops the oldest, counted `overwritten` | the firing rule waits | yes |
+//! | [`ChannelKind::DecoupledConsumer`] (`FIFO_D`) | `decoupled in x` | blocks | latest value again, counted `duplicated` | no |
+//! | [`ChannelKind::Decoupled`] (`D_FIFO_D`) | both | drops the oldest | latest value again | no |
+//!
+//! All four are a `crossbeam_channel::bounded` array queue (no allocation per message) plus
+//! two end flags; the flavour files add the non-blocking behaviours: [`overwrite`] for the
+//! producer side, [`latest`] for the consumer side, [`coupled`] for the plain blocking ends.
+//! Unlike the original, an overwrite keeps the order (drop-oldest, spec §7 item 10).
+//!
+//! Termination travels through the ends in both directions (spec §1.7): when the producer
+//! ends ([`Writer::close`], also on drop) the consumer drains what is buffered and then sees
+//! the end; when the consumer ends ([`Reader::close`]) the rest of the buffer is counted as
+//! `left` and every later write fails and is counted as `dropped`.
+
+pub mod counters;
+pub mod coupled;
+pub mod latest;
+pub mod overwrite;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::{Receiver, Sender};
+use crossbeam_utils::CachePadded;
+
+pub use counters::{CountSnapshot, Counters};
+
+use crate::boxes::Disconnected;
+use crate::runtime::message::Message;
+
+/// The four channel kinds, from the decoupling bits of the producer and consumer port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelKind {
+    Coupled,
+    DecoupledProducer,
+    DecoupledConsumer,
+    Decoupled,
+}
+
+impl ChannelKind {
+    /// The kind of an edge with the given decoupling bits (`dsrc`, `ddst`).
+    pub fn from_bits(producer_decoupled: bool, consumer_decoupled: bool) -> Self {
+        match (producer_decoupled, consumer_decoupled) {
+            (false, false) => ChannelKind::Coupled,
+            (true, false) => ChannelKind::DecoupledProducer,
+            (false, true) => ChannelKind::DecoupledConsumer,
+            (true, true) => ChannelKind::Decoupled,
+        }
+    }
+
+    /// Writes never block; a full channel drops its oldest message.
+    pub fn producer_decoupled(self) -> bool {
+        matches!(self, ChannelKind::DecoupledProducer | ChannelKind::Decoupled)
+    }
+
+    /// Reads never block; an empty channel returns the latest value again.
+    pub fn consumer_decoupled(self) -> bool {
+        matches!(self, ChannelKind::DecoupledConsumer | ChannelKind::Decoupled)
+    }
+
+    /// The original runtime's type name (`FIFO`, `D_FIFO`, `FIFO_D`, `D_FIFO_D`).
+    pub fn smx_name(self) -> &'static str {
+        match self {
+            ChannelKind::Coupled => "FIFO",
+            ChannelKind::DecoupledProducer => "D_FIFO",
+            ChannelKind::DecoupledConsumer => "FIFO_D",
+            ChannelKind::Decoupled => "D_FIFO_D",
+        }
+    }
+
+    /// The name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelKind::Coupled => "coupled",
+            ChannelKind::DecoupledProducer => "decoupled_producer",
+            ChannelKind::DecoupledConsumer => "decoupled_consumer",
+            ChannelKind::Decoupled => "decoupled",
+        }
+    }
+}
+
+/// State both ends see: the counters and who has ended.
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub counters: Counters,
+    producer_done: CachePadded<AtomicBool>,
+    consumer_done: CachePadded<AtomicBool>,
+}
+
+impl Shared {
+    pub fn producer_ended(&self) -> bool {
+        self.producer_done.load(Ordering::Acquire)
+    }
+
+    pub fn consumer_ended(&self) -> bool {
+        self.consumer_done.load(Ordering::Acquire)
+    }
+}
+
+/// Creates a channel of `kind` holding up to `len` messages (at least 1).
+pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
+    let (tx, rx) = crossbeam_channel::bounded(len.max(1));
+    let shared = Arc::new(Shared::default());
+    let evict = kind.producer_decoupled().then(|| rx.clone());
+    let writer = Writer {
+        tx: Some(tx),
+        evict,
+        shared: shared.clone(),
+    };
+    let reader = Reader {
+        rx: Some(rx),
+        pending: None,
+        latest: kind.consumer_decoupled().then_some(None),
+        kind,
+        shared,
+    };
+    (writer, reader)
+}
+
+/// The producer's end.
+#[derive(Debug)]
+pub struct Writer {
+    tx: Option<Sender<Message>>,
+    /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
+    evict: Option<Receiver<Message>>,
+    shared: Arc<Shared>,
+}
+
+impl Writer {
+    /// Writes `msg`: blocks while a coupled channel is full, drops the oldest message of a full
+    /// decoupled one. Fails (and counts the message as dropped) once the consumer has ended.
+    #[inline]
+    pub fn write(&mut self, msg: Message) -> Result<(), Disconnected> {
+        let counts = &self.shared.counters.producer;
+        counts.written.bump();
+        let delivered = match (&self.tx, &self.evict) {
+            _ if self.shared.consumer_ended() => false,
+            (Some(tx), None) => coupled::send(tx, msg),
+            (Some(tx), Some(evict)) => overwrite::send(tx, evict, msg, &counts.overwritten),
+            (None, _) => false,
+        };
+        if delivered {
+            Ok(())
+        } else {
+            counts.dropped.bump();
+            Err(Disconnected)
+        }
+    }
+
+    /// True once the consumer has ended.
+    pub fn consumer_ended(&self) -> bool {
+        self.shared.consumer_ended()
+    }
+
+    /// Ends the producer side: the consumer drains the buffer and then sees the end.
+    pub fn close(&mut self) {
+        if self.tx.is_some() {
+            self.shared.producer_done.store(true, Ordering::Release);
+            self.tx = None;
+            self.evict = None;
+        }
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// What a non-blocking take found.
+#[derive(Debug)]
+pub enum Poll {
+    Message(Message),
+    Empty,
+    Ended,
+}
+
+/// The consumer's end.
+#[derive(Debug)]
+pub struct Reader {
+    rx: Option<Receiver<Message>>,
+    /// A message taken out of the queue by [`Reader::wait_ready`] and not yet handed out.
+    pending: Option<Message>,
+    /// `Some(last value)` on a decoupled consumer side.
+    latest: Option<Option<Message>>,
+    kind: ChannelKind,
+    shared: Arc<Shared>,
+}
+
+impl Reader {
+    pub fn kind(&self) -> ChannelKind {
+        self.kind
+    }
+
+    /// Whether the firing rule waits on this input (its consumer side is coupled).
+    pub fn triggering(&self) -> bool {
+        !self.kind.consumer_decoupled()
+    }
+
+    /// The firing rule for one input: blocks until a message is there or the producer has
+    /// ended. Returns at once on a decoupled consumer side.
+    pub fn wait_ready(&mut self) {
+        if self.triggering() {
+            self.wait_message();
+        }
+    }
+
+    /// Blocks until a new message is there or the producer has ended, whatever the kind.
+    pub fn wait_message(&mut self) {
+        if self.pending.is_none()
+            && let Some(rx) = &self.rx
+        {
+            self.pending = coupled::recv(rx);
+        }
+    }
+
+    /// The next message without blocking; on a decoupled consumer side the latest value again
+    /// when nothing new came (counted as duplicated).
+    #[inline]
+    pub fn read(&mut self) -> Option<Message> {
+        match self.take() {
+            Poll::Message(msg) => Some(msg),
+            Poll::Empty | Poll::Ended => match &self.latest {
+                Some(last) => latest::duplicate(last, &self.shared.counters.consumer.duplicated),
+                None => None,
+            },
+        }
+    }
+
+    /// Blocks until a new message arrives (never a duplicate) or the producer has ended.
+    pub fn read_blocking(&mut self) -> Option<Message> {
+        self.wait_message();
+        match self.take() {
+            Poll::Message(msg) => Some(msg),
+            Poll::Empty | Poll::Ended => None,
+        }
+    }
+
+    /// A new message if one is there (never a duplicate), without blocking.
+    #[inline]
+    pub fn take(&mut self) -> Poll {
+        let msg = match self.pending.take() {
+            Some(msg) => msg,
+            None => match &self.rx {
+                Some(rx) => match rx.try_recv() {
+                    Ok(msg) => msg,
+                    Err(crossbeam_channel::TryRecvError::Empty) => return Poll::Empty,
+                    Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
+                },
+                None => return Poll::Ended,
+            },
+        };
+        self.shared.counters.consumer.read.bump();
+        if let Some(last) = &mut self.latest {
+            *last = Some(msg.clone());
+        }
+        Poll::Message(msg)
+    }
+
+    /// True once the producer has ended and everything buffered has been read.
+    pub fn ended(&self) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
+        match &self.rx {
+            Some(rx) => self.shared.producer_ended() && rx.is_empty(),
+            None => true,
+        }
+    }
+
+    /// Ends the consumer side: counts what is still buffered as left and makes later writes
+    /// fail.
+    pub fn close(&mut self) {
+        if let Some(rx) = self.rx.take() {
+            self.shared.consumer_done.store(true, Ordering::Release);
+            let mut left = u64::from(self.pending.take().is_some());
+            while rx.try_recv().is_ok() {
+                left += 1;
+            }
+            self.shared.counters.consumer.left.add(left);
+        }
+    }
+
+    /// The underlying receiver, for waiting on several inputs at once (routing nodes).
+    pub(crate) fn receiver(&self) -> Option<&Receiver<Message>> {
+        self.rx.as_ref()
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,60 @@
+//! Why a net was rejected before any of its threads started.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// A box instance names an implementation the registry does not know.
+    UnknownImpl {
+        instance: String,
+        implementation: String,
+        known: Vec<String>,
+    },
+    /// A box instance lacks a port its implementation requires.
+    MissingPort {
+        instance: String,
+        implementation: String,
+        port: String,
+        direction: &'static str,
+    },
+    /// A channel joins a port the implementation does not have, or a port that does not exist
+    /// on the instance, or two channels share one port.
+    BadPort { instance: String, message: String },
+    /// The graph itself is unusable (unexpanded node, dangling edge, bad settings length...).
+    BadGraph(String),
+    /// More threads than allowed (`RunOptions::max_threads`) or than the system gave us.
+    ThreadLimit { wanted: usize, message: String },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::UnknownImpl {
+                instance,
+                implementation,
+                known,
+            } => write!(
+                f,
+                "box instance '{instance}' uses unknown implementation '{implementation}' (known boxes: {})",
+                known.join(", ")
+            ),
+            RunError::MissingPort {
+                instance,
+                implementation,
+                port,
+                direction,
+            } => write!(
+                f,
+                "box instance '{instance}' ({implementation}) does not declare the {direction} port \
+                 '{port}' its implementation requires"
+            ),
+            RunError::BadPort { instance, message } => write!(f, "box instance '{instance}': {message}"),
+            RunError::BadGraph(message) => write!(f, "cannot run this net: {message}"),
+            RunError::ThreadLimit { wanted, message } => {
+                write!(f, "cannot start {wanted} threads (one per net): {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunError {}

@@ -1,0 +1,345 @@
+//! From a [`NetGraph`] to what will run: one [`NetPlan`] per thread and one [`ChannelPlan`]
+//! per channel, checked against the registry before any thread exists.
+//!
+//! Everything that can reject a net happens here, so a rejected net never starts a thread.
+//! Time-triggered edges are planned as ordinary channels of their declared kinds for now;
+//! the temporal-firewall work hooks in here (`ChannelPlan::timing`) without touching the
+//! executor.
+
+use crate::boxes::{BoxConfig, BoxSpec, Direction, Registry};
+use crate::config::NetSettings;
+use crate::graph::{NetGraph, NodeKind, PortMode, Timing};
+use crate::runtime::channel::ChannelKind;
+use crate::runtime::error::RunError;
+use crate::runtime::{PinMode, RunOptions, sched};
+
+/// What a net's thread runs.
+#[derive(Debug, Clone)]
+pub enum Role {
+    Box(BoxSpec),
+    Routing,
+}
+
+/// One port of a net and the channel joined to it, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortPlan {
+    pub name: String,
+    pub channel: Option<usize>,
+}
+
+/// One net (thread).
+#[derive(Debug, Clone)]
+pub struct NetPlan {
+    pub id: usize,
+    pub name: String,
+    pub implementation: String,
+    pub role: Role,
+    pub inputs: Vec<PortPlan>,
+    pub outputs: Vec<PortPlan>,
+    pub settings: NetSettings,
+    /// Core to pin to (`None`: not pinned).
+    pub core: Option<usize>,
+    /// SCHED_FIFO level to ask for (`None`: normal scheduling).
+    pub priority: Option<u8>,
+}
+
+impl NetPlan {
+    /// The thread name: instance and id, as the original's log category `net_<name>_<id>`.
+    pub fn thread_name(&self) -> String {
+        format!("{}_{}", self.name, self.id)
+    }
+}
+
+/// One channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelPlan {
+    pub id: usize,
+    pub label: String,
+    pub from: usize,
+    pub to: usize,
+    pub from_port: String,
+    pub to_port: String,
+    pub kind: ChannelKind,
+    pub len: usize,
+    pub timing: Timing,
+    /// Period on the producer side of a time-triggered edge (zero: none).
+    pub src_period: std::time::Duration,
+    /// Period on the consumer side of a time-triggered edge (zero: none).
+    pub dst_period: std::time::Duration,
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub nets: Vec<NetPlan>,
+    pub channels: Vec<ChannelPlan>,
+}
+
+/// Checks `graph` against `registry` and `opts` and lays out threads and channels.
+pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Plan, RunError> {
+    if !opts.settings.is_empty() && opts.settings.len() != graph.nodes.len() {
+        return Err(RunError::BadGraph(format!(
+            "{} net settings given for {} nodes",
+            opts.settings.len(),
+            graph.nodes.len()
+        )));
+    }
+    if graph.nodes.len() > opts.max_threads {
+        return Err(RunError::ThreadLimit {
+            wanted: graph.nodes.len(),
+            message: format!(
+                "the limit is {} (RunOptions::max_threads); split the net or raise the limit",
+                opts.max_threads
+            ),
+        });
+    }
+    let channels = plan_channels(graph, opts)?;
+    let mut nets = Vec::with_capacity(graph.nodes.len());
+    for (index, node) in graph.nodes.iter().enumerate() {
+        if node.id != index {
+            return Err(RunError::BadGraph(format!(
+                "node '{}' has id {} at index {index}",
+                node.label, node.id
+            )));
+        }
+        let mut settings = opts.settings.get(index).cloned().unwrap_or_default();
+        let (role, inputs, outputs) = match node.kind {
+            NodeKind::Unexpanded => {
+                return Err(RunError::BadGraph(format!(
+                    "'{}' (line {}) is an unexpanded net, not a box",
+                    node.label, node.line
+                )));
+            }
+            NodeKind::RoutingNode => {
+                let inputs = channels.iter().filter(|c| c.to == index);
+                let outputs = channels.iter().filter(|c| c.from == index);
+                let port = |c: &ChannelPlan| PortPlan {
+                    name: c.label.clone(),
+                    channel: Some(c.id),
+                };
+                (Role::Routing, inputs.map(port).collect(), outputs.map(port).collect())
+            }
+            NodeKind::Box => {
+                let spec = *registry.get(&node.func).ok_or_else(|| RunError::UnknownImpl {
+                    instance: node.label.clone(),
+                    implementation: node.func.clone(),
+                    known: registry.names().iter().map(|s| s.to_string()).collect(),
+                })?;
+                if settings.box_config.implementation.is_empty() {
+                    settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
+                }
+                let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
+                (Role::Box(spec), inputs, outputs)
+            }
+        };
+        let priority = settings.priority.or((node.priority > 0).then(|| node.priority + 1));
+        nets.push(NetPlan {
+            id: index,
+            name: node.label.clone(),
+            implementation: node.func.clone(),
+            role,
+            inputs,
+            outputs,
+            settings,
+            core: None,
+            priority,
+        });
+    }
+    let overrides: Vec<Option<usize>> = nets.iter().map(|n| n.settings.core).collect();
+    let links: Vec<(usize, usize)> = channels.iter().map(|c| (c.from, c.to)).collect();
+    let cores = match &opts.pin {
+        PinMode::Auto => sched::allowed_cores(),
+        PinMode::Off => Vec::new(),
+        PinMode::List(list) => list.clone(),
+    };
+    for (net, core) in nets.iter_mut().zip(assign_cores(&cores, &links, &overrides)) {
+        net.core = core;
+    }
+    Ok(Plan { nets, channels })
+}
+
+fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>, RunError> {
+    let mut channels = Vec::with_capacity(graph.edges.len());
+    for (index, edge) in graph.edges.iter().enumerate() {
+        if edge.id != index || edge.source >= graph.nodes.len() || edge.target >= graph.nodes.len() {
+            return Err(RunError::BadGraph(format!(
+                "edge '{}' (id {}, index {index}) joins nodes {} -> {}, but there are {} nodes",
+                edge.label,
+                edge.id,
+                edge.source,
+                edge.target,
+                graph.nodes.len()
+            )));
+        }
+        let len = match opts.default_channel_len {
+            Some(default) if !edge.len_declared => default,
+            _ => edge.len,
+        };
+        channels.push(ChannelPlan {
+            id: index,
+            label: edge.label.clone(),
+            from: edge.source,
+            to: edge.target,
+            from_port: edge.source_port.clone(),
+            to_port: edge.target_port.clone(),
+            kind: ChannelKind::from_bits(edge.dsrc, edge.ddst),
+            len: len.max(1) as usize,
+            timing: edge.timing,
+            src_period: edge.src_time.as_duration(),
+            dst_period: edge.dst_time.as_duration(),
+        });
+    }
+    Ok(channels)
+}
+
+/// The ports of a box instance: its declared ports in declaration order, then any optional
+/// port of the implementation it does not declare; each joined to its channel.
+fn box_ports(
+    graph: &NetGraph,
+    index: usize,
+    spec: &BoxSpec,
+    channels: &[ChannelPlan],
+) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
+    let node = &graph.nodes[index];
+    let bad = |message: String| RunError::BadPort {
+        instance: node.label.clone(),
+        message,
+    };
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    for port in &node.ports {
+        let slot = PortPlan {
+            name: port.name.clone(),
+            channel: None,
+        };
+        match port.mode {
+            PortMode::In => inputs.push(slot),
+            PortMode::Out => outputs.push(slot),
+        }
+    }
+    for want in spec.ports {
+        let (list, direction) = match want.direction {
+            Direction::In => (&mut inputs, "input"),
+            Direction::Out => (&mut outputs, "output"),
+        };
+        if !list.iter().any(|p| p.name == want.name) {
+            if !want.optional {
+                return Err(RunError::MissingPort {
+                    instance: node.label.clone(),
+                    implementation: spec.name.to_string(),
+                    port: want.name.to_string(),
+                    direction,
+                });
+            }
+            list.push(PortPlan {
+                name: want.name.to_string(),
+                channel: None,
+            });
+        }
+    }
+    for channel in channels {
+        let (list, port, direction, spec_dir) = if channel.to == index {
+            (&mut inputs, &channel.to_port, "input", Direction::In)
+        } else if channel.from == index {
+            (&mut outputs, &channel.from_port, "output", Direction::Out)
+        } else {
+            continue;
+        };
+        let known = |list: &Vec<PortPlan>| list.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ");
+        let Some(slot) = list.iter_mut().find(|p| &p.name == port) else {
+            return Err(bad(format!(
+                "channel '{}' (id {}) arrives at {direction} port '{port}', which is not declared (declared: {})",
+                channel.label,
+                channel.id,
+                known(list)
+            )));
+        };
+        if let Some(other) = slot.channel {
+            return Err(bad(format!(
+                "{direction} port '{port}' has two channels ({other} and {}); fan-in and fan-out need a routing node",
+                channel.id
+            )));
+        }
+        if !spec
+            .ports
+            .iter()
+            .any(|p| p.name == port.as_str() && p.direction == spec_dir)
+        {
+            return Err(bad(format!(
+                "channel '{}' joins {direction} port '{port}', which implementation '{}' does not have",
+                channel.label, spec.name
+            )));
+        }
+        slot.channel = Some(channel.id);
+    }
+    Ok((inputs, outputs))
+}
+
+/// Spreads nets round-robin over `cores`, preferring for each net a core that none of its
+/// already placed neighbours uses (so a channel's producer and consumer run in parallel), and
+/// among those the least loaded. `overrides` (the per-net `core` setting) win. An empty
+/// `cores` list leaves every net without an override unpinned.
+pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Option<usize>]) -> Vec<Option<usize>> {
+    let mut placed: Vec<Option<usize>> = overrides.to_vec();
+    if cores.is_empty() {
+        return placed;
+    }
+    let mut load = vec![0usize; cores.len()];
+    for core in overrides.iter().flatten() {
+        if let Some(slot) = cores.iter().position(|c| c == core) {
+            load[slot] += 1;
+        }
+    }
+    let mut next = 0;
+    for net in 0..overrides.len() {
+        if overrides[net].is_some() {
+            continue;
+        }
+        let neighbour_cores: Vec<usize> = links
+            .iter()
+            .filter_map(|&(a, b)| match (a == net, b == net) {
+                (true, false) => placed[b],
+                (false, true) => placed[a],
+                _ => None,
+            })
+            .collect();
+        let best = (0..cores.len())
+            .map(|k| (next + k) % cores.len())
+            .min_by_key(|&slot| (neighbour_cores.contains(&cores[slot]), load[slot]))
+            .unwrap_or(0);
+        load[best] += 1;
+        placed[net] = Some(cores[best]);
+        next = (best + 1) % cores.len();
+    }
+    placed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_get_producer_and_consumer_on_different_cores() {
+        let links = [(0, 1), (2, 3), (4, 5)];
+        let placed = assign_cores(&[0, 1], &links, &[None; 6]);
+        for &(a, b) in &links {
+            assert_ne!(placed[a], placed[b], "{placed:?}");
+        }
+        let on_zero = placed.iter().filter(|c| **c == Some(0)).count();
+        assert_eq!(on_zero, 3, "balanced: {placed:?}");
+    }
+
+    #[test]
+    fn overrides_win_and_no_cores_means_unpinned() {
+        let placed = assign_cores(&[0, 1, 2], &[(0, 1)], &[Some(2), None]);
+        assert_eq!(placed[0], Some(2));
+        assert_ne!(placed[1], Some(2));
+        assert_eq!(assign_cores(&[], &[(0, 1)], &[None, Some(1)]), vec![None, Some(1)]);
+    }
+
+    #[test]
+    fn a_chain_alternates_over_a_core_list() {
+        let placed = assign_cores(&[5, 7], &[(0, 1), (1, 2), (2, 3)], &[None; 4]);
+        assert_eq!(placed, vec![Some(5), Some(7), Some(5), Some(7)]);
+    }
+}

@@ -1,0 +1,204 @@
+//! The thread of a routing node (`smx_rn`): fair fan-in, copying fan-out.
+//!
+//! Each iteration takes one message from the inputs, scanning them round-robin from the one
+//! after the input served last (so a busy producer cannot starve the others), and writes it to
+//! every output: clones to all but the last, the original to the last. A clone is cheap
+//! (inline bytes or a reference count), unlike the original's deep copies (§7 item 11).
+//! Outputs keep their channel semantics: a coupled output blocks, so the slowest consumer
+//! paces the node, as in the original.
+//!
+//! The node ends when every input has ended and is drained (the v0.7.1+ rule: no input's
+//! data is dropped because another ended), or when every consumer has ended. Decoupled
+//! consumer sides on a node's inputs are read for new messages only; a routing node never
+//! forwards duplicates. The loop count of a routing node is the number of messages it
+//! forwarded.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Instant, SystemTime};
+
+use crossbeam_channel::Select;
+
+use crate::runtime::channel::Poll;
+use crate::runtime::io::PortSet;
+use crate::runtime::message::Message;
+use crate::runtime::plan::NetPlan;
+use crate::runtime::thread::{Common, Outcome, panic_text, place};
+
+/// Runs one routing node to the end.
+pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcome {
+    let mut outcome = Outcome::new();
+    if !common.gate.wait() {
+        return outcome;
+    }
+    place(&plan, &mut outcome);
+    common.barrier.wait();
+    let start = Instant::now();
+    match catch_unwind(AssertUnwindSafe(|| route(&mut ports))) {
+        Ok(count) => outcome.loop_count = count,
+        Err(panic) => outcome.fail(format!("routing {}", panic_text(panic))),
+    }
+    outcome.wall = start.elapsed();
+    outcome.ended_at = SystemTime::now();
+    ports.close_all();
+    outcome
+}
+
+fn route(ports: &mut PortSet) -> u64 {
+    let mut live: Vec<bool> = ports.inputs.iter().map(|p| p.reader.is_some()).collect();
+    let mut out_live: Vec<bool> = ports.outputs.iter().map(|p| p.writer.is_some()).collect();
+    let mut next = 0;
+    let mut forwarded = 0u64;
+    let n = live.len();
+    while live.contains(&true) && out_live.contains(&true) {
+        let mut taken = None;
+        for k in 0..n {
+            let i = (next + k) % n;
+            if !live[i] {
+                continue;
+            }
+            let Some(reader) = ports.inputs[i].reader.as_mut() else {
+                continue;
+            };
+            match reader.take() {
+                Poll::Message(msg) => {
+                    taken = Some(msg);
+                    next = (i + 1) % n;
+                    break;
+                }
+                Poll::Empty => {}
+                Poll::Ended => live[i] = false,
+            }
+        }
+        match taken {
+            Some(msg) => {
+                forward(ports, &mut out_live, msg);
+                forwarded += 1;
+            }
+            None => wait_any(ports, &live),
+        }
+    }
+    forwarded
+}
+
+/// Writes `msg` to every live output; an output whose consumer ended is dropped from the set.
+fn forward(ports: &mut PortSet, out_live: &mut [bool], msg: Message) {
+    let last = out_live.iter().rposition(|l| *l);
+    let mut msg = Some(msg);
+    for (i, slot) in ports.outputs.iter_mut().enumerate() {
+        if !out_live[i] {
+            continue;
+        }
+        let Some(writer) = slot.writer.as_mut() else {
+            continue;
+        };
+        let copy = if Some(i) == last { msg.take() } else { msg.clone() };
+        if let Some(copy) = copy
+            && writer.write(copy).is_err()
+        {
+            out_live[i] = false;
+        }
+    }
+}
+
+/// Blocks until some live input has a message or has ended.
+fn wait_any(ports: &mut PortSet, live: &[bool]) {
+    let waiting: Vec<usize> = (0..live.len()).filter(|&i| live[i]).collect();
+    if waiting.is_empty() {
+        return;
+    }
+    if let [only] = waiting[..] {
+        if let Some(reader) = ports.inputs[only].reader.as_mut() {
+            reader.wait_message();
+        }
+        return;
+    }
+    let mut select = Select::new();
+    for &i in &waiting {
+        if let Some(rx) = ports.inputs[i].reader.as_ref().and_then(|r| r.receiver()) {
+            select.recv(rx);
+        }
+    }
+    select.ready();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::channel::{ChannelKind, channel};
+    use crate::runtime::io::{InputSlot, OutputSlot};
+
+    fn ports(inputs: Vec<crate::runtime::channel::Reader>, outputs: Vec<crate::runtime::channel::Writer>) -> PortSet {
+        PortSet {
+            inputs: inputs
+                .into_iter()
+                .map(|r| InputSlot {
+                    name: "x".into(),
+                    reader: Some(r),
+                })
+                .collect(),
+            outputs: outputs
+                .into_iter()
+                .map(|w| OutputSlot {
+                    name: "x".into(),
+                    writer: Some(w),
+                })
+                .collect(),
+            unconnected_writes: 0,
+        }
+    }
+
+    #[test]
+    fn fan_in_alternates_between_inputs_with_data_and_drains_all() {
+        let (mut wa, ra) = channel(ChannelKind::Coupled, 8);
+        let (mut wb, rb) = channel(ChannelKind::Coupled, 8);
+        for seq in 0..3 {
+            wa.write(Message::new(seq, 0, b"a")).unwrap();
+        }
+        for seq in 0..6 {
+            wb.write(Message::new(seq, 0, b"b")).unwrap();
+        }
+        drop((wa, wb));
+        let (wo, mut ro) = channel(ChannelKind::Coupled, 100);
+        let mut set = ports(vec![ra, rb], vec![wo]);
+        assert_eq!(route(&mut set), 9);
+        set.close_all();
+        let order: String = std::iter::from_fn(|| ro.read())
+            .map(|m| m.payload()[0] as char)
+            .collect();
+        assert_eq!(order, "ababab".to_string() + "bbb");
+    }
+
+    #[test]
+    fn fan_out_gives_every_consumer_every_message() {
+        let (mut wi, ri) = channel(ChannelKind::Coupled, 8);
+        for seq in 0..5 {
+            wi.write(Message::new(seq, 0, &[seq as u8; 100])).unwrap();
+        }
+        drop(wi);
+        let (w1, mut r1) = channel(ChannelKind::Coupled, 8);
+        let (w2, mut r2) = channel(ChannelKind::Coupled, 8);
+        let mut set = ports(vec![ri], vec![w1, w2]);
+        assert_eq!(route(&mut set), 5);
+        set.close_all();
+        for r in [&mut r1, &mut r2] {
+            let seqs: Vec<u64> = std::iter::from_fn(|| r.read()).map(|m| m.seq).collect();
+            assert_eq!(seqs, vec![0, 1, 2, 3, 4]);
+        }
+    }
+
+    #[test]
+    fn a_node_whose_consumers_all_ended_ends() {
+        let (mut wi, ri) = channel(ChannelKind::Coupled, 8);
+        wi.write(Message::new(0, 0, b"x")).unwrap();
+        let (wo, ro) = channel(ChannelKind::Coupled, 1);
+        drop(ro);
+        let mut set = ports(vec![ri], vec![wo]);
+        assert_eq!(
+            route(&mut set),
+            1,
+            "the message was taken, its write failed, the node ends"
+        );
+        drop(set);
+        assert!(wi.consumer_ended());
+    }
+}

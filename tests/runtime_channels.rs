@@ -1,0 +1,178 @@
+//! Semantics of each channel kind, driven from one thread (no timing involved) or with a
+//! blocked peer that must be woken by the other side's end.
+
+use smx::runtime::channel::{ChannelKind, Poll, channel};
+use smx::runtime::message::Message;
+
+fn msg(seq: u64) -> Message {
+    Message::new(seq, 0, &seq.to_le_bytes())
+}
+
+fn seqs(reader: &mut smx::runtime::channel::Reader) -> Vec<u64> {
+    let mut out = Vec::new();
+    while let Poll::Message(m) = reader.take() {
+        out.push(m.seq);
+    }
+    out
+}
+
+#[test]
+fn kinds_follow_the_decoupling_bits() {
+    assert_eq!(ChannelKind::from_bits(false, false), ChannelKind::Coupled);
+    assert_eq!(ChannelKind::from_bits(true, false), ChannelKind::DecoupledProducer);
+    assert_eq!(ChannelKind::from_bits(false, true), ChannelKind::DecoupledConsumer);
+    assert_eq!(ChannelKind::from_bits(true, true), ChannelKind::Decoupled);
+    assert_eq!(ChannelKind::Decoupled.smx_name(), "D_FIFO_D");
+}
+
+#[test]
+fn coupled_is_fifo_and_drains_after_the_producer_ended() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 4);
+    for s in 0..4 {
+        w.write(msg(s)).unwrap();
+    }
+    w.close();
+    assert!(!r.ended(), "buffered messages first");
+    r.wait_ready();
+    assert_eq!(seqs(&mut r), vec![0, 1, 2, 3]);
+    assert!(r.ended());
+    assert!(matches!(r.take(), Poll::Ended));
+    r.wait_ready(); // returns at once after the end
+    let c = r.shared().counters.final_snapshot();
+    assert_eq!((c.written, c.read, c.left, c.dropped), (4, 4, 0, 0));
+}
+
+#[test]
+fn coupled_write_blocks_when_full_until_the_consumer_reads() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
+    w.write(msg(0)).unwrap();
+    let producer = std::thread::spawn(move || {
+        w.write(msg(1)).unwrap(); // blocks until the read below
+        w
+    });
+    r.wait_ready();
+    assert_eq!(r.read().unwrap().seq, 0);
+    let w = producer.join().unwrap();
+    assert_eq!(r.read().unwrap().seq, 1);
+    drop(w);
+    assert!(r.ended());
+}
+
+#[test]
+fn a_consumer_end_wakes_a_blocked_producer_and_later_writes_are_dropped() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
+    w.write(msg(0)).unwrap();
+    let producer = std::thread::spawn(move || {
+        let mut refused = 0;
+        for s in 1..=3 {
+            if w.write(msg(s)).is_err() {
+                refused += 1;
+            }
+        }
+        assert!(w.consumer_ended());
+        (w, refused)
+    });
+    r.close();
+    let (w, refused) = producer.join().unwrap();
+    assert!(refused >= 2, "at most one write can slip in before the end is seen");
+    let c = w.shared().counters.final_snapshot();
+    drop(w);
+    assert_eq!(c.written, 4);
+    assert_eq!(c.read, 0);
+    assert_eq!(c.dropped, refused);
+    assert_eq!(c.written, c.read + c.overwritten + c.dropped + c.left);
+}
+
+#[test]
+fn a_producer_end_wakes_a_waiting_consumer() {
+    let (w, mut r) = channel(ChannelKind::Coupled, 2);
+    let consumer = std::thread::spawn(move || {
+        r.wait_ready(); // blocks until the producer ends
+        r.ended()
+    });
+    drop(w);
+    assert!(consumer.join().unwrap());
+}
+
+#[test]
+fn decoupled_producer_side_drops_the_oldest_and_keeps_order() {
+    let (mut w, mut r) = channel(ChannelKind::DecoupledProducer, 3);
+    for s in 0..5 {
+        w.write(msg(s)).unwrap(); // never blocks
+    }
+    assert_eq!(seqs(&mut r), vec![2, 3, 4], "the original would give 4, 2, 3");
+    let c = r.shared().counters.snapshot();
+    assert_eq!((c.written, c.overwritten, c.read), (5, 2, 3));
+    assert!(
+        r.triggering(),
+        "the consumer side is coupled: the firing rule waits on it"
+    );
+}
+
+#[test]
+fn decoupled_producer_side_sees_the_consumer_end() {
+    let (mut w, r) = channel(ChannelKind::DecoupledProducer, 2);
+    w.write(msg(0)).unwrap();
+    drop(r);
+    assert!(w.consumer_ended());
+    assert!(w.write(msg(1)).is_err());
+    let c = w.shared().counters.final_snapshot();
+    assert_eq!((c.written, c.left, c.dropped), (2, 1, 1));
+}
+
+#[test]
+fn decoupled_consumer_side_returns_the_latest_value_again() {
+    let (mut w, mut r) = channel(ChannelKind::DecoupledConsumer, 2);
+    assert!(!r.triggering());
+    r.wait_ready(); // never blocks
+    assert!(r.read().is_none(), "nothing written yet, nothing to repeat");
+    w.write(msg(7)).unwrap();
+    w.write(msg(8)).unwrap();
+    assert_eq!(r.read().unwrap().seq, 7);
+    assert_eq!(r.read().unwrap().seq, 8);
+    assert_eq!(r.read().unwrap().seq, 8, "duplicate");
+    assert_eq!(r.read().unwrap().seq, 8, "duplicate");
+    assert!(matches!(r.take(), Poll::Empty), "take never duplicates");
+    let c = r.shared().counters.snapshot();
+    assert_eq!((c.read, c.duplicated), (2, 2));
+    drop(w);
+    assert!(r.ended());
+    assert_eq!(r.read().unwrap().seq, 8, "still the latest value after the end");
+    assert!(r.read_blocking().is_none(), "a blocking read wants a new message");
+}
+
+#[test]
+fn fully_decoupled_channel_never_blocks_either_side() {
+    let (mut w, mut r) = channel(ChannelKind::Decoupled, 1);
+    for s in 0..10 {
+        w.write(msg(s)).unwrap();
+    }
+    assert_eq!(r.read().unwrap().seq, 9);
+    assert_eq!(r.read().unwrap().seq, 9);
+    let c = r.shared().counters.snapshot();
+    assert_eq!((c.written, c.overwritten, c.read, c.duplicated), (10, 9, 1, 1));
+}
+
+#[test]
+fn messages_left_at_shutdown_are_counted() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 8);
+    for s in 0..5 {
+        w.write(msg(s)).unwrap();
+    }
+    r.wait_ready();
+    assert_eq!(r.read().unwrap().seq, 0);
+    r.close();
+    drop(w);
+    let c = r.shared().counters.final_snapshot();
+    assert_eq!((c.written, c.read, c.left), (5, 1, 4));
+}
+
+#[test]
+fn large_payloads_are_shared_not_copied_on_duplicate() {
+    let (mut w, mut r) = channel(ChannelKind::DecoupledConsumer, 1);
+    w.write(Message::new(1, 0, &[9u8; 1000])).unwrap();
+    let a = r.read().unwrap();
+    let b = r.read().unwrap();
+    assert_eq!(a.payload(), b.payload());
+    assert!(std::ptr::eq(a.payload().as_ptr(), b.payload().as_ptr()));
+}
