@@ -207,6 +207,18 @@ fn a_set_target_that_is_not_in_the_net_lists_what_is() {
 }
 
 #[test]
+fn pinning_to_a_core_that_does_not_exist_is_refused() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--pin", "0,100000", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--pin: core 100000 is not available"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn a_missing_config_file_is_a_clear_error() {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let out = smxrun(&[arg(&net), "--config", "/nonexistent/run.toml"]);
