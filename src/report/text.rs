@@ -137,12 +137,18 @@ pub fn render(report: &Report) -> String {
     let with_stats: Vec<_> = report
         .nets
         .iter()
-        .filter(|n| !n.stats.is_empty() || n.unconnected_writes > 0)
+        .filter(|n| n.stats.keys().any(|k| k != "zmq") || n.unconnected_writes > 0)
         .collect();
     if !with_stats.is_empty() {
         out.push_str("\nBox figures\n");
         for n in with_stats {
-            let mut figures: Vec<String> = n.stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            // ZeroMQ rows have their own section below.
+            let mut figures: Vec<String> = n
+                .stats
+                .iter()
+                .filter(|(k, _)| k.as_str() != "zmq")
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             if n.unconnected_writes > 0 {
                 figures.push(format!("unconnected_writes={}", n.unconnected_writes));
             }
@@ -150,6 +156,14 @@ pub fn render(report: &Report) -> String {
         }
     }
     out.push_str(&super::firewall::render(&super::firewall::from_values(&report.firewalls)));
+    if !report.zmq.is_empty() {
+        out.push_str("\nZeroMQ\n");
+        for row in &report.zmq {
+            if let Some(line) = crate::boxes::zmq::text_line(row) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
     if !report.warnings.is_empty() {
         out.push_str("\nWarnings\n");
         for w in &report.warnings {

@@ -326,6 +326,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
     for w in &warnings {
         log::warn!("{w}");
     }
+    let zmq = nets.iter().filter_map(|n| n.stats.get("zmq").cloned()).collect();
     Report {
         format_version: 1,
         wall_time_s: wall,
@@ -335,7 +336,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         nets,
         channels,
         firewalls: Vec::new(),
-        zmq: Vec::new(),
+        zmq,
         warnings,
         started_at,
         ended_at: SystemTime::now(),

@@ -1,0 +1,256 @@
+//! Experiment 4: one-way latency through a chain `Src.F.F...F.Snk`, per hop count and size.
+//!
+//! Hops are `smx_fwd` boxes between the bench's timed source and recording sink (see
+//! [`super::latency_boxes`]: one message in flight, the payload written fresh by the source and
+//! read completely by the sink, both ends stamped by the same monotonic clock). Each run
+//! records every message's latency; a run's figures are its nearest-rank percentiles, and the
+//! table shows the median over runs. The latency added per hop is the slope of a least-squares
+//! line through the per-hop-count medians (of p50, and of p99), with its r²: a straight line
+//! means each hop costs the same, a poor r² says the chain does something else.
+//!
+//! Every sample includes one clock read, whose cost is in the machine header.
+
+use crate::boxes::Registry;
+
+use super::Session;
+use super::args::{LatencyArgs, or_default, pick};
+use super::latency_boxes::{drop_probe, new_probe, registry};
+use super::net::{self, Override};
+use super::plot::{Chart, Point, Series};
+use super::result::{BenchResult, Case, Run, Table};
+use super::stats::{LinearFit, Percentiles};
+
+const WARMUP_COUNT: u64 = 500;
+
+/// The chain with `hops` forwarding boxes.
+pub fn net_text(hops: usize) -> String {
+    let mut chain = vec!["Src"];
+    chain.extend(std::iter::repeat_n("F", hops));
+    chain.push("Snk");
+    format!(
+        "Src = extern box bench_src_timed( out data )\nF = box smx_fwd( in data, out data )\n\
+         Snk = box bench_snk_latency( in data )\nconnect {}\n",
+        chain.join(".")
+    )
+}
+
+const PERCENTILE_METRICS: [(&str, &str); 5] = [
+    ("p50", "latency_p50_ns"),
+    ("p90", "latency_p90_ns"),
+    ("p99", "latency_p99_ns"),
+    ("p99.9", "latency_p999_ns"),
+    ("max", "latency_max_ns"),
+];
+
+pub fn run(args: &LatencyArgs, session: &mut Session) -> BenchResult {
+    let quick = session.quick;
+    let hops = or_default(&args.hops, quick, &[0, 1, 2, 4], &[0, 1, 2, 4, 8]);
+    let sizes = or_default(&args.size, quick, &[8, 1024, 8192], &[8, 1024, 8192]);
+    let count = pick(args.count, quick, 1_000, 20_000).max(1);
+    let runs = session.runs(1, 3);
+    let mut result = session.start("latency");
+    for (k, v) in [
+        ("hops", format!("{hops:?}")),
+        ("sizes", format!("{sizes:?}")),
+        ("count", count.to_string()),
+        ("runs", runs.to_string()),
+        ("warmup_count", WARMUP_COUNT.min(count).to_string()),
+        ("in_flight", "1".to_string()),
+    ] {
+        result.settings.insert(k.into(), v);
+    }
+    let registry = registry();
+    for &size in &sizes {
+        for &h in &hops {
+            let mut case = Case::new("smx", &[("hops", h.to_string()), ("size", size.to_string())]);
+            match net::compile_net(&format!("latency-{h}.smx"), &net_text(h)) {
+                Err(e) => case.push(Run::failed(e)),
+                Ok(graph) => {
+                    for i in 0..=runs {
+                        let n = if i == 0 { WARMUP_COUNT.min(count) } else { count };
+                        let run = one_run(&graph, &registry, n, size);
+                        session.progress("latency", &case, i, runs, &run, "latency_p50_ns");
+                        if i > 0 {
+                            case.push(run);
+                        }
+                    }
+                }
+            }
+            result.cases.push(case);
+        }
+    }
+    result.tables.push(percentile_table(&result, &sizes, &hops));
+    result.tables.push(fit_table(&result, &sizes));
+    result
+}
+
+fn one_run(graph: &crate::graph::NetGraph, registry: &Registry, count: u64, size: usize) -> Run {
+    let (id, probe) = new_probe();
+    let overrides = [
+        Override::new("bench_src_timed", "count", count),
+        Override::new("bench_src_timed", "size", size),
+        Override::new("bench_src_timed", "run", id),
+        Override::new("bench_snk_latency", "run", id),
+    ];
+    let outcome = net::run_graph(graph, registry, &overrides, None);
+    drop_probe(id);
+    let report = match outcome {
+        Ok(r) => r,
+        Err(e) => return Run::failed(e),
+    };
+    let (mut samples, out_of_order) = probe.take();
+    let mut run = Run::new();
+    net::validate(&report, count, &mut run);
+    if samples.len() as u64 != count {
+        run.invalidate(format!("{} of {count} latencies recorded", samples.len()));
+    }
+    if out_of_order > 0 {
+        run.invalidate(format!("{out_of_order} messages arrived out of order"));
+    }
+    match Percentiles::of(&mut samples) {
+        None => run.invalidate("no latency recorded"),
+        Some(p) => {
+            run.set("messages", p.count as f64).set("latency_min_ns", p.min as f64);
+            for ((_, metric), (_, value)) in PERCENTILE_METRICS.iter().zip(p.labelled()) {
+                run.set(metric, value as f64);
+            }
+            let mean = samples.iter().map(|&s| s as f64).sum::<f64>() / samples.len() as f64;
+            run.set("latency_mean_ns", mean);
+        }
+    }
+    run
+}
+
+pub fn percentile_table(result: &BenchResult, sizes: &[usize], hops: &[usize]) -> Table {
+    let mut t = Table::new(
+        "latency: one-way, one message in flight (median over runs of each run's percentile; microseconds)",
+        &["size [B]", "hops", "p50", "p90", "p99", "p99.9", "max"],
+    );
+    for size in sizes {
+        for h in hops {
+            let (sk, hk) = (size.to_string(), h.to_string());
+            let Some(case) = result.find("smx", &[("size", sk.as_str()), ("hops", hk.as_str())]) else {
+                continue;
+            };
+            let invalid = case.invalid_runs();
+            let mut row = vec![
+                sk.clone(),
+                format!(
+                    "{h}{}",
+                    if invalid > 0 {
+                        format!(" ({invalid} invalid)")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ];
+            row.extend(PERCENTILE_METRICS.iter().map(|(_, m)| {
+                case.median(m)
+                    .map(|v| format!("{:.1}", v / 1e3))
+                    .unwrap_or_else(|| "-".into())
+            }));
+            t.row(row);
+        }
+    }
+    t
+}
+
+/// The line through (hops, median percentile) for one size.
+pub fn fit(result: &BenchResult, size: usize, metric: &str) -> Option<LinearFit> {
+    let sk = size.to_string();
+    let (xs, ys): (Vec<f64>, Vec<f64>) = result
+        .cases
+        .iter()
+        .filter(|c| c.series == "smx" && c.param("size") == Some(sk.as_str()))
+        .filter_map(|c| Some((c.param_f64("hops")?, c.median(metric)?)))
+        .unzip();
+    LinearFit::fit(&xs, &ys)
+}
+
+pub fn fit_table(result: &BenchResult, sizes: &[usize]) -> Table {
+    let mut t = Table::new(
+        "latency added per hop (least-squares line through the medians over hop counts)",
+        &[
+            "size [B]",
+            "p50 per hop [us]",
+            "p50 at 0 hops [us]",
+            "r² (p50)",
+            "p99 per hop [us]",
+            "r² (p99)",
+        ],
+    );
+    for &size in sizes {
+        let p50 = fit(result, size, "latency_p50_ns");
+        let p99 = fit(result, size, "latency_p99_ns");
+        let f = |v: Option<f64>, scale: f64, d: usize| v.map(|v| format!("{:.*}", d, v * scale)).unwrap_or("-".into());
+        t.row(vec![
+            size.to_string(),
+            f(p50.map(|x| x.slope), 1e-3, 2),
+            f(p50.map(|x| x.intercept), 1e-3, 2),
+            f(p50.map(|x| x.r_squared), 1.0, 3),
+            f(p99.map(|x| x.slope), 1e-3, 2),
+            f(p99.map(|x| x.r_squared), 1.0, 3),
+        ]);
+    }
+    t
+}
+
+/// One chart per size: p50, p90, p99, p99.9 vs hops, on a log axis.
+pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
+    let mut sizes: Vec<usize> = result
+        .cases
+        .iter()
+        .filter_map(|c| c.param("size")?.parse().ok())
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|size| {
+            let sk = size.to_string();
+            let series = PERCENTILE_METRICS[..4]
+                .iter()
+                .map(|(label, metric)| Series {
+                    name: label.to_string(),
+                    points: result
+                        .cases
+                        .iter()
+                        .filter(|c| c.param("size") == Some(sk.as_str()))
+                        .filter_map(|c| {
+                            let s = c.summary.get(*metric)?;
+                            Some(Point {
+                                x: c.param_f64("hops")?,
+                                y: s.median / 1e3,
+                                y_min: s.min / 1e3,
+                                y_max: s.max / 1e3,
+                            })
+                        })
+                        .collect(),
+                    reference: false,
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            (
+                format!("latency_vs_hops_{size}B.svg"),
+                Chart {
+                    title: format!("One-way latency percentiles vs hops ({size}-byte payload)"),
+                    x_label: "forwarding boxes between source and sink".into(),
+                    y_label: "latency [us] (log)".into(),
+                    series,
+                    log_y: true,
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chains_have_the_requested_hops() {
+        assert!(net_text(0).ends_with("connect Src.Snk\n"));
+        assert!(net_text(3).ends_with("connect Src.F.F.F.Snk\n"));
+    }
+}

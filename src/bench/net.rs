@@ -1,0 +1,127 @@
+//! Running a generated net through the library, the same path `smxrun net.smx` takes.
+//!
+//! The experiments write the report's nets as `.smx` text, so what is measured is exactly what
+//! a user gets: [`crate::compose::compile`] checks and flattens the text, the configuration is
+//! the boxes' defaults with the experiment's overrides, and [`crate::runtime::run`] executes it
+//! and returns the [`Report`] whose counts validate the run.
+
+use crate::boxes::{BoxConfig, Registry};
+use crate::compose::{CompileOptions, compile};
+use crate::config::NetSettings;
+use crate::config::value::parse_value;
+use crate::diag::SourceFile;
+use crate::graph::{NetGraph, NodeKind};
+use crate::report::{Report, Status};
+use crate::runtime::{RunOptions, run};
+
+use super::result::Run;
+
+/// Compiles `text`; an error lists the diagnostics.
+pub fn compile_net(name: &str, text: &str) -> Result<NetGraph, String> {
+    let src = SourceFile::new(name, text);
+    let compiled = compile(&src, &CompileOptions::default());
+    if !compiled.accepted() {
+        let messages: Vec<String> = compiled.diagnostics.iter().map(|d| src.render(d)).collect();
+        return Err(format!("generated net {name} was rejected:\n{}", messages.join("\n")));
+    }
+    Ok(compiled.graph)
+}
+
+/// A configuration value for every box of one implementation (`smx_src_rand`, `count`, `1000`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    pub implementation: String,
+    pub key: String,
+    pub value: String,
+}
+
+impl Override {
+    pub fn new(implementation: &str, key: &str, value: impl ToString) -> Override {
+        Override {
+            implementation: implementation.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// Per-node settings: each box's spec defaults, then the overrides for its implementation.
+pub fn settings(graph: &NetGraph, registry: &Registry, overrides: &[Override]) -> Result<Vec<NetSettings>, String> {
+    graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let mut settings = NetSettings::default();
+            if node.kind != NodeKind::Box {
+                return Ok(settings);
+            }
+            let spec = registry
+                .get(&node.func)
+                .ok_or_else(|| format!("no box implementation '{}' for {}", node.func, node.label))?;
+            let mut config = BoxConfig::with_defaults(&node.label, spec)?;
+            for o in overrides.iter().filter(|o| o.implementation == node.func) {
+                let key = spec
+                    .config
+                    .iter()
+                    .find(|k| k.name == o.key)
+                    .ok_or_else(|| format!("{} has no config key '{}'", node.func, o.key))?;
+                let value = parse_value(key, &o.value).map_err(|e| format!("{}.{}: {e}", node.func, o.key))?;
+                config.values.insert(o.key.clone(), value);
+            }
+            settings.box_config = config;
+            Ok(settings)
+        })
+        .collect()
+}
+
+/// Runs a compiled net to its end.
+pub fn run_graph(
+    graph: &NetGraph,
+    registry: &Registry,
+    overrides: &[Override],
+    channel_len: Option<u32>,
+) -> Result<Report, String> {
+    let opts = RunOptions {
+        default_channel_len: channel_len,
+        settings: settings(graph, registry, overrides)?,
+        ..RunOptions::default()
+    };
+    run(graph, registry, &opts).map_err(|e| format!("the net did not start: {e}"))
+}
+
+/// The longest wall time of any net: from the common start barrier to the last loop's end,
+/// the report's (and the original's) per-net definition, without planning and thread setup.
+pub fn nets_wall_s(report: &Report) -> f64 {
+    report.nets.iter().map(|n| n.wall_time_s).fold(0.0, f64::max)
+}
+
+/// Marks `run` invalid for every sign in `report` that the run did not go as planned: a failed
+/// or stopped net, messages left in or dropped from coupled channels, fewer messages than
+/// `expected` reaching the sinks.
+pub fn validate(report: &Report, expected_messages: u64, run: &mut Run) {
+    if report.status != Status::Ok {
+        run.invalidate(format!("run status {}", report.status.as_str()));
+    }
+    for net in report.nets.iter().filter(|n| n.status != Status::Ok) {
+        run.invalidate(format!(
+            "net {} {}{}",
+            net.name,
+            net.status.as_str(),
+            net.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+        ));
+    }
+    for c in report.channels.iter().filter(|c| c.timing == "none") {
+        if c.dropped > 0 || c.overwritten > 0 || c.left > 0 {
+            run.invalidate(format!(
+                "channel {} ({} -> {}): {} dropped, {} overwritten, {} left",
+                c.name, c.from, c.to, c.dropped, c.overwritten, c.left
+            ));
+        }
+    }
+    if report.messages != expected_messages {
+        run.invalidate(format!(
+            "{} of {expected_messages} messages reached the sinks",
+            report.messages
+        ));
+    }
+}

@@ -1,0 +1,296 @@
+//! Experiment 3, the report's ZeroMQ runs: rate and loss per pattern and transport.
+//!
+//! The report's net (`Src1.Snk1 | Src2.Snk2`: random data into a ZMQ sink, read back by a ZMQ
+//! source into a dump sink writing to /dev/null) is run for each pattern (`pubsub`, `pipeline`)
+//! and transport (`tcp` on loopback, `ipc` in a private directory), beside a raw zmq-crate
+//! PUSH/PULL program on the same transport in the same loop. Loss comes from the ZMQ boxes'
+//! exact accounting in the report (sent by the sender, received and lost at the receiver).
+//!
+//! Validity: every net ended normally, the sender sent all `count` messages and the books
+//! balance (received + lost = sent). Loss itself is a result, not an invalid run, for
+//! PUB/SUB, where dropping at the high-water mark is the pattern's documented behaviour; for
+//! PIPELINE, which must not lose anything, a loss marks the run invalid.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::boxes::Registry;
+use crate::report::Report;
+
+use super::Session;
+use super::args::{ZmqArgs, or_default, pick};
+use super::baseline::zmq_raw::{self, Transport};
+use super::net::{self, Override};
+use super::plot::Chart;
+use super::result::{BenchResult, Case, Run, Table};
+
+pub fn net_text() -> String {
+    "Src1 = extern box smx_src_rand( out data )\nSnk1 = extern box smx_snk_zmq( in data, in topic open )\n\
+     Src2 = extern box smx_src_zmq( out data, out topic )\nSnk2 = box smx_snk_dump( in data, in topic )\n\
+     connect Src1.Snk1|Src2.Snk2\n"
+        .to_string()
+}
+
+fn transport(name: &str) -> Transport {
+    if name == "ipc" { Transport::Ipc } else { Transport::Tcp }
+}
+
+/// A fresh endpoint: a free loopback port, or an ipc name in the ZMQ boxes' private directory.
+fn endpoint(t: Transport) -> Result<String, String> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    match t {
+        Transport::Tcp => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| format!("cannot find a free loopback port: {e}"))?;
+            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            Ok(format!("tcp://127.0.0.1:{port}"))
+        }
+        Transport::Ipc => Ok(format!(
+            "ipc://smx-bench-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )),
+    }
+}
+
+pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
+    let quick = session.quick;
+    let patterns = or_default(
+        &args.patterns,
+        quick,
+        &["pubsub".into(), "pipeline".into()],
+        &["pubsub".into(), "pipeline".into()],
+    );
+    let transports = or_default(
+        &args.transports,
+        quick,
+        &["tcp".into(), "ipc".into()],
+        &["tcp".into(), "ipc".into()],
+    );
+    let count = pick(args.count, quick, 50_000, 1_000_000).max(1);
+    let size = pick(args.size, quick, 8, 8);
+    let runs = session.runs(1, 3);
+    let mut result = session.start("zmq");
+    for (k, v) in [
+        ("patterns", patterns.join(",")),
+        ("transports", transports.join(",")),
+        ("count", count.to_string()),
+        ("size", size.to_string()),
+        ("runs", runs.to_string()),
+        ("warmup_runs", "1".to_string()),
+    ] {
+        result.settings.insert(k.into(), v);
+    }
+    let registry = Registry::builtin();
+    let graph = net::compile_net("zmq.smx", &net_text());
+    for t in &transports {
+        let mut raw = Case::new("zmq-raw", &[("pattern", "pushpull".into()), ("transport", t.clone())]);
+        let mut cases: Vec<Case> = patterns
+            .iter()
+            .map(|p| Case::new("smx", &[("pattern", p.clone()), ("transport", t.clone())]))
+            .collect();
+        for i in 0..=runs {
+            let r = zmq_raw::run(transport(t), count, size, Duration::from_secs(10));
+            session.progress("zmq", &raw, i, runs, &r, "msg_rate_hz");
+            if i > 0 {
+                raw.push(r);
+            }
+            for (case, pattern) in cases.iter_mut().zip(&patterns) {
+                let r = match &graph {
+                    Err(e) => Run::failed(e.clone()),
+                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size),
+                };
+                session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
+                if i > 0 {
+                    case.push(r);
+                }
+            }
+        }
+        result.cases.push(raw);
+        result.cases.extend(cases);
+    }
+    result.tables.push(table(&result, &patterns, &transports));
+    result
+}
+
+fn smx_run(
+    graph: &crate::graph::NetGraph,
+    registry: &Registry,
+    pattern: &str,
+    t: Transport,
+    count: u64,
+    size: usize,
+) -> Run {
+    let endpoint = match endpoint(t) {
+        Ok(e) => e,
+        Err(e) => return Run::failed(e),
+    };
+    let overrides = [
+        Override::new("smx_src_rand", "count", count),
+        Override::new("smx_src_rand", "size", size),
+        Override::new("smx_snk_zmq", "pattern", pattern),
+        Override::new("smx_snk_zmq", "endpoint", &endpoint),
+        Override::new("smx_src_zmq", "pattern", pattern),
+        Override::new("smx_src_zmq", "endpoint", &endpoint),
+        Override::new("smx_snk_dump", "path", "/dev/null"),
+    ];
+    let report = match net::run_graph(graph, registry, &overrides, None) {
+        Ok(r) => r,
+        Err(e) => return Run::failed(e),
+    };
+    let books = books(&report);
+    let mut run = Run::new();
+    if report.status != crate::report::Status::Ok {
+        run.invalidate(format!("run status {}", report.status.as_str()));
+    }
+    if books.sent != count {
+        run.invalidate(format!("the ZMQ sink sent {} of {count} messages", books.sent));
+    }
+    if books.received + books.lost != books.sent {
+        run.invalidate(format!(
+            "books do not balance: received {} + lost {} != sent {}",
+            books.received, books.lost, books.sent
+        ));
+    }
+    if pattern == "pipeline" && books.lost > 0 {
+        run.invalidate(format!("PIPELINE lost {} messages", books.lost));
+    }
+    let send_wall = report.net("Snk1").map(|n| n.wall_time_s).unwrap_or(0.0);
+    let wall = net::nets_wall_s(&report);
+    let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
+    run.set("wall_s", wall)
+        .set("sent", books.sent as f64)
+        .set("received", books.received as f64)
+        .set("lost", books.lost as f64)
+        .set(
+            "loss_pct",
+            if books.sent == 0 {
+                0.0
+            } else {
+                100.0 * books.lost as f64 / books.sent as f64
+            },
+        )
+        .set("send_rate_hz", per_s(books.sent, send_wall))
+        .set("msg_rate_hz", per_s(books.received, wall));
+    run
+}
+
+/// Sent, received and lost over the report's ZMQ rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Books {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+}
+
+/// Reads the report's `zmq` rows (the sink's `sent`, the source's `received` and `lost`).
+pub fn books_of(rows: &[Value]) -> Books {
+    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let mut b = Books::default();
+    for row in rows {
+        match row.get("role").and_then(Value::as_str) {
+            Some("sink") => b.sent += num(row, "sent"),
+            Some("source") => {
+                b.received += num(row, "received");
+                b.lost += num(row, "lost");
+            }
+            _ => {}
+        }
+    }
+    b
+}
+
+fn books(report: &Report) -> Books {
+    if !report.zmq.is_empty() {
+        return books_of(&report.zmq);
+    }
+    // Older reports keep the rows only in the boxes' own stats.
+    let rows: Vec<Value> = report.nets.iter().filter_map(|n| n.stats.get("zmq").cloned()).collect();
+    books_of(&rows)
+}
+
+pub fn table(result: &BenchResult, patterns: &[String], transports: &[String]) -> Table {
+    let mut t = Table::new(
+        "zmq: report's net Src1.Snk1|Src2.Snk2 (median (min-max) of the valid runs; rates in thousand messages/s)",
+        &[
+            "pattern",
+            "transport",
+            "sent",
+            "received",
+            "loss [%]",
+            "send rate",
+            "receive rate",
+            "raw PUSH/PULL",
+            "smx/raw",
+        ],
+    );
+    for tr in transports {
+        let raw = result.find("zmq-raw", &[("transport", tr.as_str())]);
+        for p in patterns {
+            let Some(case) = result.find("smx", &[("pattern", p.as_str()), ("transport", tr.as_str())]) else {
+                continue;
+            };
+            let invalid = case.invalid_runs();
+            let ratio = match (case.median("msg_rate_hz"), raw.and_then(|r| r.median("msg_rate_hz"))) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "-".into(),
+            };
+            t.row(vec![
+                format!(
+                    "{p}{}",
+                    if invalid > 0 {
+                        format!(" ({invalid} invalid)")
+                    } else {
+                        String::new()
+                    }
+                ),
+                tr.clone(),
+                case.cell("sent", 1.0, 0),
+                case.cell("received", 1.0, 0),
+                case.cell("loss_pct", 1.0, 3),
+                case.cell("send_rate_hz", 1e-3, 1),
+                case.cell("msg_rate_hz", 1e-3, 1),
+                raw.map(|r| r.cell("msg_rate_hz", 1e-3, 1))
+                    .unwrap_or_else(|| "-".into()),
+                ratio,
+            ]);
+        }
+    }
+    t
+}
+
+/// The ZMQ experiment is a table of a few combinations; it has no chart.
+pub fn charts(_result: &BenchResult) -> Vec<(String, Chart)> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn books_add_up_sink_and_source_rows() {
+        let rows: Vec<Value> = serde_json::from_str(
+            r#"[{"name":"Snk1","role":"sink","sent":100,"received":null,"lost":null},
+                {"name":"Src2","role":"source","sent":100,"received":81,"lost":19}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            books_of(&rows),
+            Books {
+                sent: 100,
+                received: 81,
+                lost: 19
+            }
+        );
+    }
+
+    #[test]
+    fn endpoints_are_fresh_and_local() {
+        let a = endpoint(Transport::Tcp).unwrap();
+        assert!(a.starts_with("tcp://127.0.0.1:"));
+        let (b, c) = (endpoint(Transport::Ipc).unwrap(), endpoint(Transport::Ipc).unwrap());
+        assert!(b.starts_with("ipc://smx-bench-") && b != c);
+    }
+}

@@ -1,0 +1,217 @@
+//! Opening a ZeroMQ socket for a box: context choice, options, bind or connect, and the
+//! errors worded for a user.
+//!
+//! tcp and ipc sockets get a context of their own, so that closing the box terminates that
+//! context, which waits (up to `linger`) until every queued message has been handed to the
+//! operating system. With one process-wide context that wait would never happen and messages
+//! still queued when the process exits would vanish, which is the likely cause of the
+//! unexplained ipc losses of the original. inproc endpoints must share one context between the
+//! boxes of a process, so they use [`shared_context`]; inproc queues are memory shared with the
+//! peer and need no flushing.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::endpoint::{Endpoint, IpcFiles, Transport};
+use super::settings::Common;
+
+/// The context of all inproc sockets of this process.
+pub fn shared_context() -> zmq::Context {
+    static CONTEXT: OnceLock<zmq::Context> = OnceLock::new();
+    CONTEXT.get_or_init(zmq::Context::new).clone()
+}
+
+/// A socket with its context and the ipc files it must remove.
+pub struct BoxSocket {
+    // Field order is drop order: the socket closes before its context terminates.
+    pub socket: zmq::Socket,
+    /// Receives the socket's connection events (see [`BoxSocket::watch_peers`]).
+    monitor: Option<zmq::Socket>,
+    /// Peers connected now, as counted from the monitor's events.
+    peers: i64,
+    context: Option<zmq::Context>,
+    files: IpcFiles,
+    /// The endpoint actually bound (an ephemeral tcp port resolved), or connected.
+    pub endpoint: String,
+}
+
+/// What closing did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    pub waited: Duration,
+    /// Terminating the context took the whole linger time: messages still queued then may
+    /// have been discarded (the receiver's books show them).
+    pub linger_expired: bool,
+}
+
+impl BoxSocket {
+    /// Creates a socket of `kind`, lets `configure` set options, then binds or connects.
+    /// `watch`: count connected peers (see [`BoxSocket::watch_peers`]).
+    pub fn open(
+        common: &Common,
+        kind: zmq::SocketType,
+        watch: bool,
+        configure: impl FnOnce(&mut zmq::Socket) -> Result<(), zmq::Error>,
+    ) -> Result<BoxSocket, String> {
+        let endpoint: &Endpoint = &common.endpoint;
+        let context = match endpoint.transport {
+            Transport::Inproc { .. } => shared_context(),
+            _ => zmq::Context::new(),
+        };
+        let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", endpoint.written, e.message());
+        let mut socket = context
+            .socket(kind)
+            .map_err(|e| cause("cannot create a socket for", e))?;
+        socket
+            .set_linger(common.linger.as_millis() as i32)
+            .map_err(|e| cause("cannot set linger on", e))?;
+        configure(&mut socket).map_err(|e| cause("cannot set options for", e))?;
+        let monitor = if watch {
+            Some(watch_peers(&context, &socket).map_err(|e| cause("cannot monitor the socket of", e))?)
+        } else {
+            None
+        };
+        let mut files = IpcFiles::default();
+        let bound = if common.bind {
+            files = IpcFiles::prepare_bind(endpoint)?;
+            socket.bind(&endpoint.resolved).map_err(|e| match e {
+                zmq::Error::EADDRINUSE => format!(
+                    "cannot bind {}: address in use (another program or net is bound to it)",
+                    endpoint.written
+                ),
+                zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
+                    format!("cannot bind {}: no such local address or interface", endpoint.written)
+                }
+                e => cause("cannot bind", e),
+            })?;
+            let actual = socket
+                .get_last_endpoint()
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_else(|| endpoint.resolved.clone());
+            let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
+            if let Some(warning) = endpoint.wildcard_warning(port) {
+                log::warn!("{}: {warning}", common.instance);
+                eprintln!("warning: {}: {warning}", common.instance);
+            }
+            actual
+        } else {
+            socket
+                .connect(&endpoint.resolved)
+                .map_err(|e| cause("cannot connect to", e))?;
+            endpoint.resolved.clone()
+        };
+        let own_context = !matches!(endpoint.transport, Transport::Inproc { .. });
+        Ok(BoxSocket {
+            socket,
+            monitor,
+            peers: 0,
+            context: own_context.then_some(context),
+            files,
+            endpoint: bound,
+        })
+    }
+
+    /// Closes the socket, waits for its context to deliver what is queued (up to `linger`),
+    /// and removes ipc files.
+    pub fn close(self, linger: Duration) -> Closed {
+        let BoxSocket {
+            socket,
+            monitor,
+            context,
+            mut files,
+            ..
+        } = self;
+        let started = Instant::now();
+        drop(socket);
+        drop(monitor);
+        let owned = context.is_some();
+        drop(context);
+        let waited = started.elapsed();
+        files.remove();
+        Closed {
+            waited,
+            linger_expired: owned && !linger.is_zero() && waited >= linger,
+        }
+    }
+}
+
+impl BoxSocket {
+    /// Reads pending connection events; returns the number of peers connected now.
+    pub fn poll_peers(&mut self) -> i64 {
+        let Some(monitor) = &self.monitor else { return 0 };
+        while let Ok(frames) = monitor.recv_multipart(zmq::DONTWAIT) {
+            let Some(id) = frames.first().and_then(|f| f.get(..2)) else {
+                continue;
+            };
+            match zmq::SocketEvent::from_raw(u16::from_le_bytes([id[0], id[1]])) {
+                zmq::SocketEvent::ACCEPTED | zmq::SocketEvent::CONNECTED => self.peers += 1,
+                zmq::SocketEvent::DISCONNECTED => self.peers -= 1,
+                _ => {}
+            }
+        }
+        self.peers
+    }
+
+    /// Waits until every peer has disconnected, or until `deadline`. A receiver disconnects
+    /// only after it has the end-of-stream marker (or gave up), so this is the sender's
+    /// acknowledgement that everything was delivered: linger alone is not enough, because
+    /// libzmq's ipc transport discards queued messages at close regardless of linger
+    /// (zeromq/libzmq#4660). Returns true when no peer is left.
+    pub fn wait_peers_gone(&mut self, deadline: Instant) -> bool {
+        loop {
+            if self.poll_peers() <= 0 {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let ms = (deadline - now).as_millis().clamp(1, 100) as i64;
+            if let Some(monitor) = &self.monitor {
+                let _ = monitor.poll(zmq::POLLIN, ms);
+            }
+        }
+    }
+}
+
+/// Starts a monitor of `socket`'s connection events on a private inproc endpoint and returns
+/// the socket that receives them.
+fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Socket, zmq::Error> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let endpoint = format!(
+        "inproc://smx-zmq-monitor-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let events =
+        zmq::SocketEvent::ACCEPTED as i32 | zmq::SocketEvent::CONNECTED as i32 | zmq::SocketEvent::DISCONNECTED as i32;
+    socket.monitor(&endpoint, events)?;
+    let monitor = context.socket(zmq::PAIR)?;
+    monitor.set_linger(0)?;
+    monitor.connect(&endpoint)?;
+    Ok(monitor)
+}
+
+/// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then
+/// makes a send fail with `EAGAIN` (which the sink counts) instead of dropping silently.
+pub fn set_xpub_nodrop(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
+    let on: libc::c_int = 1;
+    // SAFETY: the socket pointer is valid for the lifetime of `socket`; the option value is a
+    // c_int, as libzmq documents for ZMQ_XPUB_NODROP, passed with its exact size.
+    let rc = unsafe {
+        zmq_sys::zmq_setsockopt(
+            socket.as_mut_ptr(),
+            zmq_sys::ZMQ_XPUB_NODROP as libc::c_int,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        // SAFETY: zmq_errno only reads the thread's errno.
+        Err(zmq::Error::from_raw(unsafe { zmq_sys::zmq_errno() }))
+    }
+}
