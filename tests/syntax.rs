@@ -270,7 +270,42 @@ fn keywords_are_reserved_but_longer_words_are_identifiers() {
     let (line, col, message) = first_error("A = box a(in in)\nconnect A");
     assert_eq!((line, col), (1, 14));
     assert_eq!(message, "syntax error: expected an identifier, found keyword 'in'");
-    for keyword in ["box", "net", "connect", "tt", "left", "open", "static", "pure"] {
+    let keywords = [
+        "up",
+        "down",
+        "left",
+        "right",
+        "side",
+        "in",
+        "out",
+        "box",
+        "wrapper",
+        "net",
+        "connect",
+        "pure",
+        "decoupled",
+        "coupled",
+        "static",
+        "extern",
+        "intern",
+        "open",
+        "dynamic",
+        "tt",
+        "rt",
+        "tb",
+        "tf",
+    ];
+    for keyword in keywords {
+        let (_, col, message) = first_error(&format!("A = box a(in {keyword})\nconnect A"));
+        assert_eq!(col, 14, "{keyword}");
+        assert_eq!(
+            message,
+            format!("syntax error: expected an identifier, found keyword '{keyword}'")
+        );
+        let longer = only_box(&format!(
+            "A = box a(in {keyword}1, in {keyword}_, in {keyword}$, in x{keyword}) connect A"
+        ));
+        assert_eq!(longer.ports[0].name.name, format!("{keyword}1"));
         assert!(
             !errors(&format!("{keyword} = box a(in x)\nconnect A")).is_empty(),
             "{keyword}"
@@ -310,6 +345,20 @@ fn empty_and_comment_only_files_are_rejected() {
         )]
     );
     assert_eq!(first_error("// nothing\n/* here */\n").0, 3);
+}
+
+#[test]
+fn lines_and_columns_count_newlines_inside_comments_and_tabs_as_one_column() {
+    assert_eq!(first_error("/* a\nb\n*/ connect in").0, 3);
+    let (line, col, _) = first_error("// x\n\tA = box a(in x)\n\tconnect A .. B");
+    assert_eq!((line, col), (3, 13));
+    let (file, parsed) = parse_text("A = box a(in x)\nconnect \u{e9}\u{e9}A");
+    let places: Vec<(usize, usize)> = parsed
+        .diagnostics
+        .iter()
+        .map(|d| file.line_col(d.span.unwrap().start))
+        .collect();
+    assert_eq!(places, [(2, 9), (2, 10)], "a two-byte character is one column");
 }
 
 #[test]

@@ -156,6 +156,44 @@ fn pubsub_with_sync_and_room_loses_nothing() {
 }
 
 #[test]
+fn pubsub_with_a_small_hwm_balances_the_books() {
+    let endpoint = free_tcp_endpoint();
+    let report = run_net(
+        &report_net(),
+        &[
+            ("Src1", "count", "20000"),
+            ("Src1", "size", "512"),
+            ("Snk1", "pattern", "pubsub"),
+            ("Snk1", "endpoint", &endpoint),
+            ("Snk1", "hwm", "10"),
+            ("Snk1", "sync", "true"),
+            ("Src2", "pattern", "pubsub"),
+            ("Src2", "endpoint", &endpoint),
+            ("Src2", "hwm", "10"),
+            ("Snk2", "path", "/dev/null"),
+        ],
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
+    let n = |row: &serde_json::Value, key: &str| row[key].as_u64().unwrap();
+    assert_eq!(n(sink, "offered"), 20000);
+    assert_eq!(
+        n(sink, "offered"),
+        n(sink, "sent") + n(sink, "dropped"),
+        "sink books balance"
+    );
+    assert_eq!(n(source, "sent"), n(sink, "sent"));
+    assert_eq!(
+        n(source, "sent"),
+        n(source, "received") + n(source, "lost"),
+        "source books balance"
+    );
+    assert_eq!(n(source, "sender_dropped"), n(sink, "dropped"));
+    assert_eq!(n(source, "lost_before_first"), 0, "sync: no slow-joiner loss");
+    assert_eq!(source["end"], "marker");
+}
+
+#[test]
 fn a_source_without_sender_ends_by_timeout_and_says_so() {
     let mut net = NetBuilder::new();
     let src = net.add_box("Src2", "smx_src_zmq", &[("data", false)]);

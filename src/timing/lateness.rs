@@ -6,7 +6,7 @@
 //! still shows up as the maximum instead of being lost.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The largest lateness kept exactly (one minute); anything later is recorded as this.
 const MAX_TRACKED_NS: u64 = 60_000_000_000;
@@ -62,7 +62,7 @@ impl Lateness {
 }
 
 /// The figures of a [`Lateness`] histogram the reports print, in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatenessSummary {
     pub p50: u64,
     pub p99: u64,

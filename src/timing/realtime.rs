@@ -50,28 +50,10 @@ pub fn apply(request: RtRequest) -> RtGrant {
 /// Makes the calling thread SCHED_FIFO at `level` (clamped to the system's range) and returns
 /// the level the kernel reports afterwards.
 pub fn set_fifo_priority(level: u8) -> Result<u8, String> {
-    request_fifo(level)?;
+    crate::runtime::sched::set_fifo_priority(level)?;
     match current_fifo_priority() {
         Some(granted) => Ok(granted),
         None => Err(format!("SCHED_FIFO priority {level} was accepted but is not in effect")),
-    }
-}
-
-fn request_fifo(level: u8) -> Result<(), String> {
-    // SAFETY: plain libc calls on the calling thread with a fully initialised sched_param.
-    unsafe {
-        let min = libc::sched_get_priority_min(libc::SCHED_FIFO);
-        let max = libc::sched_get_priority_max(libc::SCHED_FIFO);
-        let wanted = i32::from(level).clamp(min, max);
-        let param = libc::sched_param { sched_priority: wanted };
-        match libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) {
-            0 => Ok(()),
-            rc => Err(format!(
-                "SCHED_FIFO priority {wanted} refused ({}); running with normal scheduling \
-                 (grant rtprio in /etc/security/limits.conf or run with CAP_SYS_NICE)",
-                std::io::Error::from_raw_os_error(rc)
-            )),
-        }
     }
 }
 

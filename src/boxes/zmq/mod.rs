@@ -6,12 +6,11 @@
 //! * [`books`]: the receiver's per-stream loss accounting.
 //! * [`endpoint`], [`settings`]: validation before the net starts.
 //! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
-//! * [`sink`], [`source`]: the boxes; [`raw`]: the plain PUSH/PULL yardstick.
+//! * [`sink`], [`source`]: the boxes.
 
 pub mod books;
 pub mod endpoint;
 pub mod eos;
-pub mod raw;
 pub mod receiver;
 pub mod sender;
 pub mod settings;

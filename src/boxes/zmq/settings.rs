@@ -176,13 +176,17 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
     let hwm = i32::try_from(config.int("hwm")?).map_err(|_| place("hwm", "larger than 2147483647".into()))?;
     let linger = config.duration("linger")?;
     i32::try_from(linger.as_millis()).map_err(|_| place("linger", "longer than 24 days".into()))?;
+    let timeout = config.duration("timeout")?;
+    if timeout.is_zero() {
+        return Err(place("timeout", "must be longer than 0 (e.g. 500ms, 10s)".into()));
+    }
     Ok(Common {
         instance: config.instance.clone(),
         pattern,
         endpoint,
         bind,
         hwm,
-        timeout: config.duration("timeout")?,
+        timeout,
         linger,
     })
 }
@@ -258,6 +262,8 @@ mod tests {
         bad.values.insert("pattern".into(), ConfigValue::Str("reqrep".into()));
         let err = SinkSettings::from_config(&bad).unwrap_err();
         assert!(err.0.contains("unknown pattern 'reqrep'"), "{err}");
+        let err = SourceSettings::from_config(&config(SOURCE_KEYS, &[("timeout", "0")])).unwrap_err();
+        assert!(err.0.contains("timeout"), "{err}");
         let err = SourceSettings::from_config(&config(SOURCE_KEYS, &[("senders", "0")])).unwrap_err();
         assert!(err.0.contains("senders"), "{err}");
     }

@@ -322,3 +322,46 @@ fn a_pipeline_sink_without_receiver_gives_up_after_its_timeout() {
     assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
     assert_eq!((tx.stats.sent, tx.stats.dropped_timeout), (0, 1));
 }
+
+#[test]
+fn a_source_ends_after_the_markers_of_all_its_senders() {
+    let mut rx = Receiver::open(SourceSettings {
+        common: common(
+            Pattern::Pipeline,
+            "tcp://127.0.0.1:*",
+            true,
+            1000,
+            Duration::from_secs(20),
+        ),
+        subscribe: Vec::new(),
+        senders: 2,
+    })
+    .unwrap();
+    let bound = rx.endpoint().to_string();
+    let senders: Vec<_> = [300u64, 500]
+        .into_iter()
+        .map(|n| {
+            let mut tx = Sender::open(SinkSettings {
+                common: common(Pattern::Pipeline, &bound, false, 1000, Duration::from_secs(20)),
+                topic: Vec::new(),
+                sync: false,
+                subscribers: 1,
+            })
+            .unwrap();
+            thread::spawn(move || {
+                for i in 0..n {
+                    tx.send(None, &i.to_le_bytes(), &|| false).unwrap();
+                }
+                tx.finish();
+            })
+        })
+        .collect();
+    let (seqs, end) = drain(&mut rx);
+    for s in senders {
+        s.join().unwrap();
+    }
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs.len(), 800);
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost, t.duplicates), (800, 800, 0, 0));
+}
