@@ -41,6 +41,10 @@ pub enum Command {
     Graph(GraphArgs),
     /// List the box implementations, or show one's ports and configuration keys
     Boxes(BoxesArgs),
+    /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
+    Probe(crate::timing::ProbeArgs),
+    /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
+    Bench(crate::bench::args::BenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]
