@@ -49,7 +49,7 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// The net to run (a .smx file)
+    /// The net to run: a .smx file, or a .json graph from `smxrun graph --format json`
     #[arg(required = true, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
