@@ -238,16 +238,7 @@ fn tt_pair(src: Duration, dst: Duration, len: Option<u32>) -> NetGraph {
     let mut net = NetBuilder::new();
     let s = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let k = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    net.connect_with(
-        s,
-        "data",
-        k,
-        "data",
-        Link {
-            len,
-            ..Link::default()
-        },
-    );
+    net.connect_with(s, "data", k, "data", Link { len, ..Link::default() });
     let mut graph = net.build();
     graph.edges[0].timing = Timing::TimeTriggered;
     graph.edges[0].src_time = spec(src);

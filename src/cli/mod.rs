@@ -7,9 +7,12 @@
 
 pub mod args;
 pub mod boxes;
+pub mod check;
 pub mod exit;
+pub mod load;
 pub mod output;
 pub mod progress;
+pub mod run;
 pub mod signals;
 
 use clap::Parser;
@@ -51,15 +54,33 @@ where
 
 fn dispatch(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
+        None => run::run(&cli.run),
+        Some(Command::Run(a)) => run::run(&a),
+        Some(Command::Check(a)) => check::check(&a.file),
+        Some(Command::Graph(a)) => check::graph(&a),
         Some(Command::Boxes(a)) => {
             let text = boxes::describe(&Registry::builtin(), a.name.as_deref())?;
             output::Output::open(None)?.write(&text)?;
             Ok(exit::OK)
         }
-        Some(Command::Run(_) | Command::Check(_) | Command::Graph(_)) | None => Err(CliError::rejected(
-            "this build has no language front end and runtime yet",
-        )),
+        Some(Command::Probe(a)) => probe(&a),
+        Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
+}
+
+/// `smxrun probe`: the platform's timer floor (the library's probe, printed).
+fn probe(args: &crate::timing::ProbeArgs) -> Result<i32, CliError> {
+    let result = crate::timing::probe(&args.options()).map_err(CliError::rejected)?;
+    for warning in &result.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let text = if args.json {
+        serde_json::to_string(&result).map_err(|e| CliError::rejected(e.to_string()))? + "\n"
+    } else {
+        result.to_text()
+    };
+    output::Output::open(None)?.write(&text)?;
+    Ok(exit::OK)
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.

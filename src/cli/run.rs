@@ -1,0 +1,124 @@
+//! `smxrun [run] FILE`: check the net, resolve its configuration, run it, print the report.
+//!
+//! Everything that can be wrong before the run (the report path, the config file, the net,
+//! the settings) is found before any thread starts, so a long run never ends in an error that
+//! could have been reported at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::args::{Pin, ReportFormat, RunArgs};
+use super::exit::{self, CliError};
+use super::output::Output;
+use super::progress::ProgressLine;
+use super::{load, signals};
+use crate::boxes::Registry;
+use crate::config::ConfigLayers;
+use crate::report::{self, Report, Status};
+use crate::runtime::{self, PinMode, Progress, RunOptions};
+
+pub fn run(args: &RunArgs) -> Result<i32, CliError> {
+    let file = args
+        .file
+        .as_deref()
+        .ok_or_else(|| CliError::rejected("no net file given"))?;
+    let output = Output::open(args.output.as_deref())?;
+    let layers = config_layers(args)?;
+    let graph = load::checked_graph(file)?;
+    let registry = Registry::builtin();
+    let unknown = load::unknown_implementations(&graph, &registry);
+    if !unknown.is_empty() {
+        for node in unknown {
+            eprintln!("{}", load::unknown_implementation(file, node, &registry, "error"));
+        }
+        return Err(CliError::silent(exit::REJECTED));
+    }
+    let settings = layers.resolve(&graph, &registry)?;
+    let pin = pin_mode(&args.pin)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
+    let opts = RunOptions {
+        pin,
+        default_channel_len: args.channel_len,
+        settings,
+        stop: Arc::clone(&stop),
+        progress: Progress::new(),
+        ..RunOptions::default()
+    };
+    let sampler = opts.progress.clone();
+    let line = ProgressLine::start(!args.quiet, move || sampler.elapsed().map(|t| (sampler.messages(), t)));
+    let result = runtime::run(&graph, &registry, &opts);
+    line.finish();
+    let report = result.map_err(|e| CliError::rejected(e.to_string()))?;
+
+    output.write(&render(&report, args.report))?;
+    let interrupted = stop.load(Ordering::SeqCst);
+    summarise_problems(&report, interrupted);
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else if report.failed() {
+        exit::BOX_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+/// `--pin` for the runtime; listed cores must be ones this process may run on.
+fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
+    Ok(match pin {
+        Pin::Auto => PinMode::Auto,
+        Pin::Off => PinMode::Off,
+        Pin::Cores(cores) => {
+            let allowed = runtime::sched::allowed_cores();
+            if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
+                let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+                return Err(CliError::rejected(format!(
+                    "--pin: core {bad} is not available to this process (available: {})",
+                    list.join(",")
+                )));
+            }
+            PinMode::List(cores.clone())
+        }
+    })
+}
+
+/// `--config`, then every `--set` in order, then `-n`.
+fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
+    let mut layers = match &args.config {
+        Some(path) => ConfigLayers::from_file(path)?,
+        None => ConfigLayers::new(),
+    };
+    for set in &args.sets {
+        layers.add_set(set)?;
+    }
+    if let Some(n) = args.iterations {
+        layers.set_iterations(n);
+    }
+    Ok(layers)
+}
+
+fn render(report: &Report, format: ReportFormat) -> String {
+    match format {
+        ReportFormat::Text => report::text::render(report),
+        ReportFormat::Json => report::json::render(report),
+        ReportFormat::Smx => report::smxlog::render(report),
+    }
+}
+
+/// One line on stderr per failed net, and a note when the run was interrupted, so that the
+/// exit code is explained even when the report went to a file.
+fn summarise_problems(report: &Report, interrupted: bool) {
+    for net in report.nets.iter().filter(|n| n.status == Status::Failed) {
+        eprintln!(
+            "error: net '{}' (id {}, {}) failed: {}",
+            net.name,
+            net.id,
+            net.implementation,
+            net.error.as_deref().unwrap_or("no reason given")
+        );
+    }
+    if interrupted {
+        eprintln!("smxrun: interrupted; the report covers the run up to the stop");
+    }
+}

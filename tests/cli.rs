@@ -1,0 +1,429 @@
+//! The `smxrun` binary as a user runs it: exit codes, messages on stderr, output on stdout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SRC_SNK: &str = "\
+Src = box smx_src_rand(out data)
+Snk = box smx_snk_null(in data)
+connect Src.Snk
+";
+
+const REJECTED: &str = "\
+Src = box smx_src_rand(out data)
+connect Src.Nope
+";
+
+fn smxrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("smxrun starts")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temporary directory holding `name` with `content`.
+fn net_file(name: &str, content: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, content).unwrap();
+    (dir, path)
+}
+
+fn arg(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn help_documents_the_exit_codes_and_usage_errors_exit_1() {
+    let out = smxrun(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for line in [
+        "0    ok",
+        "1    the net was rejected",
+        "2    a box failed",
+        "130  interrupted",
+    ] {
+        assert!(help.contains(line), "{line:?} missing from --help: {help}");
+    }
+    let out = smxrun(&["net.smx", "--no-such-option"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = smxrun(&[]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn check_accepts_a_valid_net_with_exit_0() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&["check", arg(&net)]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("error"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn check_rejects_with_exit_1_and_a_located_diagnostic() {
+    let (_dir, net) = net_file("bad.smx", REJECTED);
+    let out = smxrun(&["check", arg(&net)]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("{}:2:", net.display())) && first.contains(": error: "),
+        "FILE:LINE:COL: error: ... expected, got {stderr}"
+    );
+    assert!(
+        stderr.contains("connect Src.Nope"),
+        "the offending line is shown: {stderr}"
+    );
+    assert!(stderr.contains('^'), "a caret points at the problem: {stderr}");
+}
+
+#[test]
+fn check_of_a_missing_file_names_it() {
+    let out = smxrun(&["check", "/nonexistent/net.smx"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/net.smx"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn graph_writes_every_format() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let expect = [
+        ("gml", "graph\n["),
+        ("graphml", "<graphml"),
+        ("dot", "digraph"),
+        ("json", "\"nodes\""),
+    ];
+    for (format, marker) in expect {
+        let out = smxrun(&["graph", arg(&net), "--format", format]);
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains(marker), "{format} output lacks {marker}: {stdout}");
+        assert!(
+            stdout.contains("Src") && stdout.contains("smx_snk_null"),
+            "{format}: {stdout}"
+        );
+    }
+    let path = dir.path().join("g.json");
+    let out = smxrun(&["graph", arg(&net), "--format", "json", "-o", arg(&path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let graph: smx::graph::NetGraph = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(graph.nodes.len(), 2);
+    assert_eq!(graph.edges.len(), 1);
+
+    // The JSON graph runs like the source it came from.
+    let out = smxrun(&[arg(&path), "-n", "5", "-q", "--report", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["nets"][1]["loop_count"], 5);
+    std::fs::write(&path, "{\"nodes\": 3}").unwrap();
+    let out = smxrun(&[arg(&path), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("invalid net graph JSON"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn graph_of_a_rejected_net_prints_diagnostics_and_no_graph() {
+    let (_dir, net) = net_file("bad.smx", REJECTED);
+    let out = smxrun(&["graph", arg(&net), "--format", "dot"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("error:"));
+}
+
+#[test]
+fn boxes_lists_the_builtins_and_details_one() {
+    let out = smxrun(&["boxes"]);
+    assert_eq!(out.status.code(), Some(0));
+    let list = text(&out.stdout);
+    for name in ["smx_src_rand", "smx_snk_null", "smx_snk_dump", "smx_fwd"] {
+        assert!(list.contains(name), "{name} missing from {list}");
+    }
+    let out = smxrun(&["boxes", "smx_src_rand"]);
+    assert_eq!(out.status.code(), Some(0));
+    let details = text(&out.stdout);
+    assert!(details.contains("out data"), "{details}");
+    for key in ["count", "size", "seed", "core", "priority", "nice", "expected_rate"] {
+        assert!(details.contains(&format!("  {key} ")), "{key} missing from {details}");
+    }
+    let out = smxrun(&["boxes", "smx_nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("smx_src_rand"), "known boxes are listed");
+}
+
+#[test]
+fn a_bad_set_key_names_key_net_and_choices() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--set", "Src.cnt=5", "--quiet"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--set 'Src.cnt=5'"), "{stderr}");
+    assert!(stderr.contains("key 'cnt'") && stderr.contains("net 'Src'"), "{stderr}");
+    assert!(stderr.contains("count, size, seed"), "valid keys listed: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_bad_value_in_a_config_file_names_file_and_line() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let config = dir.path().join("run.toml");
+    std::fs::write(&config, "[net.Src]\ncount = 10\nsize = \"big\"\n").unwrap();
+    let out = smxrun(&[arg(&net), "--config", arg(&config), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3: key 'size' of net 'Src'", config.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_set_target_that_is_not_in_the_net_lists_what_is() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--set", "Source.count=5", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("'Source' is neither an instance nor an implementation"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Snk, Src, smx_snk_null, smx_src_rand"), "{stderr}");
+}
+
+#[test]
+fn pinning_to_a_core_that_does_not_exist_is_refused() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--pin", "0,100000", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--pin: core 100000 is not available"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_missing_config_file_is_a_clear_error() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--config", "/nonexistent/run.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/run.toml: config file not found"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn an_unwritable_report_path_fails_before_running() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let report = dir.path().join("no/such/dir/report.txt");
+    let started = Instant::now();
+    // count = 0 runs until stopped: only an early check lets this command end.
+    let out = smxrun(&[arg(&net), "--set", "Src.count=0", "-o", arg(&report), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot write '{}'", report.display())),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn an_unknown_implementation_is_rejected_with_the_known_boxes() {
+    let (_dir, net) = net_file(
+        "x.smx",
+        "A = box smx_nope(out data)\nB = box smx_snk_null(in data)\nconnect A.B\n",
+    );
+    let out = smxrun(&[arg(&net), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("smx_nope"), "{stderr}");
+    assert!(
+        stderr.contains("smx_src_rand") && stderr.contains("smx_snk_null"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_small_run_reports_json_with_exact_counts() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "-n", "100", "--report", "json", "-q", "--pin", "off"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert!(report["wall_time_s"].as_f64().unwrap() > 0.0);
+    let nets = report["nets"].as_array().unwrap();
+    assert_eq!(nets.len(), 2);
+    for net in nets {
+        for field in [
+            "id",
+            "name",
+            "impl",
+            "core",
+            "loop_count",
+            "loop_rate",
+            "wall_time_s",
+            "status",
+        ] {
+            assert!(net.get(field).is_some(), "net lacks {field}: {net}");
+        }
+        assert_eq!(net["loop_count"], 100, "{net}");
+        assert_eq!(net["status"], "ok");
+    }
+    let channels = report["channels"].as_array().unwrap();
+    assert_eq!(channels.len(), 1);
+    let ch = &channels[0];
+    for field in [
+        "id",
+        "name",
+        "from",
+        "to",
+        "kind",
+        "len",
+        "overwritten",
+        "duplicated",
+        "dropped",
+    ] {
+        assert!(ch.get(field).is_some(), "channel lacks {field}: {ch}");
+    }
+    assert_eq!((ch["written"].as_u64(), ch["read"].as_u64()), (Some(100), Some(100)));
+
+    // The same run into a file, in the original's log format.
+    let path = dir.path().join("run.log");
+    let out = smxrun(&[arg(&net), "-n", "10", "--report", "smx", "-o", arg(&path), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let log = std::fs::read_to_string(&path).unwrap();
+    assert!(log.contains("terminate net (loop count: 10,"), "{log}");
+    assert!(log.contains("end main thread (wall time: "), "{log}");
+}
+
+#[test]
+fn a_failing_box_gives_exit_2_and_names_the_net() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "-q",
+        "--report",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
+    assert_eq!(report["nets"][0]["status"], "failed");
+    assert!(
+        text(&out.stderr).contains("error: net 'Src' (id 0, smx_src_rand) failed"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn sigint_stops_a_run_with_a_partial_report_and_exit_130() {
+    stop_a_run_with(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_stops_a_run_like_sigint() {
+    stop_a_run_with(libc::SIGTERM);
+}
+
+fn stop_a_run_with(signal: libc::c_int) {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let child = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args([
+            arg(&net),
+            "--set",
+            "Src.count=0",
+            "--report",
+            "json",
+            "-q",
+            "--pin",
+            "off",
+        ])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_threads(child.id(), 3, Duration::from_secs(30));
+    // SAFETY: plain FFI call sending a signal to the child we spawned.
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    assert_eq!(sent, 0);
+    let out = wait_with_deadline(child, Duration::from_secs(60));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "signal {signal}; stderr: {}",
+        text(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report is printed");
+    let nets = report["nets"].as_array().unwrap();
+    assert_eq!(nets.len(), 2);
+    let ch = &report["channels"][0];
+    assert_eq!(ch["written"], ch["read"], "the sink drained what was sent: {ch}");
+    assert!(text(&out.stderr).contains("interrupted"));
+}
+
+#[test]
+fn probe_prints_the_documented_json() {
+    let out = smxrun(&["probe", "--period", "1ms", "--ticks", "20", "--priority", "0", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let probe: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(probe["period_ns"], 1_000_000);
+    assert_eq!(probe["ticks"], 20);
+    assert!(probe["misses"].as_u64().unwrap() <= 20);
+    for p in ["p50", "p99", "p999", "max"] {
+        assert!(probe["lateness_ns"][p].is_u64(), "lateness_ns.{p} missing: {probe}");
+    }
+    let out = smxrun(&["probe", "--period", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("period"), "{}", text(&out.stderr));
+}
+
+/// Waits until process `pid` has `n` threads (main and two nets: the Ctrl-C handler is in
+/// place and the run has started). Gives up quietly after `limit`; the signal then still
+/// has to stop whatever state the process is in.
+fn wait_for_threads(pid: u32, n: usize, limit: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
+        if threads >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits for `child`, killing it if it outlives `limit` (so a hang fails instead of blocking CI).
+fn wait_with_deadline(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("smxrun did not stop within {limit:?} of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
