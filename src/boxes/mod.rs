@@ -8,6 +8,7 @@ pub mod fwd;
 pub mod snk_dump;
 pub mod snk_null;
 pub mod src_rand;
+pub mod zmq;
 
 pub use api::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Disconnected, Flow, InPort, OutPort,
@@ -60,5 +61,7 @@ impl Registry {
 
 /// The specs of every built-in box.
 fn builtin_specs() -> Vec<BoxSpec> {
-    vec![src_rand::SPEC, snk_null::SPEC, snk_dump::SPEC, fwd::SPEC]
+    let mut specs = vec![src_rand::SPEC, snk_null::SPEC, snk_dump::SPEC, fwd::SPEC];
+    specs.extend(zmq::specs());
+    specs
 }

@@ -1,1 +1,155 @@
-//! (work in progress)
+//! Composition: from the typed syntax tree to the checked, flattened net graph.
+//!
+//! The stages follow `../shared/spec/language.md` §3–§4 and the original compiler (smxc):
+//! [`declare`] installs declarations in scopes ([`symbols`]) and evaluates every net
+//! expression bottom-up ([`eval`]) into its own working graph ([`model`]), composing with
+//! [`serial`] and [`routing`] (parallel composition and routing nodes, merged by [`merge`]);
+//! [`wrapper`] builds wrapper interfaces; [`flatten`] expands nets and wrappers per use;
+//! [`post`] does the final checks and reductions; [`build`] produces the [`NetGraph`].
+//! All diagnostics carry the exact texts of smxc, so that its test suite can be compared.
+//!
+//! Differences from smxc, where smxc crashes or behaves accidentally, are documented at the
+//! place they are implemented and summarised in [`DIFFERENCES`].
+
+mod build;
+mod context;
+mod declare;
+mod eval;
+mod flatten;
+mod merge;
+mod model;
+mod post;
+mod routing;
+mod serial;
+mod symbols;
+mod wrapper;
+
+use crate::diag::{Diagnostic, SourceFile, has_errors};
+use crate::graph::NetGraph;
+use crate::syntax::ast;
+
+/// Knobs of the original compiler's command line (`-l`, `--tt-prio-*`, `--rt-prio-*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Channel length used when neither end declares one (`-l`).
+    pub default_len: u32,
+    /// Priority of a box instantiated directly under `tt` (`--tt-prio-single`).
+    pub tt_prio_single: u8,
+    /// Priority of routing nodes and nets/wrappers under `tt` (`--tt-prio-network`).
+    pub tt_prio_network: u8,
+    pub rt_prio_single: u8,
+    pub rt_prio_network: u8,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            default_len: 1,
+            tt_prio_single: 3,
+            tt_prio_network: 2,
+            rt_prio_single: 1,
+            rt_prio_network: 1,
+        }
+    }
+}
+
+/// The outcome of compiling one program: the graph is produced even when errors were found
+/// (like smxc), but only an accepted program should be run.
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    pub graph: NetGraph,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Compiled {
+    /// No error diagnostics (warnings allowed).
+    pub fn accepted(&self) -> bool {
+        !has_errors(&self.diagnostics)
+    }
+}
+
+/// Stack for the composition thread: evaluation recurses over the expression, and nets with
+/// tens of thousands of nested operators must not overflow. The memory is only reserved.
+const STACK: usize = 1 << 30;
+
+/// Parses and composes a source file.
+pub fn compile(src: &SourceFile, opts: &CompileOptions) -> Compiled {
+    on_big_stack(|| {
+        let parsed = crate::syntax::parse(src);
+        let mut diagnostics = parsed.diagnostics;
+        let Some(program) = parsed.program else {
+            return Compiled {
+                graph: NetGraph::default(),
+                diagnostics,
+            };
+        };
+        let mut c = compose_inner(&program, Some(src), opts);
+        diagnostics.append(&mut c.diagnostics);
+        c.diagnostics = diagnostics;
+        drop(program);
+        c
+    })
+}
+
+/// Composes an already parsed program. Without the source text, message texts that quote a
+/// line number (`conflicting modes ... (line N)`) leave it out, and nodes have line 0.
+pub fn compose(program: &ast::Program, opts: &CompileOptions) -> Compiled {
+    on_big_stack(|| compose_inner(program, None, opts))
+}
+
+/// Like [`compose`], with the source text the program was parsed from.
+pub fn compose_source(program: &ast::Program, src: &SourceFile, opts: &CompileOptions) -> Compiled {
+    on_big_stack(|| compose_inner(program, Some(src), opts))
+}
+
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new()
+            .name("smx-compose".into())
+            .stack_size(STACK)
+            .spawn_scoped(s, f)
+        {
+            Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            Err(_) => panic!("cannot start the composition thread"),
+        }
+    })
+}
+
+fn compose_inner(program: &ast::Program, src: Option<&SourceFile>, opts: &CompileOptions) -> Compiled {
+    let mut c = context::Composer::new(opts, src);
+    let (top, iface) = c.program(program);
+    let graph = match iface {
+        None => NetGraph::default(),
+        Some(_) => {
+            if c.flat_size(&top) > context::FLAT_LIMIT {
+                c.error(
+                    format!(
+                        "the flattened net would exceed {} instances (nets nested in nets multiply)",
+                        context::FLAT_LIMIT
+                    ),
+                    None,
+                );
+                NetGraph::default()
+            } else {
+                let mut flat = c.flatten(&top);
+                c.post_process(&mut flat);
+                c.build(&flat)
+            }
+        }
+    };
+    Compiled {
+        graph,
+        diagnostics: c.diags,
+    }
+}
+
+/// Where this implementation deliberately differs from smxc v0.6.1 (spec §9).
+pub const DIFFERENCES: &[&str] = &[
+    "`N = ...` when N already names a box, net or wrapper of the same scope: `redefinition of 'N'` (smxc crashes).",
+    "Using a net whose definition failed evaluates to nothing without a further message (smxc crashes).",
+    "Wrapper null ports `(a, b)` switch the named body ports off (smxc reports `single mode` and crashes).",
+    "`tf[...]` reports an error (smxc silently produces an empty graph).",
+    "Symbol keys are (scope, name): no false `redefinition` from key concatenation (spec §9.14).",
+    "The decoupling push over routing nodes stops on cycles (smxc loops forever).",
+    "`open` ports never self-connect through the box feedback rule.",
+];

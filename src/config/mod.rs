@@ -3,7 +3,14 @@
 //! The result of resolving the configuration against a net graph is one [`NetSettings`] per
 //! graph node: the box's validated [`BoxConfig`] plus the runtime's own per-net keys.
 
+pub mod error;
+mod file;
+pub mod layers;
+pub mod net_keys;
 pub mod value;
+
+pub use error::{ConfigError, ConfigErrorDetails, Origin};
+pub use layers::ConfigLayers;
 
 use crate::boxes::BoxConfig;
 

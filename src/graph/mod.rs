@@ -10,6 +10,11 @@
 //! both ends (after wrapper renaming an edge's `label` may differ from the box port it ends
 //! at), because the runtime needs to know which port of which box a channel joins.
 
+pub mod dot;
+pub mod gml;
+pub mod graphml;
+pub mod json;
+
 use serde::{Deserialize, Serialize};
 
 pub use crate::syntax::ast::{Location, PortClass, PortMode, TimeSpec};

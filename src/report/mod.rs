@@ -18,6 +18,7 @@
 //!   output); when a net has no sink, from all channels. For `n` pairs `Src.Snk` this is
 //!   `n·N`, the report's "msg rate" numerator.
 
+pub mod firewall;
 pub mod json;
 pub mod smxlog;
 pub mod text;

@@ -149,6 +149,9 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {}({}): {}", n.name, n.id, figures.join(" "));
         }
     }
+    out.push_str(&super::firewall::render(&super::firewall::from_values(
+        &report.firewalls,
+    )));
     if !report.warnings.is_empty() {
         out.push_str("\nWarnings\n");
         for w in &report.warnings {

@@ -10,6 +10,7 @@
 pub mod builder;
 pub mod channel;
 pub mod error;
+pub mod firewall;
 pub mod io;
 pub mod message;
 pub mod net;
@@ -64,6 +65,8 @@ pub struct RunOptions {
     pub stack_size: usize,
     /// Nets beyond this many are rejected before any thread starts.
     pub max_threads: usize,
+    /// How temporal firewalls run (spin, real-time priority, memory locking, threads).
+    pub firewall: firewall::FirewallOptions,
 }
 
 impl Default for RunOptions {
@@ -76,6 +79,7 @@ impl Default for RunOptions {
             progress: Progress::new(),
             stack_size: 512 * 1024,
             max_threads: 4096,
+            firewall: firewall::FirewallOptions::default(),
         }
     }
 }
@@ -92,12 +96,13 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let started_at = SystemTime::now();
     let t0 = Instant::now();
     let plan = plan::build(graph, registry, opts)?;
-    let (jobs, shared) = wire(&plan);
+    let (jobs, shared, tt) = wire(&plan);
     opts.progress.attach(counted_channels(&plan, &shared));
+    let shards = firewall::plan::shards(&plan, tt, opts);
 
     let common = Arc::new(Common {
         gate: Gate::new(),
-        barrier: Barrier::new(jobs.len()),
+        barrier: Barrier::new(jobs.len() + shards.len()),
         stop: opts.stop.clone(),
     });
     let wanted = jobs.len();
@@ -130,6 +135,16 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             }
         }
     }
+    let firewalls = match firewall::spawn_all(shards, &common) {
+        Ok(firewalls) => firewalls,
+        Err(e) => {
+            common.gate.abort();
+            for handle in handles {
+                let _ = handle.join();
+            }
+            return Err(RunError::ThreadLimit { wanted, message: e });
+        }
+    };
     common.gate.open();
     opts.progress.mark_started();
     let outcomes: Vec<Outcome> = handles
@@ -142,9 +157,23 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             })
         })
         .collect();
+    let (firewalls, fw_warnings) = firewalls.join();
     opts.progress.mark_finished();
     let wall = t0.elapsed().as_secs_f64();
-    Ok(assemble(&plan, &shared, outcomes, started_at, wall))
+    let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
+    report.firewalls = firewalls.iter().filter_map(|f| serde_json::to_value(f).ok()).collect();
+    for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
+        if firewall::plan::is_time_triggered(c) {
+            row.len = firewall::plan::consumer_side_len(c);
+        }
+    }
+    for w in fw_warnings {
+        if !report.warnings.contains(&w) {
+            log::warn!("{w}");
+            report.warnings.push(w);
+        }
+    }
+    Ok(report)
 }
 
 /// The 1-based position of `name` in the plan, for the thread-limit message.
@@ -155,14 +184,20 @@ fn handles_len_hint(name: &str, plan: &Plan) -> usize {
         .map_or(0, |p| p + 1)
 }
 
-/// Creates every channel and hands its ends to the nets' port sets.
-fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>) {
+/// Creates every channel and hands its ends to the nets' port sets; time-triggered edges go
+/// through firewalls (their report row shows the firewall→consumer channel).
+fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>, firewall::plan::TtWiring) {
+    let mut tt = firewall::plan::TtWiring::new();
     let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
     let mut readers: Vec<Option<Reader>> = Vec::with_capacity(plan.channels.len());
     let mut shared = Vec::with_capacity(plan.channels.len());
     for c in &plan.channels {
-        let (w, r) = channel::channel(c.kind, c.len);
-        shared.push(w.shared().clone());
+        let (w, r) = if firewall::plan::is_time_triggered(c) {
+            tt.wire(c, &plan.nets[c.from].name, &plan.nets[c.to].name)
+        } else {
+            channel::channel(c.kind, c.len)
+        };
+        shared.push(r.shared().clone());
         writers.push(Some(w));
         readers.push(Some(r));
     }
@@ -196,7 +231,7 @@ fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>) {
             }
         })
         .collect();
-    (jobs, shared)
+    (jobs, shared, tt)
 }
 
 /// Channels into sink nets (nets without a connected output); all channels when there is no

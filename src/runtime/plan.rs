@@ -62,6 +62,10 @@ pub struct ChannelPlan {
     pub kind: ChannelKind,
     pub len: usize,
     pub timing: Timing,
+    /// Period on the producer side of a time-triggered edge (zero: none).
+    pub src_period: std::time::Duration,
+    /// Period on the consumer side of a time-triggered edge (zero: none).
+    pub dst_period: std::time::Duration,
 }
 
 /// The whole run.
@@ -181,6 +185,8 @@ fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>
             kind: ChannelKind::from_bits(edge.dsrc, edge.ddst),
             len: len.max(1) as usize,
             timing: edge.timing,
+            src_period: edge.src_time.as_duration(),
+            dst_period: edge.dst_time.as_duration(),
         });
     }
     Ok(channels)

@@ -69,16 +69,7 @@ pub fn set_nice(nice: i32) -> Result<(), String> {
 /// Locks all current and future pages of the process in memory (`mlockall`), so that a
 /// time-triggered thread never waits for a page fault.
 pub fn lock_memory() -> Result<(), String> {
-    // SAFETY: mlockall takes only flags.
-    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "mlockall refused ({}); pages may be swapped out (raise ulimit -l or grant CAP_IPC_LOCK)",
-            std::io::Error::last_os_error()
-        ))
-    }
+    crate::timing::realtime::lock_memory_once()
 }
 
 #[cfg(test)]

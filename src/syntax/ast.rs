@@ -248,11 +248,72 @@ pub enum NetExpr {
 
 impl NetExpr {
     /// The source text this expression covers.
+    ///
+    /// Walks operator chains in a loop rather than by recursion: `A.B.C...` with tens of
+    /// thousands of operands is one left-leaning chain that deep.
     pub fn span(&self) -> Span {
+        let mut first = self;
+        while let NetExpr::Binary { lhs, .. } = first {
+            first = lhs;
+        }
+        let mut last = self;
+        while let NetExpr::Binary { rhs, .. } = last {
+            last = rhs;
+        }
+        first.own_span().to(last.own_span())
+    }
+
+    /// The span of a node that is not a binary operation.
+    fn own_span(&self) -> Span {
         match self {
             NetExpr::Ident(id) => id.span,
-            NetExpr::Binary { lhs, rhs, .. } => lhs.span().to(rhs.span()),
             NetExpr::Paren { span, .. } | NetExpr::Rt { span, .. } | NetExpr::Timed { span, .. } => *span,
+            NetExpr::Binary { op_span, .. } => *op_span,
         }
+    }
+
+    /// The boxed sub-expressions (two for a binary operation, one for the prefix forms).
+    fn children_mut(&mut self) -> impl Iterator<Item = &mut Box<NetExpr>> {
+        let (first, second) = match self {
+            NetExpr::Ident(_) => (None, None),
+            NetExpr::Binary { lhs, rhs, .. } => (Some(lhs), Some(rhs)),
+            NetExpr::Paren { inner, .. } | NetExpr::Rt { inner, .. } | NetExpr::Timed { inner, .. } => {
+                (Some(inner), None)
+            }
+        };
+        first.into_iter().chain(second)
+    }
+}
+
+/// Dropping is iterative: the derived recursive drop would overflow the stack on a chain of
+/// tens of thousands of operators (each `.` nests the tree one level deeper). Children are
+/// moved onto a heap stack and replaced by leaves before each node is freed.
+///
+/// Because of this `Drop`, a `NetExpr` cannot be destructured by value (move its fields out
+/// with a `match` on a reference and `clone`, or with `std::mem::replace`).
+impl Drop for NetExpr {
+    fn drop(&mut self) {
+        fn detach(node: &mut NetExpr, pending: &mut Vec<NetExpr>) {
+            for child in node.children_mut() {
+                if !matches!(**child, NetExpr::Ident(_)) {
+                    pending.push(std::mem::replace(&mut **child, NetExpr::leaf()));
+                }
+            }
+        }
+        let mut pending = Vec::new();
+        detach(self, &mut pending);
+        while let Some(mut node) = pending.pop() {
+            detach(&mut node, &mut pending);
+        }
+    }
+}
+
+impl NetExpr {
+    /// A placeholder that owns no heap memory.
+    fn leaf() -> NetExpr {
+        NetExpr::Ident(Ident {
+            name: String::new(),
+            span: Span::default(),
+        })
     }
 }

@@ -1,0 +1,24 @@
+//! Fuzz target `check`: any byte string through the front end, as `smxrun check` reads a file.
+//! Must never panic, hang or overflow the stack; a rejected input must carry an error, and
+//! every diagnostic must point inside the text.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use smx::diag::{SourceFile, has_errors};
+
+fuzz_target!(|data: &[u8]| {
+    // SourceFile::read does the same lossy conversion for files that are not UTF-8.
+    let file = SourceFile::new("fuzz.smx", String::from_utf8_lossy(data).into_owned());
+    let parsed = smx::syntax::parse(&file);
+    if parsed.program.is_none() {
+        assert!(has_errors(&parsed.diagnostics), "rejected without an error");
+    }
+    for diag in &parsed.diagnostics {
+        let span = diag.span.expect("syntax diagnostics have a place");
+        assert!(span.start <= span.end && span.end <= file.text.len(), "{span:?} outside the text");
+        let (line, col) = file.line_col(span.start);
+        assert!(line >= 1 && col >= 1);
+        file.render(diag);
+    }
+});

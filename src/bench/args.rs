@@ -1,0 +1,149 @@
+//! The command line of `smxrun bench`: one subcommand per experiment and the common flags.
+//!
+//! Lists are comma-separated (`--pairs 1,2,4`). Every experiment-specific value is optional so
+//! that `--quick` can choose reduced defaults; what was finally used is recorded in the
+//! result's `settings`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+/// `smxrun bench`: reproduce the ISPW60 report's experiments with baselines side by side.
+#[derive(Debug, Clone, Args)]
+#[command(
+    about = "Reproduce the ISPW60 report's experiments with baselines, percentiles and plots",
+    after_help = "Exit status: 0 all runs valid, 1 error (bad argument, unwritable file), 2 some runs \
+                  invalid (flagged in the output)."
+)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub experiment: Experiment,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags every experiment accepts (before or after the experiment's name).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CommonArgs {
+    /// A reduced version of each experiment, for smoke checks (about a minute for `all`)
+    #[arg(long, global = true)]
+    pub quick: bool,
+    /// Measured runs per configuration, after one discarded warm-up run
+    #[arg(long, global = true, value_name = "R")]
+    pub runs: Option<usize>,
+    /// Save the full result (machine header, settings, every raw run) as JSON
+    #[arg(long, global = true, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Save every raw run as a long CSV table (one row per case, run and metric)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Save the printed tables with the machine header as Markdown
+    #[arg(long, global = true, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Print ratios of this run's medians against an earlier `--json` result
+    #[arg(long, global = true, value_name = "OLD.json")]
+    pub compare: Option<PathBuf>,
+    /// Write SVG charts into this directory (created if missing)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Experiment {
+    /// Message rate of 1..16 Src.Snk pairs (2..32 threads) beside a plain crossbeam program
+    Scaling(ScalingArgs),
+    /// Deadline misses of tt[T](Src.Snk) per period and pair count, beside the timer floor
+    Tt(TtArgs),
+    /// ZeroMQ rate and loss per pattern and transport, beside raw PUSH/PULL
+    Zmq(ZmqArgs),
+    /// One-way latency percentiles through Src.F...F.Snk per hop count and payload size
+    Latency(LatencyArgs),
+    /// Every experiment with its defaults (use with --quick for a smoke check)
+    All,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ScalingArgs {
+    /// Pair counts to run (threads = 2 x pairs) [default: 1,2,4,8,16; quick: 1,2,4]
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub pairs: Vec<usize>,
+    /// Messages per pair [default: 1000000; quick: 100000]
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Channel length (the report's runtime used 1) [default: 1]
+    #[arg(long, value_name = "L")]
+    pub channel_len: Option<u32>,
+    /// Payload bytes per message [default: 8]
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<usize>,
+    /// Also run a peer runtime at the same shape (`gstreamer`: fakesrc ! queue ! fakesink)
+    #[arg(long, value_name = "NAME", value_parser = ["gstreamer"])]
+    pub peer: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct TtArgs {
+    /// Periods (time literals) [default: 10us,20us,40us,100us]
+    #[arg(long, value_delimiter = ',', value_parser = parse_period, value_name = "T,..")]
+    pub periods: Vec<Duration>,
+    /// Pair counts [default: 1,3]
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub pairs: Vec<usize>,
+    /// Ticks per run [default: 100000; quick: 2000]
+    #[arg(long, value_name = "N")]
+    pub ticks: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ZmqArgs {
+    /// Patterns [default: pubsub,pipeline]
+    #[arg(long, value_delimiter = ',', value_parser = ["pubsub", "pipeline"], value_name = "P,..")]
+    pub patterns: Vec<String>,
+    /// Transports [default: tcp,ipc]
+    #[arg(long, value_delimiter = ',', value_parser = ["tcp", "ipc"], value_name = "T,..")]
+    pub transports: Vec<String>,
+    /// Messages per run [default: 1000000; quick: 50000]
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Payload bytes per message [default: 8]
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct LatencyArgs {
+    /// Forwarding boxes between source and sink [default: 0,1,2,4,8]
+    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    pub hops: Vec<usize>,
+    /// Payload sizes in bytes [default: 8,1024,8192]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,..")]
+    pub size: Vec<usize>,
+    /// Messages per run, one in flight at a time [default: 20000; quick: 1000]
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+}
+
+fn parse_period(text: &str) -> Result<Duration, String> {
+    let d = crate::config::value::parse_duration(text)?;
+    if d.is_zero() {
+        return Err("a period must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+/// `list` if given, else the quick or the full default.
+pub fn or_default<T: Clone>(list: &[T], quick: bool, quick_default: &[T], full_default: &[T]) -> Vec<T> {
+    if !list.is_empty() {
+        list.to_vec()
+    } else if quick {
+        quick_default.to_vec()
+    } else {
+        full_default.to_vec()
+    }
+}
+
+/// `value` if given, else the quick or the full default.
+pub fn pick<T: Copy>(value: Option<T>, quick: bool, quick_default: T, full_default: T) -> T {
+    value.unwrap_or(if quick { quick_default } else { full_default })
+}

@@ -1,0 +1,199 @@
+//! A plain zmq-crate PUSH/PULL program: the raw libzmq rate the ZMQ boxes are compared with.
+//!
+//! One sender thread binds a PUSH socket (as the report's sink did), one receiver thread
+//! connects a PULL socket; frames are `[seq: u64 LE][send time: u64 LE][payload]`, and an empty
+//! frame ends the stream. The receiver stops at that marker or after `timeout` without traffic
+//! (then the run is invalid), so a broken transport never hangs the benchmark. Loss and order
+//! are checked from the sequence numbers.
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use crate::runtime::message::now_ns;
+
+use super::super::result::Run;
+use super::{PayloadRng, touch};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Ipc,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Ipc => "ipc",
+        }
+    }
+}
+
+const HEADER: usize = 16;
+
+/// Runs `count` messages of `size` bytes through PUSH/PULL once. Metrics: `wall_s`, `sent`,
+/// `received`, `lost`, `loss_pct`, `msg_rate_hz` (received per second).
+pub fn run(transport: Transport, count: u64, size: usize, timeout: Duration) -> Run {
+    match try_run(transport, count, size, timeout) {
+        Ok(run) => run,
+        Err(e) => Run::failed(format!("zmq PUSH/PULL over {}: {e}", transport.name())),
+    }
+}
+
+fn try_run(transport: Transport, count: u64, size: usize, timeout: Duration) -> Result<Run, String> {
+    let ctx = zmq::Context::new();
+    let push = ctx
+        .socket(zmq::PUSH)
+        .map_err(|e| format!("cannot create PUSH socket: {e}"))?;
+    let ipc_dir = match transport {
+        Transport::Tcp => None,
+        Transport::Ipc => Some(private_dir()?),
+    };
+    let endpoint = match &ipc_dir {
+        None => "tcp://127.0.0.1:*".to_string(),
+        Some(dir) => format!("ipc://{}/raw", dir.display()),
+    };
+    push.bind(&endpoint)
+        .map_err(|e| format!("cannot bind {endpoint}: {e}"))?;
+    let endpoint = push
+        .get_last_endpoint()
+        .map_err(|e| e.to_string())?
+        .map_err(|_| "bound endpoint is not UTF-8".to_string())?;
+    let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    push.set_sndtimeo(timeout_ms).map_err(|e| e.to_string())?;
+    push.set_linger(timeout_ms).map_err(|e| e.to_string())?;
+
+    let barrier = Arc::new(Barrier::new(2));
+    let b = barrier.clone();
+    let pull_ctx = ctx.clone();
+    let pull_endpoint = endpoint.clone();
+    let receiver = std::thread::spawn(move || -> Result<(u64, bool), String> {
+        let setup = || -> Result<zmq::Socket, String> {
+            let pull = pull_ctx.socket(zmq::PULL).map_err(|e| e.to_string())?;
+            pull.set_rcvtimeo(timeout_ms).map_err(|e| e.to_string())?;
+            pull.connect(&pull_endpoint)
+                .map_err(|e| format!("cannot connect {pull_endpoint}: {e}"))?;
+            Ok(pull)
+        };
+        let pull = setup();
+        // Always meet the sender, also after a failed setup, so it never waits forever.
+        b.wait();
+        let pull = pull?;
+        let mut received = 0u64;
+        let mut in_order = true;
+        let mut checksum = 0u64;
+        let mut frame = zmq::Message::new();
+        loop {
+            match pull.recv(&mut frame, 0) {
+                Ok(()) if frame.is_empty() => return Ok((received, in_order)),
+                Ok(()) if frame.len() < HEADER => return Err("short frame".into()),
+                Ok(()) => {
+                    let seq = u64::from_le_bytes(frame[..8].try_into().unwrap_or_default());
+                    in_order &= seq == received;
+                    checksum ^= touch(&frame[HEADER..]);
+                    received += 1;
+                }
+                Err(zmq::Error::EAGAIN) => {
+                    std::hint::black_box(checksum);
+                    return Err(format!(
+                        "no end marker: receiver idle for {timeout_ms} ms after {received} messages"
+                    ));
+                }
+                Err(e) => return Err(format!("receive failed: {e}")),
+            }
+        }
+    });
+    barrier.wait();
+    let start = Instant::now();
+    let mut rng = PayloadRng::new(7);
+    let mut frame = vec![0u8; HEADER + size];
+    let mut sent = 0u64;
+    let mut send_error = None;
+    for seq in 0..count {
+        frame[..8].copy_from_slice(&seq.to_le_bytes());
+        frame[8..16].copy_from_slice(&now_ns().to_le_bytes());
+        rng.fill(&mut frame[HEADER..]);
+        if let Err(e) = push.send(&frame[..], 0) {
+            send_error = Some(format!("send of message {seq} failed: {e}"));
+            break;
+        }
+        sent += 1;
+    }
+    if send_error.is_none()
+        && let Err(e) = push.send(&[][..], 0)
+    {
+        send_error = Some(format!("send of the end marker failed: {e}"));
+    }
+    let outcome = receiver.join().map_err(|_| "receiver thread panicked".to_string())?;
+    let wall = start.elapsed().as_secs_f64();
+    drop(push);
+    if let Some(dir) = ipc_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let mut run = Run::new();
+    let received = match outcome {
+        Ok((received, in_order)) => {
+            if !in_order {
+                run.invalidate("messages arrived out of order");
+            }
+            received
+        }
+        Err(e) => {
+            run.invalidate(e);
+            0
+        }
+    };
+    if let Some(e) = send_error {
+        run.invalidate(e);
+    }
+    let lost = sent.saturating_sub(received);
+    if received != count {
+        run.invalidate(format!("received {received} of {count} messages"));
+    }
+    run.set("wall_s", wall)
+        .set("sent", sent as f64)
+        .set("received", received as f64)
+        .set("lost", lost as f64)
+        .set(
+            "loss_pct",
+            if sent == 0 {
+                0.0
+            } else {
+                100.0 * lost as f64 / sent as f64
+            },
+        )
+        .set("msg_rate_hz", received as f64 / wall);
+    Ok(run)
+}
+
+/// A fresh directory only this user can enter, for the ipc socket file.
+fn private_dir() -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "smx-bench-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_pull_delivers_everything_over_tcp_and_ipc() {
+        for transport in [Transport::Tcp, Transport::Ipc] {
+            let run = run(transport, 300, 64, Duration::from_secs(10));
+            assert!(run.valid, "{}: {:?}", transport.name(), run.problems);
+            assert_eq!(run.metrics["received"], 300.0);
+            assert_eq!(run.metrics["lost"], 0.0);
+        }
+    }
+}

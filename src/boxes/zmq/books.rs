@@ -1,0 +1,306 @@
+//! Loss accounting of a receiving source, per (sender, topic) stream.
+//!
+//! Sequence numbers are counted by the sender per topic from 0, over the messages ZeroMQ
+//! accepted (a message refused at the sender's HWM takes no number; the sender counts it as
+//! dropped). So for each stream, once the sender's end-of-stream total `n` is known:
+//!
+//! * `lost = n - unique received`, the figure from the sender's total, and independently
+//! * `lost = missing numbers below the first received` (the slow joiner's share)
+//!   `+ gaps between received numbers + numbers after the last received up to n`,
+//!
+//! which must agree; a disagreement (e.g. a restarted sender reusing its id) is reported as
+//! inconsistent books rather than papered over. A number seen again is a duplicate; a missing
+//! number that arrives late is counted as reordered and removed from the gaps.
+
+use std::collections::{BTreeMap, HashMap};
+
+/// More open gaps than this are not tracked individually: the oldest is forgotten (still
+/// counted as lost; a late arrival in it then counts as a duplicate).
+const MAX_GAPS: usize = 1 << 20;
+
+/// The books of one (sender, topic) stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamBook {
+    /// First sequence number received.
+    first: Option<u64>,
+    /// One past the highest sequence number received.
+    next: u64,
+    /// Distinct sequence numbers received.
+    pub unique: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Missing ranges `start -> end` (exclusive), including `0 -> first`.
+    gaps: BTreeMap<u64, u64>,
+    /// Numbers inside `gaps` (plus forgotten gaps).
+    gap_total: u64,
+    /// The sender's total for this stream, from its end-of-stream marker.
+    pub announced: Option<u64>,
+}
+
+impl StreamBook {
+    /// Books one received sequence number.
+    pub fn record(&mut self, seq: u64) {
+        if self.first.is_none() {
+            self.first = Some(seq);
+            self.open_gap(0, seq);
+            self.next = seq + 1;
+            self.unique += 1;
+        } else if seq == self.next {
+            self.next += 1;
+            self.unique += 1;
+        } else if seq > self.next {
+            self.open_gap(self.next, seq);
+            self.next = seq + 1;
+            self.unique += 1;
+        } else if self.fill_gap(seq) {
+            self.reordered += 1;
+            self.unique += 1;
+        } else {
+            self.duplicates += 1;
+        }
+    }
+
+    fn open_gap(&mut self, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        self.gaps.insert(start, end);
+        self.gap_total += end - start;
+        if self.gaps.len() > MAX_GAPS {
+            self.gaps.pop_first();
+        }
+    }
+
+    fn fill_gap(&mut self, seq: u64) -> bool {
+        let Some((&start, &end)) = self.gaps.range(..=seq).next_back() else {
+            return false;
+        };
+        if seq >= end {
+            return false;
+        }
+        self.gaps.remove(&start);
+        if start < seq {
+            self.gaps.insert(start, seq);
+        }
+        if seq + 1 < end {
+            self.gaps.insert(seq + 1, end);
+        }
+        self.gap_total -= 1;
+        true
+    }
+
+    /// Numbers missing below the first one received: the slow joiner's loss. With nothing
+    /// received, every announced message counts here.
+    pub fn lost_before_first(&self) -> u64 {
+        match self.first {
+            None => self.announced.unwrap_or(0),
+            Some(first) => self.gaps.range(..first).map(|(&s, &e)| e.min(first) - s).sum(),
+        }
+    }
+
+    /// Loss counted from sequence numbers: gaps, plus the tail after the last received number
+    /// when the sender's total is known.
+    pub fn lost_from_gaps(&self) -> u64 {
+        match (self.first, self.announced) {
+            (None, announced) => announced.unwrap_or(0),
+            (Some(_), Some(n)) => self.gap_total + n.saturating_sub(self.next),
+            (Some(_), None) => self.gap_total,
+        }
+    }
+
+    /// Loss counted from the sender's total, if known.
+    pub fn lost_from_total(&self) -> Option<u64> {
+        self.announced.map(|n| n.saturating_sub(self.unique))
+    }
+
+    /// Both counts agree and no number lies beyond the announced total.
+    pub fn consistent(&self) -> bool {
+        match self.announced {
+            None => true,
+            Some(n) => self.next <= n && self.lost_from_total() == Some(self.lost_from_gaps()),
+        }
+    }
+}
+
+/// Totals of a source over all its streams.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Sum of the senders' announced totals (streams without a marker count what was seen).
+    pub sent: u64,
+    /// Data messages received, duplicates included.
+    pub received: u64,
+    pub lost: u64,
+    pub lost_before_first: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Messages the senders' ZeroMQ refused (HWM), from their markers.
+    pub sender_dropped: u64,
+    /// Streams whose two loss counts disagree.
+    pub inconsistent: u64,
+    /// Streams still without an end-of-stream marker (their tail is unknown).
+    pub unannounced: u64,
+}
+
+/// All streams of a source.
+#[derive(Debug, Default)]
+pub struct SourceBooks {
+    streams: Vec<StreamBook>,
+    index: HashMap<u32, HashMap<Vec<u8>, usize>>,
+    /// The last stream looked up: consecutive messages almost always share it.
+    last: Option<(u32, Vec<u8>, usize)>,
+    /// Senders whose marker arrived, with their reported drops.
+    finished: HashMap<u32, u64>,
+}
+
+impl SourceBooks {
+    fn stream(&mut self, sender: u32, topic: &[u8]) -> &mut StreamBook {
+        if let Some((s, t, i)) = &self.last
+            && *s == sender
+            && t.as_slice() == topic
+        {
+            return &mut self.streams[*i];
+        }
+        let topics = self.index.entry(sender).or_default();
+        let i = match topics.get(topic) {
+            Some(&i) => i,
+            None => {
+                self.streams.push(StreamBook::default());
+                topics.insert(topic.to_vec(), self.streams.len() - 1);
+                self.streams.len() - 1
+            }
+        };
+        self.last = Some((sender, topic.to_vec(), i));
+        &mut self.streams[i]
+    }
+
+    /// Books a data message.
+    pub fn record(&mut self, sender: u32, topic: &[u8], seq: u64) {
+        self.stream(sender, topic).record(seq);
+    }
+
+    /// Books a sender's end-of-stream marker; `wanted` says which of its topics this source
+    /// subscribed to. Returns false for a repeat of a marker already booked.
+    pub fn finish(
+        &mut self,
+        sender: u32,
+        topics: &[(Vec<u8>, u64)],
+        dropped: u64,
+        wanted: impl Fn(&[u8]) -> bool,
+    ) -> bool {
+        if self.finished.contains_key(&sender) {
+            return false;
+        }
+        for (topic, count) in topics {
+            if wanted(topic) {
+                self.stream(sender, topic).announced = Some(*count);
+            }
+        }
+        self.finished.insert(sender, dropped);
+        true
+    }
+
+    /// Senders whose marker arrived.
+    pub fn finished_senders(&self) -> usize {
+        self.finished.len()
+    }
+
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals {
+            sender_dropped: self.finished.values().sum(),
+            ..Totals::default()
+        };
+        for s in &self.streams {
+            t.sent += s.announced.unwrap_or(s.unique + s.lost_from_gaps());
+            t.received += s.unique + s.duplicates;
+            t.lost += s.lost_from_gaps();
+            t.lost_before_first += s.lost_before_first();
+            t.duplicates += s.duplicates;
+            t.reordered += s.reordered;
+            t.inconsistent += u64::from(!s.consistent());
+            t.unannounced += u64::from(s.announced.is_none());
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn book(seqs: &[u64], announced: Option<u64>) -> StreamBook {
+        let mut b = StreamBook::default();
+        for &s in seqs {
+            b.record(s);
+        }
+        b.announced = announced;
+        b
+    }
+
+    #[test]
+    fn gap_free_stream_balances() {
+        let b = book(&[0, 1, 2, 3], Some(4));
+        assert_eq!(b.lost_from_total(), Some(0));
+        assert_eq!(b.lost_from_gaps(), 0);
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn slow_joiner_gaps_and_tail_add_up() {
+        let b = book(&[3, 4, 6, 7], Some(10));
+        assert_eq!(b.lost_before_first(), 3);
+        assert_eq!(b.lost_from_gaps(), 3 + 1 + 2);
+        assert_eq!(b.lost_from_total(), Some(6));
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn duplicates_and_late_arrivals_are_told_apart() {
+        let b = book(&[0, 2, 1, 2, 0, 5, 3], Some(6));
+        assert_eq!(b.reordered, 2);
+        assert_eq!(b.duplicates, 2);
+        assert_eq!(b.unique, 5);
+        assert_eq!(b.lost_from_total(), Some(1));
+        assert_eq!(b.lost_from_gaps(), 1);
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn numbers_beyond_the_total_are_inconsistent() {
+        assert!(!book(&[0, 1, 2], Some(2)).consistent());
+    }
+
+    #[test]
+    fn unannounced_stream_counts_only_known_gaps() {
+        let b = book(&[0, 5], None);
+        assert_eq!(b.lost_from_gaps(), 4);
+        assert_eq!(b.lost_from_total(), None);
+    }
+
+    #[test]
+    fn source_books_follow_markers_and_filters() {
+        let mut books = SourceBooks::default();
+        books.record(7, b"a", 0);
+        books.record(7, b"a", 1);
+        books.record(7, b"b", 1);
+        let topics = vec![(b"a".to_vec(), 3), (b"b".to_vec(), 2), (b"zz".to_vec(), 5)];
+        assert!(books.finish(7, &topics, 4, |t| t != b"zz"));
+        assert!(!books.finish(7, &topics, 4, |_| true), "a repeated marker is ignored");
+        let t = books.totals();
+        assert_eq!((t.sent, t.received, t.lost), (5, 3, 2));
+        assert_eq!(t.lost_before_first, 1);
+        assert_eq!(t.sender_dropped, 4);
+        assert_eq!((t.inconsistent, t.unannounced), (0, 0));
+        assert_eq!(books.finished_senders(), 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn books_always_balance(seqs in proptest::collection::vec(0u64..50, 0..200)) {
+            let n = 50;
+            let b = book(&seqs, Some(n));
+            proptest::prop_assert!(b.consistent());
+            proptest::prop_assert_eq!(b.unique + b.lost_from_gaps(), n);
+            proptest::prop_assert_eq!(b.unique + b.duplicates, seqs.len() as u64);
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Endpoint validation and the ipc socket files' private directory.
+//!
+//! Checked before any socket exists, so a typo is reported with the accepted forms instead of
+//! libzmq's bare `EINVAL`. An ipc endpoint given as a bare name (`ipc://feeds`) lives in a
+//! per-user private directory (mode 0700); an absolute path is used as given, and a missing
+//! parent directory is created with mode 0700. The binder removes its socket file, and any
+//! directory it created, at the end.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Longest path a Unix domain socket accepts (`sun_path` minus the terminating NUL).
+const MAX_IPC_PATH: usize = 107;
+
+/// Where an endpoint points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// `port` is `None` for an ephemeral port (`*` or `0`, binding only).
+    Tcp {
+        host: String,
+        port: Option<u16>,
+    },
+    /// `abstract_name`: a Linux abstract socket (`ipc://@name`), no file.
+    Ipc {
+        path: PathBuf,
+        abstract_name: bool,
+    },
+    Inproc {
+        name: String,
+    },
+}
+
+/// A validated endpoint and the string handed to libzmq.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// As written in the configuration (used in the report).
+    pub written: String,
+    /// As handed to libzmq (a bare ipc name resolved to its private directory).
+    pub resolved: String,
+    pub transport: Transport,
+}
+
+impl Endpoint {
+    /// Parses `text` for a socket that binds (`binding`) or connects.
+    pub fn parse(text: &str, binding: bool) -> Result<Endpoint, String> {
+        let forms = "write tcp://HOST:PORT, ipc://PATH (or ipc://NAME for a private directory) or inproc://NAME";
+        let (scheme, rest) = text
+            .split_once("://")
+            .ok_or_else(|| format!("endpoint '{text}' has no transport: {forms}"))?;
+        let (resolved, transport) = match scheme {
+            "tcp" => {
+                let (host, port) = rest
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("endpoint '{text}' has no port: write tcp://HOST:PORT"))?;
+                if host.is_empty() || host.contains(['/', ' ']) {
+                    return Err(format!("endpoint '{text}' has no valid host: write tcp://HOST:PORT"));
+                }
+                let port = match port {
+                    "*" | "0" if binding => None,
+                    "*" | "0" => {
+                        return Err(format!(
+                            "endpoint '{text}': a connecting socket needs a concrete port, not '{port}'"
+                        ));
+                    }
+                    p => match p.parse::<u16>() {
+                        Ok(n) if n > 0 => Some(n),
+                        _ => return Err(format!("endpoint '{text}': port '{p}' is not a number in 1..65535")),
+                    },
+                };
+                let resolved = match port {
+                    Some(_) => text.to_string(),
+                    None => format!("tcp://{host}:*"),
+                };
+                (
+                    resolved,
+                    Transport::Tcp {
+                        host: host.to_string(),
+                        port,
+                    },
+                )
+            }
+            "ipc" => {
+                if rest.is_empty() {
+                    return Err(format!("endpoint '{text}' has no path: {forms}"));
+                }
+                let (path, abstract_name) = if let Some(name) = rest.strip_prefix('@') {
+                    (PathBuf::from(name), true)
+                } else if rest.starts_with('/') {
+                    (PathBuf::from(rest), false)
+                } else {
+                    if rest.contains('/') {
+                        return Err(format!(
+                            "endpoint '{text}': a relative ipc name may not contain '/': use an absolute path"
+                        ));
+                    }
+                    (private_dir()?.join(rest), false)
+                };
+                let resolved = if abstract_name {
+                    text.to_string()
+                } else {
+                    format!("ipc://{}", path.display())
+                };
+                if resolved.len() - "ipc://".len() > MAX_IPC_PATH {
+                    return Err(format!(
+                        "endpoint '{text}': the socket path '{}' is longer than {MAX_IPC_PATH} bytes",
+                        path.display()
+                    ));
+                }
+                (resolved, Transport::Ipc { path, abstract_name })
+            }
+            "inproc" => {
+                if rest.is_empty() {
+                    return Err(format!("endpoint '{text}' has no name: {forms}"));
+                }
+                (text.to_string(), Transport::Inproc { name: rest.to_string() })
+            }
+            other => return Err(format!("endpoint '{text}': unknown transport '{other}': {forms}")),
+        };
+        Ok(Endpoint {
+            written: text.to_string(),
+            resolved,
+            transport,
+        })
+    }
+
+    /// For a wildcard tcp bind, the warning to print (naming the exposed port).
+    pub fn wildcard_warning(&self, port: Option<u16>) -> Option<String> {
+        match &self.transport {
+            Transport::Tcp { host, .. } if matches!(host.as_str(), "*" | "0.0.0.0" | "::" | "[::]") => {
+                let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
+                Some(format!(
+                    "binding {} exposes {port} on every network interface; bind to 127.0.0.1 to keep it local",
+                    self.written
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The per-user private directory of bare ipc names: `$XDG_RUNTIME_DIR/smx-ipc` or
+/// `$TMPDIR/smx-ipc-UID`, created with mode 0700 and refused if someone else can enter it.
+pub fn private_dir() -> Result<PathBuf, String> {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(base) if base.is_dir() => base.join("smx-ipc"),
+        _ => std::env::temp_dir().join(format!("smx-ipc-{uid}")),
+    };
+    ensure_private(&dir, uid)?;
+    Ok(dir)
+}
+
+fn ensure_private(dir: &Path, uid: u32) -> Result<(), String> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+            if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+                return Err(format!(
+                    "ipc directory {} is not a private directory of this user (want a directory with mode 0700)",
+                    dir.display()
+                ));
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("cannot create ipc directory {}: {e}", dir.display())),
+    }
+}
+
+/// The files a binder must remove at the end.
+#[derive(Debug, Default)]
+pub struct IpcFiles {
+    socket: Option<PathBuf>,
+    created_dir: Option<PathBuf>,
+}
+
+impl IpcFiles {
+    /// Before binding `endpoint`: creates a missing parent directory (mode 0700) and refuses a
+    /// socket file that another process is still listening on (libzmq would silently unlink
+    /// it and steal the address).
+    pub fn prepare_bind(endpoint: &Endpoint) -> Result<IpcFiles, String> {
+        let Transport::Ipc {
+            path,
+            abstract_name: false,
+        } = &endpoint.transport
+        else {
+            return Ok(IpcFiles::default());
+        };
+        let mut files = IpcFiles::default();
+        if let Some(parent) = path.parent()
+            && !parent.exists()
+        {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(parent)
+                .map_err(|e| format!("cannot create ipc directory {}: {e}", parent.display()))?;
+            files.created_dir = Some(parent.to_path_buf());
+        }
+        if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(format!(
+                "cannot bind {}: another process is listening on {} (address in use)",
+                endpoint.written,
+                path.display()
+            ));
+        }
+        files.socket = Some(path.clone());
+        Ok(files)
+    }
+
+    /// Removes the socket file and a directory this binder created (if empty).
+    pub fn remove(&mut self) {
+        if let Some(path) = self.socket.take() {
+            let _ = std::fs::remove_file(path);
+        }
+        if let Some(dir) = self.created_dir.take() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+impl Drop for IpcFiles {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_forms() {
+        let e = Endpoint::parse("tcp://127.0.0.1:5555", false).unwrap();
+        assert_eq!(
+            e.transport,
+            Transport::Tcp {
+                host: "127.0.0.1".into(),
+                port: Some(5555)
+            }
+        );
+        assert_eq!(
+            Endpoint::parse("tcp://127.0.0.1:*", true).unwrap().resolved,
+            "tcp://127.0.0.1:*"
+        );
+        assert_eq!(
+            Endpoint::parse("tcp://127.0.0.1:0", true).unwrap().resolved,
+            "tcp://127.0.0.1:*"
+        );
+        assert!(matches!(
+            Endpoint::parse("inproc://x", true).unwrap().transport,
+            Transport::Inproc { .. }
+        ));
+        let abs = Endpoint::parse("ipc:///tmp/feeds/0", true).unwrap();
+        assert_eq!(abs.resolved, "ipc:///tmp/feeds/0");
+        let bare = Endpoint::parse("ipc://feeds", true).unwrap();
+        assert!(bare.resolved.ends_with("/feeds"), "{}", bare.resolved);
+        let dir = private_dir().unwrap();
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[test]
+    fn bad_endpoints_are_explained() {
+        for (text, binding, needle) in [
+            ("localhost:5555", true, "no transport"),
+            ("udp://x:1", true, "unknown transport 'udp'"),
+            ("tcp://127.0.0.1", true, "no port"),
+            ("tcp://:5", true, "no valid host"),
+            ("tcp://h:99999", true, "not a number"),
+            ("tcp://h:*", false, "concrete port"),
+            ("ipc://", true, "no path"),
+            ("ipc://a/b", true, "relative ipc name"),
+            ("inproc://", true, "no name"),
+        ] {
+            let err = Endpoint::parse(text, binding).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+        let long = format!("ipc:///tmp/{}", "x".repeat(120));
+        assert!(Endpoint::parse(&long, true).unwrap_err().contains("longer than"));
+    }
+
+    #[test]
+    fn wildcard_binds_are_flagged_with_their_port() {
+        let e = Endpoint::parse("tcp://*:50030", true).unwrap();
+        assert!(e.wildcard_warning(Some(50030)).unwrap().contains("port 50030"));
+        let local = Endpoint::parse("tcp://127.0.0.1:50030", true).unwrap();
+        assert_eq!(local.wildcard_warning(Some(50030)), None);
+    }
+
+    #[test]
+    fn ipc_binder_creates_a_private_parent_and_cleans_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let parent = tmp.path().join("feeds");
+        let e = Endpoint::parse(&format!("ipc://{}/0", parent.display()), true).unwrap();
+        let mut files = IpcFiles::prepare_bind(&e).unwrap();
+        assert_eq!(std::fs::metadata(&parent).unwrap().permissions().mode() & 0o777, 0o700);
+        std::fs::write(parent.join("0"), b"").unwrap();
+        files.remove();
+        assert!(!parent.exists());
+    }
+
+    #[test]
+    fn a_listening_ipc_socket_is_in_use() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("busy");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let e = Endpoint::parse(&format!("ipc://{}", path.display()), true).unwrap();
+        assert!(IpcFiles::prepare_bind(&e).unwrap_err().contains("address in use"));
+    }
+}

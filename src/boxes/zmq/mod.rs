@@ -1,0 +1,109 @@
+//! ZeroMQ boxes: `smx_snk_zmq` sends a stream out of a net, `smx_src_zmq` brings one in, in
+//! the same process or across processes and hosts, with exact, explained loss accounting.
+//!
+//! * [`wire`]: the two-frame message format (topic, then header and payload).
+//! * [`eos`]: the end-of-stream marker and why it is reliable over PUB/SUB.
+//! * [`books`]: the receiver's per-stream loss accounting.
+//! * [`endpoint`], [`settings`]: validation before the net starts.
+//! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
+//! * [`sink`], [`source`]: the boxes; [`raw`]: the plain PUSH/PULL yardstick.
+
+pub mod books;
+pub mod endpoint;
+pub mod eos;
+pub mod raw;
+pub mod receiver;
+pub mod sender;
+pub mod settings;
+pub mod sink;
+pub mod socket;
+pub mod source;
+pub mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::Value;
+
+use crate::boxes::BoxSpec;
+
+/// The specs of both boxes.
+pub fn specs() -> Vec<BoxSpec> {
+    vec![
+        BoxSpec {
+            name: "smx_snk_zmq",
+            summary: "sends each message over ZeroMQ (pubsub or pipeline), ending with an end-of-stream marker",
+            ports: sink::PORTS,
+            config: settings::SINK_KEYS,
+            create: sink::create,
+        },
+        BoxSpec {
+            name: "smx_src_zmq",
+            summary: "emits each message received over ZeroMQ and accounts for every lost one",
+            ports: source::PORTS,
+            config: settings::SOURCE_KEYS,
+            create: source::create,
+        },
+    ]
+}
+
+/// One line of the text report for a box's `zmq` stats row (see [`sink`] and [`source`]).
+pub fn text_line(row: &Value) -> Option<String> {
+    let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let n = |k: &str| row.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let head = format!("{} {} {} {}", s("name"), s("role"), s("pattern"), s("endpoint"));
+    match row.get("role")?.as_str()? {
+        "sink" => {
+            let offered = n("offered");
+            Some(format!(
+                "{head}: sent {} of {offered}, dropped {} ({:.3} %: {} at the HWM, {} timed out), {} subscriber(s){}",
+                n("sent"),
+                n("dropped"),
+                percent(n("dropped"), offered),
+                n("dropped_hwm"),
+                n("dropped_timeout"),
+                n("subscribers"),
+                if row.get("linger_expired") == Some(&Value::Bool(true)) {
+                    ", LINGER EXPIRED: queued messages may be lost"
+                } else {
+                    ""
+                }
+            ))
+        }
+        "source" => {
+            let sent = n("sent");
+            let tail = if row.get("tail_unknown") == Some(&Value::Bool(true)) {
+                " (at least: no end marker, messages after the last one received are unknown)"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{head}: sender sent {sent}, received {}, lost {} ({:.3} %{tail}; {} before the first received), \
+                 duplicates {}, reordered {}, corrupt {}, sender dropped {}, ended by {}{}",
+                n("received"),
+                n("lost"),
+                percent(n("lost"), sent),
+                n("lost_before_first"),
+                n("duplicates"),
+                n("reordered"),
+                n("corrupt"),
+                n("sender_dropped"),
+                s("end"),
+                if n("inconsistent_streams") > 0 {
+                    ", BOOKS INCONSISTENT (a sender restarted or reused its id?)"
+                } else {
+                    ""
+                }
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}

@@ -1,0 +1,230 @@
+//! The receiving side of a ZeroMQ source, independent of the runtime (tested with raw sockets).
+//!
+//! Receives two-frame messages, books every one in [`SourceBooks`], skips and counts what does
+//! not parse, and decides when the stream has ended: after the markers of all expected
+//! senders and draining what is already queued, or after `timeout` without any traffic.
+
+use std::time::{Duration, Instant};
+
+use super::books::{SourceBooks, Totals};
+use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
+use super::settings::{Pattern, SourceSettings};
+use super::socket::BoxSocket;
+use super::wire::{Corrupt, Header, Kind};
+
+/// What [`Receiver::next`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Event<'a> {
+    Data {
+        topic: &'a [u8],
+        seq: u64,
+        sent_unix_ns: u64,
+        payload: &'a [u8],
+    },
+    /// Nothing arrived within the wait; the stream goes on.
+    Idle,
+    Ended(EndReason),
+}
+
+/// An open receiving socket with its books.
+pub struct Receiver {
+    settings: SourceSettings,
+    socket: Option<BoxSocket>,
+    books: SourceBooks,
+    topic: zmq::Message,
+    body: zmq::Message,
+    /// Messages that did not parse.
+    pub corrupt: u64,
+    /// The first few reasons, for the log.
+    pub corrupt_examples: Vec<String>,
+    /// End-of-stream markers received, repeats included.
+    pub markers: u64,
+    last_traffic: Instant,
+    draining: bool,
+    ended: Option<EndReason>,
+}
+
+impl Receiver {
+    pub fn open(settings: SourceSettings) -> Result<Receiver, String> {
+        let kind = match settings.common.pattern {
+            Pattern::PubSub => zmq::SUB,
+            Pattern::Pipeline => zmq::PULL,
+        };
+        let pattern = settings.common.pattern;
+        let hwm = settings.common.hwm;
+        let prefix = settings.subscribe.clone();
+        let socket = BoxSocket::open(&settings.common, kind, |s| {
+            s.set_rcvhwm(hwm)?;
+            if pattern == Pattern::PubSub {
+                s.set_subscribe(CONTROL_TOPIC)?;
+                s.set_subscribe(&prefix)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| format!("{}: {e}", settings.common.instance))?;
+        Ok(Receiver {
+            settings,
+            socket: Some(socket),
+            books: SourceBooks::default(),
+            topic: zmq::Message::new(),
+            body: zmq::Message::new(),
+            corrupt: 0,
+            corrupt_examples: Vec::new(),
+            markers: 0,
+            last_traffic: Instant::now(),
+            draining: false,
+            ended: None,
+        })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        self.socket.as_ref().map_or("", |s| s.endpoint.as_str())
+    }
+
+    pub fn settings(&self) -> &SourceSettings {
+        &self.settings
+    }
+
+    pub fn totals(&self) -> Totals {
+        self.books.totals()
+    }
+
+    pub fn ended(&self) -> Option<EndReason> {
+        self.ended
+    }
+
+    /// Ends the stream early (stop request, consumers gone) and closes the socket.
+    pub fn stop(&mut self) {
+        if self.ended.is_none() {
+            self.ended = Some(EndReason::Stopped);
+        }
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if let Some(sock) = self.socket.take() {
+            let _ = sock.socket.set_linger(0);
+            sock.close(Duration::ZERO);
+        }
+    }
+
+    fn end(&mut self, reason: EndReason) -> Event<'static> {
+        self.ended = Some(reason);
+        self.close();
+        Event::Ended(reason)
+    }
+
+    /// The next data message, waiting up to `wait` for one. Corrupt messages and markers are
+    /// booked and skipped.
+    pub fn next(&mut self, wait: Duration) -> Result<Event<'_>, String> {
+        if let Some(reason) = self.ended {
+            return Ok(Event::Ended(reason));
+        }
+        let started = Instant::now();
+        loop {
+            let Some(sock) = &self.socket else {
+                return Ok(Event::Ended(EndReason::Stopped));
+            };
+            match sock.socket.recv(&mut self.topic, zmq::DONTWAIT) {
+                Ok(()) => {}
+                Err(zmq::Error::EAGAIN) => {
+                    if self.draining {
+                        return Ok(self.end(EndReason::Marker));
+                    }
+                    let idle = self.last_traffic.elapsed();
+                    if idle >= self.settings.common.timeout {
+                        return Ok(self.end(EndReason::Timeout));
+                    }
+                    let waited = started.elapsed();
+                    if waited >= wait {
+                        return Ok(Event::Idle);
+                    }
+                    let slice = (wait - waited).min(self.settings.common.timeout - idle);
+                    let ms = slice.as_millis().clamp(1, i64::MAX as u128) as i64;
+                    sock.socket
+                        .poll(zmq::POLLIN, ms)
+                        .map_err(|e| format!("{}: poll failed: {}", self.settings.common.instance, e.message()))?;
+                    continue;
+                }
+                Err(zmq::Error::EINTR) => continue,
+                Err(e) => {
+                    return Err(format!(
+                        "{}: receive failed: {}",
+                        self.settings.common.instance,
+                        e.message()
+                    ));
+                }
+            }
+            self.last_traffic = Instant::now();
+            match self.receive_body() {
+                Err(why) => self.count_corrupt(why),
+                Ok(Some(header)) => {
+                    self.books.record(header.sender, &self.topic, header.seq);
+                    return Ok(Event::Data {
+                        topic: &self.topic,
+                        seq: header.seq,
+                        sent_unix_ns: header.sent_unix_ns,
+                        payload: &self.body[super::wire::HEADER_LEN..],
+                    });
+                }
+                Ok(None) => {}
+            }
+        }
+    }
+
+    /// Reads the rest of a message whose topic frame is in `self.topic`. `Ok(None)`: a marker
+    /// (booked).
+    fn receive_body(&mut self) -> Result<Option<Header>, Corrupt> {
+        let Some(sock) = &self.socket else {
+            return Err(Corrupt::Frames(1));
+        };
+        if !self.topic.get_more() {
+            return Err(Corrupt::Frames(1));
+        }
+        if sock.socket.recv(&mut self.body, 0).is_err() {
+            return Err(Corrupt::Frames(1));
+        }
+        if self.body.get_more() {
+            let mut frames = 2;
+            let mut rest = zmq::Message::new();
+            while sock.socket.recv(&mut rest, 0).is_ok() {
+                frames += 1;
+                if !rest.get_more() {
+                    break;
+                }
+            }
+            return Err(Corrupt::Frames(frames));
+        }
+        let (header, rest) = Header::parse(&self.body)?;
+        match header.kind {
+            Kind::Data => Ok(Some(header)),
+            Kind::EndOfStream => {
+                let eos = EndOfStream::decode(rest)?;
+                self.markers += 1;
+                let prefix = &self.settings.subscribe;
+                let filtered = self.settings.common.pattern == Pattern::PubSub;
+                self.books.finish(header.sender, &eos.topics, eos.dropped, |t| {
+                    !filtered || t.starts_with(prefix)
+                });
+                if self.books.finished_senders() as u64 >= self.settings.senders {
+                    self.draining = true;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    fn count_corrupt(&mut self, why: Corrupt) {
+        self.corrupt += 1;
+        if self.corrupt_examples.len() < 3 {
+            log::warn!("{}: skipped a corrupt message: {why}", self.settings.common.instance);
+            self.corrupt_examples.push(why.to_string());
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

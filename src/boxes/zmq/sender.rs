@@ -1,0 +1,305 @@
+//! The sending side of a ZeroMQ sink, independent of the runtime (tested with raw sockets).
+//!
+//! Numbers every accepted message per topic, counts what ZeroMQ refuses, waits for subscribers
+//! when asked (`sync`), and ends the stream with the marker described in [`super::eos`].
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::eos::{self, CONTROL_TOPIC, EndOfStream};
+use super::settings::{Pattern, SinkSettings};
+use super::socket::{self, BoxSocket};
+use super::wire::{self, Header, Kind};
+
+/// Longest single blocking wait, so a stop request is noticed promptly.
+const SLICE_MS: i32 = 100;
+
+/// Figures of a sink.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    /// Messages the sink was given.
+    pub offered: u64,
+    /// Messages ZeroMQ accepted (numbered, announced in the marker).
+    pub sent: u64,
+    /// pubsub: refused at the high-water mark (`EAGAIN` under `ZMQ_XPUB_NODROP`).
+    pub dropped_hwm: u64,
+    /// pipeline: given up after blocking for `timeout` (no receiver taking messages).
+    pub dropped_timeout: u64,
+    /// Receivers that subscribed (pubsub).
+    pub subscribers: u64,
+    /// End-of-stream markers queued.
+    pub markers: u64,
+    pub linger_expired: bool,
+}
+
+/// The result of one send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    Accepted,
+    /// Refused at the HWM (pubsub); counted.
+    DroppedHwm,
+    /// Blocked longer than `timeout` or stopped (pipeline); counted. The sink should end.
+    GaveUp,
+}
+
+/// An open sending socket with its books.
+pub struct Sender {
+    settings: SinkSettings,
+    socket: Option<BoxSocket>,
+    id: u32,
+    /// Per topic: the next sequence number.
+    topics: Vec<(Vec<u8>, u64)>,
+    topic_index: HashMap<Vec<u8>, usize>,
+    body: Vec<u8>,
+    pub stats: SinkStats,
+    sends_since_poll: u32,
+    /// The slot of the configured topic, once used.
+    default_slot: Option<usize>,
+}
+
+impl Sender {
+    /// Creates, configures and binds or connects the socket. Every error is worded for the
+    /// user and names the instance.
+    pub fn open(settings: SinkSettings) -> Result<Sender, String> {
+        let kind = match settings.common.pattern {
+            Pattern::PubSub => zmq::XPUB,
+            Pattern::Pipeline => zmq::PUSH,
+        };
+        let pattern = settings.common.pattern;
+        let hwm = settings.common.hwm;
+        let socket = BoxSocket::open(&settings.common, kind, |s| {
+            s.set_sndhwm(hwm)?;
+            s.set_sndtimeo(SLICE_MS)?;
+            if pattern == Pattern::PubSub {
+                s.set_xpub_verbose(true)?;
+                socket::set_xpub_nodrop(s)?;
+                s.set_rcvtimeo(0)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| format!("{}: {e}", settings.common.instance))?;
+        Ok(Sender {
+            settings,
+            socket: Some(socket),
+            id: random_id(),
+            topics: Vec::new(),
+            topic_index: HashMap::new(),
+            body: Vec::with_capacity(256),
+            stats: SinkStats::default(),
+            sends_since_poll: 0,
+            default_slot: None,
+        })
+    }
+
+    /// The endpoint bound or connected (an ephemeral port resolved).
+    pub fn endpoint(&self) -> &str {
+        self.socket.as_ref().map_or("", |s| s.endpoint.as_str())
+    }
+
+    pub fn settings(&self) -> &SinkSettings {
+        &self.settings
+    }
+
+    /// Reads pending subscription messages of an XPUB socket (non-blocking).
+    fn poll_subscriptions(&mut self) {
+        let Some(sock) = &self.socket else { return };
+        if self.settings.common.pattern != Pattern::PubSub {
+            return;
+        }
+        while let Ok(bytes) = sock.socket.recv_bytes(zmq::DONTWAIT) {
+            if bytes.first() == Some(&1) && &bytes[1..] == CONTROL_TOPIC {
+                self.stats.subscribers += 1;
+            }
+        }
+    }
+
+    /// With `sync` on a pubsub sink: waits until `subscribers` receivers have subscribed, up to
+    /// `timeout`. `stop` is polled between short waits.
+    pub fn wait_for_subscribers(&mut self, stop: &dyn Fn() -> bool) -> Result<(), String> {
+        if !self.settings.sync || self.settings.common.pattern != Pattern::PubSub {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.settings.common.timeout;
+        loop {
+            self.poll_subscriptions();
+            if self.stats.subscribers >= self.settings.subscribers || stop() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "{}: sync: {} of {} subscriber(s) joined {} within {:?}",
+                    self.settings.common.instance,
+                    self.stats.subscribers,
+                    self.settings.subscribers,
+                    self.settings.common.endpoint.written,
+                    self.settings.common.timeout
+                ));
+            }
+            if let Some(sock) = &self.socket {
+                let _ = sock.socket.poll(zmq::POLLIN, SLICE_MS as i64);
+            }
+        }
+    }
+
+    fn topic_slot(&mut self, topic: &[u8]) -> Result<usize, String> {
+        if let Some((t, _)) = self.topics.last()
+            && t.as_slice() == topic
+        {
+            return Ok(self.topics.len() - 1);
+        }
+        if let Some(&i) = self.topic_index.get(topic) {
+            return Ok(i);
+        }
+        if self.topics.len() >= eos::MAX_TOPICS {
+            return Err(format!(
+                "{}: more than {} distinct topics",
+                self.settings.common.instance,
+                eos::MAX_TOPICS
+            ));
+        }
+        self.topics.push((topic.to_vec(), 0));
+        self.topic_index.insert(topic.to_vec(), self.topics.len() - 1);
+        Ok(self.topics.len() - 1)
+    }
+
+    /// Sends one message under `topic` (the configured topic when `None`).
+    pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
+        self.stats.offered += 1;
+        self.sends_since_poll += 1;
+        if self.sends_since_poll >= 4096 {
+            self.sends_since_poll = 0;
+            self.poll_subscriptions();
+        }
+        let slot = match topic {
+            Some(t) => self.topic_slot(t)?,
+            None => match self.default_slot {
+                Some(slot) => slot,
+                None => {
+                    let configured = self.settings.topic.clone();
+                    let slot = self.topic_slot(&configured)?;
+                    self.default_slot = Some(slot);
+                    slot
+                }
+            },
+        };
+        let header = Header {
+            kind: Kind::Data,
+            sender: self.id,
+            seq: self.topics[slot].1,
+            sent_unix_ns: wire::unix_now_ns(),
+        };
+        wire::encode_body(&header, payload, &mut self.body);
+        let pubsub = self.settings.common.pattern == Pattern::PubSub;
+        let deadline = Instant::now() + self.settings.common.timeout;
+        let Some(sock) = &self.socket else {
+            return Err(format!("{}: socket already closed", self.settings.common.instance));
+        };
+        let flags = if pubsub { zmq::DONTWAIT } else { 0 };
+        loop {
+            match sock.socket.send(&self.topics[slot].0[..], flags | zmq::SNDMORE) {
+                Ok(()) => break,
+                Err(zmq::Error::EAGAIN) if pubsub => {
+                    self.stats.dropped_hwm += 1;
+                    return Ok(Sent::DroppedHwm);
+                }
+                Err(zmq::Error::EAGAIN | zmq::Error::EINTR) => {
+                    if stop() || Instant::now() >= deadline {
+                        self.stats.dropped_timeout += 1;
+                        return Ok(Sent::GaveUp);
+                    }
+                }
+                Err(e) => return Err(self.failed(e)),
+            }
+        }
+        // The topic frame is accepted: libzmq never refuses the rest of a multipart message.
+        send_retrying(&sock.socket, &self.body, deadline).map_err(|e| self.failed(e))?;
+        self.topics[slot].1 += 1;
+        self.stats.sent += 1;
+        Ok(Sent::Accepted)
+    }
+
+    fn failed(&self, e: zmq::Error) -> String {
+        format!(
+            "{}: send to {} failed: {}",
+            self.settings.common.instance,
+            self.settings.common.endpoint.written,
+            e.message()
+        )
+    }
+
+    /// Ends the stream: queues the end-of-stream marker [`eos::REPEATS`] times (each retried up
+    /// to `timeout`), closes the socket and waits for delivery (up to `linger`). Idempotent.
+    pub fn finish(&mut self) {
+        let Some(sock) = self.socket.take() else { return };
+        self.poll_subscriptions();
+        let marker = EndOfStream {
+            topics: self.topics.clone(),
+            dropped: self.stats.dropped_hwm + self.stats.dropped_timeout,
+        }
+        .encode();
+        let deadline = Instant::now() + self.settings.common.timeout;
+        'repeat: for repeat in 0..eos::REPEATS {
+            let header = Header {
+                kind: Kind::EndOfStream,
+                sender: self.id,
+                seq: repeat,
+                sent_unix_ns: wire::unix_now_ns(),
+            };
+            wire::encode_body(&header, &marker, &mut self.body);
+            loop {
+                match sock.socket.send(CONTROL_TOPIC, zmq::SNDMORE) {
+                    Ok(()) => break,
+                    Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
+                    Err(e) => {
+                        log::warn!(
+                            "{}: end-of-stream marker not sent to {}: {}",
+                            self.settings.common.instance,
+                            self.settings.common.endpoint.written,
+                            e.message()
+                        );
+                        break 'repeat;
+                    }
+                }
+            }
+            if send_retrying(&sock.socket, &self.body, deadline).is_ok() {
+                self.stats.markers += 1;
+            }
+        }
+        let closed = sock.close(self.settings.common.linger);
+        self.stats.linger_expired = closed.linger_expired;
+        if closed.linger_expired {
+            log::warn!(
+                "{}: linger {:?} expired while delivering to {}: messages still queued were discarded \
+                 (the receiver's loss count includes them)",
+                self.settings.common.instance,
+                self.settings.common.linger,
+                self.settings.common.endpoint.written
+            );
+        }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Sends a frame, retrying on `EAGAIN` (a send-timeout slice passed) and `EINTR` until
+/// `deadline`.
+fn send_retrying(socket: &zmq::Socket, frame: &[u8], deadline: Instant) -> Result<(), zmq::Error> {
+    loop {
+        match socket.send(frame, 0) {
+            Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
+            other => return other,
+        }
+    }
+}
+
+/// A random sender id, different for every sink instance and run.
+fn random_id() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(wire::unix_now_ns() as u128 ^ ((std::process::id() as u128) << 64));
+    h.finish() as u32
+}

@@ -1,0 +1,264 @@
+//! The configuration keys of the ZeroMQ boxes and their validation.
+//!
+//! Everything that can be checked without a peer is checked here, at construction, so that a
+//! bad endpoint or pattern fails the run before the start barrier with a message naming the
+//! instance, the key and the accepted values.
+
+use std::time::Duration;
+
+use crate::boxes::{BoxConfig, BoxError, ConfigKey, ValueKind};
+
+use super::endpoint::Endpoint;
+
+/// The socket pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// XPUB (with `ZMQ_XPUB_NODROP`) to SUB: never blocks the sender; a full queue drops.
+    PubSub,
+    /// PUSH to PULL: a full queue blocks the sender (back-pressure), nothing is dropped.
+    Pipeline,
+}
+
+impl Pattern {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::PubSub => "pubsub",
+            Pattern::Pipeline => "pipeline",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Pattern, String> {
+        match text {
+            "pubsub" => Ok(Pattern::PubSub),
+            "pipeline" => Ok(Pattern::Pipeline),
+            other => Err(format!("unknown pattern '{other}': use pubsub or pipeline")),
+        }
+    }
+}
+
+const PATTERN: ConfigKey = ConfigKey {
+    name: "pattern",
+    kind: ValueKind::Choice,
+    default: Some("pipeline"),
+    choices: &["pubsub", "pipeline"],
+    help: "pubsub: XPUB/SUB, the sender never blocks and counts HWM drops; pipeline: PUSH/PULL, lossless back-pressure",
+};
+const ENDPOINT: ConfigKey = ConfigKey {
+    name: "endpoint",
+    kind: ValueKind::Str,
+    default: Some("tcp://127.0.0.1:50030"),
+    choices: &[],
+    help: "tcp://HOST:PORT, ipc:///PATH, ipc://NAME (per-user private directory) or inproc://NAME",
+};
+const HWM: ConfigKey = ConfigKey {
+    name: "hwm",
+    kind: ValueKind::Int,
+    default: Some("1000"),
+    choices: &[],
+    help: "high-water mark: messages queued per peer before pubsub drops or pipeline blocks (0 = unlimited)",
+};
+const TIMEOUT: ConfigKey = ConfigKey {
+    name: "timeout",
+    kind: ValueKind::Duration,
+    default: Some("10s"),
+    choices: &[],
+    help: "source: idle time after which it ends; sink: longest wait for a peer (blocked send, sync)",
+};
+const LINGER: ConfigKey = ConfigKey {
+    name: "linger",
+    kind: ValueKind::Duration,
+    default: Some("10s"),
+    choices: &[],
+    help: "how long closing may wait to deliver queued messages",
+};
+
+/// Keys of `smx_snk_zmq`.
+pub const SINK_KEYS: &[ConfigKey] = &[
+    PATTERN,
+    ENDPOINT,
+    ConfigKey {
+        name: "bind",
+        kind: ValueKind::Bool,
+        default: Some("true"),
+        choices: &[],
+        help: "bind the endpoint (default for the sink) or connect to it",
+    },
+    HWM,
+    ConfigKey {
+        name: "topic",
+        kind: ValueKind::Str,
+        default: Some(""),
+        choices: &[],
+        help: "topic of every message when the topic port is unconnected",
+    },
+    TIMEOUT,
+    LINGER,
+    ConfigKey {
+        name: "sync",
+        kind: ValueKind::Bool,
+        default: Some("false"),
+        choices: &[],
+        help: "pubsub: wait until `subscribers` receivers have subscribed before sending (no slow-joiner loss)",
+    },
+    ConfigKey {
+        name: "subscribers",
+        kind: ValueKind::Int,
+        default: Some("1"),
+        choices: &[],
+        help: "pubsub with sync: how many receivers to wait for",
+    },
+];
+
+/// Keys of `smx_src_zmq`.
+pub const SOURCE_KEYS: &[ConfigKey] = &[
+    PATTERN,
+    ENDPOINT,
+    ConfigKey {
+        name: "bind",
+        kind: ValueKind::Bool,
+        default: Some("false"),
+        choices: &[],
+        help: "bind the endpoint or connect to it (default for the source)",
+    },
+    HWM,
+    ConfigKey {
+        name: "subscribe",
+        kind: ValueKind::Str,
+        default: Some(""),
+        choices: &[],
+        help: "pubsub: topic prefix to receive (empty: all)",
+    },
+    TIMEOUT,
+    LINGER,
+    ConfigKey {
+        name: "senders",
+        kind: ValueKind::Int,
+        default: Some("1"),
+        choices: &[],
+        help: "how many sinks feed this source: it ends after this many end-of-stream markers",
+    },
+];
+
+/// Settings common to both roles.
+#[derive(Debug, Clone)]
+pub struct Common {
+    pub instance: String,
+    pub pattern: Pattern,
+    pub endpoint: Endpoint,
+    pub bind: bool,
+    pub hwm: i32,
+    pub timeout: Duration,
+    pub linger: Duration,
+}
+
+/// Settings of a sink.
+#[derive(Debug, Clone)]
+pub struct SinkSettings {
+    pub common: Common,
+    pub topic: Vec<u8>,
+    pub sync: bool,
+    pub subscribers: u64,
+}
+
+/// Settings of a source.
+#[derive(Debug, Clone)]
+pub struct SourceSettings {
+    pub common: Common,
+    pub subscribe: Vec<u8>,
+    pub senders: u64,
+}
+
+fn common(config: &BoxConfig) -> Result<Common, BoxError> {
+    let place = |key: &str, e: String| BoxError(format!("{} ({}): {key}: {e}", config.instance, config.implementation));
+    let pattern = Pattern::parse(config.str("pattern")?).map_err(|e| place("pattern", e))?;
+    let bind = config.bool("bind")?;
+    let endpoint = Endpoint::parse(config.str("endpoint")?, bind).map_err(|e| place("endpoint", e))?;
+    let hwm = i32::try_from(config.int("hwm")?).map_err(|_| place("hwm", "larger than 2147483647".into()))?;
+    let linger = config.duration("linger")?;
+    i32::try_from(linger.as_millis()).map_err(|_| place("linger", "longer than 24 days".into()))?;
+    Ok(Common {
+        instance: config.instance.clone(),
+        pattern,
+        endpoint,
+        bind,
+        hwm,
+        timeout: config.duration("timeout")?,
+        linger,
+    })
+}
+
+impl SinkSettings {
+    pub fn from_config(config: &BoxConfig) -> Result<SinkSettings, BoxError> {
+        Ok(SinkSettings {
+            common: common(config)?,
+            topic: config.str("topic")?.as_bytes().to_vec(),
+            sync: config.bool("sync")?,
+            subscribers: config.int("subscribers")?,
+        })
+    }
+}
+
+impl SourceSettings {
+    pub fn from_config(config: &BoxConfig) -> Result<SourceSettings, BoxError> {
+        let senders = config.int("senders")?;
+        if senders == 0 {
+            return Err(BoxError(format!(
+                "{} ({}): senders: must be at least 1",
+                config.instance, config.implementation
+            )));
+        }
+        Ok(SourceSettings {
+            common: common(config)?,
+            subscribe: config.str("subscribe")?.as_bytes().to_vec(),
+            senders,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boxes::ConfigValue;
+
+    fn config(keys: &[ConfigKey], set: &[(&str, &str)]) -> BoxConfig {
+        let mut config = BoxConfig {
+            instance: "Snk1".into(),
+            implementation: "smx_snk_zmq".into(),
+            values: Default::default(),
+        };
+        for key in keys {
+            let text = set
+                .iter()
+                .find(|(k, _)| *k == key.name)
+                .map(|(_, v)| *v)
+                .or(key.default);
+            if let Some(text) = text {
+                let value = crate::config::value::parse_value(key, text).unwrap();
+                config.values.insert(key.name.into(), value);
+            }
+        }
+        config
+    }
+
+    #[test]
+    fn defaults_validate() {
+        let sink = SinkSettings::from_config(&config(SINK_KEYS, &[])).unwrap();
+        assert!(sink.common.bind);
+        assert_eq!(sink.common.pattern, Pattern::Pipeline);
+        let source = SourceSettings::from_config(&config(SOURCE_KEYS, &[])).unwrap();
+        assert!(!source.common.bind);
+        assert_eq!(source.senders, 1);
+    }
+
+    #[test]
+    fn errors_name_instance_and_key() {
+        let err = SinkSettings::from_config(&config(SINK_KEYS, &[("endpoint", "udp://x:1")])).unwrap_err();
+        assert!(err.0.starts_with("Snk1 (smx_snk_zmq): endpoint:"), "{err}");
+        let mut bad = config(SINK_KEYS, &[]);
+        bad.values.insert("pattern".into(), ConfigValue::Str("reqrep".into()));
+        let err = SinkSettings::from_config(&bad).unwrap_err();
+        assert!(err.0.contains("unknown pattern 'reqrep'"), "{err}");
+        let err = SourceSettings::from_config(&config(SOURCE_KEYS, &[("senders", "0")])).unwrap_err();
+        assert!(err.0.contains("senders"), "{err}");
+    }
+}

@@ -1,0 +1,126 @@
+//! `smx_snk_zmq(in data, in topic open)`: sends every message it reads over ZeroMQ.
+
+use serde_json::{Value, json};
+
+use crate::boxes::api::{InitCtx, Io};
+use crate::boxes::{BoxConfig, BoxError, BoxImpl, Direction, Flow, InPort, PortSpec};
+
+use super::sender::{Sender, Sent, SinkStats};
+use super::settings::SinkSettings;
+
+pub const PORTS: &[PortSpec] = &[
+    PortSpec {
+        name: "data",
+        direction: Direction::In,
+        optional: false,
+        help: "payloads to send",
+    },
+    PortSpec {
+        name: "topic",
+        direction: Direction::In,
+        optional: true,
+        help: "topic of each message (read alongside data); unconnected: the `topic` key",
+    },
+];
+
+pub struct ZmqSink {
+    settings: SinkSettings,
+    sender: Option<Sender>,
+    ports: Option<(InPort, Option<InPort>)>,
+    synced: bool,
+    /// Kept after cleanup for [`BoxImpl::stats`].
+    endpoint: String,
+    final_stats: SinkStats,
+}
+
+pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    Ok(Box::new(ZmqSink {
+        settings: SinkSettings::from_config(config)?,
+        sender: None,
+        ports: None,
+        synced: false,
+        endpoint: String::new(),
+        final_stats: SinkStats::default(),
+    }))
+}
+
+impl BoxImpl for ZmqSink {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        let data = ctx.input("data")?;
+        let topic = ctx.input("topic")?;
+        let topic = ctx.input_connected(topic).then_some(topic);
+        self.ports = Some((data, topic));
+        let sender = Sender::open(self.settings.clone())?;
+        self.endpoint = sender.endpoint().to_string();
+        self.sender = Some(sender);
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let (Some(sender), Some((data, topic))) = (self.sender.as_mut(), self.ports) else {
+            return Err(BoxError::new("smx_snk_zmq: step before init"));
+        };
+        if !self.synced {
+            sender.wait_for_subscribers(&|| io.stop_requested())?;
+            self.synced = true;
+        }
+        let Some(msg) = io.read(data) else {
+            return Ok(Flow::Return);
+        };
+        let topic_msg = topic.and_then(|t| io.read(t));
+        let stop = || io.stop_requested();
+        match sender.send(topic_msg.as_ref().map(|t| t.payload()), msg.payload(), &stop)? {
+            Sent::Accepted | Sent::DroppedHwm => Ok(Flow::Return),
+            Sent::GaveUp => {
+                log::warn!(
+                    "{}: no receiver took a message on {} for {:?}: ending the sink (the message is counted as dropped)",
+                    self.settings.common.instance,
+                    self.settings.common.endpoint.written,
+                    self.settings.common.timeout
+                );
+                Ok(Flow::End)
+            }
+        }
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(mut sender) = self.sender.take() {
+            if !self.synced {
+                // No step ran: still let subscribers join, so the marker reaches them.
+                let _ = sender.wait_for_subscribers(&|| false);
+            }
+            sender.finish();
+            self.final_stats = sender.stats.clone();
+        }
+    }
+
+    fn stats(&self) -> Vec<(String, Value)> {
+        vec![("zmq".to_string(), self.row())]
+    }
+}
+
+impl ZmqSink {
+    fn row(&self) -> Value {
+        let s = &self.final_stats;
+        let common = &self.settings.common;
+        json!({
+            "name": common.instance,
+            "role": "sink",
+            "pattern": common.pattern.as_str(),
+            "endpoint": if self.endpoint.is_empty() { &common.endpoint.written } else { &self.endpoint },
+            "sent": s.sent,
+            "received": Value::Null,
+            "lost": Value::Null,
+            "duplicates": Value::Null,
+            "reordered": Value::Null,
+            "corrupt": Value::Null,
+            "offered": s.offered,
+            "dropped": s.dropped_hwm + s.dropped_timeout,
+            "dropped_hwm": s.dropped_hwm,
+            "dropped_timeout": s.dropped_timeout,
+            "subscribers": s.subscribers,
+            "markers": s.markers,
+            "linger_expired": s.linger_expired,
+        })
+    }
+}

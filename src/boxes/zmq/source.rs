@@ -1,0 +1,137 @@
+//! `smx_src_zmq(out data, out topic)`: emits every message it receives over ZeroMQ.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::boxes::api::{InitCtx, Io, Message};
+use crate::boxes::{BoxConfig, BoxError, BoxImpl, Direction, Flow, OutPort, PortSpec};
+use crate::runtime::message::now_ns;
+
+use super::receiver::{Event, Receiver};
+use super::settings::SourceSettings;
+use super::wire::unix_now_ns;
+
+pub const PORTS: &[PortSpec] = &[
+    PortSpec {
+        name: "data",
+        direction: Direction::Out,
+        optional: false,
+        help: "received payloads, sequence number as sent",
+    },
+    PortSpec {
+        name: "topic",
+        direction: Direction::Out,
+        optional: true,
+        help: "the topic of each received message",
+    },
+];
+
+/// Longest wait inside one step, so a stop request is noticed promptly.
+const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+pub struct ZmqSource {
+    settings: SourceSettings,
+    receiver: Option<Receiver>,
+    ports: Option<(OutPort, Option<OutPort>)>,
+    endpoint: String,
+}
+
+pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    Ok(Box::new(ZmqSource {
+        settings: SourceSettings::from_config(config)?,
+        receiver: None,
+        ports: None,
+        endpoint: String::new(),
+    }))
+}
+
+impl BoxImpl for ZmqSource {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        let data = ctx.output("data")?;
+        let topic = ctx.output("topic")?;
+        let topic = ctx.output_connected(topic).then_some(topic);
+        self.ports = Some((data, topic));
+        let receiver = Receiver::open(self.settings.clone())?;
+        self.endpoint = receiver.endpoint().to_string();
+        self.receiver = Some(receiver);
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let (Some(receiver), Some((data, topic))) = (self.receiver.as_mut(), self.ports) else {
+            return Err(BoxError::new("smx_src_zmq: step before init"));
+        };
+        loop {
+            if io.stop_requested() {
+                receiver.stop();
+                return Ok(Flow::End);
+            }
+            let (msg, topic_msg) = match receiver.next(WAIT_SLICE)? {
+                Event::Data {
+                    topic: t,
+                    seq,
+                    sent_unix_ns,
+                    payload,
+                } => {
+                    let age = unix_now_ns().saturating_sub(sent_unix_ns);
+                    let sent_ns = now_ns().saturating_sub(age);
+                    (
+                        Message::new(seq, sent_ns, payload),
+                        topic.map(|_| Message::new(seq, sent_ns, t)),
+                    )
+                }
+                Event::Idle => continue,
+                Event::Ended(_) => return Ok(Flow::End),
+            };
+            let data_gone = io.write(data, msg).is_err();
+            let topic_gone = match (topic, topic_msg) {
+                (Some(port), Some(m)) => io.write(port, m).is_err(),
+                _ => true,
+            };
+            if data_gone && topic_gone {
+                receiver.stop();
+                return Ok(Flow::End);
+            }
+            return Ok(Flow::Return);
+        }
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(receiver) = self.receiver.as_mut() {
+            receiver.stop();
+        }
+    }
+
+    fn stats(&self) -> Vec<(String, Value)> {
+        vec![("zmq".to_string(), self.row())]
+    }
+}
+
+impl ZmqSource {
+    fn row(&self) -> Value {
+        let common = &self.settings.common;
+        let (t, corrupt, markers, end) = match &self.receiver {
+            Some(r) => (r.totals(), r.corrupt, r.markers, r.ended().map(|e| e.as_str())),
+            None => (Default::default(), 0, 0, None),
+        };
+        json!({
+            "name": common.instance,
+            "role": "source",
+            "pattern": common.pattern.as_str(),
+            "endpoint": if self.endpoint.is_empty() { &common.endpoint.written } else { &self.endpoint },
+            "sent": t.sent,
+            "received": t.received,
+            "lost": t.lost,
+            "duplicates": t.duplicates,
+            "reordered": t.reordered,
+            "corrupt": corrupt,
+            "lost_before_first": t.lost_before_first,
+            "sender_dropped": t.sender_dropped,
+            "markers": markers,
+            "end": end,
+            "tail_unknown": t.unannounced > 0,
+            "inconsistent_streams": t.inconsistent,
+        })
+    }
+}

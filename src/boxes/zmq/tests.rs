@@ -1,0 +1,309 @@
+//! Raw-socket tests of the sender and receiver: delivery, loss accounting, end of stream.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use super::endpoint::Endpoint;
+use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
+use super::receiver::{Event, Receiver};
+use super::sender::{Sender, Sent};
+use super::settings::{Common, Pattern, SinkSettings, SourceSettings};
+use super::wire::{self, Header, Kind};
+
+fn common(pattern: Pattern, endpoint: &str, bind: bool, hwm: i32, timeout: Duration) -> Common {
+    Common {
+        instance: if bind { "Snk".into() } else { "Src".into() },
+        pattern,
+        endpoint: Endpoint::parse(endpoint, bind).unwrap(),
+        bind,
+        hwm,
+        timeout,
+        linger: Duration::from_secs(5),
+    }
+}
+
+fn sink(pattern: Pattern, endpoint: &str, hwm: i32, sync: bool) -> Sender {
+    Sender::open(SinkSettings {
+        common: common(pattern, endpoint, true, hwm, Duration::from_secs(20)),
+        topic: Vec::new(),
+        sync,
+        subscribers: 1,
+    })
+    .unwrap()
+}
+
+fn source(pattern: Pattern, endpoint: &str, hwm: i32, timeout: Duration) -> Receiver {
+    Receiver::open(SourceSettings {
+        common: common(pattern, endpoint, false, hwm, timeout),
+        subscribe: Vec::new(),
+        senders: 1,
+    })
+    .unwrap()
+}
+
+/// Receives until the stream ends; returns the sequence numbers and the end reason.
+fn drain(receiver: &mut Receiver) -> (Vec<u64>, EndReason) {
+    let mut seqs = Vec::new();
+    loop {
+        match receiver.next(Duration::from_millis(50)).unwrap() {
+            Event::Data { seq, .. } => seqs.push(seq),
+            Event::Idle => {}
+            Event::Ended(reason) => return (seqs, reason),
+        }
+    }
+}
+
+fn pipeline_delivers_everything(endpoint: &str) {
+    const N: u64 = 5000;
+    let mut tx = sink(Pattern::Pipeline, endpoint, 100, false);
+    let bound = tx.endpoint().to_string();
+    let mut rx = source(Pattern::Pipeline, &bound, 100, Duration::from_secs(20));
+    let sender = thread::spawn(move || {
+        for i in 0..N {
+            assert_eq!(tx.send(None, &i.to_le_bytes(), &|| false).unwrap(), Sent::Accepted);
+        }
+        tx.finish();
+        tx.stats.clone()
+    });
+    let (seqs, end) = drain(&mut rx);
+    let stats = sender.join().unwrap();
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs, (0..N).collect::<Vec<_>>(), "every message, in order, no gaps");
+    assert_eq!((stats.sent, stats.dropped_hwm, stats.dropped_timeout), (N, 0, 0));
+    let t = rx.totals();
+    assert_eq!(
+        (t.sent, t.received, t.lost, t.duplicates, t.inconsistent),
+        (N, N, 0, 0, 0)
+    );
+}
+
+#[test]
+fn pipeline_over_tcp_delivers_every_message() {
+    pipeline_delivers_everything("tcp://127.0.0.1:*");
+}
+
+#[test]
+fn pipeline_over_ipc_delivers_every_message_and_removes_the_socket_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("private").join("feed");
+    pipeline_delivers_everything(&format!("ipc://{}", path.display()));
+    assert!(!path.exists(), "socket file removed");
+    assert!(
+        !path.parent().unwrap().exists(),
+        "the directory the sink created is removed"
+    );
+}
+
+#[test]
+fn pipeline_over_inproc_delivers_every_message() {
+    pipeline_delivers_everything("inproc://smx-test-pipeline");
+}
+
+#[test]
+fn pubsub_hwm_drops_are_counted_at_the_sender_and_the_books_balance() {
+    const N: u64 = 20_000;
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 10, true);
+    let bound = tx.endpoint().to_string();
+    let mut rx = source(Pattern::PubSub, &bound, 10, Duration::from_secs(20));
+    let (done_tx, done_rx) = mpsc::channel();
+    let sender = thread::spawn(move || {
+        tx.wait_for_subscribers(&|| false).unwrap();
+        // 1 KiB payloads: far more than the queues and socket buffers hold while the
+        // consumer does not read.
+        let payload = vec![7u8; 1024];
+        for _ in 0..N {
+            tx.send(None, &payload, &|| false).unwrap();
+        }
+        done_tx.send(()).unwrap();
+        tx.finish();
+        tx.stats.clone()
+    });
+    done_rx.recv().unwrap(); // a consumer slower than the producer: it reads only now
+    let (seqs, end) = drain(&mut rx);
+    let stats = sender.join().unwrap();
+    assert_eq!(end, EndReason::Marker);
+    assert!(stats.dropped_hwm > 0, "a small hwm and a slow consumer lose messages");
+    assert_eq!(stats.offered, stats.sent + stats.dropped_hwm);
+    let t = rx.totals();
+    assert_eq!(t.sent, stats.sent, "the marker carries the sender's total");
+    assert_eq!(t.sent, t.received + t.lost, "books balance");
+    assert_eq!(t.sender_dropped, stats.dropped_hwm);
+    assert_eq!(t.lost_before_first, 0, "sync removed the slow-joiner loss");
+    assert_eq!(seqs.len() as u64, t.received);
+}
+
+#[test]
+fn slow_joiner_loss_is_reported_as_lost_before_the_first_message() {
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true);
+    let bound = tx.endpoint().to_string();
+    for i in 0u64..100 {
+        tx.send(None, &i.to_le_bytes(), &|| false).unwrap(); // nobody subscribed yet
+    }
+    let mut rx = source(Pattern::PubSub, &bound, 1000, Duration::from_secs(20));
+    tx.wait_for_subscribers(&|| false).unwrap();
+    for i in 100u64..150 {
+        tx.send(None, &i.to_le_bytes(), &|| false).unwrap();
+    }
+    tx.finish();
+    let (seqs, end) = drain(&mut rx);
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs, (100..150).collect::<Vec<_>>());
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost, t.lost_before_first), (150, 50, 100, 100));
+}
+
+#[test]
+fn topic_filters_do_not_look_like_loss() {
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true);
+    let bound = tx.endpoint().to_string();
+    let mut rx = Receiver::open(SourceSettings {
+        common: common(Pattern::PubSub, &bound, false, 1000, Duration::from_secs(20)),
+        subscribe: b"a".to_vec(),
+        senders: 1,
+    })
+    .unwrap();
+    tx.wait_for_subscribers(&|| false).unwrap();
+    for i in 0u64..300 {
+        let topic: &[u8] = if i % 3 == 0 { b"a/x" } else { b"b" };
+        tx.send(Some(topic), &i.to_le_bytes(), &|| false).unwrap();
+    }
+    tx.finish();
+    let (seqs, end) = drain(&mut rx);
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs, (0..100).collect::<Vec<_>>(), "per-topic numbering");
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost), (100, 100, 0));
+}
+
+/// A raw PUSH socket speaking the wire format, standing in for a sender that dies.
+fn raw_push(endpoint: &str) -> (zmq::Context, zmq::Socket, String) {
+    let ctx = zmq::Context::new();
+    let push = ctx.socket(zmq::PUSH).unwrap();
+    push.set_linger(5000).unwrap();
+    push.bind(endpoint).unwrap();
+    let bound = push.get_last_endpoint().unwrap().unwrap();
+    (ctx, push, bound)
+}
+
+fn raw_send(push: &zmq::Socket, kind: Kind, seq: u64, rest: &[u8]) {
+    let mut body = Vec::new();
+    let header = Header {
+        kind,
+        sender: 42,
+        seq,
+        sent_unix_ns: wire::unix_now_ns(),
+    };
+    wire::encode_body(&header, rest, &mut body);
+    let topic: &[u8] = if kind == Kind::Data { b"" } else { CONTROL_TOPIC };
+    push.send_multipart([topic, &body[..]], 0).unwrap();
+}
+
+#[test]
+fn a_killed_sender_ends_the_source_by_timeout_with_the_known_loss() {
+    let (ctx, push, bound) = raw_push("tcp://127.0.0.1:*");
+    let mut rx = source(Pattern::Pipeline, &bound, 1000, Duration::from_millis(300));
+    for seq in (0..100).filter(|s| *s != 50) {
+        raw_send(&push, Kind::Data, seq, b"x");
+    }
+    drop(push);
+    drop(ctx); // the sender is gone without an end-of-stream marker
+    let (seqs, end) = drain(&mut rx);
+    assert_eq!(end, EndReason::Timeout);
+    assert_eq!(seqs.len(), 99);
+    let t = rx.totals();
+    assert_eq!((t.received, t.lost, t.unannounced), (99, 1, 1));
+}
+
+#[test]
+fn an_absent_sender_ends_the_source_by_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut rx = source(
+        Pattern::Pipeline,
+        &format!("tcp://127.0.0.1:{port}"),
+        1000,
+        Duration::from_millis(200),
+    );
+    let (seqs, end) = drain(&mut rx);
+    assert_eq!((seqs.len(), end), (0, EndReason::Timeout));
+}
+
+#[test]
+fn corrupt_frames_are_counted_and_skipped() {
+    let (_ctx, push, bound) = raw_push("tcp://127.0.0.1:*");
+    let mut rx = source(Pattern::Pipeline, &bound, 1000, Duration::from_secs(20));
+    raw_send(&push, Kind::Data, 0, b"ok");
+    push.send(&b"one frame only"[..], 0).unwrap();
+    push.send_multipart([&b""[..], b"short"], 0).unwrap();
+    push.send_multipart([&b""[..], &[9u8; 30][..]], 0).unwrap(); // unknown version
+    push.send_multipart([&b""[..], b"a", b"b"], 0).unwrap(); // three frames
+    raw_send(&push, Kind::EndOfStream, 0, b"garbage marker");
+    raw_send(&push, Kind::Data, 1, b"ok");
+    let eos = EndOfStream {
+        topics: vec![(Vec::new(), 2)],
+        dropped: 0,
+    };
+    raw_send(&push, Kind::EndOfStream, 0, &eos.encode());
+    let (seqs, end) = drain(&mut rx);
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs, vec![0, 1]);
+    assert_eq!(rx.corrupt, 5);
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost), (2, 2, 0));
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let mut first = common(
+        Pattern::Pipeline,
+        "tcp://127.0.0.1:*",
+        true,
+        10,
+        Duration::from_millis(100),
+    );
+    first.linger = Duration::ZERO;
+    let tx = Sender::open(SinkSettings {
+        common: first,
+        topic: Vec::new(),
+        sync: false,
+        subscribers: 1,
+    })
+    .unwrap();
+    let err = Sender::open(SinkSettings {
+        common: common(Pattern::Pipeline, tx.endpoint(), true, 10, Duration::from_secs(1)),
+        topic: Vec::new(),
+        sync: false,
+        subscribers: 1,
+    })
+    .err()
+    .unwrap();
+    assert!(err.contains("address in use"), "{err}");
+}
+
+#[test]
+fn a_pipeline_sink_without_receiver_gives_up_after_its_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut tx = Sender::open(SinkSettings {
+        common: common(
+            Pattern::Pipeline,
+            &format!("tcp://127.0.0.1:{port}"),
+            true,
+            10,
+            Duration::from_millis(200),
+        ),
+        topic: Vec::new(),
+        sync: false,
+        subscribers: 1,
+    })
+    .unwrap();
+    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
+    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout), (0, 1));
+}

@@ -1,0 +1,237 @@
+//! The command line, declared with clap's derive API.
+//!
+//! `smxrun FILE [OPTIONS]` is short for `smxrun run FILE [OPTIONS]`: running a net is what
+//! users do most, and the original's users typed just the program and a file. A file that is
+//! named like a command (`check`) is run with `smxrun run check`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::exit;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "smxrun",
+    version,
+    about = "Check, inspect and run Streamix nets",
+    long_about = "Check, inspect and run Streamix nets.\n\n\
+                  `smxrun FILE` runs the net in FILE (the same as `smxrun run FILE`): one thread per box, \
+                  joined by bounded channels, then prints a report of loop counts, rates and channel counts.",
+    after_help = exit::HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a net and print its report (the default command)
+    #[command(after_help = exit::HELP)]
+    Run(RunArgs),
+    /// Check a net: diagnostics on stderr; exit 0 when accepted (warnings allowed), 1 when rejected
+    Check(CheckArgs),
+    /// Print the flattened net graph
+    Graph(GraphArgs),
+    /// List the box implementations, or show one's ports and configuration keys
+    Boxes(BoxesArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The net to run (a .smx file)
+    #[arg(required = true, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Thread placement: auto (spread over the allowed cores), off, or a list of cores (0,1,...)
+    #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
+    pub pin: Pin,
+
+    /// Length of every channel whose length the net does not declare (default 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Option<u32>,
+
+    /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Set a key of an instance or implementation, e.g. --set Src.count=1000 (repeatable; beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
+
+    /// Set `count` of every box that has one (the sources' iterations)
+    #[arg(short = 'n', long, value_name = "N")]
+    pub iterations: Option<u64>,
+
+    /// Report format: a text table, JSON, or the original runtime's log lines
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+
+    /// Write the report to PATH instead of stdout (checked before the run starts)
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// No progress line
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The net to check (a .smx file)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GraphArgs {
+    /// The net (a .smx file)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = GraphFormat::Gml)]
+    pub format: GraphFormat,
+
+    /// Write to PATH instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BoxesArgs {
+    /// Show this implementation's ports and configuration keys
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned tables of nets and channels, then totals
+    Text,
+    /// A stable JSON object (see the README)
+    Json,
+    /// The original runtime's `terminate net` and `end main thread` log lines
+    Smx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// The original compiler's GML
+    Gml,
+    /// GraphML
+    Graphml,
+    /// Graphviz dot
+    Dot,
+    /// The JSON graph the runtime consumes
+    Json,
+}
+
+/// `--pin`: how threads are placed on cores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pin {
+    Auto,
+    Off,
+    Cores(Vec<usize>),
+}
+
+fn parse_pin(text: &str) -> Result<Pin, String> {
+    match text {
+        "auto" => Ok(Pin::Auto),
+        "off" => Ok(Pin::Off),
+        list => list
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("'{c}' is not a core number; write auto, off or a list like 0,1"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Pin::Cores),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("smxrun").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_declaration_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bare_file_runs_it_with_options() {
+        let cli = parse(&[
+            "net.smx",
+            "-n",
+            "10",
+            "--set",
+            "Src.size=64",
+            "--set",
+            "Snk.mode=hex",
+            "--pin",
+            "0,1",
+            "--report",
+            "json",
+            "-o",
+            "r.json",
+            "--quiet",
+            "--channel-len",
+            "64",
+        ])
+        .unwrap();
+        assert!(cli.command.is_none());
+        let run = cli.run;
+        assert_eq!(run.file, Some(PathBuf::from("net.smx")));
+        assert_eq!(run.iterations, Some(10));
+        assert_eq!(run.sets, vec!["Src.size=64", "Snk.mode=hex"]);
+        assert_eq!(run.pin, Pin::Cores(vec![0, 1]));
+        assert_eq!(run.report, ReportFormat::Json);
+        assert_eq!(run.output, Some(PathBuf::from("r.json")));
+        assert!(run.quiet);
+        assert_eq!(run.channel_len, Some(64));
+    }
+
+    #[test]
+    fn commands_take_their_own_arguments() {
+        let cli = parse(&["run", "net.smx", "--pin", "off"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Run(RunArgs { pin: Pin::Off, .. }))));
+        let cli = parse(&["graph", "net.smx", "--format", "dot"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Graph(GraphArgs {
+                format: GraphFormat::Dot,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            parse(&["check", "net.smx"]).unwrap().command,
+            Some(Command::Check(_))
+        ));
+        assert!(matches!(
+            parse(&["boxes"]).unwrap().command,
+            Some(Command::Boxes(BoxesArgs { name: None }))
+        ));
+    }
+
+    #[test]
+    fn bad_arguments_are_usage_errors() {
+        assert!(parse(&[]).is_err(), "a file is required");
+        assert!(parse(&["net.smx", "--pin", "0,x"]).is_err());
+        assert!(parse(&["net.smx", "--channel-len", "0"]).is_err());
+        assert!(parse(&["net.smx", "--report", "xml"]).is_err());
+        assert!(parse(&["graph", "net.smx", "--format", "png"]).is_err());
+    }
+}

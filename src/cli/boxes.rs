@@ -1,0 +1,196 @@
+//! `smxrun boxes [NAME]`: what implementations a net can use, like `gst-inspect`.
+//!
+//! Without a name: one line per implementation. With a name: its ports and its configuration
+//! keys (type, default, choices), then the runtime keys every net accepts, with the ways to
+//! set them.
+
+use std::fmt::Write;
+
+use super::exit::CliError;
+use crate::boxes::{BoxSpec, ConfigKey, Direction, Registry, ValueKind};
+use crate::config::net_keys::NET_KEYS;
+
+/// The listing of all of `registry`, or the details of one implementation.
+pub fn describe(registry: &Registry, name: Option<&str>) -> Result<String, CliError> {
+    match name {
+        None => Ok(list(registry)),
+        Some(name) => registry.get(name).map(details).ok_or_else(|| {
+            CliError::rejected(format!(
+                "unknown box implementation '{name}' (known boxes: {})",
+                registry.names().join(", ")
+            ))
+        }),
+    }
+}
+
+fn list(registry: &Registry) -> String {
+    let specs = registry.specs();
+    let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for spec in &specs {
+        let _ = writeln!(out, "{:width$}  {}", spec.name, spec.summary);
+    }
+    let _ = writeln!(
+        out,
+        "\n{} boxes; `smxrun boxes NAME` shows a box's ports and configuration keys.",
+        specs.len()
+    );
+    out
+}
+
+fn details(spec: &BoxSpec) -> String {
+    let mut out = format!("{}\n  {}\n\nPorts:\n", spec.name, spec.summary);
+    let mut rows: Vec<[String; 3]> = spec
+        .ports
+        .iter()
+        .map(|p| {
+            let dir = match p.direction {
+                Direction::In => "in",
+                Direction::Out => "out",
+            };
+            let optional = if p.optional { " (optional)" } else { "" };
+            [
+                format!("{dir} {}", p.name),
+                String::new(),
+                format!("{}{optional}", p.help),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    table(&mut out, &rows);
+
+    let _ = writeln!(
+        out,
+        "\nConfiguration keys (--set INSTANCE.KEY=VALUE, --set {0}.KEY=VALUE, or [net.INSTANCE] / [impl.{0}] \
+         in a --config file):",
+        spec.name
+    );
+    rows = spec.config.iter().map(key_row).collect();
+    if rows.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    table(&mut out, &rows);
+
+    out.push_str("\nRuntime keys (every net):\n");
+    rows = NET_KEYS
+        .iter()
+        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
+        .collect();
+    table(&mut out, &rows);
+    out
+}
+
+fn key_row(key: &ConfigKey) -> [String; 3] {
+    let kind = match key.kind {
+        ValueKind::Int => "integer".to_string(),
+        ValueKind::Bool => "boolean".to_string(),
+        ValueKind::Str => "string".to_string(),
+        ValueKind::Duration => "duration".to_string(),
+        ValueKind::Choice => key.choices.join("|"),
+    };
+    let default = key
+        .default
+        .map_or_else(|| "no default".to_string(), |d| format!("default {d}"));
+    [key.name.to_string(), kind, format!("{} ({default})", key.help)]
+}
+
+/// Rows of three columns, the first two padded to their widest cell.
+fn table(out: &mut String, rows: &[[String; 3]]) {
+    let w0 = rows.iter().map(|r| r[0].len()).max().unwrap_or(0);
+    let w1 = rows.iter().map(|r| r[1].len()).max().unwrap_or(0);
+    for [a, b, c] in rows {
+        let line = if w1 == 0 {
+            format!("  {a:w0$}  {c}")
+        } else {
+            format!("  {a:w0$}  {b:w1$}  {c}")
+        };
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boxes::{BoxConfig, BoxError, BoxImpl, PortSpec};
+
+    fn never_built(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Err(BoxError::new("listing only"))
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::empty();
+        r.register(BoxSpec {
+            name: "t_src",
+            summary: "emits numbered messages",
+            ports: &[PortSpec {
+                name: "data",
+                direction: Direction::Out,
+                optional: false,
+                help: "the messages",
+            }],
+            config: &[
+                ConfigKey {
+                    name: "count",
+                    kind: ValueKind::Int,
+                    default: Some("1000"),
+                    choices: &[],
+                    help: "messages to send",
+                },
+                ConfigKey {
+                    name: "format",
+                    kind: ValueKind::Choice,
+                    default: None,
+                    choices: &["text", "hex"],
+                    help: "how to print",
+                },
+            ],
+            create: never_built,
+        });
+        r.register(BoxSpec {
+            name: "t_longer_name",
+            summary: "nothing",
+            ports: &[],
+            config: &[],
+            create: never_built,
+        });
+        r
+    }
+
+    #[test]
+    fn the_list_has_one_aligned_line_per_box() {
+        let text = describe(&registry(), None).unwrap();
+        assert!(
+            text.starts_with("t_longer_name  nothing\nt_src          emits numbered messages\n"),
+            "{text}"
+        );
+        assert!(text.contains("2 boxes"), "{text}");
+    }
+
+    #[test]
+    fn details_show_ports_keys_and_runtime_keys() {
+        let text = describe(&registry(), Some("t_src")).unwrap();
+        assert!(text.contains("  out data  the messages\n"), "{text}");
+        assert!(
+            text.contains("  count   integer   messages to send (default 1000)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  format  text|hex  how to print (no default)\n"),
+            "{text}"
+        );
+        assert!(text.contains("Runtime keys (every net):\n  core "), "{text}");
+        let empty = describe(&registry(), Some("t_longer_name")).unwrap();
+        assert!(empty.contains("Ports:\n  (none)\n"), "{empty}");
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_known_ones() {
+        let err = describe(&registry(), Some("t_nope")).unwrap_err();
+        assert_eq!(
+            err.message,
+            "unknown box implementation 't_nope' (known boxes: t_longer_name, t_src)"
+        );
+    }
+}

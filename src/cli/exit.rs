@@ -1,0 +1,62 @@
+//! Exit codes and the one error type every command returns.
+//!
+//! Scripts that publish figures must be able to tell a rejected net from a failed box from an
+//! interrupted run without parsing text, so each outcome has its own code.
+
+use std::fmt;
+
+/// The net ran and every box ended normally (also: `check` accepted the net).
+pub const OK: i32 = 0;
+/// The net was rejected (diagnostics), or the configuration or the command line was wrong.
+pub const REJECTED: i32 = 1;
+/// A box failed (error or panic in create, init or a step); the report says which.
+pub const BOX_FAILED: i32 = 2;
+/// Stopped by Ctrl-C (SIGINT) or SIGTERM; the report is partial.
+pub const INTERRUPTED: i32 = 130;
+
+/// The exit codes as `smxrun --help` shows them.
+pub const HELP: &str = "\
+Exit codes:
+  0    ok (check: the net is accepted; warnings allowed)
+  1    the net was rejected, or a bad configuration, file or command line
+  2    a box failed while running (see the report's status column)
+  130  interrupted by Ctrl-C or SIGTERM (the partial report is printed; a second Ctrl-C exits at once)
+
+Logging: RUST_LOG=info|debug|trace (default: warn), written to stderr.";
+
+/// A command that could not do its job: what to tell the user and which code to exit with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl CliError {
+    /// A usage, configuration or input problem (exit code 1).
+    pub fn rejected(message: impl Into<String>) -> Self {
+        CliError {
+            code: REJECTED,
+            message: message.into(),
+        }
+    }
+
+    /// The problem has already been shown (e.g. diagnostics); only the exit code is left.
+    pub fn silent(code: i32) -> Self {
+        CliError {
+            code,
+            message: String::new(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<crate::config::ConfigError> for CliError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        CliError::rejected(e.to_string())
+    }
+}

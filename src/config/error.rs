@@ -1,0 +1,135 @@
+//! Configuration errors that tell the user where a setting came from and what would be valid.
+//!
+//! A run's figures are only as good as its configuration, so a setting that cannot be applied
+//! is never ignored: it stops the run before any thread starts, with a message naming the key,
+//! the net, the place it was written (`FILE:LINE` or the `--set` argument) and the choices.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a setting was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A `--config` file; `line` is 1-based, 0 when unknown (e.g. the file could not be read).
+    File { path: PathBuf, line: usize },
+    /// A `--set TARGET.key=value` argument, as given.
+    Set(String),
+    /// `-n/--iterations N`.
+    Iterations,
+    /// A box implementation's built-in default.
+    BuiltIn,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line: 0 } => write!(f, "{}", path.display()),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Set(arg) => write!(f, "--set '{arg}'"),
+            Origin::Iterations => f.write_str("--iterations"),
+            Origin::BuiltIn => f.write_str("built-in default"),
+        }
+    }
+}
+
+/// A setting that cannot be applied. The details are boxed so that `Result`s carrying it stay
+/// small; read them through `Deref` (`err.key`, `err.choices`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    details: Box<ConfigErrorDetails>,
+}
+
+/// What a [`ConfigError`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrorDetails {
+    pub origin: Origin,
+    /// The net (instance) or target the setting was meant for, when known.
+    pub net: Option<String>,
+    /// The key, when the problem is about one key.
+    pub key: Option<String>,
+    /// What is wrong, e.g. `unknown key` or `'abc' is not a non-negative integer`.
+    pub message: String,
+    /// What would have been valid (known keys, known instances, ...), shown after the message.
+    pub choices: Vec<String>,
+}
+
+impl std::ops::Deref for ConfigError {
+    type Target = ConfigErrorDetails;
+
+    fn deref(&self) -> &ConfigErrorDetails {
+        &self.details
+    }
+}
+
+impl ConfigError {
+    pub fn new(origin: Origin, message: impl Into<String>) -> Self {
+        ConfigError {
+            details: Box::new(ConfigErrorDetails {
+                origin,
+                net: None,
+                key: None,
+                message: message.into(),
+                choices: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn net(mut self, net: impl Into<String>) -> Self {
+        self.details.net = Some(net.into());
+        self
+    }
+
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.details.key = Some(key.into());
+        self
+    }
+
+    pub fn choices<S: ToString>(mut self, choices: impl IntoIterator<Item = S>) -> Self {
+        self.details.choices = choices.into_iter().map(|c| c.to_string()).collect();
+        self
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.origin)?;
+        match (&self.key, &self.net) {
+            (Some(key), Some(net)) => write!(f, "key '{key}' of net '{net}': ")?,
+            (Some(key), None) => write!(f, "key '{key}': ")?,
+            (None, Some(net)) => write!(f, "net '{net}': ")?,
+            (None, None) => {}
+        }
+        f.write_str(&self.message)?;
+        if !self.choices.is_empty() {
+            write!(f, " (valid: {})", self.choices.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_names_place_net_key_and_choices() {
+        let err = ConfigError::new(
+            Origin::File {
+                path: "run.toml".into(),
+                line: 7,
+            },
+            "unknown key",
+        )
+        .net("Src")
+        .key("cnt")
+        .choices(["count", "seed"]);
+        assert_eq!(
+            err.to_string(),
+            "run.toml:7: key 'cnt' of net 'Src': unknown key (valid: count, seed)"
+        );
+        let err = ConfigError::new(Origin::Set("Src.cnt=1".into()), "bad");
+        assert_eq!(err.to_string(), "--set 'Src.cnt=1': bad");
+    }
+}

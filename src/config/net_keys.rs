@@ -1,0 +1,126 @@
+//! The runtime's own per-net keys (`core`, `priority`, `nice`, `expected_rate`).
+//!
+//! They are valid for every net, routing nodes included, beside the keys a box's
+//! [`BoxSpec`](crate::boxes::BoxSpec) declares. Their ranges are checked here, when the
+//! configuration is resolved, so that a bad value is reported with its origin instead of
+//! surfacing later as a failed system call in some thread.
+
+use super::NetSettings;
+
+/// One runtime key: its name and what it means (for `smxrun boxes` and error messages).
+pub struct NetKey {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// Every runtime key, in the order they are listed to users.
+pub const NET_KEYS: &[NetKey] = &[
+    NetKey {
+        name: "core",
+        help: "pin this net's thread to this core (overrides --pin)",
+    },
+    NetKey {
+        name: "priority",
+        help: "SCHED_FIFO priority 1..99 (a warning and normal scheduling when not permitted)",
+    },
+    NetKey {
+        name: "nice",
+        help: "niceness of the thread, -20..19",
+    },
+    NetKey {
+        name: "expected_rate",
+        help: "iterations per second the net should reach; the report flags it outside 80..120 %",
+    },
+];
+
+/// True when `name` is a runtime key.
+pub fn is_net_key(name: &str) -> bool {
+    NET_KEYS.iter().any(|k| k.name == name)
+}
+
+/// Parses `text` as the value of runtime key `name` and stores it in `settings`.
+/// `cores` are the ids of the cores this process may run on (`None` when unknown).
+/// The error says what was expected.
+pub fn apply(settings: &mut NetSettings, name: &str, text: &str, cores: Option<&[usize]>) -> Result<(), String> {
+    let text = text.trim();
+    match name {
+        "core" => {
+            let core: usize = parse_int(text, "a core number")?;
+            if let Some(cores) = cores
+                && !cores.contains(&core)
+            {
+                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+                return Err(format!(
+                    "core {core} is not available to this process (available: {})",
+                    list.join(", ")
+                ));
+            }
+            settings.core = Some(core);
+        }
+        "priority" => {
+            let level: u8 = parse_int(text, "a priority")?;
+            if !(1..=99).contains(&level) {
+                return Err(format!("priority {level} is outside 1..99"));
+            }
+            settings.priority = Some(level);
+        }
+        "nice" => {
+            let nice: i32 = parse_int(text, "a nice value")?;
+            if !(-20..=19).contains(&nice) {
+                return Err(format!("nice value {nice} is outside -20..19"));
+            }
+            settings.nice = Some(nice);
+        }
+        "expected_rate" => {
+            let rate: u64 = parse_int(text, "a rate")?;
+            if rate == 0 {
+                return Err("expected_rate must be at least 1 iteration per second".to_string());
+            }
+            settings.expected_rate = Some(rate);
+        }
+        _ => return Err(format!("'{name}' is not a runtime key")),
+    }
+    Ok(())
+}
+
+fn parse_int<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
+    text.replace('_', "")
+        .parse()
+        .map_err(|_| format!("'{text}' is not {what} (an integer)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_in_range_are_stored() {
+        let mut s = NetSettings::default();
+        apply(&mut s, "core", "1", Some(&[0, 1])).unwrap();
+        apply(&mut s, "priority", "99", None).unwrap();
+        apply(&mut s, "nice", "-20", None).unwrap();
+        apply(&mut s, "expected_rate", "1_000_000", None).unwrap();
+        assert_eq!(s.core, Some(1));
+        assert_eq!(s.priority, Some(99));
+        assert_eq!(s.nice, Some(-20));
+        assert_eq!(s.expected_rate, Some(1_000_000));
+    }
+
+    #[test]
+    fn values_out_of_range_are_rejected_with_the_range() {
+        let mut s = NetSettings::default();
+        let err = apply(&mut s, "core", "5", Some(&[0, 1])).unwrap_err();
+        assert!(err.contains("available: 0, 1"), "{err}");
+        assert!(apply(&mut s, "priority", "0", None).unwrap_err().contains("1..99"));
+        assert!(apply(&mut s, "priority", "100", None).unwrap_err().contains("1..99"));
+        assert!(apply(&mut s, "nice", "20", None).unwrap_err().contains("-20..19"));
+        assert!(apply(&mut s, "nice", "x", None).unwrap_err().contains("'x'"));
+        assert!(apply(&mut s, "expected_rate", "0", None).is_err());
+        assert!(apply(&mut s, "expected_rate", "-5", None).is_err());
+        assert_eq!(
+            s,
+            NetSettings::default(),
+            "a rejected value leaves the settings unchanged"
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! JSON form of the graph: the documented input format of the runtime (serde of
+//! [`NetGraph`]), so that other tools can produce nets without the Streamix language.
+
+use super::NetGraph;
+
+/// Pretty-printed JSON of `g`.
+pub fn to_json(g: &NetGraph) -> String {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_string_pretty(g).unwrap_or_default()
+}
+
+/// Reads a graph written by [`to_json`] (or by another tool) and checks that its ids and
+/// edge ends are consistent, so the runtime never indexes out of range.
+pub fn from_json(text: &str) -> Result<NetGraph, String> {
+    let g: NetGraph = serde_json::from_str(text).map_err(|e| format!("invalid net graph JSON: {e}"))?;
+    for (i, n) in g.nodes.iter().enumerate() {
+        if n.id != i {
+            return Err(format!("node {i} has id {}", n.id));
+        }
+    }
+    for (i, e) in g.edges.iter().enumerate() {
+        if e.id != i {
+            return Err(format!("edge {i} has id {}", e.id));
+        }
+        if e.source >= g.nodes.len() || e.target >= g.nodes.len() {
+            return Err(format!("edge {i} joins a node that does not exist"));
+        }
+        if e.len == 0 {
+            return Err(format!("edge {i} has length 0"));
+        }
+    }
+    Ok(g)
+}

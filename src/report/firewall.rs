@@ -1,0 +1,129 @@
+//! The time-triggered part of a report: one entry per firewall thread, one row per pair.
+//!
+//! Definitions (spec runtime.md §3.4, with the original's gaps closed):
+//! * **ticks**: scheduled ticks `t0 + k·T` that elapsed while the firewall ran, released or
+//!   not; **missed ticks**: those whose whole period passed before the firewall woke up
+//!   (counted one per lost period, never merged); **overruns**: passes that ended after the
+//!   next tick was already due.
+//! * **forwarded**: messages moved from producer to consumer.
+//! * **produce miss**: a tick at which the producer had delivered nothing new since the
+//!   previous tick, including before its first message ("never produced").
+//! * **consume miss**: a tick whose message overwrote one the consumer had not read yet.
+//! * The **miss rate** of a pair is `(produce misses + consume misses) / ticks`.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::timing::LatenessSummary;
+use crate::timing::lateness::human_ns;
+
+/// One firewall thread (all pairs it serves share its period and schedule).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FirewallReport {
+    /// Thread name, e.g. `tf_100us_0`.
+    pub name: String,
+    /// The kernel's clock source during the run (`tsc`, `kvm-clock`, ...).
+    pub clock_source: String,
+    pub period_ns: u64,
+    pub ticks: u64,
+    pub missed_ticks: u64,
+    pub overruns: u64,
+    pub lateness_ns: LatenessSummary,
+    /// The SCHED_FIFO level in effect (`null`: normal scheduling).
+    pub priority: Option<u8>,
+    pub core: Option<usize>,
+    /// The spin margin before each release, 0 when sleeping only.
+    pub spin_ns: u64,
+    pub pairs: Vec<PairReport>,
+}
+
+/// One producer→consumer pair through a firewall.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairReport {
+    pub producer: String,
+    pub consumer: String,
+    /// Ticks at which this pair was checked (until one of its ends finished).
+    pub ticks: u64,
+    pub forwarded: u64,
+    pub produce_misses: u64,
+    pub consume_misses: u64,
+}
+
+impl PairReport {
+    pub fn miss_rate(&self) -> f64 {
+        if self.ticks == 0 {
+            0.0
+        } else {
+            (self.produce_misses + self.consume_misses) as f64 / self.ticks as f64
+        }
+    }
+}
+
+/// The firewall entries of a report's JSON (`Report::firewalls`), typed again.
+pub fn from_values(values: &[serde_json::Value]) -> Vec<FirewallReport> {
+    values
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
+}
+
+/// The text section; empty when the run had no firewall.
+pub fn render(firewalls: &[FirewallReport]) -> String {
+    let mut out = String::new();
+    let Some(first) = firewalls.first() else {
+        return out;
+    };
+    let clock_source = &first.clock_source;
+    let rt: Vec<String> = firewalls
+        .iter()
+        .map(|f| match f.priority {
+            Some(p) => format!("{} SCHED_FIFO {p}", f.name),
+            None => format!("{} normal scheduling (RT priority not granted)", f.name),
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nTemporal firewalls (clock source {clock_source}; {})",
+        rt.join(", ")
+    );
+    for f in firewalls {
+        let rate = |n: u64| {
+            if f.ticks == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / f.ticks as f64
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  {}: period {}, {} ticks, {} missed ({:.4} %), {} overruns, spin {}, lateness {}",
+            f.name,
+            human_ns(f.period_ns),
+            f.ticks,
+            f.missed_ticks,
+            rate(f.missed_ticks),
+            f.overruns,
+            if f.spin_ns == 0 {
+                "off".to_string()
+            } else {
+                human_ns(f.spin_ns)
+            },
+            f.lateness_ns.to_text()
+        );
+        for p in &f.pairs {
+            let _ = writeln!(
+                out,
+                "    {} -> {}: {} ticks, {} forwarded, produce misses {}, consume misses {}, miss rate {:.4} %",
+                p.producer,
+                p.consumer,
+                p.ticks,
+                p.forwarded,
+                p.produce_misses,
+                p.consume_misses,
+                p.miss_rate() * 100.0
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,131 @@
+//! One firewall thread: a group of pairs of the same period, served at every tick.
+//!
+//! The thread sets itself up (core, SCHED_FIFO above the boxes it serves, `mlockall`, spin
+//! margin), waits for the run to start, takes the run's common schedule origin `t0`, and then
+//! releases ticks `t0 + k·T` (`k ≥ 1`; tick 0 is the start itself) until every pair has
+//! ended. Nothing on the periodic path logs, locks or allocates; the counters live in the
+//! pairs and the ticker and become a [`FirewallReport`] at the end.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::report::firewall::{FirewallReport, PairReport};
+use crate::runtime::firewall::pair::Pair;
+use crate::runtime::message;
+use crate::timing::clock::monotonic_ns;
+use crate::timing::realtime::{self, RtRequest};
+use crate::timing::{Spin, Ticker};
+
+/// How one firewall thread runs.
+#[derive(Debug, Clone)]
+pub struct ShardConfig {
+    pub name: String,
+    pub period: Duration,
+    pub priority: Option<u8>,
+    pub core: Option<usize>,
+    pub spin: Spin,
+    pub lock_memory: bool,
+}
+
+/// What other threads may read (or poke, in tests) while the firewall runs.
+#[derive(Debug, Default)]
+pub struct ShardLive {
+    /// Index of the tick released last (0 before the first).
+    pub tick: AtomicU64,
+    /// The schedule origin `t0` on the message clock, once started (0 before).
+    pub t0_message_ns: AtomicU64,
+    /// Test hook: before its next wait the thread stalls this long, as if preempted (then
+    /// resets it).
+    pub stall_ns: AtomicU64,
+}
+
+/// A firewall thread's work.
+pub struct Shard {
+    pub config: ShardConfig,
+    pub pairs: Vec<Pair>,
+    pub live: Arc<ShardLive>,
+}
+
+/// The thread body. `start` blocks until the run starts and returns false if it was aborted;
+/// `origin` is shared by every firewall of the run so that all schedules are aligned.
+pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64>) -> (FirewallReport, Vec<String>) {
+    let mut warnings = Vec::new();
+    let cfg = shard.config.clone();
+    let mut core = None;
+    if let Some(c) = cfg.core {
+        if crate::runtime::sched::pin_current_thread(c).is_ok() {
+            core = Some(c);
+        } else {
+            warnings.push(format!("{}: could not pin to core {c}", cfg.name));
+        }
+    }
+    let grant = realtime::apply(RtRequest {
+        fifo_priority: cfg.priority,
+        lock_memory: cfg.lock_memory,
+    });
+    warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
+    let spin_ns = cfg.spin.resolve(cfg.period);
+    let mut report = FirewallReport {
+        name: cfg.name.clone(),
+        clock_source: crate::timing::clock_source(),
+        period_ns: cfg.period.as_nanos() as u64,
+        ticks: 0,
+        missed_ticks: 0,
+        overruns: 0,
+        lateness_ns: Default::default(),
+        priority: grant.fifo_priority,
+        core,
+        spin_ns,
+        pairs: Vec::new(),
+    };
+    if !start() {
+        shard.pairs.iter_mut().for_each(Pair::finish);
+        report.pairs = shard.pairs.iter().map(pair_report).collect();
+        return (report, warnings);
+    }
+    let t0 = *origin.get_or_init(monotonic_ns);
+    // The message clock and CLOCK_MONOTONIC differ by a constant offset.
+    let offset = monotonic_ns().saturating_sub(message::now_ns());
+    shard
+        .live
+        .t0_message_ns
+        .store(t0.saturating_sub(offset).max(1), Ordering::Release);
+    let mut ticker = Ticker::new(t0, cfg.period, spin_ns);
+    ticker.skip_to(1);
+    let mut overruns = 0u64;
+    let mut last_index = 0u64;
+    while shard.pairs.iter().any(|p| !p.done()) {
+        let stall = shard.live.stall_ns.swap(0, Ordering::AcqRel);
+        if stall > 0 {
+            std::thread::sleep(Duration::from_nanos(stall));
+        }
+        let tick = ticker.wait();
+        shard.live.tick.store(tick.index, Ordering::Release);
+        let cutoff = tick.scheduled_ns.saturating_sub(offset);
+        for pair in shard.pairs.iter_mut() {
+            pair.on_tick(cutoff);
+        }
+        if monotonic_ns() > ticker.due(tick.index + 1) {
+            overruns += 1;
+        }
+        last_index = tick.index;
+    }
+    report.ticks = last_index;
+    report.missed_ticks = ticker.missed();
+    report.overruns = overruns;
+    report.lateness_ns = ticker.lateness().summary();
+    report.pairs = shard.pairs.iter().map(pair_report).collect();
+    (report, warnings)
+}
+
+fn pair_report(p: &Pair) -> PairReport {
+    PairReport {
+        producer: p.producer.clone(),
+        consumer: p.consumer.clone(),
+        ticks: p.ticks,
+        forwarded: p.forwarded,
+        produce_misses: p.produce_misses,
+        consume_misses: p.consume_misses,
+    }
+}

@@ -1,0 +1,212 @@
+//! Syntax errors in user terms.
+//!
+//! pest reports the grammar rules it tried at the furthest position it reached; this module
+//! turns those rule names into words (`identifier`, `'('`, `a net expression`), folds groups
+//! that always occur together into one phrase, and names the token that was found instead.
+
+use pest::error::{Error, ErrorVariant, InputLocation};
+
+use super::grammar::Rule;
+use super::scan;
+use crate::diag::Diagnostic;
+
+/// More alternatives than this are cut, the message would stop being readable.
+const MAX_LISTED: usize = 5;
+
+/// Rules that pest reports side by side and that read better as one phrase; the first group
+/// whose members are all expected replaces them (applied in this order).
+const GROUPS: &[(&[Rule], &str)] = &[
+    (
+        &[Rule::op_ser, Rule::op_serp, Rule::op_par, Rule::op_par_det],
+        "an operator ('.', ':', '!' or '|')",
+    ),
+    (
+        &[Rule::ident, Rule::k_net, Rule::wrapper_decl, Rule::k_connect],
+        "a declaration or 'connect'",
+    ),
+    (
+        &[Rule::ident, Rule::lparen, Rule::k_rt, Rule::time_op],
+        "a net expression",
+    ),
+    (
+        &[Rule::t_sec, Rule::t_msec, Rule::t_usec, Rule::t_nsec],
+        "a time like '1s500ms'",
+    ),
+    (&[Rule::k_extern, Rule::k_intern], "'extern' or 'intern'"),
+];
+
+fn describe(rule: Rule) -> String {
+    let text = match rule {
+        Rule::EOI => "end of file",
+        Rule::ident | Rule::assign => "an identifier",
+        Rule::chlen => "a channel length (a whole number from 1)",
+        Rule::t_sec => "seconds like '2s'",
+        Rule::t_msec => "milliseconds like '500ms'",
+        Rule::t_usec => "microseconds like '10us'",
+        Rule::t_nsec => "nanoseconds like '100ns'",
+        Rule::lparen | Rule::alt_name | Rule::inner_names | Rule::paren => "'('",
+        Rule::rparen => "')'",
+        Rule::lbrack | Rule::chlen_spec => "'['",
+        Rule::rbrack => "']'",
+        Rule::lbrace => "'{'",
+        Rule::rbrace => "'}'",
+        Rule::comma => "','",
+        Rule::equals => "'='",
+        Rule::op_ser => "'.'",
+        Rule::op_serp => "':'",
+        Rule::op_par => "'!'",
+        Rule::op_par_det => "'|'",
+        Rule::file | Rule::program => "a declaration or 'connect'",
+        Rule::connect => "'connect'",
+        Rule::net => "a net expression",
+        Rule::box_def => "a box declaration ('box NAME(...)')",
+        Rule::location => "'extern' or 'intern'",
+        Rule::box_port => "a port like 'in x'",
+        Rule::wrap_port => "a wrapper port like 'in x' or 'in x(a, b)'",
+        Rule::proto_port => "a port with class and mode like 'up in x'",
+        Rule::coupling => "'decoupled' or 'coupled'",
+        Rule::port_class => "a port class ('up', 'down' or 'side')",
+        Rule::port_mode => "'in' or 'out'",
+        Rule::port_flag => "'open' or 'dynamic'",
+        Rule::net_proto => "'net'",
+        Rule::wrapper_decl => "a wrapper declaration",
+        Rule::rt => "'rt'",
+        Rule::timed | Rule::time_op => "'tt', 'tb' or 'tf'",
+        Rule::time => "a time like '1s500ms'",
+        Rule::k_up => "'up'",
+        Rule::k_down => "'down'",
+        other => return keyword_text(other).map_or_else(|| format!("{other:?}"), |k| format!("'{k}'")),
+    };
+    text.to_string()
+}
+
+/// The word of a keyword rule (`k_box` → `box`).
+fn keyword_text(rule: Rule) -> Option<&'static str> {
+    let name = format!("{rule:?}");
+    let word = name.strip_prefix("k_")?;
+    scan::KEYWORDS.iter().copied().find(|k| *k == word)
+}
+
+/// Position in a list of alternatives: the tokens that close a construct first (they are what
+/// is missing most of the time), end of file last, the rest in grammar order.
+fn rank(rule: Rule) -> (u8, Rule) {
+    let class = match rule {
+        Rule::rparen | Rule::comma | Rule::rbrack | Rule::rbrace => 0,
+        Rule::EOI => 2,
+        _ => 1,
+    };
+    (class, rule)
+}
+
+/// "a, b or c".
+fn join(items: &[String]) -> String {
+    match items {
+        [] => "something else".to_string(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// The words for a set of expected rules, grouped, in grammar order, without duplicates.
+pub(crate) fn expected(rules: &[Rule]) -> String {
+    let mut rest: Vec<Rule> = rules.to_vec();
+    rest.sort();
+    rest.dedup();
+    let mut phrases: Vec<(Rule, String)> = Vec::new();
+    for (members, phrase) in GROUPS {
+        if members.iter().all(|m| rest.contains(m)) {
+            rest.retain(|r| !members.contains(r));
+            phrases.push((members[0], phrase.to_string()));
+        }
+    }
+    phrases.extend(rest.into_iter().map(|r| (r, describe(r))));
+    phrases.sort_by_key(|(rule, _)| rank(*rule));
+    let mut words: Vec<String> = Vec::new();
+    let several = phrases.len() > 1;
+    for (_, mut phrase) in phrases {
+        if several && phrase.starts_with('\'') {
+            // "'in' or 'out'" inside a longer list reads better as "'in'/'out'".
+            phrase = phrase.replace(" or ", "/").replace(", ", "/");
+        }
+        if !words.contains(&phrase) {
+            words.push(phrase);
+        }
+    }
+    if words.len() > MAX_LISTED {
+        words.truncate(MAX_LISTED - 1);
+        words.push("something else".to_string());
+    }
+    join(&words)
+}
+
+/// The diagnostic for a pest error in `text`, whose offsets are shifted by `base` (for errors
+/// found when parsing a tail of the file after an earlier error).
+pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagnostic {
+    let pos = match error.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((start, _)) => start,
+    };
+    let (mut span, found) = scan::describe_at(text, pos);
+    span.start += base;
+    span.end += base;
+    match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => {
+            let diag = Diagnostic::error(
+                format!("syntax error: expected {}, found {found}", expected(positives)),
+                Some(span),
+            );
+            let found_time = found.ends_with("s'") && found.starts_with('\'');
+            let wants_time = positives
+                .iter()
+                .any(|r| matches!(r, Rule::t_msec | Rule::t_usec | Rule::t_nsec));
+            if found_time && wants_time {
+                diag.with_note("note: the units of a time must come in the order s, ms, us, ns, each at most once")
+            } else {
+                diag
+            }
+        }
+        ErrorVariant::CustomError { message } => Diagnostic::error(
+            format!("syntax error: the parser gave up ({message}) at {found}"),
+            Some(span),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_are_quoted_words() {
+        assert_eq!(describe(Rule::k_box), "'box'");
+        assert_eq!(describe(Rule::k_dynamic), "'dynamic'");
+        assert_eq!(describe(Rule::k_up), "'up'");
+    }
+
+    #[test]
+    fn groups_and_orders_alternatives() {
+        let ops = [Rule::op_par_det, Rule::op_ser, Rule::op_par, Rule::op_serp, Rule::EOI];
+        assert_eq!(expected(&ops), "an operator ('.', ':', '!' or '|') or end of file");
+        assert_eq!(expected(&[Rule::comma, Rule::rparen]), "')' or ','");
+        assert_eq!(expected(&[Rule::port_mode]), "'in' or 'out'");
+        assert_eq!(
+            expected(&[Rule::port_mode, Rule::coupling]),
+            "'decoupled'/'coupled' or 'in'/'out'"
+        );
+        assert_eq!(expected(&[Rule::ident]), "an identifier");
+    }
+
+    #[test]
+    fn long_lists_are_cut() {
+        let many = [
+            Rule::k_box,
+            Rule::k_pure,
+            Rule::k_open,
+            Rule::k_in,
+            Rule::k_out,
+            Rule::k_side,
+            Rule::k_static,
+        ];
+        assert!(expected(&many).ends_with("or something else"));
+    }
+}

@@ -1,0 +1,334 @@
+//! The platform floor: an empty periodic loop released exactly like a temporal firewall.
+//!
+//! `smxrun probe --period 10us --ticks 1000000` runs [`probe`] on its own thread with the
+//! firewalls' timer method, priority and memory locking, and reports how many ticks the
+//! platform itself misses and how late releases come. Whatever a time-triggered net misses
+//! beyond this floor is the runtime's (or the boxes') doing.
+//!
+//! A tick counts as missed when its whole period passed before the thread woke up (see
+//! [`crate::timing::Ticker`]); a late release within its period is not a miss but shows up in
+//! the lateness percentiles.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::timing::clock::{clock_source, monotonic_ns};
+use crate::timing::lateness::{LatenessSummary, human_ns};
+use crate::timing::realtime::{self, RtRequest};
+use crate::timing::ticker::{Spin, Ticker};
+
+/// SCHED_FIFO level of temporal firewalls and of the probe unless configured otherwise: above
+/// the levels the runtime gives time-triggered boxes (2 to 4), so a firewall preempts them.
+pub const DEFAULT_FIREWALL_PRIORITY: u8 = 5;
+
+/// What to probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeOptions {
+    pub period: Duration,
+    /// Scheduled ticks to run through (released plus missed).
+    pub ticks: u64,
+    pub spin: Spin,
+    /// SCHED_FIFO level; `None`: normal scheduling.
+    pub priority: Option<u8>,
+    pub lock_memory: bool,
+    /// Pin the probing thread to this core.
+    pub core: Option<usize>,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            period: Duration::from_micros(10),
+            ticks: 1_000_000,
+            spin: Spin::Auto,
+            priority: Some(DEFAULT_FIREWALL_PRIORITY),
+            lock_memory: true,
+            core: None,
+        }
+    }
+}
+
+/// What the probe measured. The JSON form has exactly the fields not marked `skip`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeResult {
+    pub period_ns: u64,
+    pub ticks: u64,
+    pub misses: u64,
+    pub miss_rate: f64,
+    pub lateness_ns: LatenessSummary,
+    /// The kernel's clock source (`tsc`, `kvm-clock`, ...).
+    pub clock_source: String,
+    /// Whether the SCHED_FIFO priority asked for was granted.
+    pub rt_priority_granted: bool,
+    #[serde(skip)]
+    pub fifo_priority: Option<u8>,
+    #[serde(skip)]
+    pub memory_locked: bool,
+    /// The spin margin in effect (0: sleep only).
+    #[serde(skip)]
+    pub spin_ns: u64,
+    #[serde(skip)]
+    pub wall: Duration,
+    /// Refusals of priority, memory locking or pinning, one line each.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// Runs the empty periodic loop on a new thread and waits for it.
+pub fn probe(opts: &ProbeOptions) -> Result<ProbeResult, String> {
+    if opts.period.is_zero() {
+        return Err("probe: the period must be greater than zero".to_string());
+    }
+    if opts.ticks == 0 {
+        return Err("probe: --ticks must be at least 1".to_string());
+    }
+    let opts = opts.clone();
+    std::thread::Builder::new()
+        .name("smx_probe".to_string())
+        .spawn(move || run_probe(&opts))
+        .map_err(|e| format!("probe: could not start the probing thread: {e}"))?
+        .join()
+        .map_err(|_| "probe: the probing thread panicked".to_string())
+}
+
+fn run_probe(opts: &ProbeOptions) -> ProbeResult {
+    let mut warnings = Vec::new();
+    if let Some(core) = opts.core
+        && let Err(e) = pin(core)
+    {
+        warnings.push(e);
+    }
+    let grant = realtime::apply(RtRequest {
+        fifo_priority: opts.priority,
+        lock_memory: opts.lock_memory,
+    });
+    warnings.extend(grant.warnings.iter().cloned());
+    let spin_ns = opts.spin.resolve(opts.period);
+    let mut ticker = Ticker::new(monotonic_ns(), opts.period, spin_ns);
+    ticker.skip_to(1);
+    let end = 1 + opts.ticks;
+    let mut served = 0u64;
+    let started = Instant::now();
+    loop {
+        let tick = ticker.wait();
+        if tick.index < end {
+            served += 1;
+        }
+        if tick.index + 1 >= end {
+            break;
+        }
+    }
+    let wall = started.elapsed();
+    let misses = opts.ticks - served;
+    ProbeResult {
+        period_ns: ticker.period_ns(),
+        ticks: opts.ticks,
+        misses,
+        miss_rate: misses as f64 / opts.ticks as f64,
+        lateness_ns: ticker.lateness().summary(),
+        clock_source: clock_source(),
+        rt_priority_granted: opts.priority.is_some() && grant.fifo_priority.is_some(),
+        fifo_priority: grant.fifo_priority,
+        memory_locked: grant.memory_locked,
+        spin_ns,
+        wall,
+        warnings,
+    }
+}
+
+fn pin(core: usize) -> Result<(), String> {
+    let allowed: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    if allowed.contains(&core) && core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+        Ok(())
+    } else {
+        Err(format!(
+            "could not pin the probe to core {core} (allowed cores: {allowed:?})"
+        ))
+    }
+}
+
+impl ProbeResult {
+    /// The human-readable report.
+    pub fn to_text(&self) -> String {
+        let rt = match self.fifo_priority {
+            Some(level) => format!("SCHED_FIFO {level} granted"),
+            None => "normal scheduling (no real-time priority)".to_string(),
+        };
+        let spin = if self.spin_ns == 0 {
+            "off".to_string()
+        } else {
+            human_ns(self.spin_ns)
+        };
+        format!(
+            "probe: period {}, {} ticks in {:.2} s, spin {spin}\n\
+             clock source: {}; {rt}; memory {}\n\
+             misses: {} of {} ({:.4} %)\n\
+             lateness: {}\n",
+            human_ns(self.period_ns),
+            self.ticks,
+            self.wall.as_secs_f64(),
+            self.clock_source,
+            if self.memory_locked { "locked" } else { "not locked" },
+            self.misses,
+            self.ticks,
+            self.miss_rate * 100.0,
+            self.lateness_ns.to_text(),
+        )
+    }
+}
+
+/// `smxrun probe` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
+    /// Period of the empty loop (e.g. 10us, 1ms).
+    #[arg(long, default_value = "10us", value_parser = crate::config::value::parse_duration)]
+    pub period: Duration,
+    /// Scheduled ticks to run through (missed ones included).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub ticks: u64,
+    /// Spin before each release: off, auto (only where the wake-up latency is a noticeable
+    /// share of the period), or a margin such as 20us.
+    #[arg(long, default_value = "auto", value_parser = Spin::parse)]
+    pub spin: Spin,
+    /// SCHED_FIFO level of the probing thread; 0 for normal scheduling.
+    #[arg(long, default_value_t = DEFAULT_FIREWALL_PRIORITY)]
+    pub priority: u8,
+    /// Do not lock memory (mlockall).
+    #[arg(long)]
+    pub no_mlock: bool,
+    /// Pin the probing thread to this core.
+    #[arg(long)]
+    pub core: Option<usize>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ProbeArgs {
+    pub fn options(&self) -> ProbeOptions {
+        ProbeOptions {
+            period: self.period,
+            ticks: self.ticks,
+            spin: self.spin,
+            priority: (self.priority > 0).then_some(self.priority),
+            lock_memory: !self.no_mlock,
+            core: self.core,
+        }
+    }
+}
+
+/// Runs `smxrun probe`: 0 on success, 2 on bad options; warnings go to stderr.
+pub fn run_cli(args: &ProbeArgs) -> i32 {
+    match probe(&args.options()) {
+        Ok(result) => {
+            for w in &result.warnings {
+                eprintln!("warning: {w}");
+            }
+            let out = if args.json {
+                serde_json::to_string(&result).map(|s| s + "\n").unwrap_or_default()
+            } else {
+                result.to_text()
+            };
+            let _ = std::io::stdout().write_all(out.as_bytes());
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn short(period_us: u64, ticks: u64) -> ProbeOptions {
+        ProbeOptions {
+            period: Duration::from_micros(period_us),
+            ticks,
+            spin: Spin::Off,
+            priority: None,
+            lock_memory: false,
+            core: None,
+        }
+    }
+
+    #[test]
+    fn every_scheduled_tick_is_released_or_missed() {
+        let r = probe(&short(1_000, 20)).unwrap();
+        assert_eq!(r.ticks, 20);
+        assert!(r.misses <= 20);
+        assert_eq!(r.miss_rate, r.misses as f64 / 20.0);
+        assert!(r.lateness_ns.p50 <= r.lateness_ns.max);
+        assert!(!r.rt_priority_granted);
+    }
+
+    #[test]
+    fn json_has_exactly_the_documented_fields() {
+        let r = probe(&short(500, 3)).unwrap();
+        let v: serde_json::Value = serde_json::to_value(&r).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "clock_source",
+                "lateness_ns",
+                "miss_rate",
+                "misses",
+                "period_ns",
+                "rt_priority_granted",
+                "ticks"
+            ]
+        );
+        let mut lat: Vec<&str> = v["lateness_ns"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        lat.sort_unstable();
+        assert_eq!(lat, ["max", "p50", "p99", "p999"]);
+        assert_eq!(v["period_ns"], 500_000);
+    }
+
+    #[test]
+    fn bad_options_are_errors() {
+        assert!(probe(&short(0, 10)).is_err());
+        assert!(probe(&short(10, 0)).is_err());
+    }
+
+    #[test]
+    fn cli_arguments_map_to_options() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            probe: ProbeArgs,
+        }
+        let cli = Cli::parse_from([
+            "probe",
+            "--period",
+            "20us",
+            "--ticks",
+            "5",
+            "--spin",
+            "off",
+            "--priority",
+            "0",
+        ]);
+        let o = cli.probe.options();
+        assert_eq!(
+            (o.period, o.ticks, o.spin, o.priority),
+            (Duration::from_micros(20), 5, Spin::Off, None)
+        );
+        assert!(Cli::try_parse_from(["probe", "--period", "soon"]).is_err());
+    }
+}

@@ -1,0 +1,202 @@
+//! The statistics and result plumbing of `smxrun bench`, on synthetic data with exact answers.
+
+use smx::bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
+use smx::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
+use smx::bench::stats::{
+    LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
+};
+
+fn approx(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9 * (1.0 + a.abs().max(b.abs()))
+}
+
+#[test]
+fn median_of_odd_and_even_counts() {
+    assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+    assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    assert_eq!(median(&[7.0]), Some(7.0));
+    assert_eq!(median(&[]), None);
+    assert_eq!(median(&[1.0, f64::NAN]), None);
+}
+
+#[test]
+fn min_max_mean() {
+    let v = [5.0, -1.0, 3.5, 10.0];
+    assert_eq!(min(&v), Some(-1.0));
+    assert_eq!(max(&v), Some(10.0));
+    assert_eq!(mean(&v), Some(4.375));
+    assert_eq!(sorted(&v), Some(vec![-1.0, 3.5, 5.0, 10.0]));
+    assert_eq!(min(&[]), None);
+}
+
+#[test]
+fn nearest_rank_percentiles_are_observed_values() {
+    // 1..=100: the p-th percentile by nearest rank is exactly p (rank ceil(p/100*100)).
+    let v: Vec<f64> = (1..=100).rev().map(f64::from).collect();
+    assert_eq!(percentile(&v, 50.0), Some(50.0));
+    assert_eq!(percentile(&v, 90.0), Some(90.0));
+    assert_eq!(percentile(&v, 99.0), Some(99.0));
+    assert_eq!(percentile(&v, 99.9), Some(100.0));
+    assert_eq!(percentile(&v, 100.0), Some(100.0));
+    assert_eq!(percentile(&v, 0.0), Some(1.0));
+    // Five values: p40 -> rank 2, p41 -> rank 3.
+    let w = [10.0, 20.0, 30.0, 40.0, 50.0];
+    assert_eq!(percentile(&w, 40.0), Some(20.0));
+    assert_eq!(percentile(&w, 41.0), Some(30.0));
+    assert_eq!(percentile(&w, 101.0), None);
+    assert_eq!(percentile(&w, -1.0), None);
+    assert_eq!(percentile(&[], 50.0), None);
+}
+
+#[test]
+fn interpolated_percentiles_follow_the_r7_rule() {
+    let w = [10.0, 20.0, 30.0, 40.0];
+    // h = 3 * p / 100.
+    assert_eq!(percentile_interpolated(&w, 0.0), Some(10.0));
+    assert_eq!(percentile_interpolated(&w, 50.0), Some(25.0));
+    assert_eq!(percentile_interpolated(&w, 100.0), Some(40.0));
+    assert!(approx(percentile_interpolated(&w, 90.0).unwrap(), 37.0));
+    assert_eq!(percentile_interpolated(&[5.0], 73.0), Some(5.0));
+    assert_eq!(percentile_interpolated(&w, 100.5), None);
+}
+
+#[test]
+fn latency_percentiles_of_integer_samples() {
+    let mut samples: Vec<u64> = (1..=1000).rev().collect();
+    let p = Percentiles::of(&mut samples).unwrap();
+    assert_eq!(
+        (p.count, p.min, p.p50, p.p90, p.p99, p.p999, p.max),
+        (1000, 1, 500, 900, 990, 999, 1000)
+    );
+    assert_eq!(p.labelled()[3], ("p99.9", 999));
+    assert_eq!(Percentiles::of(&mut []), None);
+}
+
+#[test]
+fn summary_of_runs() {
+    let s = Summary::of(&[300.0, 100.0, 200.0, 400.0]).unwrap();
+    assert_eq!((s.n, s.median, s.min, s.max, s.mean), (4, 250.0, 100.0, 400.0, 250.0));
+    assert!(approx(s.spread(), 1.2));
+    assert_eq!(Summary::of(&[]), None);
+}
+
+#[test]
+fn least_squares_line_exact_and_noisy() {
+    // y = 3x + 2 exactly.
+    let xs = [0.0, 1.0, 2.0, 4.0, 8.0];
+    let ys: Vec<f64> = xs.iter().map(|x| 3.0 * x + 2.0).collect();
+    let f = LinearFit::fit(&xs, &ys).unwrap();
+    assert!(approx(f.slope, 3.0) && approx(f.intercept, 2.0) && approx(f.r_squared, 1.0));
+    assert_eq!(f.n, 5);
+    assert!(approx(f.at(10.0), 32.0));
+    // Points (0,1) (1,3) (2,2): slope 0.5, intercept 1.5, r^2 = 0.25.
+    let g = LinearFit::fit(&[0.0, 1.0, 2.0], &[1.0, 3.0, 2.0]).unwrap();
+    assert!(approx(g.slope, 0.5) && approx(g.intercept, 1.5) && approx(g.r_squared, 0.25));
+    // A flat line is a perfect fit with slope 0.
+    let h = LinearFit::fit(&[1.0, 2.0], &[5.0, 5.0]).unwrap();
+    assert!(approx(h.slope, 0.0) && approx(h.r_squared, 1.0));
+}
+
+#[test]
+fn degenerate_fits_are_refused() {
+    assert_eq!(LinearFit::fit(&[1.0], &[1.0]), None);
+    assert_eq!(LinearFit::fit(&[1.0, 1.0], &[1.0, 2.0]), None);
+    assert_eq!(LinearFit::fit(&[1.0, 2.0], &[1.0]), None);
+    assert_eq!(LinearFit::fit(&[1.0, f64::INFINITY], &[1.0, 2.0]), None);
+}
+
+fn run(rate: f64, valid: bool) -> Run {
+    let mut r = Run::new();
+    r.set("msg_rate_hz", rate).set("wall_s", 1e6 / rate);
+    if !valid {
+        r.invalidate("received 9 of 10 messages");
+    }
+    r
+}
+
+fn sample_result(rates: &[f64]) -> BenchResult {
+    let mut case = Case::new("smx", &[("pairs", "2".to_string()), ("threads", "4".to_string())]);
+    for (i, r) in rates.iter().enumerate() {
+        case.push(run(*r, i != 1));
+    }
+    let mut table = Table::new("scaling", &["threads", "rate"]);
+    table.row(vec!["4".into(), case.cell("msg_rate_hz", 1e-3, 1)]);
+    let mut result = BenchResult {
+        format: FORMAT_VERSION,
+        experiment: "scaling".into(),
+        command: "smxrun bench scaling".into(),
+        machine: smx::bench::machine::MachineHeader::collect(),
+        settings: Default::default(),
+        cases: vec![case],
+        tables: vec![table],
+        notes: Vec::new(),
+    };
+    result.note_invalid_runs();
+    result
+}
+
+#[test]
+fn invalid_runs_are_kept_but_left_out_of_summaries() {
+    let r = sample_result(&[1000.0, 5.0, 3000.0]);
+    let case = &r.cases[0];
+    assert_eq!(case.runs.len(), 3);
+    assert_eq!(case.invalid_runs(), 1);
+    let s = case.summary["msg_rate_hz"];
+    assert_eq!((s.n, s.median, s.min, s.max), (2, 2000.0, 1000.0, 3000.0));
+    assert_eq!(case.cell("msg_rate_hz", 1e-3, 1), "2.0 (1.0-3.0)");
+    assert_eq!(case.key(), "smx{pairs=2,threads=4}");
+    assert_eq!(r.notes.len(), 1);
+    assert!(r.notes[0].contains("run 2") && r.notes[0].contains("9 of 10"));
+}
+
+#[test]
+fn json_round_trip_and_compare_ratios() {
+    let old = sample_result(&[1000.0, 5.0, 3000.0]);
+    let new = sample_result(&[3000.0, 5.0, 5000.0]);
+    let text = to_json(std::slice::from_ref(&old)).unwrap();
+    let back = parse_json(&text).unwrap();
+    assert_eq!(back, vec![old.clone()]);
+    let table = compare(&[new], &back);
+    let rate = table.rows.iter().find(|r| r[1] == "msg_rate_hz").unwrap();
+    assert_eq!(rate[2], "2000");
+    assert_eq!(rate[3], "4000");
+    assert_eq!(rate[4], "2.000");
+    assert!(parse_json("{\"not\": \"a result\"}").is_err());
+}
+
+#[test]
+fn csv_has_one_row_per_case_run_and_metric() {
+    let r = sample_result(&[1000.0, 5.0, 3000.0]);
+    let csv = to_csv(std::slice::from_ref(&r));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "experiment,series,pairs,threads,run,valid,metric,value");
+    assert_eq!(lines.len(), 1 + 3 * 2);
+    assert!(lines.contains(&"scaling,smx,2,4,2,false,msg_rate_hz,5"));
+}
+
+#[test]
+fn tables_render_with_every_row_the_width_of_the_header() {
+    let mut t = Table::new("t", &["a", "bb", "c"]);
+    t.row(vec!["1".into()]);
+    t.row(vec!["x|y".into(), "22".into(), "333".into(), "extra".into()]);
+    assert!(t.rows.iter().all(|r| r.len() == 3));
+    let md = t.to_markdown();
+    assert!(md.contains("| a | bb | c |"));
+    assert!(md.contains("| --- | ---: | ---: |"));
+    assert!(md.contains("| x\\|y | 22 | 333 |"));
+    let text = t.to_text();
+    assert_eq!(text.lines().count(), 5);
+    let r = sample_result(&[1.0, 2.0, 3.0]);
+    let doc = to_markdown(&[r]);
+    assert!(doc.contains("## smxrun bench scaling") && doc.contains("### scaling") && doc.contains("> INVALID"));
+}
+
+#[test]
+fn auto_decimals_keep_three_significant_digits() {
+    use smx::bench::result::decimals_for;
+    assert_eq!(decimals_for(1234.5), 1);
+    assert_eq!(decimals_for(12.3), 1);
+    assert_eq!(decimals_for(1.23), 2);
+    assert_eq!(decimals_for(0.0123), 4);
+    assert_eq!(decimals_for(0.0), 1);
+}

@@ -1,0 +1,311 @@
+//! Time-triggered semantics through temporal firewalls: visibility one period later, produce
+//! and consume misses, missed-tick accounting, termination, the spec's §3.1 edge table.
+//! Periods are milliseconds and every assertion is logical (an identity or a bound that the
+//! semantics guarantee), never a timing figure.
+
+use std::thread;
+use std::time::Duration;
+
+use smx::boxes::{BoxConfig, ConfigValue, Registry};
+use smx::config::NetSettings;
+use smx::graph::{NetGraph, TimeSpec, Timing};
+use smx::report::firewall::{FirewallReport, from_values};
+use smx::report::{Report, Status};
+use smx::runtime::builder::{Link, NetBuilder};
+use smx::runtime::channel::{Reader, Writer};
+use smx::runtime::firewall::{Firewall, FirewallOptions};
+use smx::runtime::message::{Message, now_ns};
+use smx::runtime::{RunOptions, run};
+use smx::timing::Spin;
+
+const T: Duration = Duration::from_millis(4);
+
+/// Firewall options for tests: no real-time priority, no memory locking, no spinning.
+fn quiet(shards: usize) -> FirewallOptions {
+    FirewallOptions {
+        spin: Spin::Off,
+        lock_memory: false,
+        priority: None,
+        shards: Some(shards),
+        cores: Vec::new(),
+    }
+}
+
+/// Reads until the end; returns (seq, sent_ns, received_ns) per message.
+fn drain(mut reader: Reader) -> Vec<(u64, u64, u64)> {
+    let mut got = Vec::new();
+    while let Some(msg) = reader.read_blocking() {
+        got.push((msg.seq, msg.sent_ns, now_ns()));
+    }
+    got
+}
+
+fn write_all(mut writer: Writer, n: u64, gap: Duration) {
+    for seq in 0..n {
+        if !gap.is_zero() {
+            thread::sleep(gap);
+        }
+        if writer.write(Message::now(seq, b"x")).is_err() {
+            return;
+        }
+    }
+}
+
+fn single(reports: &[FirewallReport]) -> &FirewallReport {
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].pairs.len(), 1, "{reports:?}");
+    &reports[0]
+}
+
+#[test]
+fn data_becomes_visible_one_period_later_never_earlier() {
+    let mut fw = Firewall::new(T);
+    let (writer, reader) = fw.connect("P", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    let consumer = thread::spawn(move || drain(reader));
+    write_all(writer, 12, Duration::ZERO);
+    let got = consumer.join().unwrap();
+    let t0 = running.t0_message_ns();
+    let (reports, _) = running.join();
+    let f = single(&reports);
+    let p = &f.pairs[0];
+    assert!(t0 > 0);
+    let period = |ns: u64| (ns.saturating_sub(t0) / T.as_nanos() as u64, ns < t0);
+    for &(seq, sent, received) in &got {
+        let (sent_period, before_start) = period(sent);
+        let (received_period, _) = period(received);
+        assert!(
+            before_start || received_period > sent_period,
+            "message {seq} sent in period {sent_period} was visible in period {received_period}"
+        );
+    }
+    // Order is kept and the accounting adds up.
+    assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(p.forwarded, 12, "a coupled producer's messages are all forwarded");
+    assert_eq!(got.len() as u64 + p.consume_misses, p.forwarded);
+    assert_eq!(p.ticks, p.forwarded + p.produce_misses);
+    assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("P", "C"));
+}
+
+#[test]
+fn a_producer_sleeping_past_its_period_misses_ticks() {
+    let mut fw = Firewall::new(T);
+    let (writer, reader) = fw.connect("P", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    let consumer = thread::spawn(move || drain(reader));
+    write_all(writer, 4, T * 3);
+    consumer.join().unwrap();
+    let (reports, _) = running.join();
+    let f = single(&reports);
+    let p = &f.pairs[0];
+    assert_eq!(p.forwarded, 4);
+    // Each of the 4 gaps of three periods holds scheduled ticks that found nothing new.
+    assert!(p.produce_misses + f.missed_ticks >= 3, "{f:?}");
+    assert_eq!(p.ticks, p.forwarded + p.produce_misses);
+}
+
+#[test]
+fn a_producer_that_never_writes_is_reported() {
+    let mut fw = Firewall::new(T);
+    let (writer, reader) = fw.connect("Silent", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    let consumer = thread::spawn(move || drain(reader));
+    thread::sleep(T * 4);
+    drop(writer);
+    assert!(consumer.join().unwrap().is_empty());
+    let (reports, _) = running.join();
+    let f = single(&reports);
+    let p = &f.pairs[0];
+    assert_eq!(p.forwarded, 0);
+    assert!(p.produce_misses + f.missed_ticks >= 1, "{f:?}");
+    assert_eq!(p.ticks, p.produce_misses);
+}
+
+#[test]
+fn a_stalled_consumer_loses_overwritten_messages_and_they_are_counted() {
+    let mut fw = Firewall::new(T);
+    let (writer, reader) = fw.connect("P", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    let consumer = thread::spawn(move || {
+        thread::sleep(T * 6);
+        drain(reader)
+    });
+    write_all(writer, 10, Duration::ZERO);
+    let got = consumer.join().unwrap();
+    let (reports, _) = running.join();
+    let p = &single(&reports).pairs[0];
+    assert!(p.consume_misses >= 1, "{p:?}");
+    assert_eq!(got.len() as u64 + p.consume_misses, p.forwarded);
+    // Overwriting drops the older message, it never reorders.
+    assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(got.last().map(|g| g.0), Some(9), "the newest message survives");
+}
+
+#[test]
+fn a_stall_of_the_firewall_is_counted_as_missed_ticks_not_merged() {
+    let mut fw = Firewall::new(T);
+    let (writer, reader) = fw.connect("P", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    let consumer = thread::spawn(move || drain(reader));
+    let producer = thread::spawn(move || write_all(writer, 12, Duration::ZERO));
+    while running.tick() < 2 {
+        thread::sleep(Duration::from_millis(1));
+    }
+    // 5.5 periods without a release: at least 4 whole periods are lost.
+    running.stall_once(T * 11 / 2);
+    producer.join().unwrap();
+    consumer.join().unwrap();
+    let (reports, _) = running.join();
+    let f = single(&reports);
+    let p = &f.pairs[0];
+    assert!(f.missed_ticks >= 4, "{f:?}");
+    // Every scheduled tick is either released (and then served) or missed.
+    assert!(f.ticks >= p.ticks + f.missed_ticks, "{f:?}");
+    assert_eq!(p.forwarded, 12);
+}
+
+#[test]
+fn termination_passes_through_the_firewall_from_the_consumer_side() {
+    let mut fw = Firewall::new(T);
+    let (mut writer, reader) = fw.connect("P", "C", false, 1, false, 1);
+    let running = fw.start(&quiet(1)).unwrap();
+    drop(reader);
+    // The producer's writes fail once the firewall has passed the end on.
+    let mut refused = false;
+    for seq in 0..1_000 {
+        if writer.write(Message::now(seq, b"x")).is_err() {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused);
+    let (reports, _) = running.join();
+    assert_eq!(reports[0].pairs.len(), 1);
+}
+
+#[test]
+fn pairs_are_spread_over_threads() {
+    let mut fw = Firewall::new(T);
+    let mut ends = Vec::new();
+    for i in 0..3 {
+        ends.push(fw.connect(&format!("P{i}"), &format!("C{i}"), false, 1, false, 1));
+    }
+    let running = fw.start(&quiet(2)).unwrap();
+    let mut threads = Vec::new();
+    for (writer, reader) in ends {
+        threads.push(thread::spawn(move || drain(reader)));
+        threads.push(thread::spawn(move || {
+            write_all(writer, 5, Duration::ZERO);
+            Vec::new()
+        }));
+    }
+    threads.into_iter().for_each(|t| drop(t.join().unwrap()));
+    let (reports, _) = running.join();
+    assert_eq!(reports.len(), 2);
+    let pairs: Vec<_> = reports.iter().flat_map(|r| r.pairs.iter()).collect();
+    assert_eq!(pairs.len(), 3);
+    assert!(pairs.iter().all(|p| p.forwarded == 5));
+}
+
+// ---- through the runtime ----
+
+fn settings(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
+    graph
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut s = NetSettings::default();
+            if let Some(spec) = registry.get(&n.func) {
+                s.box_config = BoxConfig::with_defaults(&n.label, spec).unwrap();
+                if spec.config.iter().any(|k| k.name == "count") {
+                    s.box_config.values.insert("count".into(), ConfigValue::Int(count));
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+fn spec(d: Duration) -> TimeSpec {
+    TimeSpec {
+        secs: 0,
+        nanos: d.as_nanos() as u64,
+    }
+}
+
+/// `Src.Snk` with the edge time-triggered on the given sides.
+fn tt_pair(src: Duration, dst: Duration, len: Option<u32>) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let s = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let k = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect_with(s, "data", k, "data", Link { len, ..Link::default() });
+    let mut graph = net.build();
+    graph.edges[0].timing = Timing::TimeTriggered;
+    graph.edges[0].src_time = spec(src);
+    graph.edges[0].dst_time = spec(dst);
+    graph
+}
+
+fn run_tt(graph: &NetGraph, count: u64) -> Report {
+    let registry = Registry::builtin();
+    let opts = RunOptions {
+        settings: settings(graph, &registry, count),
+        firewall: quiet(1),
+        ..RunOptions::default()
+    };
+    run(graph, &registry, &opts).expect("net runs")
+}
+
+#[test]
+fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
+    let report = run_tt(&tt_pair(T, T, None), 6);
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    let fws = from_values(&report.firewalls);
+    let f = single(&fws);
+    let p = &f.pairs[0];
+    assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("Src", "Snk"));
+    assert_eq!(f.period_ns, T.as_nanos() as u64);
+    assert_eq!(p.forwarded, 6);
+    let snk = report.net("Snk").unwrap();
+    assert_eq!(snk.loop_count + p.consume_misses, 6);
+    assert!(!f.clock_source.is_empty());
+    let json: serde_json::Value = serde_json::from_str(&smx::report::json::render(&report)).unwrap();
+    let fw = &json["firewalls"][0];
+    for key in ["period_ns", "ticks", "overruns", "lateness_ns", "pairs"] {
+        assert!(fw.get(key).is_some(), "missing {key} in {fw}");
+    }
+    for key in ["producer", "consumer", "forwarded", "produce_misses", "consume_misses"] {
+        assert!(fw["pairs"][0].get(key).is_some(), "missing {key}");
+    }
+    let text = smx::report::text::render(&report);
+    assert!(text.contains("Src -> Snk") && text.contains("produce misses"), "{text}");
+}
+
+#[test]
+fn half_time_triggered_edges_keep_the_user_length_on_the_other_side() {
+    // Only the source side is time-triggered: firewall -> consumer keeps length 4.
+    let report = run_tt(&tt_pair(T, Duration::ZERO, Some(4)), 5);
+    assert_eq!(report.channels[0].len, 4);
+    assert_eq!(from_values(&report.firewalls)[0].pairs[0].forwarded, 5);
+    // Only the destination side: firewall -> consumer has length 1.
+    let report = run_tt(&tt_pair(Duration::ZERO, T, Some(4)), 5);
+    assert_eq!(report.channels[0].len, 1);
+    assert_eq!(from_values(&report.firewalls)[0].pairs[0].forwarded, 5);
+}
+
+#[test]
+fn two_periods_on_one_edge_use_two_firewalls_in_series() {
+    let report = run_tt(&tt_pair(T, T * 2, None), 5);
+    assert_eq!(report.status, Status::Ok);
+    let fws = from_values(&report.firewalls);
+    assert_eq!(fws.len(), 2);
+    let fast = fws.iter().find(|f| f.period_ns == T.as_nanos() as u64).unwrap();
+    let slow = fws.iter().find(|f| f.period_ns == 2 * T.as_nanos() as u64).unwrap();
+    assert_eq!(fast.pairs[0].producer, "Src");
+    assert_eq!(slow.pairs[0].consumer, "Snk");
+    assert_eq!(fast.pairs[0].forwarded, 5);
+    // The slower firewall takes the latest value; what it skipped was overwritten in between.
+    let snk = report.net("Snk").unwrap();
+    assert_eq!(snk.loop_count + slow.pairs[0].consume_misses, slow.pairs[0].forwarded);
+    assert!(slow.pairs[0].forwarded >= 1);
+}
