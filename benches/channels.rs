@@ -163,7 +163,8 @@ fn bench_handoff(c: &mut Criterion) {
                             let _ = w.write(Message::new(seq, 0, &seq.to_le_bytes()));
                         }
                     });
-                    // Read until the producer ended; decoupled readers never block, so poll.
+                    // Read until the producer ended; decoupled readers never block, so poll (yielding, so a
+                    // spinning reader does not starve the producer on a busy machine).
                     let mut got = 0u64;
                     loop {
                         r.wait_ready();
@@ -173,7 +174,7 @@ fn bench_handoff(c: &mut Criterion) {
                                 got += 1;
                             }
                             smx::runtime::channel::Poll::Ended => break,
-                            smx::runtime::channel::Poll::Empty => std::hint::spin_loop(),
+                            smx::runtime::channel::Poll::Empty => std::thread::yield_now(),
                         }
                     }
                     producer.join().unwrap();
