@@ -122,6 +122,20 @@ fn graph_writes_every_format() {
     let graph: smx::graph::NetGraph = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(graph.nodes.len(), 2);
     assert_eq!(graph.edges.len(), 1);
+
+    // The JSON graph runs like the source it came from.
+    let out = smxrun(&[arg(&path), "-n", "5", "-q", "--report", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["nets"][1]["loop_count"], 5);
+    std::fs::write(&path, "{\"nodes\": 3}").unwrap();
+    let out = smxrun(&[arg(&path), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("invalid net graph JSON"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -190,6 +204,18 @@ fn a_set_target_that_is_not_in_the_net_lists_what_is() {
         "{stderr}"
     );
     assert!(stderr.contains("Snk, Src, smx_snk_null, smx_src_rand"), "{stderr}");
+}
+
+#[test]
+fn pinning_to_a_core_that_does_not_exist_is_refused() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--pin", "0,100000", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--pin: core 100000 is not available"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
