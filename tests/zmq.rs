@@ -176,10 +176,10 @@ fn pubsub_with_a_small_hwm_balances_the_books() {
     assert_eq!(report.status, Status::Ok, "{report:?}");
     let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
     let n = |row: &serde_json::Value, key: &str| row[key].as_u64().unwrap();
-    assert_eq!(n(sink, "offered"), 3000);
+    assert_eq!(n(sink, "sent"), 3000);
     assert_eq!(
-        n(sink, "offered"),
-        n(sink, "sent") + n(sink, "dropped"),
+        n(sink, "sent"),
+        n(sink, "accepted") + n(sink, "dropped"),
         "sink books balance"
     );
     assert_eq!(n(source, "sent"), n(sink, "sent"));
@@ -190,6 +190,12 @@ fn pubsub_with_a_small_hwm_balances_the_books() {
     );
     assert_eq!(n(source, "sender_dropped"), n(sink, "dropped"));
     assert_eq!(n(source, "lost_before_first"), 0, "sync: no slow-joiner loss");
+    assert_eq!(n(source, "lost_in_transit"), 0);
+    assert_eq!(
+        n(source, "lost"),
+        n(sink, "dropped"),
+        "every loss explained by the sender's HWM"
+    );
     assert_eq!(source["end"], "marker");
 }
 
@@ -296,10 +302,10 @@ fn the_shipped_nets_run_with_their_configs() {
             (&sink["pattern"], &source["pattern"]),
             (&pattern.into(), &pattern.into())
         );
-        assert_eq!(sink["offered"], 1000, "{name}");
+        assert_eq!(sink["sent"], 1000, "{name}");
         assert_eq!(source["sent"], sink["sent"], "{name}");
-        assert_eq!(source["received"], sink["sent"], "{name}");
-        assert_eq!(source["lost"], 0, "{name}");
+        assert_eq!(source["received"], sink["accepted"], "{name}");
+        assert_eq!(source["lost"], sink["dropped"], "{name}");
         assert_eq!(source["end"], "marker", "{name}");
     }
 }
