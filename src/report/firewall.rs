@@ -62,7 +62,10 @@ impl PairReport {
 
 /// The firewall entries of a report's JSON (`Report::firewalls`), typed again.
 pub fn from_values(values: &[serde_json::Value]) -> Vec<FirewallReport> {
-    values.iter().filter_map(|v| serde_json::from_value(v.clone()).ok()).collect()
+    values
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
 }
 
 /// The text section; empty when the run had no firewall.
@@ -79,9 +82,19 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
             None => format!("{} normal scheduling (RT priority not granted)", f.name),
         })
         .collect();
-    let _ = writeln!(out, "\nTemporal firewalls (clock source {clock_source}; {})", rt.join(", "));
+    let _ = writeln!(
+        out,
+        "\nTemporal firewalls (clock source {clock_source}; {})",
+        rt.join(", ")
+    );
     for f in firewalls {
-        let rate = |n: u64| if f.ticks == 0 { 0.0 } else { n as f64 * 100.0 / f.ticks as f64 };
+        let rate = |n: u64| {
+            if f.ticks == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / f.ticks as f64
+            }
+        };
         let _ = writeln!(
             out,
             "  {}: period {}, {} ticks, {} missed ({:.4} %), {} overruns, spin {}, lateness {}",
@@ -91,7 +104,11 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
             f.missed_ticks,
             rate(f.missed_ticks),
             f.overruns,
-            if f.spin_ns == 0 { "off".to_string() } else { human_ns(f.spin_ns) },
+            if f.spin_ns == 0 {
+                "off".to_string()
+            } else {
+                human_ns(f.spin_ns)
+            },
             f.lateness_ns.to_text()
         );
         for p in &f.pairs {

@@ -155,7 +155,9 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {}({}): {}", n.name, n.id, figures.join(" "));
         }
     }
-    out.push_str(&super::firewall::render(&super::firewall::from_values(&report.firewalls)));
+    out.push_str(&super::firewall::render(&super::firewall::from_values(
+        &report.firewalls,
+    )));
     if !report.zmq.is_empty() {
         out.push_str("\nZeroMQ\n");
         for row in &report.zmq {

@@ -208,7 +208,9 @@ impl RunningFirewall {
 
     /// The schedule origin on the message clock (0 until the threads started).
     pub fn t0_message_ns(&self) -> u64 {
-        self.shards.first().map_or(0, |s| s.live.t0_message_ns.load(Ordering::Acquire))
+        self.shards
+            .first()
+            .map_or(0, |s| s.live.t0_message_ns.load(Ordering::Acquire))
     }
 
     /// Test hook: every thread stalls this long before its next wait.
