@@ -55,12 +55,16 @@ pub fn text_line(row: &Value) -> Option<String> {
         "sink" => {
             let sent = n("sent");
             Some(format!(
-                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out), {} subscriber(s){}",
+                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}",
                 n("dropped"),
                 percent(n("dropped"), sent),
                 n("dropped_hwm"),
                 n("dropped_timeout"),
-                n("subscribers"),
+                if s("pattern") == "pubsub" {
+                    format!(", {} subscriber(s)", n("subscribers"))
+                } else {
+                    String::new()
+                },
                 if row.get("linger_expired") == Some(&Value::Bool(true)) {
                     ", NOT CONFIRMED: receivers still connected when linger expired"
                 } else {
