@@ -55,9 +55,15 @@ fn main() {
     if periods.is_empty() {
         periods = vec![10, 20, 40, 100];
     }
-    let spin = std::env::var("SPIN").ok().map(|s| Spin::parse(&s).expect("SPIN")).unwrap_or(Spin::Auto);
+    let spin = std::env::var("SPIN")
+        .ok()
+        .map(|s| Spin::parse(&s).expect("SPIN"))
+        .unwrap_or(Spin::Auto);
     let shards: Option<usize> = std::env::var("SHARDS").ok().and_then(|s| s.parse().ok());
-    println!("clock source {}, {ticks} ticks per case, firewall spin {spin:?}", smx::timing::clock_source());
+    println!(
+        "clock source {}, {ticks} ticks per case, firewall spin {spin:?}",
+        smx::timing::clock_source()
+    );
     println!(
         "{:>7} {:>16} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9}",
         "period", "case", "misses", "rate %", "p50 us", "p99 us", "p999 us", "max us"
