@@ -168,6 +168,12 @@ fn json_round_trip_and_compare_ratios() {
     assert_eq!(rate[3], "4000");
     assert_eq!(rate[4], "2.000");
     assert!(parse_json("{\"not\": \"a result\"}").is_err());
+    let mut changed = old.clone();
+    changed.settings.insert("count".into(), "10".into());
+    assert_eq!(
+        smx::bench::output::settings_changes(&[changed], &back),
+        vec!["scaling: count (unset) -> 10".to_string()]
+    );
 }
 
 #[test]
