@@ -6,7 +6,8 @@
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 const LIVENESS: Duration = Duration::from_secs(120);
 
@@ -21,16 +22,26 @@ fn pairs_net(dir: &Path, pairs: usize) -> std::path::PathBuf {
     path
 }
 
-fn wait_with_deadline(mut child: Child) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > LIVENESS {
-            let _ = child.kill();
-            panic!("smxrun did not end within {LIVENESS:?}");
+fn wait_with_deadline(child: Child) -> Output {
+    wait_within(child, LIVENESS)
+}
+
+/// Waits for `child` while reading its output (a big report must not fill the pipe and block
+/// it), killing it if it outlives `limit`, so that a hang fails instead of blocking CI.
+fn wait_within(child: Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("smxrun's output"),
+        Err(_) => {
+            // SAFETY: plain FFI call killing the child process this test spawned.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("smxrun did not end within {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
 }
 
 fn smxrun(net: &Path, address_space: Option<u64>) -> Output {

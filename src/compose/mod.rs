@@ -102,17 +102,35 @@ pub fn compose_source(program: &ast::Program, src: &SourceFile, opts: &CompileOp
     on_big_stack(|| compose_inner(program, Some(src), opts))
 }
 
-fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        match std::thread::Builder::new()
-            .name("smx-compose".into())
-            .stack_size(STACK)
-            .spawn_scoped(s, f)
-        {
-            Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            Err(_) => panic!("cannot start the composition thread"),
+/// A smaller stack to fall back on where 1 GiB of address space cannot be reserved (e.g. under
+/// `ulimit -v`): still deep enough for every net short of tens of thousands of nested operators.
+const FALLBACK_STACK: usize = 64 << 20;
+
+/// Runs `f` on a thread with a big stack; if the system refuses one, on a smaller one; if it
+/// refuses that too, the outcome is an error diagnostic, never a panic.
+fn on_big_stack(f: impl Fn() -> Compiled + Send + Sync) -> Compiled {
+    let mut refused = None;
+    for stack in [STACK, FALLBACK_STACK] {
+        let spawned = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("smx-compose".into())
+                .stack_size(stack)
+                .spawn_scoped(s, &f)
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        });
+        match spawned {
+            Ok(compiled) => return compiled,
+            Err(e) => refused = Some(e),
         }
-    })
+    }
+    let why = refused.map_or_else(String::new, |e| e.to_string());
+    Compiled {
+        graph: NetGraph::default(),
+        diagnostics: vec![Diagnostic::error(
+            format!("cannot start the composition thread ({} MiB stack): {why}", FALLBACK_STACK >> 20),
+            None,
+        )],
+    }
 }
 
 fn compose_inner(program: &ast::Program, src: Option<&SourceFile>, opts: &CompileOptions) -> Compiled {
