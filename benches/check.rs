@@ -1,7 +1,8 @@
 //! Checking time of generated nets (parse + compose + flatten + post-processing): a pipeline
 //! of stages, each a fan of four workers (`!` bundles the inputs and the outputs with routing
-//! nodes, `.` joins consecutive fans, whose routing nodes are then merged). The time should
-//! grow linearly with the number of boxes.
+//! nodes, `.` joins consecutive fans, whose routing nodes are then merged), and a chain of
+//! wrapper instances (flattening, renaming routing nodes). The time should grow linearly
+//! with the number of boxes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use smx::compose::{CompileOptions, compile, compose};
@@ -22,12 +23,35 @@ fn pipeline(boxes: usize) -> String {
     s
 }
 
+/// A chain of about `boxes / 2` wrapper instances, each holding two boxes and renaming its
+/// output (exercises flattening and routing-node reduction).
+fn wrappers(boxes: usize) -> String {
+    let mut s = String::from(
+        "S = box src(out x)\nK = box sink(in x)\n\
+         wrapper W(up in x, down out x(z)) {\n  A = box a(in x, out m)\n  B = box b(in m, out z)\n  connect A.B\n\
+         } net(up in x, down out z)\nconnect S",
+    );
+    for _ in 0..(boxes / 2).max(1) {
+        s.push_str(".W");
+    }
+    s.push_str(".K\n");
+    s
+}
+
 fn check(c: &mut Criterion) {
     let opts = CompileOptions::default();
     let mut group = c.benchmark_group("check");
     group.sample_size(10);
-    for boxes in [2_500, 5_000, 10_000] {
-        let src = SourceFile::new("bench.smx", pipeline(boxes));
+    for (shape, boxes) in [2_500, 5_000, 10_000]
+        .into_iter()
+        .flat_map(|n| [("fans", n), ("wrappers", n)])
+    {
+        let text = if shape == "fans" {
+            pipeline(boxes)
+        } else {
+            wrappers(boxes)
+        };
+        let src = SourceFile::new("bench.smx", text);
         let probe = compile(&src, &opts);
         assert!(
             probe.accepted(),
@@ -35,12 +59,14 @@ fn check(c: &mut Criterion) {
             probe.diagnostics.first()
         );
         group.throughput(Throughput::Elements(boxes as u64));
-        group.bench_with_input(BenchmarkId::new("parse+compose", boxes), &src, |b, src| {
-            b.iter(|| compile(src, &opts))
-        });
+        group.bench_with_input(
+            BenchmarkId::new(format!("{shape}/parse+compose"), boxes),
+            &src,
+            |b, src| b.iter(|| compile(src, &opts)),
+        );
         let parsed = smx::syntax::parse(&src);
         if let Some(program) = parsed.program {
-            group.bench_with_input(BenchmarkId::new("compose", boxes), &program, |b, p| {
+            group.bench_with_input(BenchmarkId::new(format!("{shape}/compose"), boxes), &program, |b, p| {
                 b.iter(|| compose(p, &opts))
             });
         }

@@ -6,6 +6,12 @@ use smx::bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
 
+/// The machine header takes a timer calibration; one per test binary is enough.
+fn header() -> smx::bench::machine::MachineHeader {
+    static HEADER: std::sync::OnceLock<smx::bench::machine::MachineHeader> = std::sync::OnceLock::new();
+    HEADER.get_or_init(smx::bench::machine::MachineHeader::collect).clone()
+}
+
 fn approx(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9 * (1.0 + a.abs().max(b.abs()))
 }
@@ -125,7 +131,7 @@ fn sample_result(rates: &[f64]) -> BenchResult {
         format: FORMAT_VERSION,
         experiment: "scaling".into(),
         command: "smxrun bench scaling".into(),
-        machine: smx::bench::machine::MachineHeader::collect(),
+        machine: header(),
         settings: Default::default(),
         cases: vec![case],
         tables: vec![table],
@@ -146,7 +152,7 @@ fn invalid_runs_are_kept_but_left_out_of_summaries() {
     assert_eq!(case.cell("msg_rate_hz", 1e-3, 1), "2.0 (1.0-3.0)");
     assert_eq!(case.key(), "smx{pairs=2,threads=4}");
     assert_eq!(r.notes.len(), 1);
-    assert!(r.notes[0].contains("run 2") && r.notes[0].contains("9 of 10"));
+    assert!(r.notes[0].contains("run(s) 2 of 3") && r.notes[0].contains("9 of 10"));
 }
 
 #[test]
@@ -162,6 +168,12 @@ fn json_round_trip_and_compare_ratios() {
     assert_eq!(rate[3], "4000");
     assert_eq!(rate[4], "2.000");
     assert!(parse_json("{\"not\": \"a result\"}").is_err());
+    let mut changed = old.clone();
+    changed.settings.insert("count".into(), "10".into());
+    assert_eq!(
+        smx::bench::output::settings_changes(&[changed], &back),
+        vec!["scaling: count (unset) -> 10".to_string()]
+    );
 }
 
 #[test]
@@ -206,7 +218,7 @@ fn result_with(experiment: &str, cases: Vec<Case>) -> BenchResult {
         format: FORMAT_VERSION,
         experiment: experiment.into(),
         command: String::new(),
-        machine: smx::bench::machine::MachineHeader::collect(),
+        machine: header(),
         settings: Default::default(),
         cases,
         tables: Vec::new(),

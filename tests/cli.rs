@@ -41,6 +41,25 @@ fn arg(path: &Path) -> &str {
 }
 
 #[test]
+fn help_documents_the_exit_codes_and_usage_errors_exit_1() {
+    let out = smxrun(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    for line in [
+        "0    ok",
+        "1    the net was rejected",
+        "2    a box failed",
+        "130  interrupted",
+    ] {
+        assert!(help.contains(line), "{line:?} missing from --help: {help}");
+    }
+    let out = smxrun(&["net.smx", "--no-such-option"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = smxrun(&[]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn check_accepts_a_valid_net_with_exit_0() {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let out = smxrun(&["check", arg(&net)]);
@@ -103,6 +122,20 @@ fn graph_writes_every_format() {
     let graph: smx::graph::NetGraph = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(graph.nodes.len(), 2);
     assert_eq!(graph.edges.len(), 1);
+
+    // The JSON graph runs like the source it came from.
+    let out = smxrun(&[arg(&path), "-n", "5", "-q", "--report", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["nets"][1]["loop_count"], 5);
+    std::fs::write(&path, "{\"nodes\": 3}").unwrap();
+    let out = smxrun(&[arg(&path), "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("invalid net graph JSON"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -157,6 +190,31 @@ fn a_bad_value_in_a_config_file_names_file_and_line() {
     assert!(
         stderr.contains(&format!("{}:3: key 'size' of net 'Src'", config.display())),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_set_target_that_is_not_in_the_net_lists_what_is() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--set", "Source.count=5", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("'Source' is neither an instance nor an implementation"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Snk, Src, smx_snk_null, smx_src_rand"), "{stderr}");
+}
+
+#[test]
+fn pinning_to_a_core_that_does_not_exist_is_refused() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--pin", "0,100000", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--pin: core 100000 is not available"),
+        "{}",
+        text(&out.stderr)
     );
 }
 
@@ -257,7 +315,39 @@ fn a_small_run_reports_json_with_exact_counts() {
 }
 
 #[test]
+fn a_failing_box_gives_exit_2_and_names_the_net() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "-q",
+        "--report",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
+    assert_eq!(report["nets"][0]["status"], "failed");
+    assert!(
+        text(&out.stderr).contains("error: net 'Src' (id 0, smx_src_rand) failed"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn sigint_stops_a_run_with_a_partial_report_and_exit_130() {
+    stop_a_run_with(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_stops_a_run_like_sigint() {
+    stop_a_run_with(libc::SIGTERM);
+}
+
+fn stop_a_run_with(signal: libc::c_int) {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let child = Command::new(env!("CARGO_BIN_EXE_smxrun"))
         .args([
@@ -278,16 +368,37 @@ fn sigint_stops_a_run_with_a_partial_report_and_exit_130() {
         .unwrap();
     wait_for_threads(child.id(), 3, Duration::from_secs(30));
     // SAFETY: plain FFI call sending a signal to the child we spawned.
-    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     assert_eq!(sent, 0);
     let out = wait_with_deadline(child, Duration::from_secs(60));
-    assert_eq!(out.status.code(), Some(130), "stderr: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "signal {signal}; stderr: {}",
+        text(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report is printed");
     let nets = report["nets"].as_array().unwrap();
     assert_eq!(nets.len(), 2);
     let ch = &report["channels"][0];
     assert_eq!(ch["written"], ch["read"], "the sink drained what was sent: {ch}");
     assert!(text(&out.stderr).contains("interrupted"));
+}
+
+#[test]
+fn probe_prints_the_documented_json() {
+    let out = smxrun(&["probe", "--period", "1ms", "--ticks", "20", "--priority", "0", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let probe: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(probe["period_ns"], 1_000_000);
+    assert_eq!(probe["ticks"], 20);
+    assert!(probe["misses"].as_u64().unwrap() <= 20);
+    for p in ["p50", "p99", "p999", "max"] {
+        assert!(probe["lateness_ns"][p].is_u64(), "lateness_ns.{p} missing: {probe}");
+    }
+    let out = smxrun(&["probe", "--period", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("period"), "{}", text(&out.stderr));
 }
 
 /// Waits until process `pid` has `n` threads (main and two nets: the Ctrl-C handler is in

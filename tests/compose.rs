@@ -455,3 +455,33 @@ fn exponentially_nested_nets_are_refused_not_expanded() {
     assert!(!c.accepted());
     assert!(messages(&c)[0].contains("would exceed"));
 }
+
+#[test]
+fn fifty_thousand_box_source_text_compiles() {
+    let mut text =
+        String::from("S = box s(out a)\nP = box p(in a, out b)\nQ = box q(in b, out a)\nK = box k(in a)\nconnect S");
+    for i in 0..50_000 {
+        text.push_str(if i % 2 == 0 { ".P" } else { ".Q" });
+    }
+    text.push_str(".K\n");
+    let c = run(&text);
+    assert!(c.accepted(), "{:?}", &c.diagnostics[..c.diagnostics.len().min(3)]);
+    assert_eq!(c.graph.edges.len(), 50_001);
+}
+
+#[test]
+fn long_wrapper_chains_flatten_into_direct_channels() {
+    let mut text = String::from(
+        "S = box src(out x)\nK = box sink(in x)\nwrapper W(up in x, down out x(z)) {\n  A = box a(in x, out m)\n  \
+         B = box b(in m, out z)\n  connect A.B\n} net(up in x, down out z)\nconnect S",
+    );
+    for _ in 0..2_000 {
+        text.push_str(".W");
+    }
+    text.push_str(".K\n");
+    let c = run(&text);
+    assert!(c.accepted(), "{:?}", &c.diagnostics[..c.diagnostics.len().min(3)]);
+    assert_eq!(c.graph.nodes.len(), 4_002);
+    assert!(c.graph.nodes.iter().all(|n| n.kind == NodeKind::Box));
+    assert_eq!(c.graph.edges.iter().filter(|e| e.label == "x").count(), 2_001);
+}

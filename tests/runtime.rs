@@ -522,3 +522,25 @@ fn pinning_modes() {
     assert!(bad.nets.iter().all(|n| n.core.is_none()));
     assert!(!bad.warnings.is_empty(), "a refused pin is a warning");
 }
+
+#[test]
+fn a_net_far_from_its_expected_rate_is_flagged() {
+    let graph = src_snk(Link::default());
+    let registry = Registry::builtin();
+    let mut settings = settings_with_count(&graph, &registry, 10);
+    // Ten messages cannot take long enough to be near one iteration per hour.
+    settings[0].expected_rate = Some(1);
+    let opts = RunOptions {
+        settings,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, &registry, &opts).unwrap();
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("Src_0") && w.contains("expected rate (1)")),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -388,6 +388,15 @@ fn crlf_line_ends_are_whitespace() {
 }
 
 #[test]
+fn a_windows_file_with_byte_order_mark_and_crlf_is_accepted() {
+    let (file, parsed) = parse_text("\u{FEFF}A = box a(in x)\r\nconnect A\r\n");
+    assert!(parsed.is_ok(), "{:?}", parsed.diagnostics);
+    let program = parsed.program.unwrap();
+    let Decl::Box(a) = &program.decls[0] else { panic!() };
+    assert_eq!(&file.text[a.span.start..a.span.end], "A = box a(in x)");
+}
+
+#[test]
 fn invalid_characters_are_all_reported_and_reject_the_file() {
     let (file, parsed) = parse_text("A = box a(in x) # \nconnect A % .B\u{FFFD}\n");
     let found: Vec<(usize, usize, &str)> = parsed

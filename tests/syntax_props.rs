@@ -1,25 +1,34 @@
-//! Property tests of the parser's robustness (issue 7.1): valid nets mutated at the token level
-//! (insertions, deletions, swaps, random bytes, CRLF, deep nesting, long chains) never make it
-//! panic, hang or overflow the stack, and every outcome is either a program or diagnostics
-//! whose places lie inside the text.
+//! Property tests of the front end's robustness (issue 7.1): valid nets mutated at the token
+//! level (insertions, deletions, swaps, random bytes, CRLF, deep nesting, long chains) never
+//! make the parser or the composition ([`compile`]) panic, hang or overflow the stack, and
+//! every outcome is either a program/graph or diagnostics whose places lie inside the text.
 //!
-//! Bounded to a few seconds in a debug build: 200 cases per property by default; set
+//! Bounded to a few seconds in a debug build: 128 cases per property by default; set
 //! `PROPTEST_CASES` for a longer run.
 
 use proptest::prelude::*;
 
+use smx::compose::{CompileOptions, compile};
 use smx::diag::{SourceFile, has_errors};
 use smx::syntax::ast::{Decl, NetExpr, Program};
 use smx::syntax::parse;
 
-/// Valid programs covering every construct, the starting points of the mutations.
-const SEEDS: &[&str] = &[
-    "Src = box src(out data)\nSink = box sink(in data)\nconnect Src.Sink\n",
+/// Accepted nets (the fuzzer's seed corpus), the starting points of the mutations.
+const NETS: &[&str] = &[
+    include_str!("../fuzz/seeds/chain.smx"),
+    include_str!("../fuzz/seeds/attributes.smx"),
+    include_str!("../fuzz/seeds/parallel.smx"),
+    include_str!("../fuzz/seeds/proto.smx"),
+    include_str!("../fuzz/seeds/wrapper.smx"),
+];
+
+/// Syntactically valid programs with the constructs the accepted nets lack (null wrapper
+/// ports, `tf`, every attribute at once); composition may reject them.
+const SYNTAX_ONLY: &[&str] = &[
     "A = extern pure box fa(decoupled up in a(ia)[3] open, coupled side out s dynamic, out b)\n\
      B = intern box fb(left in b, right out c [2], side in s)\n\
      connect rt(A).tt[1s500ms](B) | tb[20ms](A:B) ! tf[](B)\n",
-    "net N(up in a, down out b)\nP = box p(in a, out m)\nQ = box q(in m, out b)\nN = P.Q\nconnect N\n",
-    "/* block\n comment */ X = box x(in i, out o) // line\n\
+    "X = box x(in i, out o)\n\
      static wrapper W(in p(i, j), out o, (k), side out z(q)) {\n\
        Y = box y(in i, out o)\n\
        wrapper V(in i) { connect Y } net(down in i, up out o)\n\
@@ -27,6 +36,10 @@ const SEEDS: &[&str] = &[
      } net(up in i, down out o)\n\
      connect W.(X|X)!W\n",
 ];
+
+fn seed() -> impl Strategy<Value = &'static str> {
+    proptest::sample::select([NETS, SYNTAX_ONLY].concat())
+}
 
 /// Tokens that mutations insert: every keyword, punctuation, numbers, time literals, names,
 /// comment starts and characters outside the language.
@@ -176,6 +189,27 @@ fn check(text: &str) -> Result<(), TestCaseError> {
         None => prop_assert!(has_errors(&parsed.diagnostics), "rejected without an error"),
         Some(program) => check_spans(program, text.len())?,
     }
+    // The whole front end: accepted, or diagnostics whose places lie inside the text.
+    let compiled = compile(&file, &CompileOptions::default());
+    prop_assert!(parsed.is_ok() || !compiled.accepted(), "accepted with syntax errors");
+    for d in &compiled.diagnostics {
+        if let Some(span) = d.span {
+            prop_assert!(
+                span.start <= span.end && span.end <= text.len(),
+                "{span:?} outside the text: {d:?}"
+            );
+            prop_assert!(file.line_col(span.start).0 >= 1);
+        }
+        prop_assert!(!file.render(d).is_empty());
+    }
+    let nodes = compiled.graph.nodes.len();
+    prop_assert!(
+        compiled
+            .graph
+            .edges
+            .iter()
+            .all(|e| e.source < nodes && e.target < nodes)
+    );
     Ok(())
 }
 
@@ -202,12 +236,40 @@ fn check_spans(program: &Program, len: usize) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+#[test]
+fn seeds_are_valid() {
+    for seed in [NETS, SYNTAX_ONLY].concat() {
+        let parsed = parse(&SourceFile::new("seed.smx", seed));
+        assert!(parsed.is_ok(), "{:?}", parsed.diagnostics);
+    }
+    for net in NETS {
+        let compiled = compile(&SourceFile::new("seed.smx", *net), &CompileOptions::default());
+        assert!(compiled.accepted(), "{net}: {:?}", compiled.diagnostics);
+    }
+}
+
+/// CRLF line ends change nothing: same tree shape, same graph, same number of diagnostics.
+#[test]
+fn crlf_files_compile_like_lf_files() {
+    for seed in [NETS, SYNTAX_ONLY].concat() {
+        let crlf = seed.replace('\n', "\r\n");
+        let parsed = parse(&SourceFile::new("crlf.smx", crlf.as_str()));
+        assert!(parsed.is_ok(), "{:?}", parsed.diagnostics);
+        check(&crlf).unwrap();
+        let options = CompileOptions::default();
+        let with_lf = compile(&SourceFile::new("crlf.smx", seed), &options);
+        let with_crlf = compile(&SourceFile::new("crlf.smx", crlf.as_str()), &options);
+        assert_eq!(with_lf.graph, with_crlf.graph);
+        assert_eq!(with_lf.diagnostics.len(), with_crlf.diagnostics.len());
+    }
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: std::env::var("PROPTEST_CASES")
             .ok()
             .and_then(|c| c.parse().ok())
-            .unwrap_or(200),
+            .unwrap_or(128),
         failure_persistence: None,
         ..ProptestConfig::default()
     }
@@ -216,15 +278,10 @@ fn config() -> ProptestConfig {
 proptest! {
     #![proptest_config(config())]
 
-    #[test]
-    fn seeds_are_valid(seed in proptest::sample::select(SEEDS)) {
-        let parsed = parse(&SourceFile::new("seed.smx", seed));
-        prop_assert!(parsed.is_ok(), "{:?}", parsed.diagnostics);
-    }
 
     #[test]
     fn mutated_nets_never_break_the_parser(
-        seed in proptest::sample::select(SEEDS),
+        seed in seed(),
         mutations in proptest::collection::vec(mutation(), 1..8),
     ) {
         check(&apply(seed, &mutations))?;
@@ -236,15 +293,7 @@ proptest! {
     }
 
     #[test]
-    fn crlf_files_parse_like_lf_files(seed in proptest::sample::select(SEEDS)) {
-        let crlf = seed.replace('\n', "\r\n");
-        let parsed = parse(&SourceFile::new("crlf.smx", crlf.as_str()));
-        prop_assert!(parsed.is_ok(), "{:?}", parsed.diagnostics);
-        check(&crlf)?;
-    }
-
-    #[test]
-    fn deep_nesting_is_parsed_or_refused(depth in 0usize..2_000, seed in proptest::sample::select(SEEDS), close in any::<bool>()) {
+    fn deep_nesting_is_parsed_or_refused(depth in 0usize..2_000, seed in seed(), close in any::<bool>()) {
         // Wrap the connect net in `depth` parentheses (or leave them unclosed).
         let at = seed.rfind("connect").unwrap() + "connect".len();
         let tail = &seed[at..];

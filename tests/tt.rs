@@ -309,3 +309,21 @@ fn two_periods_on_one_edge_use_two_firewalls_in_series() {
     assert_eq!(snk.loop_count + slow.pairs[0].consume_misses, slow.pairs[0].forwarded);
     assert!(slow.pairs[0].forwarded >= 1);
 }
+
+#[test]
+fn a_net_written_in_streamix_runs_through_a_firewall() {
+    use smx::compose::{CompileOptions, compile};
+    use smx::diag::SourceFile;
+    let text =
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nA = tt[4ms](Src.Snk)\nconnect A|A\n";
+    let compiled = compile(&SourceFile::new("tt.smx", text), &CompileOptions::default());
+    let graph = compiled.graph;
+    assert_eq!(graph.edges.len(), 2, "{:?}", compiled.diagnostics);
+    let report = run_tt(&graph, 4);
+    assert_eq!(report.status, Status::Ok);
+    let fws = from_values(&report.firewalls);
+    let pairs: Vec<_> = fws.iter().flat_map(|f| f.pairs.iter()).collect();
+    assert_eq!(pairs.len(), 2, "{fws:?}");
+    assert!(fws.iter().all(|f| f.period_ns == 4_000_000));
+    assert!(pairs.iter().all(|p| p.forwarded == 4));
+}

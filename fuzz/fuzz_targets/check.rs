@@ -1,10 +1,11 @@
-//! Fuzz target `check`: any byte string through the front end, as `smxrun check` reads a file.
-//! Must never panic, hang or overflow the stack; a rejected input must carry an error, and
-//! every diagnostic must point inside the text.
+//! Fuzz target `check`: any byte string through the whole front end, as `smxrun check` reads
+//! a file (parse, then compose). Must never panic, hang or overflow the stack; a rejected input
+//! must carry an error, and every diagnostic must point inside the text.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use smx::compose::{CompileOptions, compile};
 use smx::diag::{SourceFile, has_errors};
 
 fuzz_target!(|data: &[u8]| {
@@ -14,11 +15,25 @@ fuzz_target!(|data: &[u8]| {
     if parsed.program.is_none() {
         assert!(has_errors(&parsed.diagnostics), "rejected without an error");
     }
-    for diag in &parsed.diagnostics {
-        let span = diag.span.expect("syntax diagnostics have a place");
-        assert!(span.start <= span.end && span.end <= file.text.len(), "{span:?} outside the text");
-        let (line, col) = file.line_col(span.start);
-        assert!(line >= 1 && col >= 1);
+    let compiled = compile(&file, &CompileOptions::default());
+    assert!(parsed.is_ok() || !compiled.accepted(), "accepted with syntax errors");
+    for diag in parsed.diagnostics.iter().chain(&compiled.diagnostics) {
+        if let Some(span) = diag.span {
+            assert!(
+                span.start <= span.end && span.end <= file.text.len(),
+                "{span:?} outside the text"
+            );
+            let (line, col) = file.line_col(span.start);
+            assert!(line >= 1 && col >= 1);
+        }
         file.render(diag);
     }
+    let nodes = compiled.graph.nodes.len();
+    assert!(
+        compiled
+            .graph
+            .edges
+            .iter()
+            .all(|e| e.source < nodes && e.target < nodes)
+    );
 });

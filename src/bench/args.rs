@@ -109,6 +109,10 @@ pub struct ZmqArgs {
     /// Payload bytes per message [default: 8]
     #[arg(long, value_name = "BYTES")]
     pub size: Option<usize>,
+    /// What consumes behind the ZMQ source: `dump` (the report's smx_snk_dump, to /dev/null)
+    /// or `null` (smx_snk_null, the topic port left open), to see the transport alone
+    #[arg(long, value_parser = ["dump", "null"], value_name = "BOX")]
+    pub consumer: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

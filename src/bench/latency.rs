@@ -22,13 +22,15 @@ use super::stats::{LinearFit, Percentiles};
 
 const WARMUP_COUNT: u64 = 500;
 
-/// The chain with `hops` forwarding boxes.
+/// The chain with `hops` forwarding boxes. The forwarder's ports carry explicit classes
+/// (`up in`, `down out`): a box with an unclassed `in data` and `out data` is connected to
+/// itself as a feedback loop by the language's self-loop rule.
 pub fn net_text(hops: usize) -> String {
     let mut chain = vec!["Src"];
     chain.extend(std::iter::repeat_n("F", hops));
     chain.push("Snk");
     format!(
-        "Src = extern box bench_src_timed( out data )\nF = box smx_fwd( in data, out data )\n\
+        "Src = extern box bench_src_timed( out data )\nF = box smx_fwd( up in data, down out data )\n\
          Snk = box bench_snk_latency( in data )\nconnect {}\n",
         chain.join(".")
     )

@@ -32,6 +32,15 @@ pub struct MachineHeader {
     /// 1-minute load average when it ended (filled by [`MachineHeader::finish`]).
     pub load_after: Option<f64>,
     pub realtime: RealtimeCheck,
+    /// Real-time (SCHED_FIFO/SCHED_RR) threads of other user processes when the experiment
+    /// started, as `pid/tid name`. Under the kernel's RT throttling (`sched_rt_runtime_us`,
+    /// typically 950 ms per second) a spinning real-time thread can starve ordinary threads on
+    /// its core for most of a second, which shows up as huge latency maxima and slow runs.
+    #[serde(default)]
+    pub other_rt_threads_before: Vec<String>,
+    /// The same when it ended (filled by [`MachineHeader::finish`]).
+    #[serde(default)]
+    pub other_rt_threads_after: Vec<String>,
     /// `release` or `debug`: a debug build's figures are not the product's.
     pub build: String,
     pub smx_version: String,
@@ -77,6 +86,8 @@ impl MachineHeader {
             load_before: load_average(),
             load_after: None,
             realtime: RealtimeCheck::probe(),
+            other_rt_threads_before: other_realtime_threads(),
+            other_rt_threads_after: Vec::new(),
             build: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
             smx_version: env!("CARGO_PKG_VERSION").into(),
             started_unix_s: std::time::SystemTime::now()
@@ -89,6 +100,7 @@ impl MachineHeader {
     /// Records the load average at the end of the experiment.
     pub fn finish(&mut self) {
         self.load_after = load_average();
+        self.other_rt_threads_after = other_realtime_threads();
     }
 
     /// Lines for the top of a text or Markdown report.
@@ -136,6 +148,22 @@ impl MachineHeader {
             ),
             format!("build: smx {} {}", self.smx_version, self.build),
         ];
+        let mut others: Vec<&String> = self.other_rt_threads_before.iter().collect();
+        others.extend(
+            self.other_rt_threads_after
+                .iter()
+                .filter(|t| !self.other_rt_threads_before.contains(t)),
+        );
+        if !others.is_empty() {
+            let names: Vec<&str> = others.iter().take(8).map(|s| s.as_str()).collect();
+            lines.push(format!(
+                "WARNING: {} real-time thread(s) of other processes were running ({}{}); they can starve \
+                 ordinary threads for up to the RT throttling limit",
+                others.len(),
+                names.join(", "),
+                if others.len() > 8 { ", ..." } else { "" }
+            ));
+        }
         if self.build != "release" {
             lines.push("WARNING: debug build; figures are not representative (use --release)".into());
         }
@@ -269,6 +297,51 @@ fn kernel() -> String {
     format!("{os} {release} {version}").trim().to_string()
 }
 
+/// Threads of other user-space processes running under SCHED_FIFO or SCHED_RR, as
+/// `pid/tid name`. Kernel threads (empty command line) and this process are left out.
+pub fn other_realtime_threads() -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for proc_entry in procs.flatten() {
+        let pid = proc_entry.file_name().to_string_lossy().to_string();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let is_user = std::fs::read(proc_entry.path().join("cmdline")).is_ok_and(|c| !c.is_empty());
+        let Ok(tasks) = std::fs::read_dir(proc_entry.path().join("task")) else {
+            continue;
+        };
+        if !is_user {
+            continue;
+        }
+        for task in tasks.flatten() {
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            if let Some((name, policy)) = policy_of(&stat)
+                && policy != 0
+            {
+                found.push(format!("{pid}/{} {name}", task.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The thread name and scheduling policy (field 41) of a /proc/.../stat line.
+pub fn policy_of(stat: &str) -> Option<(String, u32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let name = stat.get(open + 1..close)?.to_string();
+    // Fields after the name start at field 3 (state); policy is field 41.
+    let policy = stat.get(close + 1..)?.split_whitespace().nth(41 - 3)?.parse().ok()?;
+    Some((name, policy))
+}
+
 /// 1-minute load average from /proc/loadavg.
 pub fn load_average() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
@@ -289,6 +362,16 @@ mod tests {
         let arm = "processor\t: 0\nBogoMIPS\t: 108.00\nModel\t\t: Raspberry Pi 5 Model B Rev 1.0\n";
         assert_eq!(cpu_model_from(arm).as_deref(), Some("Raspberry Pi 5 Model B Rev 1.0"));
         assert_eq!(cpu_model_from("processor : 0\n"), None);
+    }
+
+    #[test]
+    fn scheduling_policy_from_a_stat_line() {
+        // 52 fields as in Linux 6.x; the name may contain spaces and parentheses.
+        let mut fields: Vec<String> = (3..=52).map(|i| i.to_string()).collect();
+        fields[41 - 3] = "1".into();
+        let stat = format!("7540 (Snk (1) x) {}", fields.join(" "));
+        assert_eq!(policy_of(&stat), Some(("Snk (1) x".to_string(), 1)));
+        assert_eq!(policy_of("garbage"), None);
     }
 
     #[test]

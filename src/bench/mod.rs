@@ -122,6 +122,9 @@ pub fn run(args: &BenchArgs) -> i32 {
     };
     if let Some(old) = earlier {
         println!("\n{}", output::compare(&results, &old).to_text());
+        for line in output::settings_changes(&results, &old) {
+            println!("note: settings differ from the earlier result: {line}");
+        }
     }
     if let Err(e) = save(&args.common, &results) {
         eprintln!("error: {e}");

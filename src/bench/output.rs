@@ -181,3 +181,24 @@ pub fn format_number(v: f64) -> String {
         format!("{v:.6}")
     }
 }
+
+/// Settings that differ between a result and the earlier one of the same experiment, as
+/// `experiment: key old -> new` lines (a ratio across different settings means little).
+pub fn settings_changes(new: &[BenchResult], old: &[BenchResult]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for r in new {
+        let Some(o) = old.iter().find(|o| o.experiment == r.experiment) else {
+            lines.push(format!("{}: no earlier result to compare with", r.experiment));
+            continue;
+        };
+        let keys: BTreeSet<&String> = r.settings.keys().chain(o.settings.keys()).collect();
+        for k in keys {
+            let (a, b) = (o.settings.get(k), r.settings.get(k));
+            if a != b {
+                let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(unset)".into());
+                lines.push(format!("{}: {k} {} -> {}", r.experiment, show(a), show(b)));
+            }
+        }
+    }
+    lines
+}

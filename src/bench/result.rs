@@ -174,18 +174,33 @@ impl BenchResult {
             .find(|c| c.series == series && params.iter().all(|(k, v)| c.param(k) == Some(*v)))
     }
 
-    /// One note per invalid run, naming the case and the problems.
+    /// One note per case with invalid runs: which runs, and each distinct problem once (long
+    /// problems such as compiler diagnostics cut to their first lines).
     pub fn note_invalid_runs(&mut self) {
         let mut notes = Vec::new();
         for case in &self.cases {
-            for (i, run) in case.runs.iter().enumerate().filter(|(_, r)| !r.valid) {
-                notes.push(format!(
-                    "INVALID run {} of {}: {}",
-                    i + 1,
-                    case.key(),
-                    run.problems.join("; ")
-                ));
+            let bad: Vec<usize> = (0..case.runs.len()).filter(|i| !case.runs[*i].valid).collect();
+            if bad.is_empty() {
+                continue;
             }
+            let mut problems: Vec<String> = Vec::new();
+            for run in bad.iter().map(|i| &case.runs[*i]) {
+                for p in &run.problems {
+                    let short: Vec<&str> = p.lines().take(4).collect();
+                    let short = short.join("\n");
+                    if !problems.contains(&short) {
+                        problems.push(short);
+                    }
+                }
+            }
+            let runs: Vec<String> = bad.iter().map(|i| (i + 1).to_string()).collect();
+            notes.push(format!(
+                "INVALID run(s) {} of {} of {}: {}",
+                runs.join(","),
+                case.runs.len(),
+                case.key(),
+                problems.join("; ")
+            ));
         }
         self.notes.extend(notes);
     }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::exit;
+use crate::graph::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +50,7 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// The net to run (a .smx file)
+    /// The net to run: a .smx file, or a .json graph from `smxrun graph --format json`
     #[arg(required = true, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
@@ -99,9 +100,9 @@ pub struct GraphArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Output format
-    #[arg(long, value_enum, default_value_t = GraphFormat::Gml)]
-    pub format: GraphFormat,
+    /// Output format: gml (the original compiler's), graphml, dot (Graphviz) or json (the runtime's input)
+    #[arg(long, value_name = "gml|graphml|dot|json", default_value = "gml", value_parser = str::parse::<Format>)]
+    pub format: Format,
 
     /// Write to PATH instead of stdout
     #[arg(short = 'o', long = "output", value_name = "PATH")]
@@ -123,18 +124,6 @@ pub enum ReportFormat {
     Json,
     /// The original runtime's `terminate net` and `end main thread` log lines
     Smx,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GraphFormat {
-    /// The original compiler's GML
-    Gml,
-    /// GraphML
-    Graphml,
-    /// Graphviz dot
-    Dot,
-    /// The JSON graph the runtime consumes
-    Json,
 }
 
 /// `--pin`: how threads are placed on cores.
@@ -216,7 +205,7 @@ mod tests {
         assert!(matches!(
             cli.command,
             Some(Command::Graph(GraphArgs {
-                format: GraphFormat::Dot,
+                format: Format::Dot,
                 ..
             }))
         ));

@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use super::args::{GraphArgs, GraphFormat};
+use super::args::GraphArgs;
 use super::exit::{self, CliError};
 use super::load;
 use super::output::Output;
 use crate::boxes::Registry;
-use crate::graph::{self, NetGraph, NodeKind};
+use crate::graph::{NetGraph, NodeKind};
 
 /// Exit 0 when the net is accepted (warnings allowed), 1 when rejected. Diagnostics go to
 /// stderr; an accepted net gets a one-line summary on stdout.
@@ -42,12 +42,7 @@ fn warn_unknown_implementations(file: &Path, graph: &NetGraph, registry: &Regist
 pub fn graph(args: &GraphArgs) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
-    let text = match args.format {
-        GraphFormat::Gml => graph::gml::to_gml(&g),
-        GraphFormat::Graphml => graph::graphml::to_graphml(&g),
-        GraphFormat::Dot => graph::dot::to_dot(&g),
-        GraphFormat::Json => graph::json::to_json(&g),
-    };
+    let text = args.format.export(&g);
     output.write(&text)?;
     Ok(exit::OK)
 }

@@ -6,7 +6,7 @@ use super::exit::{self, CliError};
 use crate::boxes::Registry;
 use crate::compose::{self, CompileOptions, Compiled};
 use crate::diag::{Severity, SourceFile};
-use crate::graph::{NetGraph, Node, NodeKind};
+use crate::graph::{self, NetGraph, Node, NodeKind};
 
 /// Reads and compiles `path`, printing every diagnostic to stderr in our format
 /// (`FILE:LINE:COL: error: ...`, the line, a caret). A file that cannot be read is an error
@@ -24,7 +24,14 @@ pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
 }
 
 /// The graph of an accepted net; a rejected one (its diagnostics already shown) is exit 1.
+/// A `.json` file is read as a graph as `smxrun graph --format json` writes it, so that nets
+/// produced by other tools run too.
 pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::rejected(format!("cannot read '{}': {e}", path.display())))?;
+        return graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
+    }
     let compiled = compile_file(path)?;
     if compiled.accepted() {
         Ok(compiled.graph)

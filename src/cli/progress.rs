@@ -5,9 +5,10 @@
 //! terminal, `--quiet` is not given and the run has lasted a second (short runs stay clean),
 //! and it is erased before the report is printed.
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Sender, bounded};
 
@@ -70,19 +71,14 @@ fn draw_until<F>(stopped: crossbeam_channel::Receiver<()>, sample: F)
 where
     F: Fn() -> Option<(u64, Duration)>,
 {
-    let started = Instant::now();
     let mut drawn = false;
-    let mut last: Option<(u64, Duration)> = None;
+    let mut window = RateWindow::default();
     while let Err(crossbeam_channel::RecvTimeoutError::Timeout) = stopped.recv_timeout(REFRESH) {
         let Some((messages, elapsed)) = sample() else {
             continue;
         };
-        let rate = match last {
-            Some((m0, t0)) if elapsed > t0 => messages.saturating_sub(m0) as f64 / (elapsed - t0).as_secs_f64(),
-            _ => 0.0,
-        };
-        last = Some((messages, elapsed));
-        if started.elapsed() < DELAY {
+        let rate = window.push(messages, elapsed);
+        if elapsed < DELAY {
             continue;
         }
         let mut err = std::io::stderr().lock();
@@ -94,6 +90,30 @@ where
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
+    }
+}
+
+/// The message rate over the last [`WINDOW`]: a loaded machine moves messages in bursts, and
+/// a rate over one refresh interval would jump between zero and several times the mean.
+#[derive(Debug, Default)]
+struct RateWindow {
+    samples: VecDeque<(u64, Duration)>,
+}
+
+/// How far back the shown rate looks.
+const WINDOW: Duration = Duration::from_secs(2);
+
+impl RateWindow {
+    /// Adds a sample and returns the rate since the oldest sample within the window.
+    fn push(&mut self, messages: u64, elapsed: Duration) -> f64 {
+        self.samples.push_back((messages, elapsed));
+        while self.samples.len() > 2 && self.samples.get(1).is_some_and(|&(_, t)| elapsed - t >= WINDOW) {
+            self.samples.pop_front();
+        }
+        match self.samples.front() {
+            Some(&(m0, t0)) if elapsed > t0 => messages.saturating_sub(m0) as f64 / (elapsed - t0).as_secs_f64(),
+            _ => 0.0,
+        }
     }
 }
 
@@ -128,7 +148,7 @@ fn human_rate(rate: f64) -> String {
         r if r >= 1e3 => (r / 1e3, " k"),
         r => (r, ""),
     };
-    let decimals = if value >= 100.0 {
+    let decimals = if value >= 100.0 || value == 0.0 {
         0
     } else if value >= 10.0 {
         1
@@ -151,9 +171,29 @@ mod tests {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
-        assert_eq!(human_rate(0.0), "0.00");
+        assert_eq!(human_rate(0.0), "0");
         assert_eq!(human_rate(312_500.0), "312 k");
         assert_eq!(human_rate(2.5e9), "2.50 G");
+    }
+
+    #[test]
+    fn the_rate_covers_the_last_two_seconds() {
+        let mut w = RateWindow::default();
+        let at = Duration::from_millis;
+        assert_eq!(w.push(0, at(0)), 0.0);
+        assert_eq!(w.push(1000, at(500)), 2000.0);
+        assert_eq!(
+            w.push(1000, at(1000)),
+            1000.0,
+            "a stall lowers the rate without zeroing it"
+        );
+        assert_eq!(w.push(4000, at(2000)), 2000.0);
+        assert_eq!(
+            w.push(4000, at(3000)),
+            1500.0,
+            "samples older than two seconds are dropped"
+        );
+        assert_eq!(w.samples.len(), 3);
     }
 
     #[test]

@@ -34,15 +34,12 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         return Err(CliError::silent(exit::REJECTED));
     }
     let settings = layers.resolve(&graph, &registry)?;
+    let pin = pin_mode(&args.pin)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let opts = RunOptions {
-        pin: match &args.pin {
-            Pin::Auto => PinMode::Auto,
-            Pin::Off => PinMode::Off,
-            Pin::Cores(cores) => PinMode::List(cores.clone()),
-        },
+        pin,
         default_channel_len: args.channel_len,
         settings,
         stop: Arc::clone(&stop),
@@ -64,6 +61,25 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         exit::BOX_FAILED
     } else {
         exit::OK
+    })
+}
+
+/// `--pin` for the runtime; listed cores must be ones this process may run on.
+fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
+    Ok(match pin {
+        Pin::Auto => PinMode::Auto,
+        Pin::Off => PinMode::Off,
+        Pin::Cores(cores) => {
+            let allowed = runtime::sched::allowed_cores();
+            if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
+                let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+                return Err(CliError::rejected(format!(
+                    "--pin: core {bad} is not available to this process (available: {})",
+                    list.join(",")
+                )));
+            }
+            PinMode::List(cores.clone())
+        }
     })
 }
 

@@ -5,7 +5,9 @@
 //! (few) edges between two routing nodes are candidates; they are kept in an ordered set.
 
 use super::context::Composer;
-use super::model::{Graph, Mode, State};
+use std::collections::BTreeSet;
+
+use super::model::{EId, Graph, Mode, State};
 
 impl Composer<'_> {
     /// Merges until no candidate is left, always taking the first candidate in edge order.
@@ -15,12 +17,14 @@ impl Composer<'_> {
 }
 
 pub fn merge_rns(g: &mut Graph) {
-    loop {
-        let found = g.rn_edges.iter().copied().find(|&e| {
-            let ed = &g.edges[e as usize];
-            ed.alive && ed.src != ed.dst && (g.out_degree(ed.src) == 1 || g.in_degree(ed.dst) == 1)
-        });
-        let Some(e) = found else { break };
+    // Candidates in edge order. A merge changes only the degrees of the surviving node, so
+    // only its channels need a new look; the others keep their status. This takes the same
+    // "first mergeable edge" each round as a full rescan would, without the quadratic cost.
+    let mut cand: BTreeSet<EId> = g.rn_edges.iter().copied().filter(|&e| mergeable(g, e)).collect();
+    while let Some(e) = cand.pop_first() {
+        if !mergeable(g, e) {
+            continue;
+        }
         let ed = g.edges[e as usize].clone();
         // Decoupling flags of the joined ports move onto the outputs (reproduced literally).
         let (src, dst, target) = if g.port(ed.sp).mode == Mode::Out {
@@ -48,6 +52,20 @@ pub fn merge_rns(g: &mut Graph) {
         let gp = if ed.src < ed.dst { ed.dp } else { ed.sp };
         g.port_mut(gp).state = State::Disabled;
         g.delete_edge(e);
-        g.merge_vertices(ed.src, ed.dst);
+        let keep = g.merge_vertices(ed.src, ed.dst);
+        let vert = g.vert(keep);
+        let touched: Vec<EId> = vert.out.iter().chain(&vert.inn).copied().collect();
+        for t in touched {
+            if g.rn_edges.contains(&t) && mergeable(g, t) {
+                cand.insert(t);
+            } else {
+                cand.remove(&t);
+            }
+        }
     }
+}
+
+fn mergeable(g: &Graph, e: EId) -> bool {
+    let ed = &g.edges[e as usize];
+    ed.alive && ed.src != ed.dst && (g.out_degree(ed.src) == 1 || g.in_degree(ed.dst) == 1)
 }

@@ -164,13 +164,22 @@ fn compose_inner(program: &ast::Program, src: Option<&SourceFile>, opts: &Compil
     }
 }
 
-/// Where this implementation deliberately differs from smxc v0.6.1 (spec §9).
+/// Where this implementation deliberately differs from smxc v0.6.1 (spec §9). None of these
+/// cases occurs in smxc's own test suite, which we reproduce exactly.
 pub const DIFFERENCES: &[&str] = &[
-    "`N = ...` when N already names a box, net or wrapper of the same scope: `redefinition of 'N'` (smxc crashes).",
+    "`A(out x) | B(in x)`: `conflicting modes` like `!` (smxc silently connects A -> B, spec §9.7).",
+    "Routing after an operator pairs only ports of different operands (smxc pairs any two ports of the \
+     composite, joining ports a serial operator refused and re-reporting refused pairs, spec §9.8).",
+    "Two routing nodes merged after a serial connection stay connected (smxc re-exposes the bundle, \
+     so a later `.C` attaches C to it, spec §9.9).",
+    "Prototype port counting includes the live bundle port of merged routing nodes (spec §9.17).",
+    "`N = ...` when N already names a box, net or wrapper of the same scope: `redefinition of 'N'` \
+     (smxc crashes, spec §9.15); a name of an outer scope is shadowed.",
     "Using a net whose definition failed evaluates to nothing without a further message (smxc crashes).",
     "Wrapper null ports `(a, b)` switch the named body ports off (smxc reports `single mode` and crashes).",
-    "`tf[...]` reports an error (smxc silently produces an empty graph).",
+    "`tf[...]` is an error (smxc silently produces an empty graph, spec §9.10).",
     "Symbol keys are (scope, name): no false `redefinition` from key concatenation (spec §9.14).",
-    "The decoupling push over routing nodes stops on cycles (smxc loops forever).",
+    "The decoupling push over routing nodes stops on cycles (smxc loops forever, spec §9.20).",
     "`open` ports never self-connect through the box feedback rule.",
+    "A net whose flattened form would exceed 20 million instances is refused before flattening.",
 ];

@@ -376,3 +376,83 @@ impl Graph {
         (g, pmap)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ropes_concatenate_reversed_parts_lazily() {
+        let mut g = Graph::default();
+        let a = g.rope(Rope::Leaf(vec![1, 2, 3]));
+        let b = g.rope(Rope::Leaf(vec![4, 5]));
+        let c = g.rope(Rope::Cat(vec![(b, true), (a, true)]));
+        assert_eq!(g.rope_items(c), [5, 4, 3, 2, 1]);
+        let tail = g.rope(Rope::Leaf(vec![9]));
+        let d = g.rope(Rope::Cat(vec![(c, true), (tail, false)]));
+        assert_eq!(g.rope_items(d), [1, 2, 3, 4, 5, 9]);
+        let e = g.rope(Rope::Cat(vec![(d, true), (a, false)]));
+        assert_eq!(g.rope_items(e), [9, 5, 4, 3, 2, 1, 1, 2, 3]);
+    }
+
+    fn vertex(kind: VKind) -> Vertex {
+        Vertex {
+            kind,
+            label: 0,
+            func: 0,
+            span: None,
+            is_static: false,
+            pure: false,
+            location: Location::Local,
+            prio: 0,
+            def: 0,
+            rn_label: None,
+            ports: Vec::new(),
+            out: Vec::new(),
+            inn: Vec::new(),
+            alive: true,
+        }
+    }
+
+    fn port(owner: VId, mode: Mode) -> Port {
+        Port {
+            name: 0,
+            sym: 0,
+            owner,
+            class: Class::None,
+            mode,
+            state: State::Open,
+            decoupled: false,
+            open: false,
+            dynamic: false,
+            ch_len: 0,
+            rate: Rate::default(),
+        }
+    }
+
+    #[test]
+    fn merging_keeps_the_older_vertex_and_edge_positions() {
+        let mut g = Graph::default();
+        let a = g.add_vertex(vertex(VKind::Box));
+        let r1 = g.add_vertex(vertex(VKind::Rn));
+        let r2 = g.add_vertex(vertex(VKind::Rn));
+        let b = g.add_vertex(vertex(VKind::Box));
+        let pa = g.add_port(port(a, Mode::Out));
+        let p1 = g.add_port(port(r1, Mode::Bi));
+        let p2 = g.add_port(port(r2, Mode::Bi));
+        let pb = g.add_port(port(b, Mode::In));
+        g.add_edge(pa, p1);
+        let mid = g.add_edge(p1, p2);
+        g.add_edge(p2, pb);
+        assert!(g.rn_edges.contains(&mid));
+        g.delete_edge(mid);
+        assert_eq!(g.merge_vertices(r2, r1), r1);
+        assert_eq!(g.rank(b), 2);
+        assert_eq!((g.edges[2].src, g.edges[2].dst), (r1, b));
+        assert_eq!(g.port(p2).owner, r1);
+        let (c, _) = g.deep_copy();
+        assert_eq!(c.verts.len(), 3);
+        assert_eq!(c.edges.len(), 2);
+        assert_eq!(c.verts[1].ports.len(), 2);
+    }
+}

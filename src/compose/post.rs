@@ -10,11 +10,15 @@ impl Composer<'_> {
     pub fn post_process(&mut self, g: &mut Graph) {
         merge_rns(g);
         let mut doomed: Vec<VId> = Vec::new();
+        // The printed id is the rank among live vertices, counted as we go (no rescans).
+        let mut rank = 0usize;
         for v in 0..g.verts.len() as VId {
             let vert = g.vert(v);
             if !vert.alive {
                 continue;
             }
+            rank += 1;
+            let id = rank - 1;
             match vert.kind {
                 VKind::Box => {
                     for &p in &vert.ports {
@@ -32,7 +36,7 @@ impl Composer<'_> {
                 VKind::Rn => {
                     let (ins, outs) = (g.in_degree(v), g.out_degree(v));
                     if ins == 0 || outs == 0 {
-                        self.error(format!("single mode in routing node 'smx_rn'({})", g.rank(v)), None);
+                        self.error(format!("single mode in routing node 'smx_rn'({id})"), None);
                     } else if vert.inn.len() == 1 && vert.out.len() == 1 {
                         let (ie, oe) = (
                             g.edges[vert.inn[0] as usize].clone(),

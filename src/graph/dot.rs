@@ -22,14 +22,14 @@ pub fn to_dot(g: &NetGraph) -> String {
                 if n.priority > 0 {
                     style.push("filled");
                 }
-                let mut label = format!("{} : {}", n.label, n.func);
+                let mut label = esc(&format!("{} : {}", n.label, n.func));
                 if n.priority > 0 {
                     let _ = write!(label, "\\nprio {}", n.priority);
                 }
                 format!(
                     "shape=box, style=\"{}\", fillcolor=\"#dde8ff\", label=\"{}\"",
                     style.join(","),
-                    esc(&label)
+                    label
                 )
             }
             NodeKind::Unexpanded => format!("shape=box, style=dashed, color=red, label=\"{}\"", esc(&n.label)),

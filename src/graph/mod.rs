@@ -11,10 +11,12 @@
 //! at), because the runtime needs to know which port of which box a channel joins.
 
 pub mod dot;
+mod format;
 pub mod gml;
 pub mod graphml;
 pub mod json;
 
+pub use format::Format;
 use serde::{Deserialize, Serialize};
 
 pub use crate::syntax::ast::{Location, PortClass, PortMode, TimeSpec};

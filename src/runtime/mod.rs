@@ -261,6 +261,18 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
             }
         }
         let wall_time_s = outcome.wall.as_secs_f64();
+        let loop_rate = rate(outcome.loop_count, wall_time_s);
+        if let Some(expected) = net.settings.expected_rate.filter(|r| *r > 0)
+            && outcome.status != Status::Failed
+        {
+            let share = 100.0 * loop_rate / expected as f64;
+            if !(80.0..=120.0).contains(&share) {
+                warnings.push(format!(
+                    "{}: net rate at {share:.0}% of the expected rate ({expected})",
+                    net.thread_name()
+                ));
+            }
+        }
         nets.push(NetReport {
             id: net.id,
             name: net.name.clone(),
@@ -272,7 +284,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
             core: outcome.core,
             priority: outcome.priority,
             loop_count: outcome.loop_count,
-            loop_rate: rate(outcome.loop_count, wall_time_s),
+            loop_rate,
             wall_time_s,
             status: outcome.status,
             error: outcome.error,

@@ -9,7 +9,7 @@
 //! top-level declaration so that one run shows the syntax errors of several declarations.
 //!
 //! Differences from smxc: `\r` is whitespace (smxc reports one invalid character per CRLF
-//! line); other invalid characters are errors (smxc skips them after a message without
+//! line) and a UTF-8 byte order mark at the start of the file is skipped; other invalid characters are errors (smxc skips them after a message without
 //! failing the compile); nesting is limited to [`MAX_NESTING`] levels; numbers that do not
 //! fit (channel lengths above `u32::MAX`, seconds above `u64::MAX`) are errors instead of C
 //! `atoi` overflow.

@@ -45,6 +45,8 @@ pub(crate) struct Scan {
     pub unterminated_comment: Option<Span>,
     /// The first bracket nested deeper than [`MAX_NESTING`].
     pub too_deep: Option<Span>,
+    /// A UTF-8 byte order mark at the very start (Windows editors write one): skipped silently.
+    pub bom: Option<Span>,
 }
 
 pub(crate) const KEYWORDS: &[&str] = &[
@@ -140,6 +142,10 @@ pub(crate) fn scan(text: &str) -> Scan {
     let mut scan = Scan::default();
     let mut depth = 0usize;
     let mut pos = 0;
+    if text.starts_with('\u{FEFF}') {
+        pos = '\u{FEFF}'.len_utf8();
+        scan.bom = Some(Span::new(0, pos));
+    }
     while pos < text.len() {
         let (item, end) = item_at(text, pos);
         match item {
@@ -219,12 +225,12 @@ impl Scan {
     /// The text pest parses: every invalid character replaced by spaces of the same byte
     /// length, so that spans stay valid for the original text.
     pub fn sanitized<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        if self.invalid.is_empty() {
+        if self.invalid.is_empty() && self.bom.is_none() {
             return text.into();
         }
         let mut out = String::with_capacity(text.len());
         let mut pos = 0;
-        for &(span, _) in &self.invalid {
+        for span in self.bom.iter().chain(self.invalid.iter().map(|(span, _)| span)) {
             out.push_str(&text[pos..span.start]);
             out.extend(std::iter::repeat_n(' ', span.end - span.start));
             pos = span.end;
@@ -305,6 +311,15 @@ mod tests {
         let clean = s.sanitized(text);
         assert_eq!(clean, "a    b");
         assert_eq!(clean.len(), text.len());
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_blanked_without_a_message() {
+        let text = "\u{FEFF}connect A \u{FEFF}";
+        let s = scan(text);
+        assert_eq!(s.bom, Some(Span::new(0, 3)));
+        assert_eq!(s.invalid.len(), 1, "only at the start");
+        assert_eq!(s.sanitized(text), "   connect A    ");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Loss accounting of a receiving source, per (sender, topic) stream.
 //!
-//! Sequence numbers are counted by the sender per topic from 0, over the messages ZeroMQ
-//! accepted (a message refused at the sender's HWM takes no number; the sender counts it as
-//! dropped). So for each stream, once the sender's end-of-stream total `n` is known:
+//! Sequence numbers are counted by the sender per topic from 0 over every message it sent,
+//! including those ZeroMQ refused at its HWM (the sender counts those and announces them in its
+//! marker, so the receiver can tell loss at the sender from loss on the way). For each stream,
+//! once the sender's end-of-stream total `n` is known:
 //!
 //! * `lost = n - unique received`, the figure from the sender's total, and independently
 //! * `lost = missing numbers below the first received` (the slow joiner's share)
@@ -13,6 +14,8 @@
 //! number that arrives late is counted as reordered and removed from the gaps.
 
 use std::collections::{BTreeMap, HashMap};
+
+use super::eos::TopicTotal;
 
 /// More open gaps than this are not tracked individually: the oldest is forgotten (still
 /// counted as lost; a late arrival in it then counts as a duplicate).
@@ -35,6 +38,8 @@ pub struct StreamBook {
     gap_total: u64,
     /// The sender's total for this stream, from its end-of-stream marker.
     pub announced: Option<u64>,
+    /// Of these, refused at the sender (HWM), from the same marker.
+    pub sender_dropped: u64,
 }
 
 impl StreamBook {
@@ -129,12 +134,16 @@ pub struct Totals {
     pub sent: u64,
     /// Data messages received, duplicates included.
     pub received: u64,
+    /// Every message sent but not received, wherever it was lost.
     pub lost: u64,
+    /// Of `lost`: refused by the senders' ZeroMQ at the HWM (from their markers).
+    pub sender_dropped: u64,
+    /// Of `lost`: missing before the first message received (slow joiner).
     pub lost_before_first: u64,
+    /// Of `lost`: the rest, lost between the sender's socket and this one.
+    pub lost_in_transit: u64,
     pub duplicates: u64,
     pub reordered: u64,
-    /// Messages the senders' ZeroMQ refused (HWM), from their markers.
-    pub sender_dropped: u64,
     /// Streams whose two loss counts disagree.
     pub inconsistent: u64,
     /// Streams still without an end-of-stream marker (their tail is unknown).
@@ -148,8 +157,8 @@ pub struct SourceBooks {
     index: HashMap<u32, HashMap<Vec<u8>, usize>>,
     /// The last stream looked up: consecutive messages almost always share it.
     last: Option<(u32, Vec<u8>, usize)>,
-    /// Senders whose marker arrived, with their reported drops.
-    finished: HashMap<u32, u64>,
+    /// Senders whose marker arrived.
+    finished: std::collections::HashSet<u32>,
 }
 
 impl SourceBooks {
@@ -180,22 +189,15 @@ impl SourceBooks {
 
     /// Books a sender's end-of-stream marker; `wanted` says which of its topics this source
     /// subscribed to. Returns false for a repeat of a marker already booked.
-    pub fn finish(
-        &mut self,
-        sender: u32,
-        topics: &[(Vec<u8>, u64)],
-        dropped: u64,
-        wanted: impl Fn(&[u8]) -> bool,
-    ) -> bool {
-        if self.finished.contains_key(&sender) {
+    pub fn finish(&mut self, sender: u32, topics: &[TopicTotal], wanted: impl Fn(&[u8]) -> bool) -> bool {
+        if !self.finished.insert(sender) {
             return false;
         }
-        for (topic, count) in topics {
-            if wanted(topic) {
-                self.stream(sender, topic).announced = Some(*count);
-            }
+        for t in topics.iter().filter(|t| wanted(&t.topic)) {
+            let stream = self.stream(sender, &t.topic);
+            stream.announced = Some(t.sent);
+            stream.sender_dropped = t.dropped;
         }
-        self.finished.insert(sender, dropped);
         true
     }
 
@@ -205,15 +207,16 @@ impl SourceBooks {
     }
 
     pub fn totals(&self) -> Totals {
-        let mut t = Totals {
-            sender_dropped: self.finished.values().sum(),
-            ..Totals::default()
-        };
+        let mut t = Totals::default();
         for s in &self.streams {
-            t.sent += s.announced.unwrap_or(s.unique + s.lost_from_gaps());
+            let lost = s.lost_from_gaps();
+            let before_first = s.lost_before_first();
+            t.sent += s.announced.unwrap_or(s.unique + lost);
             t.received += s.unique + s.duplicates;
-            t.lost += s.lost_from_gaps();
-            t.lost_before_first += s.lost_before_first();
+            t.lost += lost;
+            t.sender_dropped += s.sender_dropped;
+            t.lost_before_first += before_first;
+            t.lost_in_transit += lost.saturating_sub(s.sender_dropped + before_first);
             t.duplicates += s.duplicates;
             t.reordered += s.reordered;
             t.inconsistent += u64::from(!s.consistent());
@@ -282,13 +285,17 @@ mod tests {
         books.record(7, b"a", 0);
         books.record(7, b"a", 1);
         books.record(7, b"b", 1);
-        let topics = vec![(b"a".to_vec(), 3), (b"b".to_vec(), 2), (b"zz".to_vec(), 5)];
-        assert!(books.finish(7, &topics, 4, |t| t != b"zz"));
-        assert!(!books.finish(7, &topics, 4, |_| true), "a repeated marker is ignored");
+        let total = |t: &[u8], sent, dropped| TopicTotal {
+            topic: t.to_vec(),
+            sent,
+            dropped,
+        };
+        let topics = vec![total(b"a", 3, 1), total(b"b", 2, 0), total(b"zz", 5, 4)];
+        assert!(books.finish(7, &topics, |t| t != b"zz"));
+        assert!(!books.finish(7, &topics, |_| true), "a repeated marker is ignored");
         let t = books.totals();
         assert_eq!((t.sent, t.received, t.lost), (5, 3, 2));
-        assert_eq!(t.lost_before_first, 1);
-        assert_eq!(t.sender_dropped, 4);
+        assert_eq!((t.sender_dropped, t.lost_before_first, t.lost_in_transit), (1, 1, 0));
         assert_eq!((t.inconsistent, t.unannounced), (0, 0));
         assert_eq!(books.finished_senders(), 1);
     }

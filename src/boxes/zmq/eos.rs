@@ -3,8 +3,9 @@
 //! When its input ends, a sink sends an end-of-stream marker: a message of kind
 //! [`Kind::EndOfStream`](super::wire::Kind) on the reserved topic [`CONTROL_TOPIC`], whose body
 //! lists, per topic it used, how many messages it sent under that topic (sequence numbers are
-//! counted per topic, so a subscriber that filters topics still sees gap-free numbering), plus
-//! the messages ZeroMQ refused at the sender (HWM drops).
+//! counted per topic, so a subscriber that filters topics still sees gap-free numbering) and how
+//! many of them ZeroMQ refused at the sender (HWM drops; they keep their numbers, so the
+//! receiver sees them as gaps and can tell them from losses on the way).
 //!
 //! Why this is reliable over PUB/SUB, where a plain PUB silently drops any message, the marker
 //! included, once a subscriber's queue is full: the pubsub sink is an XPUB socket with
@@ -29,30 +30,37 @@ pub const REPEATS: u64 = 3;
 /// Largest number of distinct topics one sink may use (keeps the marker a sane size).
 pub const MAX_TOPICS: usize = 65_536;
 
+/// What a sender reports about one topic.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopicTotal {
+    pub topic: Vec<u8>,
+    /// Messages sent (numbered) under the topic.
+    pub sent: u64,
+    /// Of these, refused by ZeroMQ at the sender.
+    pub dropped: u64,
+}
+
 /// The body of an end-of-stream marker.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndOfStream {
-    /// Per topic: messages sent (handed to ZeroMQ and accepted) under it.
-    pub topics: Vec<(Vec<u8>, u64)>,
-    /// Messages ZeroMQ refused at the sender (not numbered, so not seen as gaps).
-    pub dropped: u64,
+    pub topics: Vec<TopicTotal>,
 }
 
 impl EndOfStream {
     /// Messages sent under all topics.
     pub fn total(&self) -> u64 {
-        self.topics.iter().map(|(_, n)| *n).sum()
+        self.topics.iter().map(|t| t.sent).sum()
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(12 + self.topics.iter().map(|(t, _)| t.len() + 12).sum::<usize>());
+        let mut out = Vec::with_capacity(4 + self.topics.iter().map(|t| t.topic.len() + 20).sum::<usize>());
         out.extend_from_slice(&(self.topics.len() as u32).to_le_bytes());
-        for (topic, count) in &self.topics {
-            out.extend_from_slice(&(topic.len() as u32).to_le_bytes());
-            out.extend_from_slice(topic);
-            out.extend_from_slice(&count.to_le_bytes());
+        for t in &self.topics {
+            out.extend_from_slice(&(t.topic.len() as u32).to_le_bytes());
+            out.extend_from_slice(&t.topic);
+            out.extend_from_slice(&t.sent.to_le_bytes());
+            out.extend_from_slice(&t.dropped.to_le_bytes());
         }
-        out.extend_from_slice(&self.dropped.to_le_bytes());
         out
     }
 
@@ -69,13 +77,21 @@ impl EndOfStream {
             }
             let (topic, rest) = body.split_at(len);
             body = rest;
-            topics.push((topic.to_vec(), take_u64(&mut body)?));
+            let sent = take_u64(&mut body)?;
+            let dropped = take_u64(&mut body)?;
+            if dropped > sent {
+                return Err(Corrupt::EndOfStream("more dropped than sent"));
+            }
+            topics.push(TopicTotal {
+                topic: topic.to_vec(),
+                sent,
+                dropped,
+            });
         }
-        let dropped = take_u64(&mut body)?;
         if !body.is_empty() {
             return Err(Corrupt::EndOfStream("trailing bytes"));
         }
-        Ok(EndOfStream { topics, dropped })
+        Ok(EndOfStream { topics })
     }
 }
 
@@ -119,8 +135,7 @@ mod tests {
     #[test]
     fn marker_round_trips() {
         let eos = EndOfStream {
-            topics: vec![(b"".to_vec(), 10), (b"temp/a".to_vec(), 3)],
-            dropped: 4,
+            topics: vec![topic(b"", 10, 4), topic(b"temp/a", 3, 0)],
         };
         assert_eq!(eos.total(), 13);
         assert_eq!(EndOfStream::decode(&eos.encode()), Ok(eos));
@@ -129,8 +144,7 @@ mod tests {
     #[test]
     fn truncated_or_padded_markers_are_corrupt() {
         let bytes = EndOfStream {
-            topics: vec![(b"x".to_vec(), 1)],
-            dropped: 0,
+            topics: vec![topic(b"x", 1, 0)],
         }
         .encode();
         for cut in 0..bytes.len() {
@@ -140,5 +154,17 @@ mod tests {
         padded.push(0);
         assert!(EndOfStream::decode(&padded).is_err());
         assert!(EndOfStream::decode(&[0xff, 0xff, 0xff, 0xff]).is_err());
+        let impossible = EndOfStream {
+            topics: vec![topic(b"x", 1, 2)],
+        };
+        assert!(EndOfStream::decode(&impossible.encode()).is_err());
+    }
+
+    fn topic(t: &[u8], sent: u64, dropped: u64) -> TopicTotal {
+        TopicTotal {
+            topic: t.to_vec(),
+            sent,
+            dropped,
+        }
     }
 }

@@ -53,17 +53,20 @@ pub fn text_line(row: &Value) -> Option<String> {
     let head = format!("{} {} {} {}", s("name"), s("role"), s("pattern"), s("endpoint"));
     match row.get("role")?.as_str()? {
         "sink" => {
-            let offered = n("offered");
+            let sent = n("sent");
             Some(format!(
-                "{head}: sent {} of {offered}, dropped {} ({:.3} %: {} at the HWM, {} timed out), {} subscriber(s){}",
-                n("sent"),
+                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}",
                 n("dropped"),
-                percent(n("dropped"), offered),
+                percent(n("dropped"), sent),
                 n("dropped_hwm"),
                 n("dropped_timeout"),
-                n("subscribers"),
+                if s("pattern") == "pubsub" {
+                    format!(", {} subscriber(s)", n("subscribers"))
+                } else {
+                    String::new()
+                },
                 if row.get("linger_expired") == Some(&Value::Bool(true)) {
-                    ", LINGER EXPIRED: queued messages may be lost"
+                    ", NOT CONFIRMED: receivers still connected when linger expired"
                 } else {
                     ""
                 }
@@ -72,21 +75,22 @@ pub fn text_line(row: &Value) -> Option<String> {
         "source" => {
             let sent = n("sent");
             let tail = if row.get("tail_unknown") == Some(&Value::Bool(true)) {
-                " (at least: no end marker, messages after the last one received are unknown)"
+                " at least: no end marker, messages after the last one received are unknown"
             } else {
                 ""
             };
             Some(format!(
-                "{head}: sender sent {sent}, received {}, lost {} ({:.3} %{tail}; {} before the first received), \
-                 duplicates {}, reordered {}, corrupt {}, sender dropped {}, ended by {}{}",
+                "{head}: sender sent {sent}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
+                 {} before the first received, {} in transit), duplicates {}, reordered {}, corrupt {}, ended by {}{}",
                 n("received"),
                 n("lost"),
                 percent(n("lost"), sent),
+                n("sender_dropped"),
                 n("lost_before_first"),
+                n("lost_in_transit"),
                 n("duplicates"),
                 n("reordered"),
                 n("corrupt"),
-                n("sender_dropped"),
                 s("end"),
                 if n("inconsistent_streams") > 0 {
                     ", BOOKS INCONSISTENT (a sender restarted or reused its id?)"

@@ -203,9 +203,8 @@ impl Receiver {
                 self.markers += 1;
                 let prefix = &self.settings.subscribe;
                 let filtered = self.settings.common.pattern == Pattern::PubSub;
-                self.books.finish(header.sender, &eos.topics, eos.dropped, |t| {
-                    !filtered || t.starts_with(prefix)
-                });
+                self.books
+                    .finish(header.sender, &eos.topics, |t| !filtered || t.starts_with(prefix));
                 if self.books.finished_senders() as u64 >= self.settings.senders {
                     self.draining = true;
                 }

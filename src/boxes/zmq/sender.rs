@@ -1,12 +1,13 @@
 //! The sending side of a ZeroMQ sink, independent of the runtime (tested with raw sockets).
 //!
-//! Numbers every accepted message per topic, counts what ZeroMQ refuses, waits for subscribers
-//! when asked (`sync`), and ends the stream with the marker described in [`super::eos`].
+//! Numbers every message per topic, counts what ZeroMQ refuses (the refused keep their numbers,
+//! so the receiver sees them as gaps), waits for subscribers when asked (`sync`), and ends the
+//! stream with the marker described in [`super::eos`].
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::eos::{self, CONTROL_TOPIC, EndOfStream};
+use super::eos::{self, CONTROL_TOPIC, EndOfStream, TopicTotal};
 use super::settings::{Pattern, SinkSettings};
 use super::socket::{self, BoxSocket};
 use super::wire::{self, Header, Kind};
@@ -17,9 +18,7 @@ const SLICE_MS: i32 = 100;
 /// Figures of a sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SinkStats {
-    /// Messages the sink was given.
-    pub offered: u64,
-    /// Messages ZeroMQ accepted (numbered, announced in the marker).
+    /// Messages the sink sent (numbered, announced in the marker), dropped ones included.
     pub sent: u64,
     /// pubsub: refused at the high-water mark (`EAGAIN` under `ZMQ_XPUB_NODROP`).
     pub dropped_hwm: u64,
@@ -47,8 +46,8 @@ pub struct Sender {
     settings: SinkSettings,
     socket: Option<BoxSocket>,
     id: u32,
-    /// Per topic: the next sequence number.
-    topics: Vec<(Vec<u8>, u64)>,
+    /// Per topic: messages numbered so far (the next sequence number) and dropped.
+    topics: Vec<TopicTotal>,
     topic_index: HashMap<Vec<u8>, usize>,
     body: Vec<u8>,
     pub stats: SinkStats,
@@ -142,8 +141,8 @@ impl Sender {
     }
 
     fn topic_slot(&mut self, topic: &[u8]) -> Result<usize, String> {
-        if let Some((t, _)) = self.topics.last()
-            && t.as_slice() == topic
+        if let Some(t) = self.topics.last()
+            && t.topic.as_slice() == topic
         {
             return Ok(self.topics.len() - 1);
         }
@@ -157,14 +156,17 @@ impl Sender {
                 eos::MAX_TOPICS
             ));
         }
-        self.topics.push((topic.to_vec(), 0));
+        self.topics.push(TopicTotal {
+            topic: topic.to_vec(),
+            sent: 0,
+            dropped: 0,
+        });
         self.topic_index.insert(topic.to_vec(), self.topics.len() - 1);
         Ok(self.topics.len() - 1)
     }
 
     /// Sends one message under `topic` (the configured topic when `None`).
     pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
-        self.stats.offered += 1;
         self.sends_since_poll += 1;
         if self.sends_since_poll >= 4096 {
             self.sends_since_poll = 0;
@@ -185,9 +187,12 @@ impl Sender {
         let header = Header {
             kind: Kind::Data,
             sender: self.id,
-            seq: self.topics[slot].1,
+            seq: self.topics[slot].sent,
             sent_unix_ns: wire::unix_now_ns(),
         };
+        // Numbered whatever happens next: a refused message leaves a gap the receiver books.
+        self.topics[slot].sent += 1;
+        self.stats.sent += 1;
         wire::encode_body(&header, payload, &mut self.body);
         let pubsub = self.settings.common.pattern == Pattern::PubSub;
         let timeout = self.settings.common.timeout;
@@ -198,15 +203,17 @@ impl Sender {
         };
         let flags = if pubsub { zmq::DONTWAIT } else { 0 };
         loop {
-            match sock.socket.send(&self.topics[slot].0[..], flags | zmq::SNDMORE) {
+            match sock.socket.send(&self.topics[slot].topic[..], flags | zmq::SNDMORE) {
                 Ok(()) => break,
                 Err(zmq::Error::EAGAIN) if pubsub => {
+                    self.topics[slot].dropped += 1;
                     self.stats.dropped_hwm += 1;
                     return Ok(Sent::DroppedHwm);
                 }
                 Err(zmq::Error::EAGAIN | zmq::Error::EINTR) => {
                     let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
                     if stop() || Instant::now() >= deadline {
+                        self.topics[slot].dropped += 1;
                         self.stats.dropped_timeout += 1;
                         return Ok(Sent::GaveUp);
                     }
@@ -216,8 +223,6 @@ impl Sender {
         }
         // The topic frame is accepted: libzmq never refuses the rest of a multipart message.
         send_retrying(&sock.socket, &self.body, timeout).map_err(|e| self.failed(e))?;
-        self.topics[slot].1 += 1;
-        self.stats.sent += 1;
         Ok(Sent::Accepted)
     }
 
@@ -237,7 +242,6 @@ impl Sender {
         self.poll_subscriptions();
         let marker = EndOfStream {
             topics: self.topics.clone(),
-            dropped: self.stats.dropped_hwm + self.stats.dropped_timeout,
         }
         .encode();
         let deadline = Instant::now() + self.settings.common.timeout;

@@ -114,7 +114,7 @@ impl ZmqSink {
             "duplicates": Value::Null,
             "reordered": Value::Null,
             "corrupt": Value::Null,
-            "offered": s.offered,
+            "accepted": s.sent - s.dropped_hwm - s.dropped_timeout,
             "dropped": s.dropped_hwm + s.dropped_timeout,
             "dropped_hwm": s.dropped_hwm,
             "dropped_timeout": s.dropped_timeout,

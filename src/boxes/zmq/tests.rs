@@ -5,7 +5,7 @@ use std::thread;
 use std::time::Duration;
 
 use super::endpoint::Endpoint;
-use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
+use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason, TopicTotal};
 use super::receiver::{Event, Receiver};
 use super::sender::{Sender, Sent};
 use super::settings::{Common, Pattern, SinkSettings, SourceSettings};
@@ -139,11 +139,16 @@ fn pubsub_hwm_drops_are_counted_at_the_sender_and_the_books_balance() {
     let stats = sender.join().unwrap();
     assert_eq!(end, EndReason::Marker);
     assert!(stats.dropped_hwm > 0, "a small hwm and a slow consumer lose messages");
-    assert_eq!(stats.offered, stats.sent + stats.dropped_hwm);
+    assert_eq!(stats.sent, N);
     let t = rx.totals();
     assert_eq!(t.sent, stats.sent, "the marker carries the sender's total");
     assert_eq!(t.sent, t.received + t.lost, "books balance");
     assert_eq!(t.sender_dropped, stats.dropped_hwm);
+    assert_eq!(
+        (t.lost, t.lost_in_transit),
+        (t.sender_dropped, 0),
+        "every loss explained"
+    );
     assert_eq!(t.lost_before_first, 0, "sync removed the slow-joiner loss");
     assert_eq!(seqs.len() as u64, t.received);
 }
@@ -259,8 +264,11 @@ fn corrupt_frames_are_counted_and_skipped() {
     raw_send(&push, Kind::EndOfStream, 0, b"garbage marker");
     raw_send(&push, Kind::Data, 1, b"ok");
     let eos = EndOfStream {
-        topics: vec![(Vec::new(), 2)],
-        dropped: 0,
+        topics: vec![TopicTotal {
+            topic: Vec::new(),
+            sent: 2,
+            dropped: 0,
+        }],
     };
     raw_send(&push, Kind::EndOfStream, 0, &eos.encode());
     let (seqs, end) = drain(&mut rx);
@@ -320,7 +328,7 @@ fn a_pipeline_sink_without_receiver_gives_up_after_its_timeout() {
     })
     .unwrap();
     assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
-    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout), (0, 1));
+    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout), (1, 1));
 }
 
 #[test]
