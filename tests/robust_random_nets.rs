@@ -10,7 +10,7 @@
 //! Every generated net must be accepted by the front end, run to its end within a liveness
 //! bound, and keep the books: for every channel `written = read + overwritten + dropped +
 //! left`, nothing left in a channel whose consumer side is triggering, every source sends its
-//! `count`, every forwarder and routing node passes on what it took. 48 nets per run by
+//! `count`, every forwarder and routing node passes on what it took. 32 nets per run by
 //! default; `PROPTEST_CASES` changes it.
 
 use std::collections::HashMap;
@@ -345,7 +345,7 @@ fn config() -> ProptestConfig {
         cases: std::env::var("PROPTEST_CASES")
             .ok()
             .and_then(|c| c.parse().ok())
-            .unwrap_or(48),
+            .unwrap_or(32),
         failure_persistence: None,
         ..ProptestConfig::default()
     }
