@@ -65,7 +65,9 @@ pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64
         lock_memory: cfg.lock_memory,
     });
     warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
-    let spin_ns = cfg.spin.resolve(cfg.period);
+    // A firewall shares its core with boxes: spinning through a whole period would starve
+    // them (a producer that never runs misses every tick), so it spins at most half a period.
+    let spin_ns = cfg.spin.resolve(cfg.period).min(cfg.period.as_nanos() as u64 / 2);
     let mut report = FirewallReport {
         name: cfg.name.clone(),
         clock_source: crate::timing::clock_source(),
