@@ -25,7 +25,7 @@ pub const SPEC: BoxSpec = BoxSpec {
         ConfigKey {
             name: "count",
             kind: ValueKind::Int,
-            default: Some("1000000"),
+            default: Some("100000"),
             choices: &[],
             help: "messages to send before ending; 0 = until stopped or every consumer ended",
         },

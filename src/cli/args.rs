@@ -58,6 +58,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
     pub pin: Pin,
 
+    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only when
+    /// every thread can have a core of its own (a busy real-time thread starves the others on its
+    /// core), on forces it, off never uses it. An explicit per-net `priority` always applies.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
+    pub rt: crate::runtime::Realtime,
+
     /// Length of every channel whose length the net does not declare (default 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Option<u32>,

@@ -44,6 +44,7 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         settings,
         stop: Arc::clone(&stop),
         progress: Progress::new(),
+        realtime: args.rt,
         ..RunOptions::default()
     };
     let sampler = opts.progress.clone();

@@ -67,6 +67,76 @@ pub struct RunOptions {
     pub max_threads: usize,
     /// How temporal firewalls run (spin, real-time priority, memory locking, threads).
     pub firewall: firewall::FirewallOptions,
+    /// Whether the priorities of `rt`/`tt` nets and firewalls become SCHED_FIFO (`--rt`).
+    pub realtime: Realtime,
+}
+
+/// When `rt`/`tt` priorities and firewalls run at real-time priority.
+///
+/// A SCHED_FIFO thread that is busy (a firewall spinning towards a 10 us release, a box that
+/// never blocks) starves every lower-priority thread pinned to its core for as long as it runs:
+/// on a machine with fewer cores than threads that turns a deadline problem into a hang. So by
+/// default real-time scheduling is used only when every thread of the run can have a core of
+/// its own; `On` forces it (for machines set up for it), `Off` never uses it. An explicit
+/// per-net `priority` setting is always honoured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Realtime {
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+impl std::str::FromStr for Realtime {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Realtime::Auto),
+            "on" => Ok(Realtime::On),
+            "off" => Ok(Realtime::Off),
+            _ => Err(format!("'{s}' is not one of: auto, on, off")),
+        }
+    }
+}
+
+/// Threads a run of `graph` needs (nets and, if any, one firewall) and the cores it may use.
+fn threads_and_cores(graph: &NetGraph) -> (usize, usize) {
+    let firewall_threads = usize::from(
+        graph
+            .edges
+            .iter()
+            .any(|e| e.timing == crate::graph::Timing::TimeTriggered),
+    );
+    (graph.nodes.len() + firewall_threads, sched::allowed_cores().len())
+}
+
+fn every_thread_has_a_core(graph: &NetGraph) -> bool {
+    let (threads, cores) = threads_and_cores(graph);
+    cores >= threads
+}
+
+/// `opts.realtime` decided for this graph (`On` or `Off`), with the reason when `Auto` turned
+/// it off for a net that asked for it.
+fn decide_realtime(graph: &NetGraph, opts: &RunOptions) -> (Realtime, Option<String>) {
+    match opts.realtime {
+        Realtime::On => (Realtime::On, None),
+        Realtime::Off => (Realtime::Off, None),
+        Realtime::Auto => {
+            let wants = graph.nodes.iter().any(|n| n.priority > 0);
+            let (threads, cores) = threads_and_cores(graph);
+            if cores >= threads {
+                (Realtime::On, None)
+            } else {
+                let why = wants.then(|| {
+                    format!(
+                        "real-time scheduling not used: {threads} threads share {cores} cores, where a SCHED_FIFO \
+                         thread could starve the others on its core (--rt on forces it)"
+                    )
+                });
+                (Realtime::Off, why)
+            }
+        }
+    }
 }
 
 impl Default for RunOptions {
@@ -80,6 +150,7 @@ impl Default for RunOptions {
             stack_size: 512 * 1024,
             max_threads: 4096,
             firewall: firewall::FirewallOptions::default(),
+            realtime: Realtime::Auto,
         }
     }
 }
@@ -95,6 +166,20 @@ struct Job {
 pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Report, RunError> {
     let started_at = SystemTime::now();
     let t0 = Instant::now();
+    let (realtime, realtime_note) = decide_realtime(graph, opts);
+    let mut decided = opts.clone();
+    decided.realtime = realtime;
+    if realtime == Realtime::Off {
+        decided.firewall.priority = None;
+        decided.firewall.lock_memory = false;
+    }
+    if decided.firewall.spin == crate::timing::Spin::Auto && !every_thread_has_a_core(graph) {
+        // A firewall spinning towards its release keeps the core busy, and a box woken on that
+        // core (the producer its hand-off just released) waits for the next scheduler tick:
+        // the pair then runs at the kernel's tick rate (250 Hz here) instead of the period.
+        decided.firewall.spin = crate::timing::Spin::Off;
+    }
+    let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
     let (jobs, shared, tt) = wire(&plan);
     opts.progress.attach(counted_channels(&plan, &shared));
@@ -167,7 +252,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             row.len = firewall::plan::consumer_side_len(c);
         }
     }
-    for w in fw_warnings {
+    for w in realtime_note.into_iter().chain(fw_warnings) {
         if !report.warnings.contains(&w) {
             log::warn!("{w}");
             report.warnings.push(w);

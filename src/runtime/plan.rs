@@ -132,7 +132,8 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                 (Role::Box(spec), inputs, outputs)
             }
         };
-        let priority = settings.priority.or((node.priority > 0).then(|| node.priority + 1));
+        let graph_priority = (opts.realtime == super::Realtime::On && node.priority > 0).then(|| node.priority + 1);
+        let priority = settings.priority.or(graph_priority);
         nets.push(NetPlan {
             id: index,
             name: node.label.clone(),
