@@ -327,3 +327,25 @@ fn a_net_written_in_streamix_runs_through_a_firewall() {
     assert!(fws.iter().all(|f| f.period_ns == 4_000_000));
     assert!(pairs.iter().all(|p| p.forwarded == 4));
 }
+
+#[test]
+fn losses_before_the_firewall_are_in_the_channel_row() {
+    use smx::compose::{CompileOptions, compile};
+    use smx::diag::SourceFile;
+    // A decoupled producer overwrites while the firewall waits for its tick: those losses
+    // happen on the producer→firewall segment and must show in the channel's books.
+    let text = "SrcD = box smx_src_rand( decoupled out data )\nSnk = box smx_snk_null( in data )\n\
+                connect tt[2ms](SrcD).Snk\n";
+    let compiled = compile(&SourceFile::new("ttd.smx", text), &CompileOptions::default());
+    assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
+    let report = run_tt(&compiled.graph, 50);
+    assert_eq!(report.status, Status::Ok);
+    let row = &report.channels[0];
+    assert_eq!(row.written, 50, "{row:?}");
+    assert_eq!(
+        row.written,
+        row.read + row.overwritten + row.dropped + row.left,
+        "{row:?}"
+    );
+    assert!(row.overwritten > 0, "{row:?}");
+}

@@ -181,7 +181,8 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     }
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
-    let (jobs, shared, tt) = wire(&plan);
+    let (jobs, wired, tt) = wire(&plan);
+    let shared = wired.shared;
     opts.progress.attach(counted_channels(&plan, &shared));
     let shards = firewall::plan::shards(&plan, tt, opts);
 
@@ -251,6 +252,10 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         if firewall::plan::is_time_triggered(c) {
             row.len = firewall::plan::consumer_side_len(c);
         }
+        if let Some(producer) = &wired.producer_side[c.id] {
+            let in_series = !c.src_period.is_zero() && !c.dst_period.is_zero() && c.src_period != c.dst_period;
+            merge_producer_segment(row, &producer.counters.final_snapshot(), in_series);
+        }
     }
     for w in realtime_note.into_iter().chain(fw_warnings) {
         if !report.warnings.contains(&w) {
@@ -271,8 +276,16 @@ fn handles_len_hint(name: &str, plan: &Plan) -> usize {
 
 /// Creates every channel and hands its ends to the nets' port sets; time-triggered edges go
 /// through firewalls (their report row shows the firewall→consumer channel).
-fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>, firewall::plan::TtWiring) {
+/// Channel counters for the report: the consumer end of every channel and, for a
+/// time-triggered channel, also the producer end (the producer→firewall segment).
+struct Wired {
+    shared: Vec<Arc<Shared>>,
+    producer_side: Vec<Option<Arc<Shared>>>,
+}
+
+fn wire(plan: &Plan) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
     let mut tt = firewall::plan::TtWiring::new();
+    let mut producer_side = Vec::with_capacity(plan.channels.len());
     let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
     let mut readers: Vec<Option<Reader>> = Vec::with_capacity(plan.channels.len());
     let mut shared = Vec::with_capacity(plan.channels.len());
@@ -282,6 +295,8 @@ fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>, firewall::plan::TtWiring) {
         } else {
             channel::channel(c.kind, c.len)
         };
+        let split = !Arc::ptr_eq(w.shared(), r.shared());
+        producer_side.push(split.then(|| w.shared().clone()));
         shared.push(r.shared().clone());
         writers.push(Some(w));
         readers.push(Some(r));
@@ -316,7 +331,7 @@ fn wire(plan: &Plan) -> (Vec<Job>, Vec<Arc<Shared>>, firewall::plan::TtWiring) {
             }
         })
         .collect();
-    (jobs, shared, tt)
+    (jobs, Wired { shared, producer_side }, tt)
 }
 
 /// Channels into sink nets (nets without a connected output); all channels when there is no
@@ -333,6 +348,24 @@ fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
         shared.to_vec()
     } else {
         into_sinks
+    }
+}
+
+/// Folds the producer→firewall segment of a time-triggered channel into its report row, so
+/// that the row's books cover the whole way from producer to consumer: `written` is what the
+/// producer wrote and losses of both segments are added. Messages the firewalls took but did
+/// not pass on were overwritten in the latest-value buffer between two firewalls of different
+/// periods (`in_series`), or else held by the firewall when the run ended (`left`).
+fn merge_producer_segment(row: &mut crate::report::ChannelReport, producer: &channel::CountSnapshot, in_series: bool) {
+    let not_passed_on = producer.read.saturating_sub(row.written);
+    row.written = producer.written;
+    row.overwritten += producer.overwritten;
+    row.dropped += producer.dropped;
+    row.left += producer.left;
+    if in_series {
+        row.overwritten += not_passed_on;
+    } else {
+        row.left += not_passed_on;
     }
 }
 
