@@ -324,6 +324,7 @@ fn compare_run(rounds: usize) {
                 .into_iter()
                 .map(|name| (name, Vec::new(), Vec::new()))
                 .collect();
+        let mut ratios = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             let runs = [
                 measured(count, || smx_run(&graph, &registry, &auto)),
@@ -331,6 +332,8 @@ fn compare_run(rounds: usize) {
                 measured(count, || smx_run(&graph, &registry, &off)),
                 measured(count, || baseline_run(len as usize, count, false)),
             ];
+            ratios.0.push(runs[0].0 / runs[1].0);
+            ratios.1.push(runs[2].0 / runs[3].0);
             for (slot, (rate, cpu)) in results.iter_mut().zip(runs) {
                 slot.1.push(rate);
                 slot.2.push(cpu);
@@ -346,6 +349,13 @@ fn compare_run(rounds: usize) {
             100.0 * m[2].1 / m[3].1,
             100.0 * m[0].2 / m[1].2,
             100.0 * m[2].2 / m[3].2
+        );
+        // The machine's speed drifts between rounds; a ratio taken within one round (the two
+        // runs seconds apart) cancels the drift, so its median is the steadier figure.
+        println!(
+            "len {len:>2}: median of the per-round ratios pinned {:.1}%, unpinned {:.1}%",
+            100.0 * median(ratios.0),
+            100.0 * median(ratios.1)
         );
     }
 }

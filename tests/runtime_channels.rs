@@ -176,3 +176,42 @@ fn large_payloads_are_shared_not_copied_on_duplicate() {
     assert_eq!(a.payload(), b.payload());
     assert!(std::ptr::eq(a.payload().as_ptr(), b.payload().as_ptr()));
 }
+
+/// The firing rule only looks: a message it waited for keeps its slot until the box reads it,
+/// so a channel of length 1 never holds two (the original's `await` is the same).
+#[test]
+fn the_firing_rule_leaves_the_message_in_its_slot() {
+    let (mut w, mut r) = channel(ChannelKind::DecoupledProducer, 1);
+    w.write(msg(0)).unwrap();
+    r.wait_ready();
+    // The slot is still taken, so this write overwrites message 0 instead of queueing behind it.
+    w.write(msg(1)).unwrap();
+    assert_eq!(r.read().unwrap().seq, 1);
+    let c = r.shared().counters.snapshot();
+    assert_eq!((c.written, c.read, c.overwritten), (2, 1, 1));
+}
+
+#[test]
+fn a_parked_consumer_is_woken_by_each_write_and_by_the_end() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
+    let consumer = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        loop {
+            r.wait_ready(); // parks: the producer below writes only after a pause
+            match r.take() {
+                Poll::Message(m) => got.push(m.seq),
+                Poll::Ended => return got,
+                Poll::Empty => panic!("the firing rule returned with nothing there"),
+            }
+        }
+    });
+    for s in 0..50 {
+        if s % 10 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        w.write(msg(s)).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    drop(w);
+    assert_eq!(consumer.join().unwrap(), (0..50).collect::<Vec<_>>());
+}

@@ -85,13 +85,26 @@ impl SrcRand {
         z ^ (z >> 31)
     }
 
-    fn fill(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
+    fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {
             let bytes = self.next().to_le_bytes();
             chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
-        self.buf = buf;
+    }
+
+    /// The next message: small payloads are generated in place (this runs once per message).
+    fn message(&mut self) -> Message {
+        let sent_ns = crate::runtime::message::now_ns();
+        if self.buf.len() <= crate::runtime::message::INLINE_CAPACITY {
+            let (seq, len) = (self.sent, self.buf.len());
+            Message::filled(seq, sent_ns, len, |buf| self.fill(buf))
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            self.fill(&mut buf);
+            let msg = Message::new(self.sent, sent_ns, &buf);
+            self.buf = buf;
+            msg
+        }
     }
 }
 
@@ -105,9 +118,9 @@ impl BoxImpl for SrcRand {
         if io.stop_requested() {
             return Ok(Flow::End);
         }
-        self.fill();
         // A refused write means the consumer ended; the runtime's rule then ends this net.
-        let _ = io.write(self.out, Message::now(self.sent, &self.buf));
+        let msg = self.message();
+        let _ = io.write(self.out, msg);
         self.sent += 1;
         Ok(if self.count != 0 && self.sent >= self.count {
             Flow::End

@@ -45,6 +45,25 @@ impl Message {
         Message { seq, sent_ns, payload }
     }
 
+    /// A message of `len` bytes written in place by `fill`: a small payload goes straight into
+    /// the message, without a staging buffer and a copy.
+    #[inline]
+    pub fn filled(seq: u64, sent_ns: u64, len: usize, fill: impl FnOnce(&mut [u8])) -> Self {
+        let payload = if len <= INLINE_CAPACITY {
+            let mut inline = [0u8; INLINE_CAPACITY];
+            fill(&mut inline[..len]);
+            Payload::Inline {
+                len: len as u8,
+                bytes: inline,
+            }
+        } else {
+            let mut bytes = vec![0u8; len];
+            fill(&mut bytes);
+            Payload::Shared(Arc::from(bytes))
+        };
+        Message { seq, sent_ns, payload }
+    }
+
     /// A message sharing an existing buffer (no copy).
     pub fn shared(seq: u64, sent_ns: u64, bytes: Arc<[u8]>) -> Self {
         Message {
@@ -112,6 +131,16 @@ mod tests {
             (Payload::Shared(a), Payload::Shared(b)) => assert!(Arc::ptr_eq(a, b)),
             _ => panic!("large payload must be shared"),
         }
+    }
+
+    #[test]
+    fn filled_messages_hold_what_was_written() {
+        let small = Message::filled(1, 2, 3, |b| b.copy_from_slice(b"abc"));
+        assert_eq!((small.seq, small.sent_ns, small.payload()), (1, 2, &b"abc"[..]));
+        assert!(matches!(small.payload, Payload::Inline { .. }));
+        let big = Message::filled(3, 4, 100, |b| b.fill(9));
+        assert_eq!(big.payload(), &[9u8; 100][..]);
+        assert!(matches!(big.payload, Payload::Shared(_)));
     }
 
     #[test]

@@ -7,14 +7,24 @@
 //! going on with the default scheduling.
 
 /// The cores this process may run on, in ascending order (empty if unknown).
+///
+/// Read once, at the first call, and kept: the system call behind it reports the *calling
+/// thread's* mask, which shrinks to one core as soon as that thread is pinned, and a thread
+/// spawned by a pinned thread inherits the one core. Without the cache a pinned thread could
+/// not pin a child anywhere else.
 pub fn allowed_cores() -> Vec<usize> {
-    let mut cores: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    cores.sort_unstable();
-    cores
+    static CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    CORES
+        .get_or_init(|| {
+            let mut cores: Vec<usize> = core_affinity::get_core_ids()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| c.id)
+                .collect();
+            cores.sort_unstable();
+            cores
+        })
+        .clone()
 }
 
 /// Pins the calling thread to `core`.

@@ -139,18 +139,7 @@ fn run_probe(opts: &ProbeOptions) -> ProbeResult {
 }
 
 fn pin(core: usize) -> Result<(), String> {
-    let allowed: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    if allowed.contains(&core) && core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
-        Ok(())
-    } else {
-        Err(format!(
-            "could not pin the probe to core {core} (allowed cores: {allowed:?})"
-        ))
-    }
+    crate::runtime::sched::pin_current_thread(core).map_err(|e| format!("probe: {e}"))
 }
 
 impl ProbeResult {

@@ -1,7 +1,8 @@
-//! The coupled ends: a write blocks while the channel is full, the firing rule blocks while it
-//! is empty. Both wake when the other side ends (crossbeam's disconnection).
+//! The coupled ends: a write blocks while the channel is full; the firing rule waits while it
+//! is empty ([`super::doorbell`]), without taking the message out. Both wake when the other side
+//! ends.
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
 use crate::runtime::message::Message;
 
@@ -9,10 +10,4 @@ use crate::runtime::message::Message;
 #[inline]
 pub fn send(tx: &Sender<Message>, msg: Message) -> bool {
     tx.send(msg).is_ok()
-}
-
-/// Blocking receive; `None` once the producer has ended and the buffer is drained.
-#[inline]
-pub fn recv(rx: &Receiver<Message>) -> Option<Message> {
-    rx.recv().ok()
 }

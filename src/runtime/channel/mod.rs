@@ -21,6 +21,7 @@
 
 pub mod counters;
 pub mod coupled;
+pub mod doorbell;
 pub mod latest;
 pub mod overwrite;
 
@@ -31,6 +32,7 @@ use crossbeam_channel::{Receiver, Sender};
 use crossbeam_utils::CachePadded;
 
 pub use counters::{CountSnapshot, Counters};
+use doorbell::Doorbell;
 
 use crate::boxes::Disconnected;
 use crate::runtime::message::Message;
@@ -93,11 +95,14 @@ pub struct Shared {
     pub counters: Counters,
     producer_done: CachePadded<AtomicBool>,
     consumer_done: CachePadded<AtomicBool>,
+    /// Wakes a consumer waiting in the firing rule.
+    doorbell: CachePadded<Doorbell>,
 }
 
 impl Shared {
     pub fn producer_ended(&self) -> bool {
-        self.producer_done.load(Ordering::Acquire)
+        // SeqCst: part of the doorbell's handshake (see `doorbell`).
+        self.producer_done.load(Ordering::SeqCst)
     }
 
     pub fn consumer_ended(&self) -> bool {
@@ -117,7 +122,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
     };
     let reader = Reader {
         rx: Some(rx),
-        pending: None,
+        known_ready: 0,
         latest: kind.consumer_decoupled().then_some(None),
         kind,
         shared,
@@ -126,7 +131,12 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
 }
 
 /// The producer's end.
+///
+/// Aligned to its own cache lines, as is [`Reader`]: both ends are allocated side by side by
+/// the thread that builds the net, and the reader's per-message bookkeeping would otherwise
+/// keep evicting the line the writer reads on every send (false sharing).
 #[derive(Debug)]
+#[repr(align(128))]
 pub struct Writer {
     tx: Option<Sender<Message>>,
     /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
@@ -148,6 +158,7 @@ impl Writer {
             (None, _) => false,
         };
         if delivered {
+            self.shared.doorbell.ring();
             Ok(())
         } else {
             counts.dropped.bump();
@@ -163,9 +174,10 @@ impl Writer {
     /// Ends the producer side: the consumer drains the buffer and then sees the end.
     pub fn close(&mut self) {
         if self.tx.is_some() {
-            self.shared.producer_done.store(true, Ordering::Release);
+            self.shared.producer_done.store(true, Ordering::SeqCst);
             self.tx = None;
             self.evict = None;
+            self.shared.doorbell.ring();
         }
     }
 
@@ -188,12 +200,17 @@ pub enum Poll {
     Ended,
 }
 
-/// The consumer's end.
+/// The consumer's end (cache-line aligned, see [`Writer`]).
 #[derive(Debug)]
+#[repr(align(128))]
 pub struct Reader {
     rx: Option<Receiver<Message>>,
-    /// A message taken out of the queue by [`Reader::wait_ready`] and not yet handed out.
-    pending: Option<Message>,
+    /// How many messages the channel held when the consumer last looked, less those it took
+    /// since. The channel holds at least that many (only this consumer takes messages out;
+    /// a decoupled producer's overwrite puts one back at once), so while it is above zero
+    /// the firing rule need not look at the producer's end of the queue, whose cache line
+    /// the producer writes on every send.
+    known_ready: usize,
     /// `Some(last value)` on a decoupled consumer side.
     latest: Option<Option<Message>>,
     kind: ChannelKind,
@@ -212,18 +229,28 @@ impl Reader {
 
     /// The firing rule for one input: blocks until a message is there or the producer has
     /// ended. Returns at once on a decoupled consumer side.
+    #[inline]
     pub fn wait_ready(&mut self) {
         if self.triggering() {
             self.wait_message();
         }
     }
 
-    /// Blocks until a new message is there or the producer has ended, whatever the kind.
+    /// Blocks until a new message is there or the producer has ended, whatever the kind. The
+    /// message stays in the channel (and keeps its slot) until it is read.
+    #[inline]
     pub fn wait_message(&mut self) {
-        if self.pending.is_none()
-            && let Some(rx) = &self.rx
-        {
-            self.pending = coupled::recv(rx);
+        if self.known_ready > 0 {
+            return;
+        }
+        if let Some(rx) = &self.rx {
+            self.known_ready = rx.len();
+            if self.known_ready > 0 {
+                return;
+            }
+            let shared = &self.shared;
+            shared.doorbell.wait_until(|| !rx.is_empty() || shared.producer_ended());
+            self.known_ready = rx.len();
         }
     }
 
@@ -231,6 +258,22 @@ impl Reader {
     /// when nothing new came (counted as duplicated).
     #[inline]
     pub fn read(&mut self) -> Option<Message> {
+        // The common case, kept short because it runs once per message: the firing rule saw a
+        // message and there is no latest value to keep.
+        if self.known_ready > 0
+            && self.latest.is_none()
+            && let Some(rx) = &self.rx
+            && let Ok(msg) = rx.try_recv()
+        {
+            self.known_ready -= 1;
+            self.shared.counters.consumer.read.bump();
+            return Some(msg);
+        }
+        self.read_slow()
+    }
+
+    #[inline(never)]
+    fn read_slow(&mut self) -> Option<Message> {
         match self.take() {
             Poll::Message(msg) => Some(msg),
             Poll::Empty | Poll::Ended => match &self.latest {
@@ -252,16 +295,23 @@ impl Reader {
     /// A new message if one is there (never a duplicate), without blocking.
     #[inline]
     pub fn take(&mut self) -> Poll {
-        let msg = match self.pending.take() {
-            Some(msg) => msg,
-            None => match &self.rx {
-                Some(rx) => match rx.try_recv() {
-                    Ok(msg) => msg,
-                    Err(crossbeam_channel::TryRecvError::Empty) => return Poll::Empty,
-                    Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
-                },
-                None => return Poll::Ended,
-            },
+        let Some(rx) = &self.rx else {
+            return Poll::Ended;
+        };
+        let seen_ready = self.known_ready > 0;
+        self.known_ready = self.known_ready.saturating_sub(1);
+        let msg = match rx.try_recv() {
+            Ok(msg) => msg,
+            // A message the firing rule saw can only be missing while a decoupled producer is
+            // between taking out the oldest and putting in the newest: wait for the newest.
+            Err(crossbeam_channel::TryRecvError::Empty) if seen_ready && self.kind.producer_decoupled() => {
+                match overwrite::recv_after_evict(rx) {
+                    Some(msg) => msg,
+                    None => return Poll::Empty,
+                }
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => return Poll::Empty,
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
         };
         self.shared.counters.consumer.read.bump();
         if let Some(last) = &mut self.latest {
@@ -272,9 +322,6 @@ impl Reader {
 
     /// True once the producer has ended and everything buffered has been read.
     pub fn ended(&self) -> bool {
-        if self.pending.is_some() {
-            return false;
-        }
         match &self.rx {
             Some(rx) => self.shared.producer_ended() && rx.is_empty(),
             None => true,
@@ -286,7 +333,7 @@ impl Reader {
     pub fn close(&mut self) {
         if let Some(rx) = self.rx.take() {
             self.shared.consumer_done.store(true, Ordering::Release);
-            let mut left = u64::from(self.pending.take().is_some());
+            let mut left = 0;
             while rx.try_recv().is_ok() {
                 left += 1;
             }

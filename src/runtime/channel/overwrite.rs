@@ -25,3 +25,17 @@ pub fn send(tx: &Sender<Message>, evict: &Receiver<Message>, mut msg: Message, o
         }
     }
 }
+
+/// The newest message of a channel whose producer is between taking out the oldest and putting
+/// in the newest (the consumer saw the channel non-empty and then found it empty). Waits for
+/// that write, which never blocks; `None` if the producer ended instead.
+pub fn recv_after_evict(rx: &Receiver<Message>) -> Option<Message> {
+    let backoff = crossbeam_utils::Backoff::new();
+    loop {
+        match rx.try_recv() {
+            Ok(msg) => return Some(msg),
+            Err(crossbeam_channel::TryRecvError::Empty) => backoff.snooze(),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+        }
+    }
+}
