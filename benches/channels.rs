@@ -11,7 +11,8 @@
 //! Plain measurements instead of criterion (`SMX_BENCH_ROUNDS`, default 7, sets the rounds):
 //! * `SMX_BENCH=compare cargo bench --bench channels`: `Src.Snk` vs the baseline at length 1
 //!   and 64, interleaved round by round, median rates and their ratio;
-//! * `SMX_BENCH=pairs ...`: 1, 2, 4, 8, 16 pairs, median aggregate rate and share of the best;
+//! * `SMX_BENCH=pairs ...`: 1, 2, 4, 8, 16 pairs, median aggregate rate and share of the best
+//!   (`SMX_BENCH_PAIR_MESSAGES`, default 500,000, sets each source's count);
 //! * `SMX_BENCH=rss ...`: `Src.Snk` over 10 million messages, resident memory every 100 ms.
 
 use std::hint::black_box;
@@ -365,7 +366,12 @@ fn compare_run(rounds: usize) {
 fn pairs_run(rounds: usize) {
     let registry = Registry::builtin();
     let counts = [1usize, 2, 4, 8, 16];
-    let per_pair = 50_000u64;
+    // Long enough that the start and the end (threads released and finishing at slightly
+    // different moments) weigh little even with 32 threads on 2 cores.
+    let per_pair: u64 = std::env::var("SMX_BENCH_PAIR_MESSAGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500_000);
     let mut rates = vec![Vec::new(); counts.len()];
     for _ in 0..rounds {
         for (i, &n) in counts.iter().enumerate() {
