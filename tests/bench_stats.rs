@@ -5,6 +5,7 @@ use smx::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
 use smx::bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
+use smx::runtime::firewall::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
 fn header() -> smx::bench::machine::MachineHeader {
@@ -314,7 +315,7 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
 }
 
 #[test]
-fn tt_table_puts_the_floor_beside_each_pair_count() {
+fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
     let r = result_with(
         "tt",
         vec![
@@ -325,21 +326,31 @@ fn tt_table_puts_the_floor_beside_each_pair_count() {
             ),
             case_with(
                 "smx",
-                &[("period_us", "10"), ("pairs", "1")],
+                &[("period_us", "10"), ("pairs", "1"), ("mode", "threads")],
                 &[&[("misses", 8.0), ("miss_rate_pct", 0.008)]],
             ),
             case_with(
                 "smx",
-                &[("period_us", "10"), ("pairs", "3")],
+                &[("period_us", "10"), ("pairs", "1"), ("mode", "cyclic")],
+                &[&[("misses", 4.0), ("miss_rate_pct", 0.004)]],
+            ),
+            case_with(
+                "smx",
+                &[("period_us", "10"), ("pairs", "3"), ("mode", "threads")],
                 &[&[("misses", 30.0), ("miss_rate_pct", 0.01)]],
             ),
         ],
     );
-    let t = smx::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3]);
-    assert_eq!(t.rows.len(), 2);
+    let modes = [TtMode::Threads, TtMode::Cyclic];
+    let t = smx::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3], &modes);
+    // 3 pairs ran in one mode only: three rows.
+    assert_eq!(t.rows.len(), 3);
     assert_eq!(t.rows[0][0], "10us");
-    assert_eq!((t.rows[0][2].as_str(), t.rows[0][4].as_str()), ("8", "4"));
-    assert_eq!(t.rows[1][3], "0.0100");
+    // period, pairs, mode, misses, vs floor, rate, floor misses
+    assert_eq!((t.rows[0][2].as_str(), t.rows[0][3].as_str()), ("threads", "8"));
+    assert_eq!((t.rows[0][4].as_str(), t.rows[0][6].as_str()), ("2.00x", "4"));
+    assert_eq!((t.rows[1][2].as_str(), t.rows[1][4].as_str()), ("cyclic", "1.00x"));
+    assert_eq!(t.rows[2][5], "0.0100");
     let chart = &smx::bench::tt::charts(&r)[0].1;
-    assert_eq!(chart.series.len(), 3);
+    assert_eq!(chart.series.len(), 4, "three smx lines and the floor");
 }

@@ -21,7 +21,7 @@ use smx::compose::{CompileOptions, compile};
 use smx::config::ConfigLayers;
 use smx::diag::SourceFile;
 use smx::report::{Report, Status};
-use smx::runtime::firewall::FirewallOptions;
+use smx::runtime::firewall::{FirewallOptions, TtMode};
 use smx::runtime::{RunOptions, run};
 use smx::timing::Spin;
 
@@ -152,10 +152,10 @@ fn without_real_time(graph: &mut smx::graph::NetGraph) {
     }
 }
 
-fn run_place(place: &str, fault: &str) -> Report {
+fn run_place(place: &str, fault: &str, mode: TtMode) -> Report {
     let text = format!("{DECLS}connect {place}\n");
     let fault = fault.to_string();
-    let what = format!("{place} / {fault}");
+    let what = format!("{place} / {fault} / {mode:?}");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let file = SourceFile::new("faulty.smx", text.as_str());
@@ -179,6 +179,7 @@ fn run_place(place: &str, fault: &str) -> Report {
                 priority: None,
                 shards: Some(1),
                 cores: Vec::new(),
+                mode,
             },
             ..RunOptions::default()
         };
@@ -195,10 +196,18 @@ fn run_place(place: &str, fault: &str) -> Report {
 #[test]
 fn every_fault_at_every_place_is_contained() {
     let mut tried = 0;
+    let mut wanted = 0;
     for place in PLACES {
-        for fault in FAULTS {
-            let what = format!("{place} / {fault}");
-            let report = run_place(place, fault);
+        // Time-triggered places also run with their boxes inside the firewall thread.
+        let modes: &[TtMode] = if place.contains("tt[") {
+            &[TtMode::Threads, TtMode::Cyclic]
+        } else {
+            &[TtMode::Threads]
+        };
+        wanted += modes.len() * FAULTS.len();
+        for (fault, &mode) in FAULTS.iter().flat_map(|f| modes.iter().map(move |m| (f, m))) {
+            let what = format!("{place} / {fault} / {mode:?}");
+            let report = run_place(place, fault, mode);
             tried += 1;
             assert_eq!(report.status, Status::Failed, "{what}");
             let bad = report.net("Bad").unwrap();
@@ -230,7 +239,7 @@ fn every_fault_at_every_place_is_contained() {
             }
         }
     }
-    assert_eq!(tried, PLACES.len() * FAULTS.len());
+    assert_eq!(tried, wanted);
 }
 
 // ---- the command line ----

@@ -202,6 +202,7 @@ fn quiet_firewalls() -> FirewallOptions {
         priority: None,
         shards: Some(1),
         cores: Vec::new(),
+        ..FirewallOptions::default()
     }
 }
 

@@ -35,6 +35,7 @@ fn run_net(file: &str) -> Report {
             priority: None,
             shards: Some(1),
             cores: Vec::new(),
+            ..FirewallOptions::default()
         },
         ..RunOptions::default()
     };

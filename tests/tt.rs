@@ -28,6 +28,7 @@ fn quiet(shards: usize) -> FirewallOptions {
         priority: None,
         shards: Some(shards),
         cores: Vec::new(),
+        ..FirewallOptions::default()
     }
 }
 

@@ -93,6 +93,9 @@ pub struct TtArgs {
     /// Ticks per run [default: 100000; quick: 2000]
     #[arg(long, value_name = "N")]
     pub ticks: Option<u64>,
+    /// Where the time-triggered boxes run (see `smxrun --tt-mode`) [default: threads,cyclic]
+    #[arg(long, value_delimiter = ',', value_name = "threads|cyclic,..")]
+    pub modes: Vec<crate::runtime::firewall::TtMode>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

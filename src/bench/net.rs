@@ -89,6 +89,20 @@ pub fn run_graph(
     run(graph, registry, &opts).map_err(|e| format!("the net did not start: {e}"))
 }
 
+/// Runs a compiled net to its end with `base` options (its settings replaced).
+pub fn run_graph_with(
+    graph: &NetGraph,
+    registry: &Registry,
+    overrides: &[Override],
+    base: RunOptions,
+) -> Result<Report, String> {
+    let opts = RunOptions {
+        settings: settings(graph, registry, overrides)?,
+        ..base
+    };
+    run(graph, registry, &opts).map_err(|e| format!("the net did not start: {e}"))
+}
+
 /// The longest wall time of any net: from the common start barrier to the last loop's end,
 /// the report's (and the original's) per-net definition, without planning and thread setup.
 pub fn nets_wall_s(report: &Report) -> f64 {

@@ -4,9 +4,12 @@
 //! loop released by the same timer method at the same period and tick count), then the report's
 //! nets: `connect tt[T](Src.Snk)` for one pair and `A = tt[T](Src.Snk); B = A|A|A` for three.
 //! Each source sends `ticks` messages. Misses come from the firewall accounting in the run's
-//! report (produce misses plus consume misses, over all pairs); the **miss rate** is misses per
-//! pair and tick, `misses / (pairs * ticks)`, in percent. Lateness is the firewall's release
-//! lateness. What the runtime misses beyond the floor is the runtime's doing.
+//! report: produce misses plus consume misses over all pairs, plus, for each tick the firewall
+//! itself missed (released so late that a whole period was lost), one miss per pair it serves,
+//! the same way the probe counts its own missed ticks. The **miss rate** is misses per pair and
+//! tick, `misses / (pairs * ticks)`, in percent. Lateness is the firewall's release lateness.
+//! What the runtime misses beyond the floor is the runtime's doing. Each configuration runs in
+//! both time-triggered modes (`--tt-mode threads` and `cyclic`) unless `--modes` says otherwise.
 //!
 //! The warm-up is a short run (1,000 ticks) per configuration, not a full one: its purpose is
 //! to fault in code and stacks, and a full warm-up would double an already long experiment.
@@ -16,6 +19,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::boxes::Registry;
+use crate::runtime::RunOptions;
+use crate::runtime::firewall::{FirewallOptions, TtMode};
 use crate::timing::{ProbeOptions, probe};
 
 use super::Session;
@@ -64,6 +69,11 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
     );
     let pairs = or_default(&args.pairs, quick, &[1, 3], &[1, 3]);
     let ticks = pick(args.ticks, quick, 2_000, 100_000).max(1);
+    let modes = if args.modes.is_empty() {
+        vec![TtMode::Threads, TtMode::Cyclic]
+    } else {
+        args.modes.clone()
+    };
     let runs = session.runs(1, 3);
     let mut result = session.start("tt");
     let literals: Vec<String> = periods.iter().map(|p| literal(*p)).collect();
@@ -71,6 +81,10 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
         ("periods", literals.join(",")),
         ("pairs", format!("{pairs:?}")),
         ("ticks", ticks.to_string()),
+        (
+            "modes",
+            modes.iter().map(|m| mode_name(*m)).collect::<Vec<_>>().join(","),
+        ),
         ("runs", runs.to_string()),
         ("warmup_ticks", WARMUP_TICKS.min(ticks).to_string()),
     ] {
@@ -90,24 +104,33 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
         }
         result.cases.push(floor);
         for &p in &pairs {
-            let mut case = Case::new("smx", &[("period_us", period_us.clone()), ("pairs", p.to_string())]);
-            match net::compile_net(&format!("tt-{}-{p}.smx", literal(period)), &net_text(period, p)) {
-                Err(e) => case.push(Run::failed(e)),
-                Ok(graph) => {
-                    for i in 0..=runs {
-                        let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
-                        let run = smx_run(&graph, &registry, n, p);
-                        session.progress("tt", &case, i, runs, &run, "miss_rate_pct");
-                        if i > 0 {
-                            case.push(run);
+            for &mode in &modes {
+                let mut case = Case::new(
+                    "smx",
+                    &[
+                        ("period_us", period_us.clone()),
+                        ("pairs", p.to_string()),
+                        ("mode", mode_name(mode).to_string()),
+                    ],
+                );
+                match net::compile_net(&format!("tt-{}-{p}.smx", literal(period)), &net_text(period, p)) {
+                    Err(e) => case.push(Run::failed(e)),
+                    Ok(graph) => {
+                        for i in 0..=runs {
+                            let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
+                            let run = smx_run(&graph, &registry, n, p, mode);
+                            session.progress("tt", &case, i, runs, &run, "miss_rate_pct");
+                            if i > 0 {
+                                case.push(run);
+                            }
                         }
                     }
                 }
+                result.cases.push(case);
             }
-            result.cases.push(case);
         }
     }
-    result.tables.push(table(&result, &periods, &pairs));
+    result.tables.push(table(&result, &periods, &pairs, &modes));
     result
 }
 
@@ -134,9 +157,24 @@ fn probe_run(period: Duration, ticks: u64) -> Run {
     }
 }
 
-fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, ticks: u64, pairs: usize) -> Run {
+/// The name of a mode as `--tt-mode` spells it.
+pub fn mode_name(mode: TtMode) -> &'static str {
+    match mode {
+        TtMode::Threads => "threads",
+        TtMode::Cyclic => "cyclic",
+    }
+}
+
+fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, ticks: u64, pairs: usize, mode: TtMode) -> Run {
     let overrides = [Override::new("smx_src_rand", "count", ticks)];
-    let report = match net::run_graph(graph, registry, &overrides, None) {
+    let base = RunOptions {
+        firewall: FirewallOptions {
+            mode,
+            ..FirewallOptions::default()
+        },
+        ..RunOptions::default()
+    };
+    let report = match net::run_graph_with(graph, registry, &overrides, base) {
         Ok(r) => r,
         Err(e) => return Run::failed(e),
     };
@@ -151,13 +189,14 @@ fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, ticks: u64, pair
     if totals.pairs != pairs as u64 {
         run.invalidate(format!("the firewalls serve {} pairs, expected {pairs}", totals.pairs));
     }
-    let misses = totals.produce_misses + totals.consume_misses;
+    let misses = totals.produce_misses + totals.consume_misses + totals.missed_tick_misses;
     let opportunities = (pairs as u64 * ticks).max(1);
     run.set("ticks", totals.ticks as f64)
         .set("wall_s", net::nets_wall_s(&report))
         .set("forwarded", totals.forwarded as f64)
         .set("produce_misses", totals.produce_misses as f64)
         .set("consume_misses", totals.consume_misses as f64)
+        .set("missed_tick_misses", totals.missed_tick_misses as f64)
         .set("overruns", totals.overruns as f64)
         .set("misses", misses as f64)
         .set("miss_rate_pct", 100.0 * misses as f64 / opportunities as f64)
@@ -178,6 +217,9 @@ pub struct FirewallTotals {
     pub forwarded: u64,
     pub produce_misses: u64,
     pub consume_misses: u64,
+    /// Ticks a firewall missed (released a whole period late or later), once per pair it
+    /// serves.
+    pub missed_tick_misses: u64,
     /// The worst firewall's p50, p99, p99.9 and max lateness in ns.
     pub lateness: [f64; 4],
 }
@@ -194,6 +236,8 @@ pub fn firewall_totals(firewalls: &[Value]) -> FirewallTotals {
                 *slot = slot.max(num(l, key) as f64);
             }
         }
+        let served = fw.get("pairs").and_then(Value::as_array).map_or(0, Vec::len) as u64;
+        t.missed_tick_misses += num(fw, "missed_ticks") * served;
         for pair in fw.get("pairs").and_then(Value::as_array).into_iter().flatten() {
             t.pairs += 1;
             t.forwarded += num(pair, "forwarded");
@@ -204,17 +248,31 @@ pub fn firewall_totals(firewalls: &[Value]) -> FirewallTotals {
     t
 }
 
+/// The runtime's median miss rate as a multiple of the floor's (`-` without a floor, `inf`
+/// when the floor missed nothing and the runtime did).
+fn ratio_to_floor(case: &Case, floor: Option<&Case>) -> String {
+    let median = |c: &Case| c.summary.get("miss_rate_pct").map(|s| s.median);
+    match (median(case), floor.and_then(median)) {
+        (Some(r), Some(f)) if f > 0.0 => format!("{:.2}x", r / f),
+        (Some(r), Some(_)) if r > 0.0 => "inf".into(),
+        (Some(_), Some(_)) => "1.00x".into(),
+        _ => "-".into(),
+    }
+}
+
 fn us(case: Option<&Case>, metric: &str) -> String {
     case.map(|c| c.cell(metric, 1e-3, 1)).unwrap_or_else(|| "-".into())
 }
 
-pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize]) -> Table {
+pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize], modes: &[TtMode]) -> Table {
     let mut t = Table::new(
         "tt: deadline misses per period (median (min-max) of the valid runs; rate = misses per pair and tick)",
         &[
             "period",
             "pairs",
+            "mode",
             "misses",
+            "vs floor",
             "miss rate [%]",
             "floor misses",
             "floor rate [%]",
@@ -230,34 +288,43 @@ pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize]) -> Tab
         let key = format!("{}", period.as_nanos() as f64 / 1e3);
         let floor = result.find("probe", &[("period_us", key.as_str())]);
         for p in pairs {
-            let pk = p.to_string();
-            let Some(case) = result.find("smx", &[("period_us", key.as_str()), ("pairs", pk.as_str())]) else {
-                continue;
-            };
-            let invalid = case.invalid_runs();
-            t.row(vec![
-                literal(*period),
-                format!(
-                    "{p}{}",
-                    if invalid > 0 {
-                        format!(" ({invalid} invalid)")
-                    } else {
-                        String::new()
-                    }
-                ),
-                case.cell("misses", 1.0, 0),
-                case.cell("miss_rate_pct", 1.0, 4),
-                floor.map(|f| f.cell("misses", 1.0, 0)).unwrap_or_else(|| "-".into()),
-                floor
-                    .map(|f| f.cell("miss_rate_pct", 1.0, 4))
-                    .unwrap_or_else(|| "-".into()),
-                us(Some(case), "lateness_p50_ns"),
-                us(Some(case), "lateness_p99_ns"),
-                us(Some(case), "lateness_p999_ns"),
-                us(Some(case), "lateness_max_ns"),
-                us(floor, "lateness_p99_ns"),
-                us(floor, "lateness_max_ns"),
-            ]);
+            for mode in modes {
+                let pk = p.to_string();
+                let params = [
+                    ("period_us", key.as_str()),
+                    ("pairs", pk.as_str()),
+                    ("mode", mode_name(*mode)),
+                ];
+                let Some(case) = result.find("smx", &params) else {
+                    continue;
+                };
+                let invalid = case.invalid_runs();
+                t.row(vec![
+                    literal(*period),
+                    format!(
+                        "{p}{}",
+                        if invalid > 0 {
+                            format!(" ({invalid} invalid)")
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    mode_name(*mode).to_string(),
+                    case.cell("misses", 1.0, 0),
+                    ratio_to_floor(case, floor),
+                    case.cell("miss_rate_pct", 1.0, 4),
+                    floor.map(|f| f.cell("misses", 1.0, 0)).unwrap_or_else(|| "-".into()),
+                    floor
+                        .map(|f| f.cell("miss_rate_pct", 1.0, 4))
+                        .unwrap_or_else(|| "-".into()),
+                    us(Some(case), "lateness_p50_ns"),
+                    us(Some(case), "lateness_p99_ns"),
+                    us(Some(case), "lateness_p999_ns"),
+                    us(Some(case), "lateness_max_ns"),
+                    us(floor, "lateness_p99_ns"),
+                    us(floor, "lateness_max_ns"),
+                ]);
+            }
         }
     }
     t
@@ -274,22 +341,31 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
             y_max: s.max,
         })
     };
-    let mut pair_counts: Vec<String> = result
+    let mut lines: Vec<(String, String)> = result
         .cases
         .iter()
         .filter(|c| c.series == "smx")
-        .filter_map(|c| c.param("pairs").map(String::from))
+        .filter_map(|c| {
+            Some((
+                c.param("pairs")?.to_string(),
+                c.param("mode").unwrap_or("threads").to_string(),
+            ))
+        })
         .collect();
-    pair_counts.sort_by_key(|p| p.parse::<usize>().unwrap_or(0));
-    pair_counts.dedup();
-    let mut series: Vec<Series> = pair_counts
+    lines.sort_by_key(|(p, m)| (p.parse::<usize>().unwrap_or(0), m.clone()));
+    lines.dedup();
+    let mut series: Vec<Series> = lines
         .iter()
-        .map(|p| Series {
-            name: format!("smx, {p} pair(s)"),
+        .map(|(p, m)| Series {
+            name: format!("smx {m}, {p} pair(s)"),
             points: result
                 .cases
                 .iter()
-                .filter(|c| c.series == "smx" && c.param("pairs") == Some(p.as_str()))
+                .filter(|c| {
+                    c.series == "smx"
+                        && c.param("pairs") == Some(p.as_str())
+                        && c.param("mode").unwrap_or("threads") == m.as_str()
+                })
                 .filter_map(point)
                 .collect(),
             reference: false,
@@ -335,7 +411,7 @@ mod tests {
     #[test]
     fn firewall_totals_sum_pairs_and_keep_the_worst_lateness() {
         let fws: Vec<Value> = serde_json::from_str(
-            r#"[{"period_ns":10000,"ticks":100,"overruns":2,"lateness_ns":{"p50":5,"p99":50,"p999":70,"max":90},
+            r#"[{"period_ns":10000,"ticks":100,"missed_ticks":3,"overruns":2,"lateness_ns":{"p50":5,"p99":50,"p999":70,"max":90},
                  "pairs":[{"producer":"Src","consumer":"Snk","forwarded":98,"produce_misses":1,"consume_misses":1},
                           {"producer":"Src","consumer":"Snk","forwarded":97,"produce_misses":3,"consume_misses":0}]},
                 {"period_ns":10000,"ticks":100,"overruns":0,"lateness_ns":{"p50":9,"p99":40,"p999":80,"max":60},
@@ -345,6 +421,8 @@ mod tests {
         let t = firewall_totals(&fws);
         assert_eq!((t.ticks, t.overruns, t.pairs, t.forwarded), (100, 2, 3, 295));
         assert_eq!((t.produce_misses, t.consume_misses), (4, 1));
+        // 3 ticks missed by the firewall serving two pairs: 6 missed deadlines.
+        assert_eq!(t.missed_tick_misses, 6);
         assert_eq!(t.lateness, [9.0, 50.0, 80.0, 90.0]);
         assert_eq!(firewall_totals(&[]), FirewallTotals::default());
     }

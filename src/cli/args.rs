@@ -64,6 +64,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "auto|on|off", default_value = "auto")]
     pub rt: crate::runtime::Realtime,
 
+    /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
+    /// firewall) or cyclic (the boxes of one period run inside that period's firewall thread,
+    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor)
+    #[arg(long, value_name = "threads|cyclic", default_value = "threads")]
+    pub tt_mode: crate::runtime::firewall::TtMode,
+
     /// Length of every channel whose length the net does not declare (default 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Option<u32>,

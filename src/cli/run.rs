@@ -45,6 +45,10 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         stop: Arc::clone(&stop),
         progress: Progress::new(),
         realtime: args.rt,
+        firewall: crate::runtime::firewall::FirewallOptions {
+            mode: args.tt_mode,
+            ..Default::default()
+        },
         ..RunOptions::default()
     };
     let sampler = opts.progress.clone();

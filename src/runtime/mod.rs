@@ -22,7 +22,7 @@ pub mod thread;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 pub use error::RunError;
 pub use progress::Progress;
@@ -99,31 +99,52 @@ impl std::str::FromStr for Realtime {
     }
 }
 
-/// Threads a run of `graph` needs (nets and, if any, one firewall) and the cores it may use.
-fn threads_and_cores(graph: &NetGraph) -> (usize, usize) {
-    let firewall_threads = usize::from(
+/// Threads a run of `graph` needs (nets not run by an executive and the firewalls: one per
+/// period with executives, else counted as one) and the cores it may use.
+fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize, usize) {
+    let tt_edges = || {
         graph
             .edges
             .iter()
-            .any(|e| e.timing == crate::graph::Timing::TimeTriggered),
-    );
-    (graph.nodes.len() + firewall_threads, sched::allowed_cores().len())
+            .filter(|e| e.timing == crate::graph::Timing::TimeTriggered)
+    };
+    let firewall_threads = if executive.iter().any(Option::is_some) {
+        let mut periods: Vec<Duration> = tt_edges()
+            .flat_map(|e| [e.src_time.as_duration(), e.dst_time.as_duration()])
+            .filter(|p| !p.is_zero())
+            .collect();
+        periods.sort_unstable();
+        periods.dedup();
+        periods.len()
+    } else {
+        usize::from(tt_edges().next().is_some())
+    };
+    let box_threads = executive.iter().filter(|p| p.is_none()).count();
+    (box_threads + firewall_threads, sched::allowed_cores().len())
 }
 
-fn every_thread_has_a_core(graph: &NetGraph) -> bool {
-    let (threads, cores) = threads_and_cores(graph);
+fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> bool {
+    let (threads, cores) = threads_and_cores(graph, executive);
     cores >= threads
+}
+
+/// Per node, the period of the cyclic executive that runs it (all `None` in the threads mode).
+fn executive_periods(graph: &NetGraph, opts: &RunOptions) -> Vec<Option<Duration>> {
+    match opts.firewall.mode {
+        firewall::TtMode::Cyclic => firewall::executive::periods(graph),
+        firewall::TtMode::Threads => vec![None; graph.nodes.len()],
+    }
 }
 
 /// `opts.realtime` decided for this graph (`On` or `Off`), with the reason when `Auto` turned
 /// it off for a net that asked for it.
-fn decide_realtime(graph: &NetGraph, opts: &RunOptions) -> (Realtime, Option<String>) {
+fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Duration>]) -> (Realtime, Option<String>) {
     match opts.realtime {
         Realtime::On => (Realtime::On, None),
         Realtime::Off => (Realtime::Off, None),
         Realtime::Auto => {
             let wants = graph.nodes.iter().any(|n| n.priority > 0);
-            let (threads, cores) = threads_and_cores(graph);
+            let (threads, cores) = threads_and_cores(graph, executive);
             if cores >= threads {
                 (Realtime::On, None)
             } else {
@@ -166,14 +187,15 @@ struct Job {
 pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Report, RunError> {
     let started_at = SystemTime::now();
     let t0 = Instant::now();
-    let (realtime, realtime_note) = decide_realtime(graph, opts);
+    let executive = executive_periods(graph, opts);
+    let (realtime, realtime_note) = decide_realtime(graph, opts, &executive);
     let mut decided = opts.clone();
     decided.realtime = realtime;
     if realtime == Realtime::Off {
         decided.firewall.priority = None;
         decided.firewall.lock_memory = false;
     }
-    if decided.firewall.spin == crate::timing::Spin::Auto && !every_thread_has_a_core(graph) {
+    if decided.firewall.spin == crate::timing::Spin::Auto && !every_thread_has_a_core(graph, &executive) {
         // A firewall spinning towards its release keeps the core busy, and a box woken on that
         // core (the producer its hand-off just released) waits for the next scheduler tick:
         // the pair then runs at the kernel's tick rate (250 Hz here) instead of the period.
@@ -181,10 +203,27 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     }
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
-    let (jobs, wired, tt) = wire(&plan);
+    let (jobs, wired, tt) = wire(&plan, &executive);
     let shared = wired.shared;
     opts.progress.attach(counted_channels(&plan, &shared));
-    let shards = firewall::plan::shards(&plan, tt, opts);
+    let mut shards = firewall::plan::shards(&plan, tt, opts);
+    let (jobs, executive_jobs): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| executive[j.plan.id].is_none());
+    for job in executive_jobs {
+        let period = executive[job.plan.id];
+        let Role::Box(spec) = job.plan.role.clone() else {
+            continue;
+        };
+        if let Some(shard) = shards.iter_mut().find(|s| Some(s.config.period) == period) {
+            shard.boxes.push(firewall::executive::ExecBox {
+                plan: job.plan,
+                spec,
+                ports: job.ports,
+            });
+        }
+    }
+    for shard in &mut shards {
+        shard.stop = opts.stop.clone();
+    }
 
     let common = Arc::new(Common {
         gate: Gate::new(),
@@ -193,6 +232,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     });
     let wanted = jobs.len();
     let mut handles = Vec::with_capacity(wanted);
+    let thread_nets: Vec<usize> = jobs.iter().map(|j| j.plan.id).collect();
     for job in jobs {
         let mine = common.clone();
         let name = job.plan.thread_name();
@@ -233,17 +273,28 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     };
     common.gate.open();
     opts.progress.mark_started();
-    let outcomes: Vec<Outcome> = handles
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; plan.nets.len()];
+    for (h, id) in handles.into_iter().zip(thread_nets) {
+        outcomes[id] = Some(h.join().unwrap_or_else(|panic| {
+            let mut outcome = Outcome::new();
+            outcome.fail(format!("runtime thread {}", thread::panic_text(panic)));
+            outcome
+        }));
+    }
+    let (firewalls, fw_warnings, executed) = firewalls.join_all();
+    for (id, outcome) in executed {
+        outcomes[id] = Some(outcome);
+    }
+    let outcomes: Vec<Outcome> = outcomes
         .into_iter()
-        .map(|h| {
-            h.join().unwrap_or_else(|panic| {
+        .map(|o| {
+            o.unwrap_or_else(|| {
                 let mut outcome = Outcome::new();
-                outcome.fail(format!("runtime thread {}", thread::panic_text(panic)));
+                outcome.fail("the net was not run (no firewall thread took it)".to_string());
                 outcome
             })
         })
         .collect();
-    let (firewalls, fw_warnings) = firewalls.join();
     opts.progress.mark_finished();
     let wall = t0.elapsed().as_secs_f64();
     let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
@@ -283,7 +334,7 @@ struct Wired {
     producer_side: Vec<Option<Arc<Shared>>>,
 }
 
-fn wire(plan: &Plan) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
+fn wire(plan: &Plan, executive: &[Option<Duration>]) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
     let mut tt = firewall::plan::TtWiring::new();
     let mut producer_side = Vec::with_capacity(plan.channels.len());
     let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
@@ -291,7 +342,12 @@ fn wire(plan: &Plan) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
     let mut shared = Vec::with_capacity(plan.channels.len());
     for c in &plan.channels {
         let (w, r) = if firewall::plan::is_time_triggered(c) {
-            tt.wire(c, &plan.nets[c.from].name, &plan.nets[c.to].name)
+            tt.wire(
+                c,
+                &plan.nets[c.from].name,
+                &plan.nets[c.to].name,
+                executive[c.from].is_some(),
+            )
         } else {
             channel::channel(c.kind, c.len)
         };

@@ -16,9 +16,14 @@
 //! of the net is closed, which is how its neighbours learn that it ended (spec §1.7), and then
 //! the box's `cleanup` runs. A failed create or init skips the loop but still closes the
 //! channels after the start barrier, so the neighbours end too and nothing waits forever.
+//!
+//! [`Driver`] holds one box between init and cleanup and runs one iteration at a time, so
+//! that the same rules serve a box on its own thread ([`run_box`], which blocks in the firing
+//! rule) and a box run by a cyclic executive ([`crate::runtime::firewall::executive`], which
+//! fires each box at most once per tick and skips a box whose inputs are not ready).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use crate::boxes::{BoxImpl, BoxSpec, Flow};
@@ -27,108 +32,180 @@ use crate::runtime::io::{InitCtx, Io, PortSet};
 use crate::runtime::plan::NetPlan;
 use crate::runtime::thread::{Common, Outcome, panic_text, place};
 
-/// Runs one box instance to the end.
-pub fn run_box(plan: NetPlan, spec: BoxSpec, mut ports: PortSet, common: &Common) -> Outcome {
+/// Runs one box instance to the end on the calling thread.
+pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) -> Outcome {
     let mut outcome = Outcome::new();
     if !common.gate.wait() {
         return outcome;
     }
     place(&plan, &mut outcome);
-    let config = &plan.settings.box_config;
-    let mut instance: Option<Box<dyn BoxImpl>> = None;
-    let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
-        let mut made = (spec.create)(config).map_err(|e| format!("create failed: {e}"))?;
-        let result = made.init(&mut InitCtx::new(&plan.name, config, &ports));
-        instance = Some(made);
-        result.map_err(|e| format!("init failed: {e}"))
-    }));
-    match created {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => outcome.fail(e),
-        Err(panic) => outcome.fail(format!("init {}", panic_text(panic))),
-    }
+    let mut driver = Driver::new(&plan, &spec, ports, outcome);
     common.barrier.wait();
-    let start = Instant::now();
-    if outcome.status == Status::Ok
-        && let Some(instance) = instance.as_mut()
-    {
-        net_loop(instance.as_mut(), &mut ports, common, &mut outcome);
-    }
-    outcome.wall = start.elapsed();
-    outcome.ended_at = SystemTime::now();
-    ports.close_all();
-    outcome.unconnected_writes = ports.unconnected_writes;
-    if let Some(mut instance) = instance {
-        match catch_unwind(AssertUnwindSafe(|| {
-            instance.cleanup();
-            instance.stats()
-        })) {
-            Ok(stats) => outcome.stats = stats,
-            Err(panic) => outcome.fail(format!("cleanup {}", panic_text(panic))),
-        }
-    }
-    outcome
+    driver.start();
+    while driver.fire(&common.stop, true) {}
+    driver.finish()
 }
 
-fn net_loop(instance: &mut dyn BoxImpl, ports: &mut PortSet, common: &Common, outcome: &mut Outcome) {
-    let triggering: Vec<usize> = ports
-        .inputs
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.reader.as_ref().is_some_and(|r| r.triggering()))
-        .map(|(i, _)| i)
-        .collect();
-    let has_outputs = ports.outputs.iter().any(|p| p.writer.is_some());
-    let mut last = Flow::Return;
-    let mut count = 0u64;
-    loop {
-        for &i in &triggering {
-            if let Some(reader) = ports.inputs[i].reader.as_mut() {
-                reader.wait_ready();
-            }
-        }
-        let stop = common.stop.load(Ordering::Relaxed);
-        if !triggering.is_empty()
-            && (last == Flow::Return || stop)
-            && triggering
-                .iter()
-                .all(|&i| ports.inputs[i].reader.as_ref().is_none_or(|r| r.ended()))
-        {
-            break;
-        }
-        if stop && triggering.is_empty() {
-            outcome.status = Status::Stopped;
-            break;
-        }
-        count += 1;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            instance.step(&mut Io::new(ports, count, &common.stop))
+/// One box between its init and its cleanup, and where its net loop stands.
+pub struct Driver {
+    instance: Option<Box<dyn BoxImpl>>,
+    ports: PortSet,
+    /// Inputs the firing rule waits on (consumer side coupled).
+    triggering: Vec<usize>,
+    has_outputs: bool,
+    last: Flow,
+    outcome: Outcome,
+    started: Instant,
+    running: bool,
+}
+
+impl Driver {
+    /// Creates and initialises the box; a failure is recorded in the outcome and the box will
+    /// not run (its channels still close at [`Driver::start`], so its neighbours end).
+    pub fn new(plan: &NetPlan, spec: &BoxSpec, ports: PortSet, mut outcome: Outcome) -> Driver {
+        let config = &plan.settings.box_config;
+        let mut instance: Option<Box<dyn BoxImpl>> = None;
+        let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+            let mut made = (spec.create)(config).map_err(|e| format!("create failed: {e}"))?;
+            let result = made.init(&mut InitCtx::new(&plan.name, config, &ports));
+            instance = Some(made);
+            result.map_err(|e| format!("init failed: {e}"))
         }));
-        last = match result {
-            Ok(Ok(flow)) => flow,
-            Ok(Err(e)) => {
-                outcome.fail(format!("step {count} failed: {e}"));
-                break;
-            }
-            Err(panic) => {
-                outcome.fail(format!("step {count} {}", panic_text(panic)));
-                break;
-            }
-        };
-        match last {
-            Flow::End => break,
-            Flow::Continue => {}
-            Flow::Return => {
-                if has_outputs
-                    && ports
-                        .outputs
-                        .iter()
-                        .all(|p| p.writer.as_ref().is_none_or(|w| w.consumer_ended()))
-                {
-                    break;
+        match created {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => outcome.fail(e),
+            Err(panic) => outcome.fail(format!("init {}", panic_text(panic))),
+        }
+        let triggering = ports
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.reader.as_ref().is_some_and(|r| r.triggering()))
+            .map(|(i, _)| i)
+            .collect();
+        let has_outputs = ports.outputs.iter().any(|p| p.writer.is_some());
+        Driver {
+            instance,
+            ports,
+            triggering,
+            has_outputs,
+            last: Flow::Return,
+            outcome,
+            started: Instant::now(),
+            running: false,
+        }
+    }
+
+    /// The run starts now (after the start barrier). A box that failed to start ends here.
+    pub fn start(&mut self) {
+        self.started = Instant::now();
+        self.running = true;
+        if self.outcome.status != Status::Ok || self.instance.is_none() {
+            self.end();
+        }
+    }
+
+    /// Whether the net loop still runs.
+    pub fn running(&self) -> bool {
+        self.running
+    }
+
+    /// One iteration of the net loop; false once the net has ended. With `block`, the firing
+    /// rule waits for the inputs; without, a net whose inputs are not ready is left as it is
+    /// (true, nothing ran).
+    #[inline]
+    pub fn fire(&mut self, stop: &AtomicBool, block: bool) -> bool {
+        if !self.running {
+            return false;
+        }
+        for &i in &self.triggering {
+            if let Some(reader) = self.ports.inputs[i].reader.as_mut() {
+                if block {
+                    reader.wait_ready();
+                } else if !reader.ready_now() {
+                    return true;
                 }
             }
         }
+        let stopping = stop.load(Ordering::Relaxed);
+        if !self.triggering.is_empty()
+            && (self.last == Flow::Return || stopping)
+            && self
+                .triggering
+                .iter()
+                .all(|&i| self.ports.inputs[i].reader.as_ref().is_none_or(|r| r.ended()))
+        {
+            self.end();
+            return false;
+        }
+        if stopping && self.triggering.is_empty() {
+            self.outcome.status = Status::Stopped;
+            self.end();
+            return false;
+        }
+        let Some(instance) = self.instance.as_mut() else {
+            self.end();
+            return false;
+        };
+        self.outcome.loop_count += 1;
+        let count = self.outcome.loop_count;
+        let ports = &mut self.ports;
+        let result = catch_unwind(AssertUnwindSafe(|| instance.step(&mut Io::new(ports, count, stop))));
+        self.last = match result {
+            Ok(Ok(flow)) => flow,
+            Ok(Err(e)) => {
+                self.outcome.fail(format!("step {count} failed: {e}"));
+                self.end();
+                return false;
+            }
+            Err(panic) => {
+                self.outcome.fail(format!("step {count} {}", panic_text(panic)));
+                self.end();
+                return false;
+            }
+        };
+        let ended = match self.last {
+            Flow::End => true,
+            Flow::Continue => false,
+            Flow::Return => {
+                self.has_outputs
+                    && self
+                        .ports
+                        .outputs
+                        .iter()
+                        .all(|p| p.writer.as_ref().is_none_or(|w| w.consumer_ended()))
+            }
+        };
+        if ended {
+            self.end();
+        }
+        !ended
     }
-    outcome.loop_count = count;
+
+    /// The net ends: its wall time stops and its channels close, which is how its neighbours
+    /// learn it ended (spec §1.7).
+    fn end(&mut self) {
+        if self.running {
+            self.running = false;
+            self.outcome.wall = self.started.elapsed();
+            self.outcome.ended_at = SystemTime::now();
+            self.ports.close_all();
+        }
+    }
+
+    /// Runs the box's cleanup and hands back what happened.
+    pub fn finish(mut self) -> Outcome {
+        self.end();
+        self.outcome.unconnected_writes = self.ports.unconnected_writes;
+        if let Some(mut instance) = self.instance.take() {
+            match catch_unwind(AssertUnwindSafe(|| {
+                instance.cleanup();
+                instance.stats()
+            })) {
+                Ok(stats) => self.outcome.stats = stats,
+                Err(panic) => self.outcome.fail(format!("cleanup {}", panic_text(panic))),
+            }
+        }
+        self.outcome
+    }
 }

@@ -102,18 +102,19 @@ fn forward(ports: &mut PortSet, out_live: &mut [bool], msg: Message) {
 
 /// Blocks until some live input has a message or has ended.
 fn wait_any(ports: &mut PortSet, live: &[bool]) {
-    let waiting: Vec<usize> = (0..live.len()).filter(|&i| live[i]).collect();
-    if waiting.is_empty() {
+    let mut waiting = (0..live.len()).filter(|&i| live[i]);
+    let (Some(first), second) = (waiting.next(), waiting.next()) else {
         return;
-    }
-    if let [only] = waiting[..] {
-        if let Some(reader) = ports.inputs[only].reader.as_mut() {
+    };
+    if second.is_none() {
+        // One input (fan-out): wait on it directly, without allocating a selection.
+        if let Some(reader) = ports.inputs[first].reader.as_mut() {
             reader.wait_message();
         }
         return;
     }
     let mut select = Select::new();
-    for &i in &waiting {
+    for i in (0..live.len()).filter(|&i| live[i]) {
         if let Some(rx) = ports.inputs[i].reader.as_ref().and_then(|r| r.receiver()) {
             select.recv(rx);
         }

@@ -236,6 +236,20 @@ impl Reader {
         }
     }
 
+    /// The firing rule without waiting: whether a message is there or the producer has ended.
+    pub fn ready_now(&mut self) -> bool {
+        if self.known_ready > 0 {
+            return true;
+        }
+        match &self.rx {
+            Some(rx) => {
+                self.known_ready = rx.len();
+                self.known_ready > 0 || self.shared.producer_ended()
+            }
+            None => true,
+        }
+    }
+
     /// Blocks until a new message is there or the producer has ended, whatever the kind. The
     /// message stays in the channel (and keeps its slot) until it is read.
     #[inline]

@@ -14,6 +14,7 @@
 //! SCHED_FIFO level above the boxes it serves. [`plan`] turns the time-triggered edges of a
 //! run into pairs following the spec's §3.1 table.
 
+pub mod executive;
 pub mod pair;
 pub mod plan;
 pub mod shard;
@@ -29,7 +30,30 @@ use crate::timing::Spin;
 use crate::timing::lateness::human_ns;
 use crate::timing::probe::DEFAULT_FIREWALL_PRIORITY;
 pub use pair::Pair;
-pub use shard::{Shard, ShardConfig, ShardLive};
+pub use shard::{Shard, ShardConfig, ShardLive, ShardResult};
+
+/// Where the boxes of a time-triggered net run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TtMode {
+    /// Every box on its own thread, woken by the firewall through its channels (the default).
+    #[default]
+    Threads,
+    /// Boxes whose channels are all time-triggered at one period run inside that period's
+    /// firewall thread, once per tick ([`executive`]).
+    Cyclic,
+}
+
+impl std::str::FromStr for TtMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "threads" => Ok(TtMode::Threads),
+            "cyclic" => Ok(TtMode::Cyclic),
+            _ => Err(format!("'{s}' is not one of: threads, cyclic")),
+        }
+    }
+}
 
 /// How firewalls run, beyond their period.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +67,8 @@ pub struct FirewallOptions {
     pub shards: Option<usize>,
     /// Cores to pin the threads to, round-robin (empty: not pinned).
     pub cores: Vec<usize>,
+    /// Where time-triggered boxes run.
+    pub mode: TtMode,
 }
 
 impl Default for FirewallOptions {
@@ -53,6 +79,7 @@ impl Default for FirewallOptions {
             priority: Some(DEFAULT_FIREWALL_PRIORITY),
             shards: None,
             cores: Vec::new(),
+            mode: TtMode::Threads,
         }
     }
 }
@@ -122,6 +149,8 @@ impl Firewall {
                     lock_memory: opts.lock_memory,
                 },
                 pairs,
+                boxes: Vec::new(),
+                stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
                 live: Arc::new(ShardLive::default()),
             })
             .collect()
@@ -134,7 +163,14 @@ impl Firewall {
         let shards = self.into_shards(opts);
         let mut running = RunningFirewall { shards: Vec::new() };
         for shard in shards {
-            running.shards.push(spawn(shard, || true, origin.clone())?);
+            running.shards.push(spawn(
+                shard,
+                |init: &mut dyn FnMut()| {
+                    init();
+                    true
+                },
+                origin.clone(),
+            )?);
         }
         Ok(running)
     }
@@ -154,11 +190,11 @@ pub fn output_kind(consumer_decoupled: bool) -> ChannelKind {
 /// A started firewall thread.
 pub struct RunningShard {
     pub live: Arc<ShardLive>,
-    handle: JoinHandle<(FirewallReport, Vec<String>)>,
+    handle: JoinHandle<ShardResult>,
 }
 
 impl RunningShard {
-    pub fn join(self) -> (FirewallReport, Vec<String>) {
+    pub fn join(self) -> ShardResult {
         let name = format!("firewall thread ({:?})", self.handle.thread().name());
         self.handle.join().unwrap_or_else(|_| {
             let report = FirewallReport {
@@ -174,7 +210,11 @@ impl RunningShard {
                 spin_ns: 0,
                 pairs: Vec::new(),
             };
-            (report, vec![format!("{name} panicked")])
+            ShardResult {
+                report,
+                warnings: vec![format!("{name} panicked")],
+                outcomes: Vec::new(),
+            }
         })
     }
 }
@@ -182,7 +222,7 @@ impl RunningShard {
 /// Spawns one firewall thread; `start` runs on it and blocks until the run starts.
 pub fn spawn(
     shard: Shard,
-    start: impl FnOnce() -> bool + Send + 'static,
+    start: impl FnOnce(&mut dyn FnMut()) -> bool + Send + 'static,
     origin: Arc<OnceLock<u64>>,
 ) -> Result<RunningShard, String> {
     let live = shard.live.clone();
@@ -222,14 +262,28 @@ impl RunningFirewall {
 
     /// Waits until every pair has ended; one report per thread, plus warnings.
     pub fn join(self) -> (Vec<FirewallReport>, Vec<String>) {
+        let (reports, warnings, _) = self.join_all();
+        (reports, warnings)
+    }
+
+    /// [`RunningFirewall::join`], plus the outcomes of the boxes the threads ran (by net id).
+    pub fn join_all(
+        self,
+    ) -> (
+        Vec<FirewallReport>,
+        Vec<String>,
+        Vec<(usize, crate::runtime::thread::Outcome)>,
+    ) {
         let mut reports = Vec::new();
         let mut warnings = Vec::new();
+        let mut outcomes = Vec::new();
         for s in self.shards {
-            let (r, w) = s.join();
-            reports.push(r);
-            warnings.extend(w);
+            let r = s.join();
+            reports.push(r.report);
+            warnings.extend(r.warnings);
+            outcomes.extend(r.outcomes);
         }
-        (reports, warnings)
+        (reports, warnings, outcomes)
     }
 }
 
@@ -241,9 +295,10 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::runtime::thread::Common
     let mut running = RunningFirewall { shards: Vec::new() };
     for shard in shards {
         let mine = common.clone();
-        let start = move || {
+        let start = move |init: &mut dyn FnMut()| {
             let go = mine.gate.wait();
             if go {
+                init();
                 mine.barrier.wait();
             }
             go

@@ -55,10 +55,17 @@ impl TtWiring {
     }
 
     /// Creates the channels of the time-triggered edge `c` and returns the producer's writer
-    /// and the consumer's reader.
-    pub fn wire(&mut self, c: &ChannelPlan, producer: &str, consumer: &str) -> (Writer, Reader) {
+    /// and the consumer's reader. A producer run by a cyclic executive (`producer_in_executive`)
+    /// gets a writer that never blocks: it shares the firewall's thread.
+    pub fn wire(
+        &mut self,
+        c: &ChannelPlan,
+        producer: &str,
+        consumer: &str,
+        producer_in_executive: bool,
+    ) -> (Writer, Reader) {
         let (ts, td) = (c.src_period, c.dst_period);
-        let dsrc = c.kind.producer_decoupled();
+        let dsrc = c.kind.producer_decoupled() || producer_in_executive;
         let ddst = c.kind.consumer_decoupled();
         if ts.is_zero() {
             self.firewall(td).connect(producer, consumer, dsrc, c.len, ddst, 1)
@@ -116,5 +123,9 @@ pub fn shards(plan: &Plan, tt: TtWiring, opts: &RunOptions) -> Vec<Shard> {
         };
     }
     fw.shards = Some(fw.shards.unwrap_or(allowed.len()).max(1));
+    if fw.mode == super::TtMode::Cyclic {
+        // One executive per period: it runs that period's boxes and all its pairs.
+        fw.shards = Some(1);
+    }
     tt.into_shards(&fw)
 }

@@ -4,15 +4,20 @@
 //! margin), waits for the run to start, takes the run's common schedule origin `t0`, and then
 //! releases ticks `t0 + k·T` (`k ≥ 1`; tick 0 is the start itself) until every pair has
 //! ended. Nothing on the periodic path logs, locks or allocates; the counters live in the
-//! pairs and the ticker and become a [`FirewallReport`] at the end.
+//! pairs and the ticker and become a [`FirewallReport`] at the end. In the cyclic mode the
+//! thread also runs boxes ([`super::executive`]): it initialises them before the start
+//! barrier and fires each once at the start and once after every tick's pass.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::report::firewall::{FirewallReport, PairReport};
+use crate::runtime::firewall::executive::ExecBox;
 use crate::runtime::firewall::pair::Pair;
 use crate::runtime::message;
+use crate::runtime::net::Driver;
+use crate::runtime::thread::Outcome;
 use crate::timing::clock::monotonic_ns;
 use crate::timing::realtime::{self, RtRequest};
 use crate::timing::{Spin, Ticker};
@@ -44,12 +49,26 @@ pub struct ShardLive {
 pub struct Shard {
     pub config: ShardConfig,
     pub pairs: Vec<Pair>,
+    /// Boxes run by this thread (cyclic mode only).
+    pub boxes: Vec<ExecBox>,
+    /// The run's stop request, seen by the boxes.
+    pub stop: Arc<AtomicBool>,
     pub live: Arc<ShardLive>,
 }
 
+/// What a firewall thread hands back: its report, warnings, and the outcome of each box it
+/// ran (by net id).
+pub struct ShardResult {
+    pub report: FirewallReport,
+    pub warnings: Vec<String>,
+    pub outcomes: Vec<(usize, Outcome)>,
+}
+
 /// The thread body. `start` blocks until the run starts and returns false if it was aborted;
-/// `origin` is shared by every firewall of the run so that all schedules are aligned.
-pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64>) -> (FirewallReport, Vec<String>) {
+/// before it meets the other threads at the start barrier it calls the function it is given,
+/// which initialises the boxes. `origin` is shared by every firewall of the run so that all
+/// schedules are aligned.
+pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origin: &OnceLock<u64>) -> ShardResult {
     let mut warnings = Vec::new();
     let cfg = shard.config.clone();
     let mut core = None;
@@ -81,11 +100,29 @@ pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64
         spin_ns,
         pairs: Vec::new(),
     };
-    if !start() {
+    let boxes = std::mem::take(&mut shard.boxes);
+    let ids: Vec<usize> = boxes.iter().map(|b| b.plan.id).collect();
+    let mut drivers: Vec<(usize, Driver)> = Vec::with_capacity(boxes.len());
+    let mut pending = Some(boxes);
+    let mut init = || {
+        for b in pending.take().into_iter().flatten() {
+            let mut outcome = Outcome::new();
+            outcome.core = core;
+            outcome.priority = grant.fifo_priority;
+            drivers.push((b.plan.id, Driver::new(&b.plan, &b.spec, b.ports, outcome)));
+        }
+    };
+    if !start(&mut init) {
         shard.pairs.iter_mut().for_each(Pair::finish);
         report.pairs = shard.pairs.iter().map(pair_report).collect();
-        return (report, warnings);
+        let outcomes = ids.into_iter().map(|id| (id, Outcome::new())).collect();
+        return ShardResult {
+            report,
+            warnings,
+            outcomes,
+        };
     }
+    drop(pending);
     let t0 = *origin.get_or_init(monotonic_ns);
     // The message clock and CLOCK_MONOTONIC differ by a constant offset.
     let offset = monotonic_ns().saturating_sub(message::now_ns());
@@ -95,9 +132,14 @@ pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64
         .store(t0.saturating_sub(offset).max(1), Ordering::Release);
     let mut ticker = Ticker::new(t0, cfg.period, spin_ns);
     ticker.skip_to(1);
+    let stop = shard.stop.clone();
+    for (_, d) in drivers.iter_mut() {
+        d.start();
+        d.fire(&stop, false);
+    }
     let mut overruns = 0u64;
     let mut last_index = 0u64;
-    while shard.pairs.iter().any(|p| !p.done()) {
+    while shard.pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
         let stall = shard.live.stall_ns.swap(0, Ordering::AcqRel);
         if stall > 0 {
             std::thread::sleep(Duration::from_nanos(stall));
@@ -107,6 +149,9 @@ pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64
         let cutoff = tick.scheduled_ns.saturating_sub(offset);
         for pair in shard.pairs.iter_mut() {
             pair.on_tick(cutoff);
+        }
+        for (_, d) in drivers.iter_mut() {
+            d.fire(&stop, false);
         }
         if monotonic_ns() > ticker.due(tick.index + 1) {
             overruns += 1;
@@ -118,7 +163,12 @@ pub fn run(mut shard: Shard, start: impl FnOnce() -> bool, origin: &OnceLock<u64
     report.overruns = overruns;
     report.lateness_ns = ticker.lateness().summary();
     report.pairs = shard.pairs.iter().map(pair_report).collect();
-    (report, warnings)
+    let outcomes = drivers.into_iter().map(|(id, d)| (id, d.finish())).collect();
+    ShardResult {
+        report,
+        warnings,
+        outcomes,
+    }
 }
 
 fn pair_report(p: &Pair) -> PairReport {
