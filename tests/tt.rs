@@ -163,6 +163,10 @@ fn a_stall_of_the_firewall_is_counted_as_missed_ticks_not_merged() {
     // Every scheduled tick is either released (and then served) or missed.
     assert!(f.ticks >= p.ticks + f.missed_ticks, "{f:?}");
     assert_eq!(p.forwarded, 12);
+    // The pair was served the whole time: every lost tick is one of its deadlines, in its rate.
+    assert_eq!(p.missed_ticks, f.missed_ticks, "{f:?}");
+    assert!(p.deadline_misses() >= p.missed_ticks);
+    assert!(p.miss_rate() > 0.0);
 }
 
 #[test]

@@ -217,8 +217,8 @@ pub struct FirewallTotals {
     pub forwarded: u64,
     pub produce_misses: u64,
     pub consume_misses: u64,
-    /// Ticks a firewall missed (released a whole period late or later), once per pair it
-    /// serves.
+    /// Ticks the firewalls lost (released a whole period late or later), counted per pair
+    /// served at the time.
     pub missed_tick_misses: u64,
     /// The worst firewall's p50, p99, p99.9 and max lateness in ns.
     pub lateness: [f64; 4],
@@ -236,13 +236,12 @@ pub fn firewall_totals(firewalls: &[Value]) -> FirewallTotals {
                 *slot = slot.max(num(l, key) as f64);
             }
         }
-        let served = fw.get("pairs").and_then(Value::as_array).map_or(0, Vec::len) as u64;
-        t.missed_tick_misses += num(fw, "missed_ticks") * served;
         for pair in fw.get("pairs").and_then(Value::as_array).into_iter().flatten() {
             t.pairs += 1;
             t.forwarded += num(pair, "forwarded");
             t.produce_misses += num(pair, "produce_misses");
             t.consume_misses += num(pair, "consume_misses");
+            t.missed_tick_misses += num(pair, "missed_ticks");
         }
     }
     t
@@ -412,8 +411,8 @@ mod tests {
     fn firewall_totals_sum_pairs_and_keep_the_worst_lateness() {
         let fws: Vec<Value> = serde_json::from_str(
             r#"[{"period_ns":10000,"ticks":100,"missed_ticks":3,"overruns":2,"lateness_ns":{"p50":5,"p99":50,"p999":70,"max":90},
-                 "pairs":[{"producer":"Src","consumer":"Snk","forwarded":98,"produce_misses":1,"consume_misses":1},
-                          {"producer":"Src","consumer":"Snk","forwarded":97,"produce_misses":3,"consume_misses":0}]},
+                 "pairs":[{"producer":"Src","consumer":"Snk","forwarded":98,"produce_misses":1,"consume_misses":1,"missed_ticks":3},
+                          {"producer":"Src","consumer":"Snk","forwarded":97,"produce_misses":3,"consume_misses":0,"missed_ticks":3}]},
                 {"period_ns":10000,"ticks":100,"overruns":0,"lateness_ns":{"p50":9,"p99":40,"p999":80,"max":60},
                  "pairs":[{"producer":"Src","consumer":"Snk","forwarded":100,"produce_misses":0,"consume_misses":0}]}]"#,
         )
@@ -421,7 +420,7 @@ mod tests {
         let t = firewall_totals(&fws);
         assert_eq!((t.ticks, t.overruns, t.pairs, t.forwarded), (100, 2, 3, 295));
         assert_eq!((t.produce_misses, t.consume_misses), (4, 1));
-        // 3 ticks missed by the firewall serving two pairs: 6 missed deadlines.
+        // 3 ticks lost by the firewall while serving two pairs: 6 missed deadlines.
         assert_eq!(t.missed_tick_misses, 6);
         assert_eq!(t.lateness, [9.0, 50.0, 80.0, 90.0]);
         assert_eq!(firewall_totals(&[]), FirewallTotals::default());

@@ -48,14 +48,26 @@ pub struct PairReport {
     pub forwarded: u64,
     pub produce_misses: u64,
     pub consume_misses: u64,
+    /// Ticks the firewall lost (released a whole period late or later) while serving this pair:
+    /// deadlines missed without a pass.
+    #[serde(default)]
+    pub missed_ticks: u64,
 }
 
 impl PairReport {
+    /// Deadlines this pair missed: produce and consume misses at the ticks served, and every
+    /// tick the firewall lost.
+    pub fn deadline_misses(&self) -> u64 {
+        self.produce_misses + self.consume_misses + self.missed_ticks
+    }
+
+    /// [`PairReport::deadline_misses`] over the ticks of the pair's schedule.
     pub fn miss_rate(&self) -> f64 {
-        if self.ticks == 0 {
+        let due = self.ticks + self.missed_ticks;
+        if due == 0 {
             0.0
         } else {
-            (self.produce_misses + self.consume_misses) as f64 / self.ticks as f64
+            self.deadline_misses() as f64 / due as f64
         }
     }
 }
@@ -114,13 +126,15 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
         for p in &f.pairs {
             let _ = writeln!(
                 out,
-                "    {} -> {}: {} ticks, {} forwarded, produce misses {}, consume misses {}, miss rate {:.4} %",
+                "    {} -> {}: {} ticks, {} forwarded, produce misses {}, consume misses {}, missed ticks {}, \
+                 miss rate {:.4} %",
                 p.producer,
                 p.consumer,
                 p.ticks,
                 p.forwarded,
                 p.produce_misses,
                 p.consume_misses,
+                p.missed_ticks,
                 p.miss_rate() * 100.0
             );
         }

@@ -30,6 +30,8 @@ pub struct Pair {
     pub forwarded: u64,
     pub produce_misses: u64,
     pub consume_misses: u64,
+    /// Ticks lost by the firewall while this pair was served.
+    pub missed_ticks: u64,
 }
 
 impl Pair {
@@ -48,6 +50,7 @@ impl Pair {
             forwarded: 0,
             produce_misses: 0,
             consume_misses: 0,
+            missed_ticks: 0,
         }
     }
 

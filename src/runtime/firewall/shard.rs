@@ -146,6 +146,10 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
         }
         let tick = ticker.wait();
         shard.live.tick.store(tick.index, Ordering::Release);
+        let lost = tick.index.saturating_sub(last_index + 1);
+        for pair in shard.pairs.iter_mut().filter(|p| !p.done()) {
+            pair.missed_ticks += lost;
+        }
         let cutoff = tick.scheduled_ns.saturating_sub(offset);
         for pair in shard.pairs.iter_mut() {
             pair.on_tick(cutoff);
@@ -179,5 +183,6 @@ fn pair_report(p: &Pair) -> PairReport {
         forwarded: p.forwarded,
         produce_misses: p.produce_misses,
         consume_misses: p.consume_misses,
+        missed_ticks: p.missed_ticks,
     }
 }
