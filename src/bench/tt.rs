@@ -13,6 +13,8 @@
 //!
 //! The warm-up is a short run (1,000 ticks) per configuration, not a full one: its purpose is
 //! to fault in code and stacks, and a full warm-up would double an already long experiment.
+//! The runs are interleaved round by round (probe, then each configuration), so that the floor
+//! and the runtime see the same machine.
 
 use std::time::Duration;
 
@@ -94,15 +96,8 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
     for &period in &periods {
         let period_us = format!("{}", period.as_nanos() as f64 / 1e3);
         let mut floor = Case::new("probe", &[("period_us", period_us.clone())]);
-        for i in 0..=runs {
-            let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
-            let run = probe_run(period, n);
-            session.progress("tt", &floor, i, runs, &run, "miss_rate_pct");
-            if i > 0 {
-                floor.push(run);
-            }
-        }
-        result.cases.push(floor);
+        // (case, compiled net, pairs, mode) per configuration of this period.
+        let mut configs = Vec::new();
         for &p in &pairs {
             for &mode in &modes {
                 let mut case = Case::new(
@@ -114,21 +109,33 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
                     ],
                 );
                 match net::compile_net(&format!("tt-{}-{p}.smx", literal(period)), &net_text(period, p)) {
-                    Err(e) => case.push(Run::failed(e)),
-                    Ok(graph) => {
-                        for i in 0..=runs {
-                            let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
-                            let run = smx_run(&graph, &registry, n, p, mode);
-                            session.progress("tt", &case, i, runs, &run, "miss_rate_pct");
-                            if i > 0 {
-                                case.push(run);
-                            }
-                        }
+                    Err(e) => {
+                        case.push(Run::failed(e));
+                        result.cases.push(case);
                     }
+                    Ok(graph) => configs.push((case, graph, p, mode)),
                 }
-                result.cases.push(case);
             }
         }
+        // Round by round, the floor first and then every configuration, so that a change in
+        // the machine's behaviour during the experiment hits the floor and the runtime alike.
+        for i in 0..=runs {
+            let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
+            let run = probe_run(period, n);
+            session.progress("tt", &floor, i, runs, &run, "miss_rate_pct");
+            if i > 0 {
+                floor.push(run);
+            }
+            for (case, graph, p, mode) in configs.iter_mut() {
+                let run = smx_run(graph, &registry, n, *p, *mode);
+                session.progress("tt", case, i, runs, &run, "miss_rate_pct");
+                if i > 0 {
+                    case.push(run);
+                }
+            }
+        }
+        result.cases.push(floor);
+        result.cases.extend(configs.into_iter().map(|(case, ..)| case));
     }
     result.tables.push(table(&result, &periods, &pairs, &modes));
     result
