@@ -14,7 +14,7 @@
 //!
 //! The loop count is the number of steps run (see [`crate::report`]). On exit every channel
 //! of the net is closed, which is how its neighbours learn that it ended (spec §1.7), and then
-//! the box's `cleanup` runs. A failed create or init skips the loop but still closes the
+//! the box's `cleanup` runs (after its `abort` when init or a step failed). A failed create or init skips the loop but still closes the
 //! channels after the start barrier, so the neighbours end too and nothing waits forever.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -59,7 +59,11 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, mut ports: PortSet, common: &Common
     ports.close_all();
     outcome.unconnected_writes = ports.unconnected_writes;
     if let Some(mut instance) = instance {
+        let failure = (outcome.status == Status::Failed).then(|| outcome.error.clone().unwrap_or_default());
         match catch_unwind(AssertUnwindSafe(|| {
+            if let Some(why) = &failure {
+                instance.abort(why);
+            }
             instance.cleanup();
             instance.stats()
         })) {

@@ -116,6 +116,9 @@ pub enum EndReason {
     Timeout,
     /// The run was stopped (Ctrl-C) or the consumers ended first.
     Stopped,
+    /// A sender's abort marker arrived (it failed or gave up before its input ended) and the
+    /// socket was drained: the books are exact up to what the sender had sent.
+    Aborted,
 }
 
 impl EndReason {
@@ -124,6 +127,7 @@ impl EndReason {
             EndReason::Marker => "marker",
             EndReason::Timeout => "timeout",
             EndReason::Stopped => "stopped",
+            EndReason::Aborted => "aborted",
         }
     }
 }
