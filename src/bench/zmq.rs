@@ -6,7 +6,7 @@
 //! PUSH/PULL program on the same transport in the same loop. Loss comes from the ZMQ boxes'
 //! exact accounting in the report (sent by the sender, received and lost at the receiver).
 //!
-//! Loss is measured end to end from the nets' loop counts (messages given to the ZMQ sink minus
+//! Loss is measured end to end from the runtime's channel counts (messages the ZMQ sink read minus
 //! messages reaching the consumer behind the ZMQ source); the boxes' own books (sent, dropped
 //! at the sender, lost at the receiver) are recorded beside it. Validity: every net ended
 //! normally, the ZMQ sink was given all `count` messages, and the ZMQ source's count agrees
