@@ -6,7 +6,7 @@
 //! PUSH/PULL program on the same transport in the same loop. Loss comes from the ZMQ boxes'
 //! exact accounting in the report (sent by the sender, received and lost at the receiver).
 //!
-//! Loss is measured end to end from the nets' loop counts (messages given to the ZMQ sink minus
+//! Loss is measured end to end from the runtime's channel counts (messages the ZMQ sink read minus
 //! messages reaching the consumer behind the ZMQ source); the boxes' own books (sent, dropped
 //! at the sender, lost at the receiver) are recorded beside it. Validity: every net ended
 //! normally, the ZMQ sink was given all `count` messages, and the ZMQ source's count agrees
@@ -85,6 +85,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     let size = pick(args.size, quick, 8, 8);
     let runs = session.runs(1, 3);
     let consumer = args.consumer.clone().unwrap_or_else(|| "dump".into());
+    let channel_len = pick(args.channel_len, quick, 1, 1).max(1);
     let mut result = session.start("zmq");
     for (k, v) in [
         ("patterns", patterns.join(",")),
@@ -92,6 +93,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         ("count", count.to_string()),
         ("size", size.to_string()),
         ("consumer", consumer.clone()),
+        ("channel_len", channel_len.to_string()),
         ("runs", runs.to_string()),
         ("warmup_runs", "1".to_string()),
     ] {
@@ -123,7 +125,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             for (case, pattern) in cases.iter_mut().zip(&patterns) {
                 let r = match &graph {
                     Err(e) => Run::failed(e.clone()),
-                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size),
+                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size, channel_len),
                 };
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
@@ -145,6 +147,7 @@ fn smx_run(
     t: Transport,
     count: u64,
     size: usize,
+    channel_len: u32,
 ) -> Run {
     let endpoint = match endpoint(t) {
         Ok(e) => e,
@@ -162,16 +165,24 @@ fn smx_run(
         Override::new("smx_src_zmq", "timeout", "2s"),
         Override::new("smx_snk_dump", "path", "/dev/null"),
     ];
-    let report = match net::run_graph(graph, registry, &overrides, None) {
+    let report = match net::run_graph(graph, registry, &overrides, Some(channel_len)) {
         Ok(r) => r,
         Err(e) => return Run::failed(e),
     };
     let books = books(&report);
-    // End to end, from the nets' own loop counts: what entered the ZMQ sink and what reached
-    // the dump sink behind the ZMQ source. This does not rely on the ZMQ boxes' accounting,
-    // which is recorded beside it and cross-checked.
-    let offered = report.net("Snk1").map_or(0, |n| n.loop_count);
-    let received = report.net("Snk2").map_or(0, |n| n.loop_count);
+    // End to end, from the runtime's channel counts: what the ZMQ sink read from its input and
+    // what the consumer behind the ZMQ source read (a ZMQ box may handle several messages per
+    // step, so its loop count is not a message count). This does not rely on the ZMQ boxes'
+    // accounting, which is recorded beside it and cross-checked.
+    let read_by = |net: &str| {
+        report
+            .channels
+            .iter()
+            .find(|c| c.to == net && c.port == "data")
+            .map_or(0, |c| c.read)
+    };
+    let offered = read_by("Snk1");
+    let received = read_by("Snk2");
     let mut run = Run::new();
     if report.status != crate::report::Status::Ok {
         run.invalidate(format!("run status {}", report.status.as_str()));
@@ -255,8 +266,12 @@ fn books(report: &Report) -> Books {
 }
 
 pub fn table(result: &BenchResult, patterns: &[String], transports: &[String]) -> Table {
+    let len = result.settings.get("channel_len").map_or("1", String::as_str);
     let mut t = Table::new(
-        "zmq: report's net Src1.Snk1|Src2.Snk2 (median (min-max) of the valid runs; rates in thousand messages/s)",
+        &format!(
+            "zmq: report's net Src1.Snk1|Src2.Snk2, channel length {len} (median (min-max) of the valid runs; \
+             rates in thousand messages/s end to end)"
+        ),
         &[
             "pattern",
             "transport",

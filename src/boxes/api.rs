@@ -85,6 +85,11 @@ pub trait BoxImpl: Send {
     /// ended (the firing rule), so reads of those inputs do not block.
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError>;
 
+    /// The net is ending abnormally: `init` or a step failed (an error or a panic). Called once,
+    /// just before [`BoxImpl::cleanup`], so that a box talking to peers outside the net (a
+    /// ZeroMQ sink) can tell them at once instead of leaving them to wait for a timeout.
+    fn abort(&mut self, _why: &str) {}
+
     /// Release resources. Called once after the last step, also after a failed init.
     fn cleanup(&mut self) {}
 

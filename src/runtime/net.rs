@@ -14,8 +14,9 @@
 //!
 //! The loop count is the number of steps run (see [`crate::report`]). On exit every channel
 //! of the net is closed, which is how its neighbours learn that it ended (spec §1.7), and then
-//! the box's `cleanup` runs. A failed create or init skips the loop but still closes the
-//! channels after the start barrier, so the neighbours end too and nothing waits forever.
+//! the box's `cleanup` runs (after its `abort` when init or a step failed). A failed create
+//! or init skips the loop but still closes the channels after the start barrier, so the
+//! neighbours end too and nothing waits forever.
 //!
 //! [`Driver`] holds one box between init and cleanup and runs one iteration at a time, so
 //! that the same rules serve a box on its own thread ([`run_box`], which blocks in the firing
@@ -198,7 +199,12 @@ impl Driver {
         self.end();
         self.outcome.unconnected_writes = self.ports.unconnected_writes;
         if let Some(mut instance) = self.instance.take() {
+            let failure =
+                (self.outcome.status == Status::Failed).then(|| self.outcome.error.clone().unwrap_or_default());
             match catch_unwind(AssertUnwindSafe(|| {
+                if let Some(why) = &failure {
+                    instance.abort(why);
+                }
                 instance.cleanup();
                 instance.stats()
             })) {

@@ -159,6 +159,8 @@ pub struct SourceBooks {
     last: Option<(u32, Vec<u8>, usize)>,
     /// Senders whose marker arrived.
     finished: std::collections::HashSet<u32>,
+    /// Of these, senders whose marker was an abort marker (their stream ended early).
+    aborted: std::collections::HashSet<u32>,
 }
 
 impl SourceBooks {
@@ -199,6 +201,17 @@ impl SourceBooks {
             stream.sender_dropped = t.dropped;
         }
         true
+    }
+
+    /// Records that `sender`'s (already booked) marker was an abort marker: its totals are
+    /// exact, but its stream ended before its input did.
+    pub fn mark_aborted(&mut self, sender: u32) {
+        self.aborted.insert(sender);
+    }
+
+    /// Senders that ended with an abort marker.
+    pub fn aborted_senders(&self) -> usize {
+        self.aborted.len()
     }
 
     /// Senders whose marker arrived.

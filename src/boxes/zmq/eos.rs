@@ -18,6 +18,13 @@
 //! subscribes to [`CONTROL_TOPIC`] besides its own prefix, so a topic filter never hides the
 //! marker, and the sink's `sync` option counts those control subscriptions to know how many
 //! receivers have joined.
+//!
+//! A sink that fails (a step error, an init error after its socket opened) or gives up (no
+//! receiver for `timeout`, a stop while blocked) ends its stream the same way with an *abort*
+//! marker ([`Kind::Abort`](super::wire::Kind), same body and topic, sent as reliably): its
+//! receivers end at once, report `aborted`, and their books are exact up to what was sent. A
+//! sink whose process is killed sends nothing; its receivers end by their idle `timeout`, and
+//! messages after the last one received are then unknown (`tail_unknown`).
 
 use super::wire::Corrupt;
 
@@ -116,6 +123,9 @@ pub enum EndReason {
     Timeout,
     /// The run was stopped (Ctrl-C) or the consumers ended first.
     Stopped,
+    /// A sender's abort marker arrived (it failed or gave up before its input ended) and the
+    /// socket was drained: the books are exact up to what the sender had sent.
+    Aborted,
 }
 
 impl EndReason {
@@ -124,6 +134,7 @@ impl EndReason {
             EndReason::Marker => "marker",
             EndReason::Timeout => "timeout",
             EndReason::Stopped => "stopped",
+            EndReason::Aborted => "aborted",
         }
     }
 }

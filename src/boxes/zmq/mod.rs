@@ -55,7 +55,7 @@ pub fn text_line(row: &Value) -> Option<String> {
         "sink" => {
             let sent = n("sent");
             Some(format!(
-                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}",
+                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}{}",
                 n("dropped"),
                 percent(n("dropped"), sent),
                 n("dropped_hwm"),
@@ -67,6 +67,11 @@ pub fn text_line(row: &Value) -> Option<String> {
                 },
                 if row.get("linger_expired") == Some(&Value::Bool(true)) {
                     ", NOT CONFIRMED: receivers still connected when linger expired"
+                } else {
+                    ""
+                },
+                if row.get("aborted") == Some(&Value::Bool(true)) {
+                    ", ABORTED: ended early with an abort marker"
                 } else {
                     ""
                 }
@@ -91,7 +96,10 @@ pub fn text_line(row: &Value) -> Option<String> {
                 n("duplicates"),
                 n("reordered"),
                 n("corrupt"),
-                s("end"),
+                match s("end").as_str() {
+                    "aborted" => "sender aborted".to_string(),
+                    other => other.to_string(),
+                },
                 if n("inconsistent_streams") > 0 {
                     ", BOOKS INCONSISTENT (a sender restarted or reused its id?)"
                 } else {

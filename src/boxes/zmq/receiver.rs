@@ -39,7 +39,11 @@ pub struct Receiver {
     pub corrupt_examples: Vec<String>,
     /// End-of-stream markers received, repeats included.
     pub markers: u64,
+    /// When traffic was last noticed; refreshed lazily (see `traffic_since`), so that a busy
+    /// stream reads the clock once per empty socket, not once per message.
     last_traffic: Instant,
+    /// Something arrived since `last_traffic` was last refreshed.
+    traffic_since: bool,
     draining: bool,
     ended: Option<EndReason>,
 }
@@ -72,6 +76,7 @@ impl Receiver {
             corrupt_examples: Vec::new(),
             markers: 0,
             last_traffic: Instant::now(),
+            traffic_since: false,
             draining: false,
             ended: None,
         })
@@ -114,13 +119,14 @@ impl Receiver {
         Event::Ended(reason)
     }
 
-    /// The next data message, waiting up to `wait` for one. Corrupt messages and markers are
-    /// booked and skipped.
+    /// The next data message, waiting up to `wait` for one (`Duration::ZERO`: only what is
+    /// already queued). Corrupt messages and markers are booked and skipped.
     pub fn next(&mut self, wait: Duration) -> Result<Event<'_>, String> {
         if let Some(reason) = self.ended {
             return Ok(Event::Ended(reason));
         }
-        let started = Instant::now();
+        // Read the clock only once the socket is empty: the busy path never does.
+        let mut started = None;
         loop {
             let Some(sock) = &self.socket else {
                 return Ok(Event::Ended(EndReason::Stopped));
@@ -129,13 +135,22 @@ impl Receiver {
                 Ok(()) => {}
                 Err(zmq::Error::EAGAIN) => {
                     if self.draining {
-                        return Ok(self.end(EndReason::Marker));
+                        let reason = if self.books.aborted_senders() > 0 {
+                            EndReason::Aborted
+                        } else {
+                            EndReason::Marker
+                        };
+                        return Ok(self.end(reason));
                     }
-                    let idle = self.last_traffic.elapsed();
+                    let now = Instant::now();
+                    if std::mem::take(&mut self.traffic_since) {
+                        self.last_traffic = now;
+                    }
+                    let idle = now - self.last_traffic;
                     if idle >= self.settings.common.timeout {
                         return Ok(self.end(EndReason::Timeout));
                     }
-                    let waited = started.elapsed();
+                    let waited = now - *started.get_or_insert(now);
                     if waited >= wait {
                         return Ok(Event::Idle);
                     }
@@ -155,7 +170,7 @@ impl Receiver {
                     ));
                 }
             }
-            self.last_traffic = Instant::now();
+            self.traffic_since = true;
             match self.receive_body() {
                 Err(why) => self.count_corrupt(why),
                 Ok(Some(header)) => {
@@ -198,13 +213,24 @@ impl Receiver {
         let (header, rest) = Header::parse(&self.body)?;
         match header.kind {
             Kind::Data => Ok(Some(header)),
-            Kind::EndOfStream => {
+            Kind::EndOfStream | Kind::Abort => {
                 let eos = EndOfStream::decode(rest)?;
                 self.markers += 1;
                 let prefix = &self.settings.subscribe;
                 let filtered = self.settings.common.pattern == Pattern::PubSub;
-                self.books
+                let aborted = header.kind == Kind::Abort;
+                let fresh = self
+                    .books
                     .finish(header.sender, &eos.topics, |t| !filtered || t.starts_with(prefix));
+                if fresh && aborted {
+                    self.books.mark_aborted(header.sender);
+                    log::warn!(
+                        "{}: the sender on {} aborted after sending {} message(s)",
+                        self.settings.common.instance,
+                        self.settings.common.endpoint.written,
+                        eos.total()
+                    );
+                }
                 if self.books.finished_senders() as u64 >= self.settings.senders {
                     self.draining = true;
                 }

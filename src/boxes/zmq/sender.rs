@@ -29,6 +29,9 @@ pub struct SinkStats {
     /// End-of-stream markers queued.
     pub markers: u64,
     pub linger_expired: bool,
+    /// The stream was ended with an abort marker (the sink failed or gave up before its input
+    /// ended).
+    pub aborted: bool,
 }
 
 /// The result of one send.
@@ -238,7 +241,19 @@ impl Sender {
     /// Ends the stream: queues the end-of-stream marker [`eos::REPEATS`] times (each retried up
     /// to `timeout`), closes the socket and waits for delivery (up to `linger`). Idempotent.
     pub fn finish(&mut self) {
+        self.end_stream(Kind::EndOfStream);
+    }
+
+    /// Ends the stream early, the way [`Sender::finish`] does but with abort markers: the
+    /// receivers learn at once (instead of after their `timeout`) that nothing more comes, and
+    /// still get the exact totals of what was sent. Idempotent; a no-op after `finish`.
+    pub fn abort(&mut self) {
+        self.end_stream(Kind::Abort);
+    }
+
+    fn end_stream(&mut self, kind: Kind) {
         let Some(sock) = self.socket.take() else { return };
+        self.stats.aborted = kind == Kind::Abort;
         self.poll_subscriptions();
         let marker = EndOfStream {
             topics: self.topics.clone(),
@@ -247,7 +262,7 @@ impl Sender {
         let deadline = Instant::now() + self.settings.common.timeout;
         'repeat: for repeat in 0..eos::REPEATS {
             let header = Header {
-                kind: Kind::EndOfStream,
+                kind,
                 sender: self.id,
                 seq: repeat,
                 sent_unix_ns: wire::unix_now_ns(),

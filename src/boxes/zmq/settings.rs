@@ -53,7 +53,11 @@ const ENDPOINT: ConfigKey = ConfigKey {
 const HWM: ConfigKey = ConfigKey {
     name: "hwm",
     kind: ValueKind::Int,
-    default: Some("1000"),
+    // libzmq's own default is 1000. 10000 (about 1.3 MB of queued small messages per peer: two
+    // 64-byte frames each) lets a pipeline sink run ahead in longer bursts, so it blocks ten
+    // times less often: on two cores, with channels of length 1, the report's net runs about
+    // twice as fast.
+    default: Some("10000"),
     choices: &[],
     help: "high-water mark: messages queued per peer before pubsub drops or pipeline blocks (0 = unlimited)",
 };

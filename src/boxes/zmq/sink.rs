@@ -1,4 +1,14 @@
 //! `smx_snk_zmq(in data, in topic open)`: sends every message it reads over ZeroMQ.
+//!
+//! One step sends every message already waiting on `data` (up to [`BATCH`]), not just the one
+//! the firing rule saw: reads are non-blocking, so this never waits for more, and a longer
+//! channel then costs one runtime iteration per burst instead of per message. With `topic`
+//! connected a step sends one message, because `data` and `topic` must be read in pairs and
+//! only the firing rule knows that both are there.
+//!
+//! The stream ends with an end-of-stream marker when the input ends, or with an abort marker
+//! when the sink fails (a step error, or init failing after the socket opened) or gives up
+//! (no receiver for `timeout`, or a stop while blocked): its receivers then end at once.
 
 use serde_json::{Value, json};
 
@@ -23,11 +33,16 @@ pub const PORTS: &[PortSpec] = &[
     },
 ];
 
+/// Most messages sent in one step.
+pub const BATCH: usize = 1024;
+
 pub struct ZmqSink {
     settings: SinkSettings,
     sender: Option<Sender>,
     ports: Option<(InPort, Option<InPort>)>,
     synced: bool,
+    /// The stream must end with an abort marker.
+    aborting: bool,
     /// Kept after cleanup for [`BoxImpl::stats`].
     endpoint: String,
     final_stats: SinkStats,
@@ -39,6 +54,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         sender: None,
         ports: None,
         synced: false,
+        aborting: false,
         endpoint: String::new(),
         final_stats: SinkStats::default(),
     }))
@@ -64,23 +80,38 @@ impl BoxImpl for ZmqSink {
             sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
         }
-        let Some(msg) = io.read(data) else {
-            return Ok(Flow::Return);
-        };
-        let topic_msg = topic.and_then(|t| io.read(t));
-        let stop = || io.stop_requested();
-        match sender.send(topic_msg.as_ref().map(|t| t.payload()), msg.payload(), &stop)? {
-            Sent::Accepted | Sent::DroppedHwm => Ok(Flow::Return),
-            Sent::GaveUp => {
-                log::warn!(
-                    "{}: no receiver took a message on {} for {:?}: ending the sink (the message is counted as dropped)",
-                    self.settings.common.instance,
-                    self.settings.common.endpoint.written,
-                    self.settings.common.timeout
-                );
-                Ok(Flow::End)
+        let batch = if topic.is_some() { 1 } else { BATCH };
+        for _ in 0..batch {
+            let Some(msg) = io.read(data) else { break };
+            let topic_msg = topic.and_then(|t| io.read(t));
+            let topic_bytes = topic_msg.as_ref().map(|t| t.payload());
+            match sender.send(topic_bytes, msg.payload(), &|| io.stop_requested())? {
+                Sent::Accepted | Sent::DroppedHwm => {}
+                Sent::GaveUp => {
+                    let why = if io.stop_requested() {
+                        "stopped while blocked".to_string()
+                    } else {
+                        format!("no receiver took a message for {:?}", self.settings.common.timeout)
+                    };
+                    log::warn!(
+                        "{}: {why} on {}: ending the sink with an abort marker (the message is counted as dropped)",
+                        self.settings.common.instance,
+                        self.settings.common.endpoint.written,
+                    );
+                    self.aborting = true;
+                    return Ok(Flow::End);
+                }
             }
         }
+        Ok(Flow::Return)
+    }
+
+    fn abort(&mut self, why: &str) {
+        log::warn!(
+            "{}: failed ({why}): ending the stream with an abort marker",
+            self.settings.common.instance
+        );
+        self.aborting = true;
     }
 
     fn cleanup(&mut self) {
@@ -89,7 +120,11 @@ impl BoxImpl for ZmqSink {
                 // No step ran: still let subscribers join, so the marker reaches them.
                 let _ = sender.wait_for_subscribers(&|| false);
             }
-            sender.finish();
+            if self.aborting {
+                sender.abort();
+            } else {
+                sender.finish();
+            }
             self.final_stats = sender.stats.clone();
         }
     }
@@ -121,6 +156,7 @@ impl ZmqSink {
             "subscribers": s.subscribers,
             "markers": s.markers,
             "linger_expired": s.linger_expired,
+            "aborted": s.aborted,
         })
     }
 }

@@ -1,4 +1,11 @@
 //! `smx_src_zmq(out data, out topic)`: emits every message it receives over ZeroMQ.
+//!
+//! One step waits (in slices, so a stop is noticed) for the first message, then also emits
+//! what is already queued in the socket, up to [`BATCH`] messages, without waiting for more.
+//! Writes block on a full channel as any box's do, so a step never takes more from ZeroMQ
+//! than its consumers accept; messages left in the socket wait there (bounded by `hwm`).
+//! Send times are converted from the sender's wall clock to this process's monotonic clock
+//! with one offset per step, not two clock reads per message.
 
 use std::time::Duration;
 
@@ -26,6 +33,9 @@ pub const PORTS: &[PortSpec] = &[
         help: "the topic of each received message",
     },
 ];
+
+/// Most messages emitted in one step.
+pub const BATCH: usize = 1024;
 
 /// Longest wait inside one step, so a stop request is noticed promptly.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
@@ -62,28 +72,35 @@ impl BoxImpl for ZmqSource {
         let (Some(receiver), Some((data, topic))) = (self.receiver.as_mut(), self.ports) else {
             return Err(BoxError::new("smx_src_zmq: step before init"));
         };
-        loop {
+        // Wall clock minus monotonic clock, to place the senders' wall-clock send times on
+        // this process's message clock.
+        let offset = unix_now_ns() as i128 - now_ns() as i128;
+        let mut emitted = 0usize;
+        while emitted < BATCH {
             if io.stop_requested() {
                 receiver.stop();
                 return Ok(Flow::End);
             }
-            let (msg, topic_msg) = match receiver.next(WAIT_SLICE)? {
+            // Wait for the first message only; then take what is already queued.
+            let wait = if emitted == 0 { WAIT_SLICE } else { Duration::ZERO };
+            let (msg, topic_msg) = match receiver.next(wait)? {
                 Event::Data {
                     topic: t,
                     seq,
                     sent_unix_ns,
                     payload,
                 } => {
-                    let age = unix_now_ns().saturating_sub(sent_unix_ns);
-                    let sent_ns = now_ns().saturating_sub(age);
+                    let sent_ns = (sent_unix_ns as i128 - offset).clamp(0, u64::MAX as i128) as u64;
                     (
                         Message::new(seq, sent_ns, payload),
                         topic.map(|_| Message::new(seq, sent_ns, t)),
                     )
                 }
-                Event::Idle => continue,
+                Event::Idle if emitted == 0 => continue,
+                Event::Idle => break,
                 Event::Ended(_) => return Ok(Flow::End),
             };
+            emitted += 1;
             let data_gone = io.write(data, msg).is_err();
             let topic_gone = match (topic, topic_msg) {
                 (Some(port), Some(m)) => io.write(port, m).is_err(),
@@ -93,8 +110,8 @@ impl BoxImpl for ZmqSource {
                 receiver.stop();
                 return Ok(Flow::End);
             }
-            return Ok(Flow::Return);
         }
+        Ok(Flow::Return)
     }
 
     fn cleanup(&mut self) {

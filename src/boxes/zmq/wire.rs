@@ -7,11 +7,11 @@
 //! |---|---|---|
 //! | 1 | any | topic (may be empty) |
 //! | 2 | 0 | format version, [`VERSION`] |
-//! |   | 1 | kind: 0 = data, 1 = end of stream |
+//! |   | 1 | kind: 0 = data, 1 = end of stream, 2 = abort (end of stream before the input ended) |
 //! |   | 2..6 | sender id, u32 little endian (random per sink instance) |
 //! |   | 6..14 | sequence number, u64 LE, counted per (sender, topic) from 0 |
 //! |   | 14..22 | send time, ns since the Unix epoch (wall clock, comparable across hosts) |
-//! |   | 22.. | payload (data) or the end-of-stream body (see [`super::eos`]) |
+//! |   | 22.. | payload (data) or the end-of-stream body, for kinds 1 and 2 (see [`super::eos`]) |
 //!
 //! The header is kept at 22 bytes so that a header plus the default 8-byte payload stays within
 //! libzmq's inline "very small message" size (33 bytes) and costs no allocation per message.
@@ -31,6 +31,11 @@ pub const HEADER_LEN: usize = 22;
 pub enum Kind {
     Data,
     EndOfStream,
+    /// An end-of-stream marker from a sink that failed or gave up before its input ended: the
+    /// same body (exact totals of what it sent), so the receiver ends at once and says why.
+    /// Added without a version change: a reader that predates it counts it as corrupt and
+    /// ends by its timeout, as it would have anyway.
+    Abort,
 }
 
 /// The fixed header of the second frame.
@@ -79,6 +84,7 @@ impl Header {
         out[1] = match self.kind {
             Kind::Data => 0,
             Kind::EndOfStream => 1,
+            Kind::Abort => 2,
         };
         out[2..6].copy_from_slice(&self.sender.to_le_bytes());
         out[6..14].copy_from_slice(&self.seq.to_le_bytes());
@@ -96,6 +102,7 @@ impl Header {
         let kind = match body[1] {
             0 => Kind::Data,
             1 => Kind::EndOfStream,
+            2 => Kind::Abort,
             other => return Err(Corrupt::Kind(other)),
         };
         let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));

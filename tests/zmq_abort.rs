@@ -1,0 +1,209 @@
+//! A ZeroMQ sink that fails tells its receivers at once: the source ends by the sender's abort
+//! marker (not by its idle timeout, set long here) with books that balance. Behaviour only, no
+//! timing.
+
+use smx::boxes::api::{InitCtx, Io};
+use smx::boxes::zmq::{settings, sink};
+use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, Registry};
+use smx::config::NetSettings;
+use smx::config::value::parse_value;
+use smx::graph::NetGraph;
+use smx::report::{Report, Status};
+use smx::runtime::builder::NetBuilder;
+use smx::runtime::{RunOptions, run};
+
+/// Steps after which the failing sink's step returns an error.
+const FAIL_AFTER_STEPS: u64 = 200;
+
+/// `smx_snk_zmq` whose step fails after [`FAIL_AFTER_STEPS`] steps, or whose init fails after
+/// the real init opened the socket.
+struct Failing {
+    inner: Box<dyn BoxImpl>,
+    in_init: bool,
+    steps: u64,
+}
+
+impl BoxImpl for Failing {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        self.inner.init(ctx)?;
+        if self.in_init {
+            return Err(BoxError::new("injected init failure"));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if self.steps == FAIL_AFTER_STEPS {
+            return Err(BoxError::new("injected step failure"));
+        }
+        self.steps += 1;
+        self.inner.step(io)
+    }
+
+    fn abort(&mut self, why: &str) {
+        self.inner.abort(why);
+    }
+
+    fn cleanup(&mut self) {
+        self.inner.cleanup();
+    }
+
+    fn stats(&self) -> Vec<(String, serde_json::Value)> {
+        self.inner.stats()
+    }
+}
+
+fn failing_in_step(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    Ok(Box::new(Failing {
+        inner: sink::create(config)?,
+        in_init: false,
+        steps: 0,
+    }))
+}
+
+fn failing_in_init(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    Ok(Box::new(Failing {
+        inner: sink::create(config)?,
+        in_init: true,
+        steps: 0,
+    }))
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::builtin();
+    for (name, create) in [
+        (
+            "test_snk_zmq_step_fails",
+            failing_in_step as smx::boxes::api::Constructor,
+        ),
+        ("test_snk_zmq_init_fails", failing_in_init),
+    ] {
+        registry.register(BoxSpec {
+            name,
+            summary: "smx_snk_zmq with an injected failure",
+            ports: sink::PORTS,
+            config: settings::SINK_KEYS,
+            create,
+        });
+    }
+    registry
+}
+
+/// `Src1.Snk1 | Src2.Snk2` with `sink` as Snk1.
+fn net(sink: &str) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
+    let snk1 = net.add_box("Snk1", sink, &[("data", true)]);
+    let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false)]);
+    let snk2 = net.add_box("Snk2", "smx_snk_null", &[("data", true)]);
+    net.connect(src1, "data", snk1, "data");
+    net.connect(src2, "data", snk2, "data");
+    net.build()
+}
+
+fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
+    let registry = registry();
+    let settings = graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let spec = registry.get(&node.func).expect("known box");
+            let mut config = BoxConfig::with_defaults(&node.label, spec).unwrap();
+            for (_, key, text) in sets.iter().filter(|(i, _, _)| *i == node.label) {
+                let decl = spec.config.iter().find(|k| k.name == *key).expect("known key");
+                config.values.insert(key.to_string(), parse_value(decl, text).unwrap());
+            }
+            NetSettings {
+                box_config: config,
+                ..NetSettings::default()
+            }
+        })
+        .collect();
+    let opts = RunOptions {
+        settings,
+        ..RunOptions::default()
+    };
+    run(graph, &registry, &opts).expect("net runs")
+}
+
+fn row<'a>(report: &'a Report, name: &str) -> &'a serde_json::Value {
+    report
+        .zmq
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.zmq))
+}
+
+fn endpoint(transport: &str) -> String {
+    match transport {
+        "ipc" => format!("ipc://smx-abort-test-{}", std::process::id()),
+        _ => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("tcp://127.0.0.1:{}", listener.local_addr().unwrap().port())
+        }
+    }
+}
+
+fn run_failing(sink: &str, endpoint: &str) -> Report {
+    run_net(
+        &net(sink),
+        &[
+            ("Src1", "count", "100000"),
+            ("Snk1", "endpoint", endpoint),
+            ("Src2", "endpoint", endpoint),
+            // Long enough that ending by timeout would show as `timeout`, not `aborted`.
+            ("Src2", "timeout", "60s"),
+        ],
+    )
+}
+
+#[test]
+fn a_sink_failing_in_a_step_ends_the_source_by_its_abort_marker() {
+    for transport in ["tcp", "ipc"] {
+        let report = run_failing("test_snk_zmq_step_fails", &endpoint(transport));
+        let snk1 = report.net("Snk1").unwrap();
+        assert_eq!(snk1.status, Status::Failed, "{transport}");
+        assert!(
+            snk1.error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("injected step failure")
+        );
+        let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
+        assert_eq!(sink["aborted"], true, "{transport}");
+        let sent = sink["sent"].as_u64().unwrap();
+        assert!(
+            sent >= FAIL_AFTER_STEPS,
+            "{transport}: one step sends at least one message"
+        );
+        assert!(sent < 100_000, "{transport}: the sink stopped early");
+        assert_eq!(source["end"], "aborted", "{transport}: {source}");
+        assert_eq!(source["sent"], sent, "{transport}: the abort marker carried the total");
+        assert_eq!(
+            source["received"], sent,
+            "{transport}: pipeline loses nothing before the abort"
+        );
+        assert_eq!((&source["lost"], &source["tail_unknown"]), (&0.into(), &false.into()));
+        let delivered = report.channels.iter().find(|c| c.to == "Snk2").unwrap().read;
+        assert_eq!(
+            delivered, sent,
+            "{transport}: every message sent reached the second chain"
+        );
+        let text = smx::boxes::zmq::text_line(source).unwrap();
+        assert!(text.contains("ended by sender aborted"), "{text}");
+        assert!(smx::boxes::zmq::text_line(sink).unwrap().contains("ABORTED"));
+    }
+}
+
+#[test]
+fn a_sink_failing_in_init_ends_the_source_by_its_abort_marker() {
+    let report = run_failing("test_snk_zmq_init_fails", &endpoint("tcp"));
+    assert_eq!(report.net("Snk1").unwrap().status, Status::Failed);
+    let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
+    assert_eq!((&sink["sent"], &sink["aborted"]), (&0.into(), &true.into()));
+    assert_eq!(source["end"], "aborted", "{source}");
+    assert_eq!(
+        (&source["sent"], &source["received"], &source["lost"]),
+        (&0.into(), &0.into(), &0.into())
+    );
+}
