@@ -180,6 +180,7 @@ fn run_place(place: &str, fault: &str, mode: TtMode) -> Report {
                 shards: Some(1),
                 cores: Vec::new(),
                 mode,
+                ..FirewallOptions::default()
             },
             ..RunOptions::default()
         };

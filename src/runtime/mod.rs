@@ -201,6 +201,11 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         // the pair then runs at the kernel's tick rate (250 Hz here) instead of the period.
         decided.firewall.spin = crate::timing::Spin::Off;
     }
+    // Only a lone executive running every box of the run can be sure no thread shares its core
+    // (pinning spreads nets and firewalls independently, and firewalls of two periods may meet
+    // on one core).
+    decided.firewall.exclusive_cores =
+        executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
     let (jobs, wired, tt) = wire(&plan, &executive);

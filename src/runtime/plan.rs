@@ -93,6 +93,12 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
             ),
         });
     }
+    if let Some(message) = address_space_shortfall(graph.nodes.len(), opts.stack_size) {
+        return Err(RunError::ThreadLimit {
+            wanted: graph.nodes.len(),
+            message,
+        });
+    }
     let channels = plan_channels(graph, opts)?;
     let mut nets = Vec::with_capacity(graph.nodes.len());
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -313,6 +319,40 @@ pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Opti
         next = (best + 1) % cores.len();
     }
     placed
+}
+
+/// Why `threads` stacks of `stack_size` bytes cannot fit into what is left of the process's
+/// address-space limit (`ulimit -v`), if they cannot. Checked up front because near that limit
+/// a thread can be created and then fail inside the standard library (its signal stack), which
+/// aborts the process instead of returning an error.
+fn address_space_shortfall(threads: usize, stack_size: usize) -> Option<String> {
+    // SAFETY: getrlimit fills the struct we own.
+    let limit = unsafe {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_AS, &mut rl) != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        rl.rlim_cur as u64
+    };
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: plain FFI call without arguments.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    let used = pages * page;
+    // Each thread also maps a guard page and a signal stack.
+    let per_thread = stack_size as u64 + 64 * 1024;
+    let needed = threads as u64 * per_thread;
+    let free = limit.saturating_sub(used);
+    (needed > free).then(|| {
+        format!(
+            "{threads} stacks of {} KiB need {} MiB of address space, but only {} MiB of the {} MiB limit \
+             (ulimit -v) are free; raise the limit or run fewer nets",
+            stack_size / 1024,
+            needed >> 20,
+            free >> 20,
+            limit >> 20
+        )
+    })
 }
 
 #[cfg(test)]

@@ -69,6 +69,9 @@ pub struct FirewallOptions {
     pub cores: Vec<usize>,
     /// Where time-triggered boxes run.
     pub mode: TtMode,
+    /// Every thread of the run has a core of its own (decided by the runtime; lets a firewall
+    /// spin for as long as its timer needs).
+    pub exclusive_cores: bool,
 }
 
 impl Default for FirewallOptions {
@@ -80,6 +83,7 @@ impl Default for FirewallOptions {
             shards: None,
             cores: Vec::new(),
             mode: TtMode::Threads,
+            exclusive_cores: false,
         }
     }
 }
@@ -147,6 +151,7 @@ impl Firewall {
                     core: (!opts.cores.is_empty()).then(|| opts.cores[i % opts.cores.len()]),
                     spin: opts.spin,
                     lock_memory: opts.lock_memory,
+                    exclusive_core: opts.exclusive_cores,
                 },
                 pairs,
                 boxes: Vec::new(),

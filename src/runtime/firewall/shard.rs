@@ -31,6 +31,8 @@ pub struct ShardConfig {
     pub core: Option<usize>,
     pub spin: Spin,
     pub lock_memory: bool,
+    /// No other thread of the run shares this thread's core.
+    pub exclusive_core: bool,
 }
 
 /// What other threads may read (or poke, in tests) while the firewall runs.
@@ -84,9 +86,14 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
         lock_memory: cfg.lock_memory,
     });
     warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
-    // A firewall shares its core with boxes: spinning through a whole period would starve
-    // them (a producer that never runs misses every tick), so it spins at most half a period.
-    let spin_ns = cfg.spin.resolve(cfg.period).min(cfg.period.as_nanos() as u64 / 2);
+    // A firewall that shares its core with boxes must not spin through a whole period: that
+    // would starve them (a producer that never runs misses every tick), so it spins at most
+    // half a period. One with a core of its own (a cyclic executive running every box of its
+    // period, alone on its core) may spin as long as the timer needs, as the probe does.
+    let spin_ns = match cfg.spin.resolve(cfg.period) {
+        ns if cfg.exclusive_core => ns,
+        ns => ns.min(cfg.period.as_nanos() as u64 / 2),
+    };
     let mut report = FirewallReport {
         name: cfg.name.clone(),
         clock_source: crate::timing::clock_source(),
