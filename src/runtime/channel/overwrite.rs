@@ -27,15 +27,17 @@ pub fn send(tx: &Sender<Message>, evict: &Receiver<Message>, mut msg: Message, o
 }
 
 /// The newest message of a channel whose producer is between taking out the oldest and putting
-/// in the newest (the consumer saw the channel non-empty and then found it empty). Waits for
-/// that write, which never blocks; `None` if the producer ended instead.
+/// in the newest (the consumer saw the channel non-empty and then found it empty). Waits a
+/// little for that write, which never blocks; `None` if it does not come (the producer was
+/// preempted in between: a real-time consumer must not spin on it) or the producer ended. The
+/// message is then read by the next firing.
 pub fn recv_after_evict(rx: &Receiver<Message>) -> Option<Message> {
     let backoff = crossbeam_utils::Backoff::new();
     loop {
         match rx.try_recv() {
             Ok(msg) => return Some(msg),
-            Err(crossbeam_channel::TryRecvError::Empty) => backoff.snooze(),
-            Err(crossbeam_channel::TryRecvError::Disconnected) => return None,
+            Err(crossbeam_channel::TryRecvError::Empty) if !backoff.is_completed() => backoff.snooze(),
+            Err(_) => return None,
         }
     }
 }
