@@ -23,7 +23,6 @@ use smx::diag::SourceFile;
 use smx::report::{Report, Status};
 use smx::runtime::firewall::{FirewallOptions, TtMode};
 use smx::runtime::{RunOptions, run};
-use smx::timing::Spin;
 
 /// A run or a process not over after this long is a hang (liveness, not timing).
 const LIVENESS: Duration = Duration::from_secs(60);
@@ -174,13 +173,9 @@ fn run_place(place: &str, fault: &str, mode: TtMode) -> Report {
         let opts = RunOptions {
             settings: layers.resolve(&graph, &registry).unwrap(),
             firewall: FirewallOptions {
-                spin: Spin::Off,
-                lock_memory: false,
-                priority: None,
                 shards: Some(1),
-                cores: Vec::new(),
                 mode,
-                ..FirewallOptions::default()
+                ..FirewallOptions::best_effort()
             },
             ..RunOptions::default()
         };

@@ -29,7 +29,6 @@ use smx::report::{Report, Status};
 use smx::runtime::firewall::FirewallOptions;
 use smx::runtime::message::Message;
 use smx::runtime::{PinMode, RunOptions, run};
-use smx::timing::Spin;
 
 /// A run that is not over after this long is a hang (a liveness bound, not a timing figure:
 /// the nets here finish in well under a second).
@@ -197,12 +196,8 @@ fn case() -> impl Strategy<Value = Case> {
 /// machine with others and checks behaviour only.
 fn quiet_firewalls() -> FirewallOptions {
     FirewallOptions {
-        spin: Spin::Off,
-        lock_memory: false,
-        priority: None,
         shards: Some(1),
-        cores: Vec::new(),
-        ..FirewallOptions::default()
+        ..FirewallOptions::best_effort()
     }
 }
 

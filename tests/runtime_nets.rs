@@ -9,7 +9,6 @@ use smx::diag::SourceFile;
 use smx::report::{Report, Status};
 use smx::runtime::firewall::FirewallOptions;
 use smx::runtime::{RunOptions, run};
-use smx::timing::Spin;
 
 const COUNT: u64 = 200;
 
@@ -30,12 +29,8 @@ fn run_net(file: &str) -> Report {
     let opts = RunOptions {
         settings,
         firewall: FirewallOptions {
-            spin: Spin::Off,
-            lock_memory: false,
-            priority: None,
             shards: Some(1),
-            cores: Vec::new(),
-            ..FirewallOptions::default()
+            ..FirewallOptions::best_effort()
         },
         ..RunOptions::default()
     };

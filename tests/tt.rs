@@ -16,19 +16,14 @@ use smx::runtime::channel::{Reader, Writer};
 use smx::runtime::firewall::{Firewall, FirewallOptions};
 use smx::runtime::message::{Message, now_ns};
 use smx::runtime::{RunOptions, run};
-use smx::timing::Spin;
 
 const T: Duration = Duration::from_millis(4);
 
 /// Firewall options for tests: no real-time priority, no memory locking, no spinning.
 fn quiet(shards: usize) -> FirewallOptions {
     FirewallOptions {
-        spin: Spin::Off,
-        lock_memory: false,
-        priority: None,
         shards: Some(shards),
-        cores: Vec::new(),
-        ..FirewallOptions::default()
+        ..FirewallOptions::best_effort()
     }
 }
 

@@ -16,7 +16,6 @@ use smx::report::firewall::from_values;
 use smx::report::{Report, Status};
 use smx::runtime::firewall::{FirewallOptions, TtMode};
 use smx::runtime::{RunOptions, run};
-use smx::timing::Spin;
 
 const DECLS: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
 
@@ -33,11 +32,8 @@ fn run_cyclic(connect: &str, count: u64, stop: Option<Arc<AtomicBool>>) -> Repor
     let mut opts = RunOptions {
         settings: layers.resolve(&compiled.graph, &registry).unwrap(),
         firewall: FirewallOptions {
-            spin: Spin::Off,
-            lock_memory: false,
-            priority: None,
             mode: TtMode::Cyclic,
-            ..FirewallOptions::default()
+            ..FirewallOptions::best_effort()
         },
         ..RunOptions::default()
     };

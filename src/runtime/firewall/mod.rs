@@ -88,6 +88,20 @@ impl Default for FirewallOptions {
     }
 }
 
+impl FirewallOptions {
+    /// Normal scheduling, no memory locking, no spinning: firewalls that behave on a machine
+    /// shared with other work (tests, CI), where a real-time or spinning thread could starve
+    /// others. Deadlines are then only as good as the machine's scheduling.
+    pub fn best_effort() -> Self {
+        FirewallOptions {
+            spin: Spin::Off,
+            lock_memory: false,
+            priority: None,
+            ..FirewallOptions::default()
+        }
+    }
+}
+
 /// The pairs of one period before the threads start.
 pub struct Firewall {
     pub period: Duration,

@@ -154,8 +154,10 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
         let tick = ticker.wait();
         shard.live.tick.store(tick.index, Ordering::Release);
         let lost = tick.index.saturating_sub(last_index + 1);
-        for pair in shard.pairs.iter_mut().filter(|p| !p.done()) {
-            pair.missed_ticks += lost;
+        if lost > 0 {
+            for pair in shard.pairs.iter_mut().filter(|p| !p.done()) {
+                pair.missed_ticks += lost;
+            }
         }
         let cutoff = tick.scheduled_ns.saturating_sub(offset);
         for pair in shard.pairs.iter_mut() {
