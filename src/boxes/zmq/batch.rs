@@ -200,7 +200,10 @@ mod tests {
         w.seal(7, first, 99).to_vec()
     }
 
-    fn decode(body: &[u8]) -> Result<(Header, Vec<(u64, Vec<u8>)>), Corrupt> {
+    /// Sequence numbers and payloads read back from a batch.
+    type Decoded = Vec<(u64, Vec<u8>)>;
+
+    fn decode(body: &[u8]) -> Result<(Header, Decoded), Corrupt> {
         let (header, rest) = Header::parse(body)?;
         assert_eq!(header.kind, Kind::Batch);
         let mut records = Records::parse(rest, header.seq)?;
