@@ -164,12 +164,16 @@ impl Records {
     }
 
     /// The next message's sequence number and where its payload lies in `rest`, which must be
-    /// the bytes given to [`Records::parse`].
+    /// the bytes given to [`Records::parse`] (other bytes end the records early, never panic).
     pub fn next(&mut self, rest: &[u8]) -> Option<(u64, Range<usize>)> {
         if self.left == 0 {
             return None;
         }
-        let (len, _) = take_u32(&rest[self.at..]).expect("checked by parse");
+        let (len, after) = take_u32(rest.get(self.at..)?)?;
+        if after.len() < len as usize {
+            self.left = 0;
+            return None;
+        }
         let start = self.at + LEN_LEN;
         let end = start + len as usize;
         let seq = self.next_seq;
@@ -286,6 +290,8 @@ mod tests {
         );
         assert!(Records::parse(rest, u64::MAX - 1).is_ok());
         assert!(Records::parse(rest, u64::MAX).is_err(), "numbers would wrap");
+        let mut records = Records::parse(rest, 0).unwrap();
+        assert_eq!(records.next(&rest[..6]), None, "other bytes end the records, no panic");
     }
 
     proptest::proptest! {
