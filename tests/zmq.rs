@@ -1,12 +1,17 @@
 //! The ZeroMQ boxes inside running nets: the report's net over pipeline and pubsub, tcp and
 //! ipc, and a source whose sender never comes. Behaviour only, no timing.
 
-use smx::boxes::{BoxConfig, ConfigValue, Registry};
+use smx::boxes::api::{InitCtx, Io};
+use smx::boxes::{
+    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Flow, OutPort, PortSpec, Registry,
+    ValueKind,
+};
 use smx::config::NetSettings;
 use smx::config::value::parse_value;
 use smx::graph::NetGraph;
 use smx::report::{Report, Status};
 use smx::runtime::builder::NetBuilder;
+use smx::runtime::message::Message;
 use smx::runtime::{RunOptions, run};
 
 /// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
@@ -43,12 +48,22 @@ fn settings(graph: &NetGraph, registry: &Registry, sets: &[(&str, &str, &str)]) 
 }
 
 fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
-    let registry = Registry::builtin();
+    run_net_with(graph, &Registry::builtin(), sets, None)
+}
+
+/// Like [`run_net`], with a registry of its own and `--channel-len`.
+fn run_net_with(
+    graph: &NetGraph,
+    registry: &Registry,
+    sets: &[(&str, &str, &str)],
+    channel_len: Option<u32>,
+) -> Report {
     let opts = RunOptions {
-        settings: settings(graph, &registry, sets),
+        settings: settings(graph, registry, sets),
+        default_channel_len: channel_len,
         ..RunOptions::default()
     };
-    run(graph, &registry, &opts).expect("net runs")
+    run(graph, registry, &opts).expect("net runs")
 }
 
 fn row<'a>(report: &'a Report, name: &str) -> &'a serde_json::Value {
@@ -68,11 +83,15 @@ fn free_tcp_endpoint() -> String {
     format!("tcp://127.0.0.1:{port}")
 }
 
-fn report_net_delivers_everything(pattern: &str, endpoint: &str) {
+/// Runs the report's net with channels of 64 (as `--channel-len 64`), so that messages wait at
+/// the sink and `batch` coalesces them.
+fn report_net_delivers_everything(pattern: &str, endpoint: &str, batch: u64) {
     const N: u64 = 3000;
     let count = N.to_string();
+    let batch_text = batch.to_string();
     let mut sets = vec![
         ("Src1", "count", count.as_str()),
+        ("Snk1", "batch", batch_text.as_str()),
         ("Snk1", "pattern", pattern),
         ("Snk1", "endpoint", endpoint),
         ("Src2", "pattern", pattern),
@@ -83,10 +102,19 @@ fn report_net_delivers_everything(pattern: &str, endpoint: &str) {
         sets.push(("Snk1", "sync", "true"));
         sets.push(("Snk1", "hwm", "0")); // unlimited: this test is about delivery, not drops
     }
-    let report = run_net(&report_net(), &sets);
+    let report = run_net_with(&report_net(), &Registry::builtin(), &sets, Some(64));
     assert_eq!(report.status, Status::Ok, "{report:?}");
     let sink = row(&report, "Snk1");
     let source = row(&report, "Src2");
+    let frames = sink["frames"].as_u64().expect("the sink counts its frames");
+    if batch == 1 {
+        assert_eq!(frames, N, "one frame per message");
+    } else {
+        // The source outpaces the sink, so messages wait in the channel of 64 and are
+        // coalesced; a frame never holds more than `batch`.
+        assert!(frames < N, "{frames} frames for {N} messages: no batching");
+        assert!(frames >= N.div_ceil(batch), "{frames} frames for {N} messages");
+    }
     assert_eq!((&sink["role"], &source["role"]), (&"sink".into(), &"source".into()));
     assert_eq!(sink["sent"], N);
     assert_eq!(sink["dropped"], 0);
@@ -139,27 +167,42 @@ fn report_shows_the_books(report: &Report) {
 
 #[test]
 fn pipeline_over_tcp_loses_nothing() {
-    report_net_delivers_everything("pipeline", &free_tcp_endpoint());
+    report_net_delivers_everything("pipeline", &free_tcp_endpoint(), 64);
+}
+
+#[test]
+fn pipeline_over_tcp_with_batch_1_sends_a_frame_per_message() {
+    report_net_delivers_everything("pipeline", &free_tcp_endpoint(), 1);
 }
 
 #[test]
 fn pipeline_over_ipc_loses_nothing_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("feeds").join("0");
-    report_net_delivers_everything("pipeline", &format!("ipc://{}", path.display()));
+    report_net_delivers_everything("pipeline", &format!("ipc://{}", path.display()), 64);
     assert!(!path.exists());
 }
 
 #[test]
-fn pubsub_with_sync_and_room_loses_nothing() {
-    report_net_delivers_everything("pubsub", &free_tcp_endpoint());
+fn pipeline_over_ipc_with_batch_1_sends_a_frame_per_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("feeds").join("1");
+    report_net_delivers_everything("pipeline", &format!("ipc://{}", path.display()), 1);
 }
 
 #[test]
+fn pubsub_with_sync_and_room_loses_nothing() {
+    report_net_delivers_everything("pubsub", &free_tcp_endpoint(), 64);
+}
+
+/// With batching (the default) and channels of 64, the HWM counts frames of up to 64
+/// messages: drops come in whole frames, and the books still balance.
+#[test]
 fn pubsub_with_a_small_hwm_balances_the_books() {
     let endpoint = free_tcp_endpoint();
-    let report = run_net(
+    let report = run_net_with(
         &report_net(),
+        &Registry::builtin(),
         &[
             ("Src1", "count", "3000"),
             ("Src1", "size", "64"),
@@ -172,11 +215,13 @@ fn pubsub_with_a_small_hwm_balances_the_books() {
             ("Src2", "hwm", "10"),
             ("Snk2", "path", "/dev/null"),
         ],
+        Some(64),
     );
     assert_eq!(report.status, Status::Ok, "{report:?}");
     let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
     let n = |row: &serde_json::Value, key: &str| row[key].as_u64().unwrap();
     assert_eq!(n(sink, "sent"), 3000);
+    assert!(n(sink, "frames") <= n(sink, "accepted"));
     assert_eq!(
         n(sink, "sent"),
         n(sink, "accepted") + n(sink, "dropped"),
@@ -318,5 +363,118 @@ fn the_split_halves_compile() {
     ] {
         let (graph, _) = shipped(net, "zmq_pipeline_tcp.toml", &[sets.to_string()]);
         assert_eq!(graph.nodes.len(), 2, "{net}");
+    }
+}
+
+/// `test_topics(out topic)`: `count` topics in runs, `a` for message `i` when `i % 7 < 4`, else
+/// `b`: a topic that changes inside what a sink finds waiting.
+struct Topics {
+    out: OutPort,
+    count: u64,
+    sent: u64,
+}
+
+fn topic_of(i: u64) -> &'static [u8] {
+    if i % 7 < 4 { b"a" } else { b"b" }
+}
+
+impl BoxImpl for Topics {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        self.out = ctx.output("topic")?;
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if io
+            .write(self.out, Message::now(self.sent, topic_of(self.sent)))
+            .is_err()
+        {
+            return Ok(Flow::End);
+        }
+        self.sent += 1;
+        Ok(if self.sent >= self.count {
+            Flow::End
+        } else {
+            Flow::Return
+        })
+    }
+}
+
+fn topics_spec() -> BoxSpec {
+    fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Topics {
+            out: OutPort(0),
+            count: config.int("count")?,
+            sent: 0,
+        }))
+    }
+    BoxSpec {
+        name: "test_topics",
+        summary: "topics in runs of a and b",
+        ports: &[PortSpec {
+            name: "topic",
+            direction: Direction::Out,
+            optional: false,
+            help: "",
+        }],
+        config: &[ConfigKey {
+            name: "count",
+            kind: ValueKind::Int,
+            default: Some("10"),
+            choices: &[],
+            help: "",
+        }],
+        create,
+    }
+}
+
+/// Topics set per message through the sink's `topic` port arrive with their messages, and the
+/// books, counted per topic, balance.
+#[test]
+fn topics_from_the_topic_port_arrive_with_their_messages() {
+    const N: u64 = 2000;
+    let mut net = NetBuilder::new();
+    let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
+    let topics = net.add_box("Topics", "test_topics", &[("topic", false)]);
+    let snk1 = net.add_box("Snk1", "smx_snk_zmq", &[("data", true), ("topic", true)]);
+    let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false), ("topic", false)]);
+    let snk2 = net.add_box("Snk2", "smx_snk_dump", &[("data", true), ("topic", true)]);
+    net.connect(src1, "data", snk1, "data");
+    net.connect(topics, "topic", snk1, "topic");
+    net.connect(src2, "data", snk2, "data");
+    net.connect(src2, "topic", snk2, "topic");
+    let mut registry = Registry::builtin();
+    registry.register(topics_spec());
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dump.txt");
+    let (endpoint, count, path) = (free_tcp_endpoint(), N.to_string(), dump.display().to_string());
+    let report = run_net_with(
+        &net.build(),
+        &registry,
+        &[
+            ("Src1", "count", &count),
+            ("Topics", "count", &count),
+            ("Snk1", "endpoint", &endpoint),
+            ("Src2", "endpoint", &endpoint),
+            ("Snk2", "path", &path),
+            ("Snk2", "format", "hex"),
+        ],
+        Some(64),
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
+    assert_eq!((&sink["sent"], &sink["dropped"]), (&N.into(), &0.into()));
+    assert!(sink["frames"].as_u64().unwrap() <= N);
+    assert_eq!((&source["sent"], &source["received"]), (&N.into(), &N.into()));
+    assert_eq!((&source["lost"], &source["reordered"]), (&0.into(), &0.into()));
+    assert_eq!(source["end"], "marker");
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len() as u64, N);
+    // Messages of one topic keep their order; across topics the order is the sender's.
+    for (i, line) in lines.iter().enumerate() {
+        let topic = std::str::from_utf8(topic_of(i as u64)).unwrap();
+        assert!(line.starts_with(&format!("{topic}: ")), "line {i}: {line}");
+        assert_eq!(line.len(), "a: ".len() + 2 * 8, "line {i}: eight bytes in hex");
     }
 }

@@ -2,12 +2,14 @@
 //! the same process or across processes and hosts, with exact, explained loss accounting.
 //!
 //! * [`wire`]: the two-frame message format (topic, then header and payload).
+//! * [`batch`]: several waiting messages of one topic in one frame.
 //! * [`eos`]: the end-of-stream marker and why it is reliable over PUB/SUB.
 //! * [`books`]: the receiver's per-stream loss accounting.
 //! * [`endpoint`], [`settings`]: validation before the net starts.
 //! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
 //! * [`sink`], [`source`]: the boxes.
 
+pub mod batch;
 pub mod books;
 pub mod endpoint;
 pub mod eos;
@@ -55,7 +57,8 @@ pub fn text_line(row: &Value) -> Option<String> {
         "sink" => {
             let sent = n("sent");
             Some(format!(
-                "{head}: sent {sent}, dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}{}",
+                "{head}: sent {sent} in {} frame(s), dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}{}",
+                n("frames"),
                 n("dropped"),
                 percent(n("dropped"), sent),
                 n("dropped_hwm"),

@@ -3,14 +3,18 @@
 //! Receives two-frame messages, books every one in [`SourceBooks`], skips and counts what does
 //! not parse, and decides when the stream has ended: after the markers of all expected
 //! senders and draining what is already queued, or after `timeout` without any traffic.
+//! A batch frame (see [`super::batch`]) is checked whole when it arrives, then handed out one
+//! message per [`Receiver::next`], each booked with its own number, before anything more is
+//! received.
 
 use std::time::{Duration, Instant};
 
+use super::batch::Records;
 use super::books::{SourceBooks, Totals};
 use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
 use super::settings::{Pattern, SourceSettings};
 use super::socket::BoxSocket;
-use super::wire::{Corrupt, Header, Kind};
+use super::wire::{Corrupt, HEADER_LEN, Header, Kind};
 
 /// What [`Receiver::next`] found.
 #[derive(Debug, PartialEq, Eq)]
@@ -26,6 +30,14 @@ pub enum Event<'a> {
     Ended(EndReason),
 }
 
+/// A received batch frame whose messages are handed out one by one.
+#[derive(Debug)]
+struct Batch {
+    sender: u32,
+    sent_unix_ns: u64,
+    records: Records,
+}
+
 /// An open receiving socket with its books.
 pub struct Receiver {
     settings: SourceSettings,
@@ -33,7 +45,9 @@ pub struct Receiver {
     books: SourceBooks,
     topic: zmq::Message,
     body: zmq::Message,
-    /// Messages that did not parse.
+    /// The batch in `body` still being handed out.
+    batch: Option<Batch>,
+    /// Messages that did not parse (a batch that does not parse counts once).
     pub corrupt: u64,
     /// The first few reasons, for the log.
     pub corrupt_examples: Vec<String>,
@@ -72,6 +86,7 @@ impl Receiver {
             books: SourceBooks::default(),
             topic: zmq::Message::new(),
             body: zmq::Message::new(),
+            batch: None,
             corrupt: 0,
             corrupt_examples: Vec::new(),
             markers: 0,
@@ -107,6 +122,7 @@ impl Receiver {
     }
 
     fn close(&mut self) {
+        self.batch = None;
         if let Some(sock) = self.socket.take() {
             let _ = sock.socket.set_linger(0);
             sock.close(Duration::ZERO);
@@ -128,6 +144,21 @@ impl Receiver {
         // Read the clock only once the socket is empty: the busy path never does.
         let mut started = None;
         loop {
+            if let Some(batch) = &mut self.batch {
+                match batch.records.next(&self.body[HEADER_LEN..]) {
+                    Some((seq, range)) => {
+                        let (sender, sent_unix_ns) = (batch.sender, batch.sent_unix_ns);
+                        self.books.record(sender, &self.topic, seq);
+                        return Ok(Event::Data {
+                            topic: &self.topic,
+                            seq,
+                            sent_unix_ns,
+                            payload: &self.body[HEADER_LEN + range.start..HEADER_LEN + range.end],
+                        });
+                    }
+                    None => self.batch = None,
+                }
+            }
             let Some(sock) = &self.socket else {
                 return Ok(Event::Ended(EndReason::Stopped));
             };
@@ -179,7 +210,7 @@ impl Receiver {
                         topic: &self.topic,
                         seq: header.seq,
                         sent_unix_ns: header.sent_unix_ns,
-                        payload: &self.body[super::wire::HEADER_LEN..],
+                        payload: &self.body[HEADER_LEN..],
                     });
                 }
                 Ok(None) => {}
@@ -188,7 +219,7 @@ impl Receiver {
     }
 
     /// Reads the rest of a message whose topic frame is in `self.topic`. `Ok(None)`: a marker
-    /// (booked).
+    /// (booked), or a batch (now in `self.batch`, booked as it is handed out).
     fn receive_body(&mut self) -> Result<Option<Header>, Corrupt> {
         let Some(sock) = &self.socket else {
             return Err(Corrupt::Frames(1));
@@ -213,6 +244,14 @@ impl Receiver {
         let (header, rest) = Header::parse(&self.body)?;
         match header.kind {
             Kind::Data => Ok(Some(header)),
+            Kind::Batch => {
+                self.batch = Some(Batch {
+                    sender: header.sender,
+                    sent_unix_ns: header.sent_unix_ns,
+                    records: Records::parse(rest, header.seq)?,
+                });
+                Ok(None)
+            }
             Kind::EndOfStream | Kind::Abort => {
                 let eos = EndOfStream::decode(rest)?;
                 self.markers += 1;

@@ -1,12 +1,14 @@
 //! The sending side of a ZeroMQ sink, independent of the runtime (tested with raw sockets).
 //!
-//! Numbers every message per topic, counts what ZeroMQ refuses (the refused keep their numbers,
-//! so the receiver sees them as gaps), waits for subscribers when asked (`sync`), and ends the
-//! stream with the marker described in [`super::eos`].
+//! Numbers every message per topic, coalesces waiting messages of one topic into batch frames
+//! (see [`super::batch`]), counts what ZeroMQ refuses (the refused keep their numbers, so the
+//! receiver sees them as gaps), waits for subscribers when asked (`sync`), and ends the stream
+//! with the marker described in [`super::eos`].
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::batch::BatchWriter;
 use super::eos::{self, CONTROL_TOPIC, EndOfStream, TopicTotal};
 use super::settings::{Pattern, SinkSettings};
 use super::socket::{self, BoxSocket};
@@ -20,6 +22,9 @@ const SLICE_MS: i32 = 100;
 pub struct SinkStats {
     /// Messages the sink sent (numbered, announced in the marker), dropped ones included.
     pub sent: u64,
+    /// Data frames ZeroMQ accepted; a batch counts once, so `sent - dropped` over `frames` is
+    /// the mean number of messages per frame.
+    pub frames: u64,
     /// pubsub: refused at the high-water mark (`EAGAIN` under `ZMQ_XPUB_NODROP`).
     pub dropped_hwm: u64,
     /// pipeline: given up after blocking for `timeout` (no receiver taking messages).
@@ -34,8 +39,8 @@ pub struct SinkStats {
     pub aborted: bool,
 }
 
-/// The result of one send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The result of one send, from best to worst (so `max` combines two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Sent {
     Accepted,
     /// Refused at the HWM (pubsub); counted.
@@ -52,7 +57,13 @@ pub struct Sender {
     /// Per topic: messages numbered so far (the next sequence number) and dropped.
     topics: Vec<TopicTotal>,
     topic_index: HashMap<Vec<u8>, usize>,
+    /// The body of a message sent alone.
     body: Vec<u8>,
+    /// Messages collected for one batch frame, of topic `pending_slot`, the first numbered
+    /// `pending_first`.
+    pending: BatchWriter,
+    pending_slot: usize,
+    pending_first: u64,
     pub stats: SinkStats,
     sends_since_poll: u32,
     /// The slot of the configured topic, once used.
@@ -87,6 +98,9 @@ impl Sender {
             topics: Vec::new(),
             topic_index: HashMap::new(),
             body: Vec::with_capacity(256),
+            pending: BatchWriter::new(),
+            pending_slot: 0,
+            pending_first: 0,
             stats: SinkStats::default(),
             sends_since_poll: 0,
             default_slot: None,
@@ -168,7 +182,15 @@ impl Sender {
         Ok(self.topics.len() - 1)
     }
 
-    /// Sends one message under `topic` (the configured topic when `None`).
+    /// Sends one message under `topic` (the configured topic when `None`), or, with `batch` >
+    /// 1, adds it to the pending frame of its topic (see [`super::batch`]). The pending frame
+    /// goes out when it is full, before a message of another topic or one too big to join, and
+    /// at [`Sender::flush`]; the caller flushes once it has nothing more waiting, so batching
+    /// never holds a message back.
+    ///
+    /// Every message is numbered here, whatever happens to it later. The result is the worst
+    /// outcome of the frames this call sent ([`Sent::Accepted`] when it only collected the
+    /// message). After [`Sent::GaveUp`] the message itself is counted as given up too.
     pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
         self.sends_since_poll += 1;
         if self.sends_since_poll >= 4096 {
@@ -187,16 +209,61 @@ impl Sender {
                 }
             },
         };
+        let joins = self.settings.batch > 1 && BatchWriter::fits_alone(payload.len());
+        let mut outcome = Sent::Accepted;
+        if !self.pending.is_empty() && (!joins || slot != self.pending_slot || !self.pending.fits(payload.len())) {
+            outcome = self.flush(stop)?;
+        }
+        // Numbered whatever happens next: a refused message leaves a gap the receiver books.
+        let seq = self.topics[slot].sent;
+        self.topics[slot].sent += 1;
+        self.stats.sent += 1;
+        if outcome == Sent::GaveUp {
+            self.topics[slot].dropped += 1;
+            self.stats.dropped_timeout += 1;
+            return Ok(outcome);
+        }
+        if joins {
+            if self.pending.is_empty() {
+                self.pending_slot = slot;
+                self.pending_first = seq;
+            }
+            self.pending.push(payload);
+            if self.pending.count() >= self.settings.batch {
+                outcome = outcome.max(self.flush(stop)?);
+            }
+            return Ok(outcome);
+        }
         let header = Header {
             kind: Kind::Data,
             sender: self.id,
-            seq: self.topics[slot].sent,
+            seq,
             sent_unix_ns: wire::unix_now_ns(),
         };
-        // Numbered whatever happens next: a refused message leaves a gap the receiver books.
-        self.topics[slot].sent += 1;
-        self.stats.sent += 1;
-        wire::encode_body(&header, payload, &mut self.body);
+        let mut body = std::mem::take(&mut self.body);
+        wire::encode_body(&header, payload, &mut body);
+        let sent = self.transmit(slot, &body, 1, stop);
+        self.body = body;
+        Ok(outcome.max(sent?))
+    }
+
+    /// Sends the pending frame, if any (see [`Sender::send`]).
+    pub fn flush(&mut self, stop: &dyn Fn() -> bool) -> Result<Sent, String> {
+        if self.pending.is_empty() {
+            return Ok(Sent::Accepted);
+        }
+        let n = self.pending.count() as u64;
+        let mut pending = std::mem::take(&mut self.pending);
+        let frame = pending.seal(self.id, self.pending_first, wire::unix_now_ns());
+        let sent = self.transmit(self.pending_slot, frame, n, stop);
+        pending.clear();
+        self.pending = pending;
+        sent
+    }
+
+    /// Sends one data frame carrying `n` already numbered messages of topic `slot`. A refusal
+    /// drops all `n` and books them.
+    fn transmit(&mut self, slot: usize, frame: &[u8], n: u64, stop: &dyn Fn() -> bool) -> Result<Sent, String> {
         let pubsub = self.settings.common.pattern == Pattern::PubSub;
         let timeout = self.settings.common.timeout;
         // Read the clock only once a send had to wait: the common path never does.
@@ -209,15 +276,15 @@ impl Sender {
             match sock.socket.send(&self.topics[slot].topic[..], flags | zmq::SNDMORE) {
                 Ok(()) => break,
                 Err(zmq::Error::EAGAIN) if pubsub => {
-                    self.topics[slot].dropped += 1;
-                    self.stats.dropped_hwm += 1;
+                    self.topics[slot].dropped += n;
+                    self.stats.dropped_hwm += n;
                     return Ok(Sent::DroppedHwm);
                 }
                 Err(zmq::Error::EAGAIN | zmq::Error::EINTR) => {
                     let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
                     if stop() || Instant::now() >= deadline {
-                        self.topics[slot].dropped += 1;
-                        self.stats.dropped_timeout += 1;
+                        self.topics[slot].dropped += n;
+                        self.stats.dropped_timeout += n;
                         return Ok(Sent::GaveUp);
                     }
                 }
@@ -225,7 +292,8 @@ impl Sender {
             }
         }
         // The topic frame is accepted: libzmq never refuses the rest of a multipart message.
-        send_retrying(&sock.socket, &self.body, timeout).map_err(|e| self.failed(e))?;
+        send_retrying(&sock.socket, frame, timeout).map_err(|e| self.failed(e))?;
+        self.stats.frames += 1;
         Ok(Sent::Accepted)
     }
 
@@ -252,6 +320,14 @@ impl Sender {
     }
 
     fn end_stream(&mut self, kind: Kind) {
+        if self.socket.is_none() {
+            return;
+        }
+        // Messages still collected go before the marker that counts them (a give-up books
+        // them as dropped).
+        if let Err(e) = self.flush(&|| false) {
+            log::warn!("{e}");
+        }
         let Some(sock) = self.socket.take() else { return };
         self.stats.aborted = kind == Kind::Abort;
         self.poll_subscriptions();

@@ -59,7 +59,7 @@ const HWM: ConfigKey = ConfigKey {
     // twice as fast.
     default: Some("10000"),
     choices: &[],
-    help: "high-water mark: messages queued per peer before pubsub drops or pipeline blocks (0 = unlimited)",
+    help: "high-water mark: ZeroMQ messages queued per peer before pubsub drops or pipeline blocks (0 = unlimited); a batch of up to `batch` messages counts as one",
 };
 const TIMEOUT: ConfigKey = ConfigKey {
     name: "timeout",
@@ -110,6 +110,13 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some("1"),
         choices: &[],
         help: "pubsub with sync: how many receivers to wait for",
+    },
+    ConfigKey {
+        name: "batch",
+        kind: ValueKind::Int,
+        default: Some("64"),
+        choices: &[],
+        help: "most messages of one topic sent in one frame, taken only from what is already waiting (never waits, adds no latency); 1 = one frame per message",
     },
 ];
 
@@ -162,6 +169,8 @@ pub struct SinkSettings {
     pub topic: Vec<u8>,
     pub sync: bool,
     pub subscribers: u64,
+    /// Most messages coalesced into one frame (at least 1; see [`super::batch`]).
+    pub batch: usize,
 }
 
 /// Settings of a source.
@@ -197,11 +206,19 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
 
 impl SinkSettings {
     pub fn from_config(config: &BoxConfig) -> Result<SinkSettings, BoxError> {
+        let batch = config.int("batch")?;
+        if batch == 0 {
+            return Err(BoxError(format!(
+                "{} ({}): batch: must be at least 1 (1 = one message per frame)",
+                config.instance, config.implementation
+            )));
+        }
         Ok(SinkSettings {
             common: common(config)?,
             topic: config.str("topic")?.as_bytes().to_vec(),
             sync: config.bool("sync")?,
             subscribers: config.int("subscribers")?,
+            batch: usize::try_from(batch).unwrap_or(usize::MAX),
         })
     }
 }
@@ -253,6 +270,9 @@ mod tests {
         let sink = SinkSettings::from_config(&config(SINK_KEYS, &[])).unwrap();
         assert!(sink.common.bind);
         assert_eq!(sink.common.pattern, Pattern::Pipeline);
+        assert_eq!(sink.batch, 64);
+        let single = SinkSettings::from_config(&config(SINK_KEYS, &[("batch", "1")])).unwrap();
+        assert_eq!(single.batch, 1);
         let source = SourceSettings::from_config(&config(SOURCE_KEYS, &[])).unwrap();
         assert!(!source.common.bind);
         assert_eq!(source.senders, 1);
@@ -270,5 +290,10 @@ mod tests {
         assert!(err.0.contains("timeout"), "{err}");
         let err = SourceSettings::from_config(&config(SOURCE_KEYS, &[("senders", "0")])).unwrap_err();
         assert!(err.0.contains("senders"), "{err}");
+        let err = SinkSettings::from_config(&config(SINK_KEYS, &[("batch", "0")])).unwrap_err();
+        assert!(
+            err.0.starts_with("Snk1 (smx_snk_zmq): batch: must be at least 1"),
+            "{err}"
+        );
     }
 }

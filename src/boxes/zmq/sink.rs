@@ -2,9 +2,11 @@
 //!
 //! One step sends every message already waiting on `data` (up to [`BATCH`]), not just the one
 //! the firing rule saw: reads are non-blocking, so this never waits for more, and a longer
-//! channel then costs one runtime iteration per burst instead of per message. With `topic`
-//! connected a step sends one message, because `data` and `topic` must be read in pairs and
-//! only the firing rule knows that both are there.
+//! channel then costs one runtime iteration per burst instead of per message. The messages of
+//! a step go out in frames of up to `batch` messages (see [`super::batch`]), the last one
+//! flushed before the step returns, so coalescing holds nothing back. With `topic` connected a
+//! step sends one message, because `data` and `topic` must be read in pairs and only the
+//! firing rule knows that both are there; such a sink sends one message per frame.
 //!
 //! The stream ends with an end-of-stream marker when the input ends, or with an abort marker
 //! when the sink fails (a step error, or init failing after the socket opened) or gives up
@@ -80,28 +82,34 @@ impl BoxImpl for ZmqSink {
             sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
         }
-        let batch = if topic.is_some() { 1 } else { BATCH };
-        for _ in 0..batch {
+        let reads = if topic.is_some() { 1 } else { BATCH };
+        let mut outcome = Sent::Accepted;
+        for _ in 0..reads {
             let Some(msg) = io.read(data) else { break };
             let topic_msg = topic.and_then(|t| io.read(t));
             let topic_bytes = topic_msg.as_ref().map(|t| t.payload());
-            match sender.send(topic_bytes, msg.payload(), &|| io.stop_requested())? {
-                Sent::Accepted | Sent::DroppedHwm => {}
-                Sent::GaveUp => {
-                    let why = if io.stop_requested() {
-                        "stopped while blocked".to_string()
-                    } else {
-                        format!("no receiver took a message for {:?}", self.settings.common.timeout)
-                    };
-                    log::warn!(
-                        "{}: {why} on {}: ending the sink with an abort marker (the message is counted as dropped)",
-                        self.settings.common.instance,
-                        self.settings.common.endpoint.written,
-                    );
-                    self.aborting = true;
-                    return Ok(Flow::End);
-                }
+            outcome = sender.send(topic_bytes, msg.payload(), &|| io.stop_requested())?;
+            if outcome == Sent::GaveUp {
+                break;
             }
+        }
+        // Nothing more is waiting (or the step took its share): what was collected goes now.
+        if outcome != Sent::GaveUp {
+            outcome = sender.flush(&|| io.stop_requested())?;
+        }
+        if outcome == Sent::GaveUp {
+            let why = if io.stop_requested() {
+                "stopped while blocked".to_string()
+            } else {
+                format!("no receiver took a message for {:?}", self.settings.common.timeout)
+            };
+            log::warn!(
+                "{}: {why} on {}: ending the sink with an abort marker (the messages not taken are counted as dropped)",
+                self.settings.common.instance,
+                self.settings.common.endpoint.written,
+            );
+            self.aborting = true;
+            return Ok(Flow::End);
         }
         Ok(Flow::Return)
     }
@@ -144,6 +152,7 @@ impl ZmqSink {
             "pattern": common.pattern.as_str(),
             "endpoint": if self.endpoint.is_empty() { &common.endpoint.written } else { &self.endpoint },
             "sent": s.sent,
+            "frames": s.frames,
             "received": Value::Null,
             "lost": Value::Null,
             "duplicates": Value::Null,

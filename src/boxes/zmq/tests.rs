@@ -4,6 +4,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use super::batch::BatchWriter;
 use super::endpoint::Endpoint;
 use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason, TopicTotal};
 use super::receiver::{Event, Receiver};
@@ -23,14 +24,23 @@ fn common(pattern: Pattern, endpoint: &str, bind: bool, hwm: i32, timeout: Durat
     }
 }
 
-fn sink(pattern: Pattern, endpoint: &str, hwm: i32, sync: bool) -> Sender {
-    Sender::open(SinkSettings {
-        common: common(pattern, endpoint, true, hwm, Duration::from_secs(20)),
+fn sink(pattern: Pattern, endpoint: &str, hwm: i32, sync: bool, batch: usize) -> Sender {
+    Sender::open(sink_settings(
+        common(pattern, endpoint, true, hwm, Duration::from_secs(20)),
+        sync,
+        batch,
+    ))
+    .unwrap()
+}
+
+fn sink_settings(common: Common, sync: bool, batch: usize) -> SinkSettings {
+    SinkSettings {
+        common,
         topic: Vec::new(),
         sync,
         subscribers: 1,
-    })
-    .unwrap()
+        batch,
+    }
 }
 
 fn source(pattern: Pattern, endpoint: &str, hwm: i32, timeout: Duration) -> Receiver {
@@ -65,9 +75,9 @@ fn drain_pausing(receiver: &mut Receiver, every: u64) -> (Vec<u64>, EndReason) {
     }
 }
 
-fn pipeline_delivers_everything(endpoint: &str) {
+fn pipeline_delivers_everything(endpoint: &str, batch: usize) {
     const N: u64 = 5000;
-    let mut tx = sink(Pattern::Pipeline, endpoint, 100, false);
+    let mut tx = sink(Pattern::Pipeline, endpoint, 100, false, batch);
     let bound = tx.endpoint().to_string();
     let mut rx = source(Pattern::Pipeline, &bound, 100, Duration::from_secs(20));
     let sender = thread::spawn(move || {
@@ -83,6 +93,12 @@ fn pipeline_delivers_everything(endpoint: &str) {
     assert_eq!(seqs, (0..N).collect::<Vec<_>>(), "every message, in order, no gaps");
     assert!(!stats.linger_expired, "the receiver confirmed the end by disconnecting");
     assert_eq!((stats.sent, stats.dropped_hwm, stats.dropped_timeout), (N, 0, 0));
+    // The sender is never flushed by the loop: every frame but the last is full.
+    assert_eq!(
+        stats.frames,
+        N.div_ceil(batch as u64),
+        "frames of up to {batch} messages"
+    );
     let t = rx.totals();
     assert_eq!(
         (t.sent, t.received, t.lost, t.duplicates, t.inconsistent),
@@ -92,7 +108,12 @@ fn pipeline_delivers_everything(endpoint: &str) {
 
 #[test]
 fn pipeline_over_tcp_delivers_every_message() {
-    pipeline_delivers_everything("tcp://127.0.0.1:*");
+    pipeline_delivers_everything("tcp://127.0.0.1:*", 1);
+}
+
+#[test]
+fn pipeline_over_tcp_delivers_every_message_in_batches() {
+    pipeline_delivers_everything("tcp://127.0.0.1:*", 64);
 }
 
 /// The sender closes while messages are still queued for a slow receiver; over ipc, libzmq
@@ -102,7 +123,7 @@ fn pipeline_over_tcp_delivers_every_message() {
 fn pipeline_over_ipc_delivers_every_message_and_removes_the_socket_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("private").join("feed");
-    pipeline_delivers_everything(&format!("ipc://{}", path.display()));
+    pipeline_delivers_everything(&format!("ipc://{}", path.display()), 64);
     assert!(!path.exists(), "socket file removed");
     assert!(
         !path.parent().unwrap().exists(),
@@ -112,13 +133,23 @@ fn pipeline_over_ipc_delivers_every_message_and_removes_the_socket_file() {
 
 #[test]
 fn pipeline_over_inproc_delivers_every_message() {
-    pipeline_delivers_everything("inproc://smx-test-pipeline");
+    pipeline_delivers_everything("inproc://smx-test-pipeline", 1);
 }
 
 #[test]
 fn pubsub_hwm_drops_are_counted_at_the_sender_and_the_books_balance() {
+    pubsub_hwm_drops_balance(1);
+}
+
+/// A refused batch drops all its messages, and they are booked as such on both sides.
+#[test]
+fn pubsub_hwm_drops_of_batches_balance_the_books() {
+    pubsub_hwm_drops_balance(16);
+}
+
+fn pubsub_hwm_drops_balance(batch: usize) {
     const N: u64 = 20_000;
-    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 10, true);
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 10, true, batch);
     let bound = tx.endpoint().to_string();
     let mut rx = source(Pattern::PubSub, &bound, 10, Duration::from_secs(20));
     let (done_tx, done_rx) = mpsc::channel();
@@ -140,6 +171,13 @@ fn pubsub_hwm_drops_are_counted_at_the_sender_and_the_books_balance() {
     assert_eq!(end, EndReason::Marker);
     assert!(stats.dropped_hwm > 0, "a small hwm and a slow consumer lose messages");
     assert_eq!(stats.sent, N);
+    // N is a multiple of `batch` and the loop never flushes: every frame holds `batch`.
+    assert_eq!(
+        stats.dropped_hwm % batch as u64,
+        0,
+        "a refused frame drops all its messages"
+    );
+    assert_eq!(stats.frames * batch as u64, N - stats.dropped_hwm);
     let t = rx.totals();
     assert_eq!(t.sent, stats.sent, "the marker carries the sender's total");
     assert_eq!(t.sent, t.received + t.lost, "books balance");
@@ -155,7 +193,7 @@ fn pubsub_hwm_drops_are_counted_at_the_sender_and_the_books_balance() {
 
 #[test]
 fn slow_joiner_loss_is_reported_as_lost_before_the_first_message() {
-    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true);
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true, 1);
     let bound = tx.endpoint().to_string();
     for i in 0u64..100 {
         tx.send(None, &i.to_le_bytes(), &|| false).unwrap(); // nobody subscribed yet
@@ -175,7 +213,7 @@ fn slow_joiner_loss_is_reported_as_lost_before_the_first_message() {
 
 #[test]
 fn topic_filters_do_not_look_like_loss() {
-    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true);
+    let mut tx = sink(Pattern::PubSub, "tcp://127.0.0.1:*", 1000, true, 8);
     let bound = tx.endpoint().to_string();
     let mut rx = Receiver::open(SourceSettings {
         common: common(Pattern::PubSub, &bound, false, 1000, Duration::from_secs(20)),
@@ -289,19 +327,12 @@ fn a_port_in_use_is_a_clear_error() {
         Duration::from_millis(100),
     );
     first.linger = Duration::ZERO;
-    let tx = Sender::open(SinkSettings {
-        common: first,
-        topic: Vec::new(),
-        sync: false,
-        subscribers: 1,
-    })
-    .unwrap();
-    let err = Sender::open(SinkSettings {
-        common: common(Pattern::Pipeline, tx.endpoint(), true, 10, Duration::from_secs(1)),
-        topic: Vec::new(),
-        sync: false,
-        subscribers: 1,
-    })
+    let tx = Sender::open(sink_settings(first, false, 64)).unwrap();
+    let err = Sender::open(sink_settings(
+        common(Pattern::Pipeline, tx.endpoint(), true, 10, Duration::from_secs(1)),
+        false,
+        64,
+    ))
     .err()
     .unwrap();
     assert!(err.contains("address in use"), "{err}");
@@ -309,26 +340,47 @@ fn a_port_in_use_is_a_clear_error() {
 
 #[test]
 fn a_pipeline_sink_without_receiver_gives_up_after_its_timeout() {
+    let mut tx = unheard_sink(1);
+    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
+    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout, tx.stats.frames), (1, 1, 0));
+}
+
+/// Giving up on a batch counts all its messages, and the message whose arrival flushed it.
+#[test]
+fn a_batch_nobody_takes_is_given_up_whole() {
+    let mut tx = unheard_sink(4);
+    for _ in 0..3 {
+        assert_eq!(
+            tx.send(None, b"x", &|| false).unwrap(),
+            Sent::Accepted,
+            "only collected"
+        );
+    }
+    assert_eq!(tx.send(Some(b"other"), b"y", &|| false).unwrap(), Sent::GaveUp);
+    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout, tx.stats.frames), (4, 4, 0));
+    assert_eq!(tx.flush(&|| false).unwrap(), Sent::Accepted, "nothing left pending");
+}
+
+/// A pipeline sink on a free port that no receiver ever connects to.
+fn unheard_sink(batch: usize) -> Sender {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut tx = Sender::open(SinkSettings {
-        common: common(
+    let mut settings = sink_settings(
+        common(
             Pattern::Pipeline,
             &format!("tcp://127.0.0.1:{port}"),
             true,
             10,
             Duration::from_millis(200),
         ),
-        topic: Vec::new(),
-        sync: false,
-        subscribers: 1,
-    })
-    .unwrap();
-    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
-    assert_eq!((tx.stats.sent, tx.stats.dropped_timeout), (1, 1));
+        false,
+        batch,
+    );
+    settings.common.linger = Duration::ZERO;
+    Sender::open(settings).unwrap()
 }
 
 #[test]
@@ -349,12 +401,11 @@ fn a_source_ends_after_the_markers_of_all_its_senders() {
     let senders: Vec<_> = [300u64, 500]
         .into_iter()
         .map(|n| {
-            let mut tx = Sender::open(SinkSettings {
-                common: common(Pattern::Pipeline, &bound, false, 1000, Duration::from_secs(20)),
-                topic: Vec::new(),
-                sync: false,
-                subscribers: 1,
-            })
+            let mut tx = Sender::open(sink_settings(
+                common(Pattern::Pipeline, &bound, false, 1000, Duration::from_secs(20)),
+                false,
+                32,
+            ))
             .unwrap();
             thread::spawn(move || {
                 for i in 0..n {
@@ -372,4 +423,106 @@ fn a_source_ends_after_the_markers_of_all_its_senders() {
     assert_eq!(seqs.len(), 800);
     let t = rx.totals();
     assert_eq!((t.sent, t.received, t.lost, t.duplicates), (800, 800, 0, 0));
+}
+
+/// A batch frame followed by single frames, a corrupt batch and another single: every
+/// message is booked with its own number, the corrupt batch as one corrupt message whose
+/// numbers show as lost.
+#[test]
+fn a_batch_frame_is_handed_out_message_by_message_and_booked_exactly() {
+    let (_ctx, push, bound) = raw_push("tcp://127.0.0.1:*");
+    let mut rx = source(Pattern::Pipeline, &bound, 1000, Duration::from_secs(20));
+    let mut batch = BatchWriter::new();
+    for payload in [&b"m0"[..], b"m1", b"", b"m3", b"m4"] {
+        batch.push(payload);
+    }
+    push.send_multipart([&b""[..], batch.seal(42, 0, wire::unix_now_ns())], 0)
+        .unwrap();
+    raw_send(&push, Kind::Data, 5, b"m5");
+    raw_send(&push, Kind::Data, 6, b"m6");
+    batch.clear();
+    for payload in [&b"m7"[..], b"m8", b"m9"] {
+        batch.push(payload);
+    }
+    let mut padded = batch.seal(42, 7, wire::unix_now_ns()).to_vec();
+    padded.push(0); // one byte too many: the whole batch is corrupt
+    push.send_multipart([&b""[..], &padded[..]], 0).unwrap();
+    raw_send(&push, Kind::Data, 10, b"m10");
+    let eos = EndOfStream {
+        topics: vec![TopicTotal {
+            topic: Vec::new(),
+            sent: 11,
+            dropped: 0,
+        }],
+    };
+    raw_send(&push, Kind::EndOfStream, 0, &eos.encode());
+    let mut got = Vec::new();
+    let end = loop {
+        match rx.next(Duration::from_millis(50)).unwrap() {
+            Event::Data { seq, payload, .. } => got.push((seq, payload.to_vec())),
+            Event::Idle => {}
+            Event::Ended(reason) => break reason,
+        }
+    };
+    assert_eq!(end, EndReason::Marker);
+    let expected: Vec<(u64, Vec<u8>)> = [0u64, 1, 2, 3, 4, 5, 6, 10]
+        .into_iter()
+        .map(|seq| {
+            (
+                seq,
+                if seq == 2 {
+                    Vec::new()
+                } else {
+                    format!("m{seq}").into_bytes()
+                },
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(rx.corrupt, 1, "a bad batch is one corrupt message");
+    assert!(rx.corrupt_examples[0].contains("batch"), "{:?}", rx.corrupt_examples);
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost, t.lost_in_transit), (11, 8, 3, 3));
+    assert_eq!((t.duplicates, t.reordered, t.inconsistent), (0, 0, 0));
+}
+
+/// Runs of topics: a topic change flushes the pending batch, numbering stays per topic.
+#[test]
+fn mixed_topics_are_batched_per_run_and_numbered_per_topic() {
+    let mut tx = sink(Pattern::Pipeline, "tcp://127.0.0.1:*", 1000, false, 4);
+    let bound = tx.endpoint().to_string();
+    let mut rx = source(Pattern::Pipeline, &bound, 1000, Duration::from_secs(20));
+    let topics = b"aaabbaaaaaab";
+    for (i, t) in topics.iter().enumerate() {
+        assert_eq!(tx.send(Some(&[*t]), &[i as u8], &|| false).unwrap(), Sent::Accepted);
+    }
+    tx.finish();
+    // Frames: aaa | bb | aaaa | aa | b.
+    assert_eq!((tx.stats.sent, tx.stats.frames), (12, 5));
+    let mut got = Vec::new();
+    loop {
+        match rx.next(Duration::from_millis(50)).unwrap() {
+            Event::Data {
+                topic, seq, payload, ..
+            } => got.push((topic[0], seq, payload[0])),
+            Event::Idle => {}
+            Event::Ended(reason) => {
+                assert_eq!(reason, EndReason::Marker);
+                break;
+            }
+        }
+    }
+    let (mut a, mut b) = (0u64, 0u64);
+    let expected: Vec<(u8, u64, u8)> = topics
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let counter = if t == b'a' { &mut a } else { &mut b };
+            *counter += 1;
+            (t, *counter - 1, i as u8)
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let t = rx.totals();
+    assert_eq!((t.sent, t.received, t.lost), (12, 12, 0));
 }

@@ -1,18 +1,20 @@
 //! The wire format of one smx message on a ZeroMQ socket.
 //!
-//! Every message is two frames, so that SUB prefix filtering sees the topic alone and the
+//! Every ZeroMQ message is two frames, so that SUB prefix filtering sees the topic alone and the
 //! receiver never has to guess where the header ends:
 //!
 //! | frame | bytes | content |
 //! |---|---|---|
 //! | 1 | any | topic (may be empty) |
 //! | 2 | 0 | format version, [`VERSION`] |
-//! |   | 1 | kind: 0 = data, 1 = end of stream, 2 = abort (end of stream before the input ended) |
+//! |   | 1 | kind: 0 = data, 1 = end of stream, 2 = abort (end of stream before the input ended), 3 = batch |
 //! |   | 2..6 | sender id, u32 little endian (random per sink instance) |
-//! |   | 6..14 | sequence number, u64 LE, counted per (sender, topic) from 0 |
+//! |   | 6..14 | sequence number, u64 LE, counted per (sender, topic) from 0 (batch: the first's) |
 //! |   | 14..22 | send time, ns since the Unix epoch (wall clock, comparable across hosts) |
-//! |   | 22.. | payload (data) or the end-of-stream body, for kinds 1 and 2 (see [`super::eos`]) |
+//! |   | 22.. | payload (data), the end-of-stream body for kinds 1 and 2 (see [`super::eos`]), or for kind 3 a count and length-prefixed payloads (see [`super::batch`]) |
 //!
+//! A batch (kind 3) carries several messages of one topic that were already waiting at the
+//! sink, so small messages pay libzmq's per-frame cost once per batch instead of once each.
 //! The header is kept at 22 bytes so that a header plus the default 8-byte payload stays within
 //! libzmq's inline "very small message" size (33 bytes) and costs no allocation per message.
 //! Anything that does not parse is a [`Corrupt`] value, never a panic.
@@ -36,6 +38,11 @@ pub enum Kind {
     /// Added without a version change: a reader that predates it counts it as corrupt and
     /// ends by its timeout, as it would have anyway.
     Abort,
+    /// Several data messages of one topic with consecutive numbers (see [`super::batch`]).
+    /// Added without a version change, like [`Kind::Abort`]: a reader that predates it counts
+    /// each batch as one corrupt message and the messages in it as lost, so its books still
+    /// balance. A sink with `batch = 1` never sends one.
+    Batch,
 }
 
 /// The fixed header of the second frame.
@@ -60,6 +67,8 @@ pub enum Corrupt {
     Frames(usize),
     /// An end-of-stream body that does not parse.
     EndOfStream(&'static str),
+    /// A batch body that does not parse exactly.
+    Batch(&'static str),
 }
 
 impl fmt::Display for Corrupt {
@@ -73,6 +82,7 @@ impl fmt::Display for Corrupt {
             Corrupt::Kind(k) => write!(f, "unknown message kind {k}"),
             Corrupt::Frames(n) => write!(f, "message has {n} frames, expected 2 (topic, body)"),
             Corrupt::EndOfStream(why) => write!(f, "malformed end-of-stream marker: {why}"),
+            Corrupt::Batch(why) => write!(f, "malformed batch of messages: {why}"),
         }
     }
 }
@@ -85,6 +95,7 @@ impl Header {
             Kind::Data => 0,
             Kind::EndOfStream => 1,
             Kind::Abort => 2,
+            Kind::Batch => 3,
         };
         out[2..6].copy_from_slice(&self.sender.to_le_bytes());
         out[6..14].copy_from_slice(&self.seq.to_le_bytes());
@@ -103,6 +114,7 @@ impl Header {
             0 => Kind::Data,
             1 => Kind::EndOfStream,
             2 => Kind::Abort,
+            3 => Kind::Batch,
             other => return Err(Corrupt::Kind(other)),
         };
         let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
@@ -162,6 +174,8 @@ mod tests {
         buf[0] = VERSION;
         buf[1] = 7;
         assert_eq!(Header::parse(&buf), Err(Corrupt::Kind(7)));
+        buf[1] = 3;
+        assert_eq!(Header::parse(&buf).unwrap().0.kind, Kind::Batch);
     }
 
     proptest::proptest! {

@@ -1,0 +1,172 @@
+//! `smx_snk_dump` inside a running net: the exact bytes of its output file in text and hex, with
+//! and without topics, over more lines than one buffer holds. Behaviour only, no timing.
+
+use smx::boxes::api::{InitCtx, Io};
+use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
+use smx::config::NetSettings;
+use smx::config::value::parse_value;
+use smx::report::Status;
+use smx::runtime::builder::NetBuilder;
+use smx::runtime::message::Message;
+use smx::runtime::{RunOptions, run};
+
+/// Enough lines (about 40 bytes each in text) to pass the dump's 64 KiB output buffer.
+const N: u64 = 5000;
+
+/// Payload of message `i`: printable bytes, a backslash, control and high bytes.
+fn payload(i: u64) -> Vec<u8> {
+    vec![
+        b'A' + (i % 26) as u8,
+        b' ',
+        b'\\',
+        b'\n',
+        0,
+        0x7f,
+        0x80,
+        (i % 256) as u8,
+        b'~',
+    ]
+}
+
+fn topic(i: u64) -> Vec<u8> {
+    format!("t/{}\t", i % 3).into_bytes()
+}
+
+/// `test_lines(out data, out topic)`: message `i` is [`payload`] on `data`, [`topic`] on `topic`.
+struct Lines {
+    ports: (OutPort, OutPort),
+    sent: u64,
+}
+
+impl BoxImpl for Lines {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        self.ports = (ctx.output("data")?, ctx.output("topic")?);
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let i = self.sent;
+        let _ = io.write(self.ports.0, Message::now(i, &payload(i)));
+        let _ = io.write(self.ports.1, Message::now(i, &topic(i)));
+        self.sent += 1;
+        Ok(if self.sent >= N { Flow::End } else { Flow::Return })
+    }
+}
+
+fn lines_spec() -> BoxSpec {
+    fn create(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Lines {
+            ports: (OutPort(0), OutPort(1)),
+            sent: 0,
+        }))
+    }
+    const PORTS: &[PortSpec] = &[
+        PortSpec {
+            name: "data",
+            direction: Direction::Out,
+            optional: false,
+            help: "",
+        },
+        PortSpec {
+            name: "topic",
+            direction: Direction::Out,
+            optional: true,
+            help: "",
+        },
+    ];
+    const KEYS: &[ConfigKey] = &[];
+    BoxSpec {
+        name: "test_lines",
+        summary: "known payloads and topics",
+        ports: PORTS,
+        config: KEYS,
+        create,
+    }
+}
+
+/// Runs `test_lines -> smx_snk_dump` (topic connected or not) and returns the dump file.
+fn dump(format: &str, with_topic: bool) -> String {
+    let mut registry = Registry::builtin();
+    registry.register(lines_spec());
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "test_lines", &[("data", false), ("topic", false)]);
+    let snk = net.add_box("Dump", "smx_snk_dump", &[("data", true), ("topic", true)]);
+    net.connect(src, "data", snk, "data");
+    if with_topic {
+        net.connect(src, "topic", snk, "topic");
+    }
+    let graph = net.build();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.txt");
+    let settings = graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let spec = registry.get(&node.func).unwrap();
+            let mut config = BoxConfig::with_defaults(&node.label, spec).unwrap();
+            if node.label == "Dump" {
+                for (key, text) in [("format", format), ("path", &path.display().to_string())] {
+                    let decl = spec.config.iter().find(|k| k.name == key).unwrap();
+                    config.values.insert(key.to_string(), parse_value(decl, text).unwrap());
+                }
+            }
+            NetSettings {
+                box_config: config,
+                ..NetSettings::default()
+            }
+        })
+        .collect();
+    let opts = RunOptions {
+        settings,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, &registry, &opts).expect("net runs");
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    std::fs::read_to_string(&path).unwrap()
+}
+
+/// The documented format, written out independently of the box.
+fn expected(hex: bool, with_topic: bool) -> String {
+    let text = |bytes: &[u8]| -> String {
+        bytes
+            .iter()
+            .map(|&b| match b {
+                b'\\' => "\\x5c".to_string(),
+                0x20..0x7f => (b as char).to_string(),
+                _ => format!("\\x{b:02x}"),
+            })
+            .collect()
+    };
+    (0..N)
+        .map(|i| {
+            let data = if hex {
+                payload(i).iter().map(|b| format!("{b:02x}")).collect()
+            } else {
+                text(&payload(i))
+            };
+            if with_topic {
+                format!("{}: {data}\n", text(&topic(i)))
+            } else {
+                format!("{data}\n")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn text_lines_are_exact() {
+    let out = dump("text", true);
+    assert!(
+        out.starts_with("t/0\\x09: A \\x5c\\x0a\\x00\\x7f\\x80\\x00~\n"),
+        "{}",
+        &out[..80]
+    );
+    assert_eq!(out, expected(false, true));
+}
+
+#[test]
+fn hex_lines_are_exact() {
+    let out = dump("hex", false);
+    assert!(out.starts_with("41205c0a007f80007e\n"), "{}", &out[..40]);
+    assert_eq!(out, expected(true, false));
+}
