@@ -316,7 +316,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// CPU time per message (less sensitive to other load than the rate).
 fn compare_run(rounds: usize) {
     let registry = Registry::builtin();
-    for (len, count) in [(1u32, 100_000u64), (64, 1_000_000)] {
+    for (len, count) in [(1u32, 1_000_000u64), (64, 1_000_000)] {
         let graph = pairs(1, len);
         let auto = options(&graph, &registry, count, PinMode::Auto);
         let off = options(&graph, &registry, count, PinMode::Off);

@@ -7,6 +7,24 @@
 //! bell after each write and when it ends. Ringing costs one load while nobody is parked.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How long a consumer that found its channel empty lets messages accumulate before each look,
+/// in spin-loop hints (`pause`, about 25 ns each on the AMD EPYC this was tuned on).
+///
+/// Every look at the queue takes the cache line the producer writes on every send (crossbeam's
+/// tail) away from the producer, so a consumer that keeps up and looks as often as it can
+/// costs a streaming producer a cache miss per message: `Src.Snk` at length 64 moved 6.4
+/// million messages per second looking at once, 12 million after 32 hints (0.8 us). Waiting
+/// longer than the channel takes to fill half-way only stalls the producer, so the wait grows
+/// with the room the producer has: none at length 1 (the producer waits for the consumer after
+/// one message, so a hand-over must be seen at once: 2.8 instead of 3.6 million per second
+/// with 8 hints), 2 hints per extra slot, at most 32. Measured (million messages per second,
+/// hints 0 / 8 / 16): length 2: 6.3 / 5.9 / 3.9; 4: 6.8 / 9.2 / 7.2; 8: 6.2 / 9.0 / 10.8. The
+/// price is latency: a message that arrives in a spinning consumer's wait is seen up to one
+/// wait later, at most 32 hints (0.8 us here) for channels of 17 or more.
+pub fn settle_spins(capacity: usize) -> u32 {
+    (2 * capacity.saturating_sub(1)).min(32) as u32
+}
 use std::thread::Thread;
 
 use crossbeam_utils::Backoff;
@@ -21,10 +39,14 @@ pub struct Doorbell {
 
 impl Doorbell {
     /// Blocks the calling thread until `ready()` holds. `ready` must become true only through
-    /// actions that are followed by [`Doorbell::ring`].
-    pub fn wait_until(&self, ready: impl Fn() -> bool) {
+    /// actions that are followed by [`Doorbell::ring`]. While spinning, each look is preceded
+    /// by `settle` spin-loop hints (see [`settle_spins`]).
+    pub fn wait_until(&self, settle: u32, ready: impl Fn() -> bool) {
         let backoff = Backoff::new();
         while !backoff.is_completed() {
+            for _ in 0..settle {
+                std::hint::spin_loop();
+            }
             if ready() {
                 return;
             }

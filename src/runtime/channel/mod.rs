@@ -124,6 +124,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
         rx: Some(rx),
         known_ready: 0,
         latest: kind.consumer_decoupled().then_some(None),
+        settle: doorbell::settle_spins(len.max(1)),
         kind,
         shared,
     };
@@ -213,6 +214,8 @@ pub struct Reader {
     known_ready: usize,
     /// `Some(last value)` on a decoupled consumer side.
     latest: Option<Option<Message>>,
+    /// Spin-loop hints between looks while waiting ([`doorbell::settle_spins`]).
+    settle: u32,
     kind: ChannelKind,
     shared: Arc<Shared>,
 }
@@ -263,7 +266,9 @@ impl Reader {
                 return;
             }
             let shared = &self.shared;
-            shared.doorbell.wait_until(|| !rx.is_empty() || shared.producer_ended());
+            shared
+                .doorbell
+                .wait_until(self.settle, || !rx.is_empty() || shared.producer_ended());
             self.known_ready = rx.len();
         }
     }
