@@ -150,6 +150,10 @@ pub struct Totals {
     pub unannounced: u64,
 }
 
+/// One (sender, topic) stream of a [`SourceBooks`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamId(usize);
+
 /// All streams of a source.
 #[derive(Debug, Default)]
 pub struct SourceBooks {
@@ -164,12 +168,13 @@ pub struct SourceBooks {
 }
 
 impl SourceBooks {
-    fn stream(&mut self, sender: u32, topic: &[u8]) -> &mut StreamBook {
+    /// The stream of `(sender, topic)`, created on first use; an index for [`Self::record_in`].
+    pub fn stream_of(&mut self, sender: u32, topic: &[u8]) -> StreamId {
         if let Some((s, t, i)) = &self.last
             && *s == sender
             && t.as_slice() == topic
         {
-            return &mut self.streams[*i];
+            return StreamId(*i);
         }
         let topics = self.index.entry(sender).or_default();
         let i = match topics.get(topic) {
@@ -181,6 +186,17 @@ impl SourceBooks {
             }
         };
         self.last = Some((sender, topic.to_vec(), i));
+        StreamId(i)
+    }
+
+    /// Books a data message of a stream found with [`Self::stream_of`] (every message of a
+    /// batch frame shares its sender and topic, so a batch looks its stream up once).
+    pub fn record_in(&mut self, stream: StreamId, seq: u64) {
+        self.streams[stream.0].record(seq);
+    }
+
+    fn stream(&mut self, sender: u32, topic: &[u8]) -> &mut StreamBook {
+        let StreamId(i) = self.stream_of(sender, topic);
         &mut self.streams[i]
     }
 

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use super::batch::Records;
-use super::books::{SourceBooks, Totals};
+use super::books::{SourceBooks, StreamId, Totals};
 use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
 use super::settings::{Pattern, SourceSettings};
 use super::socket::BoxSocket;
@@ -33,7 +33,7 @@ pub enum Event<'a> {
 /// A received batch frame whose messages are handed out one by one.
 #[derive(Debug)]
 struct Batch {
-    sender: u32,
+    stream: StreamId,
     sent_unix_ns: u64,
     records: Records,
 }
@@ -147,8 +147,8 @@ impl Receiver {
             if let Some(batch) = &mut self.batch {
                 match batch.records.next(&self.body[HEADER_LEN..]) {
                     Some((seq, range)) => {
-                        let (sender, sent_unix_ns) = (batch.sender, batch.sent_unix_ns);
-                        self.books.record(sender, &self.topic, seq);
+                        let sent_unix_ns = batch.sent_unix_ns;
+                        self.books.record_in(batch.stream, seq);
                         return Ok(Event::Data {
                             topic: &self.topic,
                             seq,
@@ -245,10 +245,11 @@ impl Receiver {
         match header.kind {
             Kind::Data => Ok(Some(header)),
             Kind::Batch => {
+                let records = Records::parse(rest, header.seq)?;
                 self.batch = Some(Batch {
-                    sender: header.sender,
+                    stream: self.books.stream_of(header.sender, &self.topic),
                     sent_unix_ns: header.sent_unix_ns,
-                    records: Records::parse(rest, header.seq)?,
+                    records,
                 });
                 Ok(None)
             }
