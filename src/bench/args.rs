@@ -116,9 +116,11 @@ pub struct ZmqArgs {
     /// or `null` (smx_snk_null, the topic port left open), to see the transport alone
     #[arg(long, value_parser = ["dump", "null"], value_name = "BOX")]
     pub consumer: Option<String>,
-    /// Length of the net's channels (the report's runtime used 1) [default: 1]
-    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u32).range(1..))]
-    pub channel_len: Option<u32>,
+    /// Lengths of the net's channels, a row each: the report's runtime used 1; a longer
+    /// channel lets the ZMQ sink find several messages waiting and send them in one frame
+    /// [default: 1,64; quick: 1]
+    #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

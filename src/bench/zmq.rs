@@ -85,7 +85,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     let size = pick(args.size, quick, 8, 8);
     let runs = session.runs(1, 3);
     let consumer = args.consumer.clone().unwrap_or_else(|| "dump".into());
-    let channel_len = pick(args.channel_len, quick, 1, 1).max(1);
+    let lens = or_default(&args.channel_len, quick, &[1], &[1, 64]);
     let mut result = session.start("zmq");
     for (k, v) in [
         ("patterns", patterns.join(",")),
@@ -93,7 +93,10 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         ("count", count.to_string()),
         ("size", size.to_string()),
         ("consumer", consumer.clone()),
-        ("channel_len", channel_len.to_string()),
+        (
+            "channel_len",
+            lens.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        ),
         ("runs", runs.to_string()),
         ("warmup_runs", "1".to_string()),
     ] {
@@ -103,15 +106,20 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     let graph = net::compile_net("zmq.smx", &net_text(consumer == "null"));
     for t in &transports {
         let mut raw = Case::new("zmq-raw", &[("pattern", "pushpull".into()), ("transport", t.clone())]);
-        let mut cases: Vec<Case> = patterns
+        let combos: Vec<(&String, u32)> = patterns
             .iter()
-            .map(|p| {
+            .flat_map(|p| lens.iter().map(move |&len| (p, len)))
+            .collect();
+        let mut cases: Vec<Case> = combos
+            .iter()
+            .map(|(p, len)| {
                 Case::new(
                     "smx",
                     &[
-                        ("pattern", p.clone()),
+                        ("pattern", (*p).clone()),
                         ("transport", t.clone()),
                         ("consumer", consumer.clone()),
+                        ("channel_len", len.to_string()),
                     ],
                 )
             })
@@ -122,10 +130,10 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             if i > 0 {
                 raw.push(r);
             }
-            for (case, pattern) in cases.iter_mut().zip(&patterns) {
+            for (case, (pattern, len)) in cases.iter_mut().zip(&combos) {
                 let r = match &graph {
                     Err(e) => Run::failed(e.clone()),
-                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size, channel_len),
+                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size, *len),
                 };
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
@@ -136,7 +144,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         result.cases.push(raw);
         result.cases.extend(cases);
     }
-    result.tables.push(table(&result, &patterns, &transports));
+    result.tables.push(table(&result, &patterns, &transports, &lens));
     result
 }
 
@@ -265,16 +273,14 @@ fn books(report: &Report) -> Books {
     books_of(&rows)
 }
 
-pub fn table(result: &BenchResult, patterns: &[String], transports: &[String]) -> Table {
-    let len = result.settings.get("channel_len").map_or("1", String::as_str);
+pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], lens: &[u32]) -> Table {
     let mut t = Table::new(
-        &format!(
-            "zmq: report's net Src1.Snk1|Src2.Snk2, channel length {len} (median (min-max) of the valid runs; \
-             rates in thousand messages/s end to end)"
-        ),
+        "zmq: report's net Src1.Snk1|Src2.Snk2 (median (min-max) of the valid runs; rates in thousand \
+         messages/s end to end; len: the net's channel length)",
         &[
             "pattern",
             "transport",
+            "len",
             "given",
             "received",
             "loss [%]",
@@ -286,8 +292,18 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String]) -
     );
     for tr in transports {
         let raw = result.find("zmq-raw", &[("transport", tr.as_str())]);
-        for p in patterns {
-            let Some(case) = result.find("smx", &[("pattern", p.as_str()), ("transport", tr.as_str())]) else {
+        for (p, len) in patterns
+            .iter()
+            .flat_map(|p| lens.iter().map(move |len| (p, len.to_string())))
+        {
+            let Some(case) = result.find(
+                "smx",
+                &[
+                    ("pattern", p.as_str()),
+                    ("transport", tr.as_str()),
+                    ("channel_len", len.as_str()),
+                ],
+            ) else {
                 continue;
             };
             let invalid = case.invalid_runs();
@@ -305,6 +321,7 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String]) -
                     }
                 ),
                 tr.clone(),
+                len,
                 case.cell("offered", 1.0, 0),
                 case.cell("received", 1.0, 0),
                 case.cell("loss_pct", 1.0, 3),
