@@ -226,6 +226,7 @@ fn smx_run(
                 100.0 * lost as f64 / offered as f64
             },
         )
+        .set("frames", books.frames as f64)
         .set("send_rate_hz", per_s(offered, send_wall))
         .set("msg_rate_hz", per_s(received, wall));
     run
@@ -241,6 +242,8 @@ pub struct Books {
     pub received: u64,
     /// Missing at the sources, from the senders' totals and sequence gaps.
     pub lost: u64,
+    /// Data frames the sinks sent (several messages per frame when batched).
+    pub frames: u64,
 }
 
 /// Reads the report's `zmq` rows (the sink's `sent` and `dropped`, the source's `received`
@@ -253,6 +256,7 @@ pub fn books_of(rows: &[Value]) -> Books {
             Some("sink") => {
                 b.sent += num(row, "sent");
                 b.dropped += num(row, "dropped");
+                b.frames += num(row, "frames");
             }
             Some("source") => {
                 b.received += num(row, "received");
@@ -358,7 +362,8 @@ mod tests {
                 sent: 100,
                 dropped: 7,
                 received: 81,
-                lost: 19
+                lost: 19,
+                frames: 0
             }
         );
     }
