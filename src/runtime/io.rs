@@ -142,6 +142,14 @@ impl<'a> Io<'a> {
         self.reader(port)?.read()
     }
 
+    /// Whether a new message is waiting on an input now, without blocking (false when empty,
+    /// ended or unconnected; a decoupled input's latest value does not count). A box that
+    /// reads several inputs together uses it to take more than the firing rule guaranteed
+    /// only while every one of them has a message.
+    pub fn has_message(&mut self, port: InPort) -> bool {
+        self.reader(port).is_some_and(Reader::has_message)
+    }
+
     /// Blocks until a new message arrives or the producer has ended (also on a decoupled
     /// input, where it never returns a duplicate).
     pub fn read_blocking(&mut self, port: InPort) -> Option<Message> {

@@ -4,9 +4,10 @@
 //! the firing rule saw: reads are non-blocking, so this never waits for more, and a longer
 //! channel then costs one runtime iteration per burst instead of per message. The messages of
 //! a step go out in frames of up to `batch` messages (see [`super::batch`]), the last one
-//! flushed before the step returns, so coalescing holds nothing back. With `topic` connected a
-//! step sends one message, because `data` and `topic` must be read in pairs and only the
-//! firing rule knows that both are there; such a sink sends one message per frame.
+//! flushed before the step returns, so coalescing holds nothing back. With `topic` connected,
+//! `data` and `topic` are read in pairs: after the pair the firing rule vouched for, only while
+//! both inputs have a message waiting ([`Io::has_message`]); consecutive messages with the same
+//! topic share a frame.
 //!
 //! The stream ends with an end-of-stream marker when the input ends, or with an abort marker
 //! when the sink fails (a step error, or init failing after the socket opened) or gives up
@@ -82,9 +83,13 @@ impl BoxImpl for ZmqSink {
             sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
         }
-        let reads = if topic.is_some() { 1 } else { BATCH };
         let mut outcome = Sent::Accepted;
-        for _ in 0..reads {
+        for i in 0..BATCH {
+            // The firing rule saw a message on every coupled input before the first read; a
+            // data message read after that needs its topic, so only while both are waiting.
+            if i > 0 && topic.is_some_and(|t| !(io.has_message(data) && io.has_message(t))) {
+                break;
+            }
             let Some(msg) = io.read(data) else { break };
             let topic_msg = topic.and_then(|t| io.read(t));
             let topic_bytes = topic_msg.as_ref().map(|t| t.payload());

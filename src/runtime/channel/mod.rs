@@ -253,6 +253,20 @@ impl Reader {
         }
     }
 
+    /// Whether a new message is waiting now (never a duplicate; no waiting).
+    pub fn has_message(&mut self) -> bool {
+        if self.known_ready > 0 {
+            return true;
+        }
+        match &self.rx {
+            Some(rx) => {
+                self.known_ready = rx.len();
+                self.known_ready > 0
+            }
+            None => false,
+        }
+    }
+
     /// Blocks until a new message is there or the producer has ended, whatever the kind. The
     /// message stays in the channel (and keeps its slot) until it is read.
     #[inline]
