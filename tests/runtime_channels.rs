@@ -215,3 +215,22 @@ fn a_parked_consumer_is_woken_by_each_write_and_by_the_end() {
     drop(w);
     assert_eq!(consumer.join().unwrap(), (0..50).collect::<Vec<_>>());
 }
+
+/// `has_message` looks without taking and without waiting: a decoupled consumer's latest value
+/// does not count, and neither does an ended producer.
+#[test]
+fn has_message_sees_only_new_messages() {
+    for kind in [ChannelKind::Coupled, ChannelKind::DecoupledConsumer] {
+        let (mut w, mut r) = channel(kind, 2);
+        assert!(!r.has_message(), "{kind:?}: empty");
+        w.write(msg(0)).unwrap();
+        w.write(msg(1)).unwrap();
+        assert!(r.has_message(), "{kind:?}: two waiting");
+        assert_eq!(r.read().map(|m| m.seq), Some(0));
+        assert!(r.has_message(), "{kind:?}: one still waiting");
+        assert_eq!(r.read().map(|m| m.seq), Some(1));
+        assert!(!r.has_message(), "{kind:?}: drained");
+        w.close();
+        assert!(!r.has_message(), "{kind:?}: ended");
+    }
+}
