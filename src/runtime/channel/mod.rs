@@ -253,6 +253,13 @@ impl Reader {
         }
     }
 
+    /// Looks at once whenever it waits, whatever the length: for a channel whose producer
+    /// writes once per period (a firewall), where nothing gathers while the consumer waits
+    /// and a late look only costs the consumer time of its period.
+    pub(crate) fn look_at_once(&mut self) {
+        self.settle = 0;
+    }
+
     /// Whether a new message is waiting now (never a duplicate; no waiting).
     pub fn has_message(&mut self) -> bool {
         if self.known_ready > 0 {

@@ -131,7 +131,8 @@ impl Firewall {
         out_len: usize,
     ) -> (Writer, Reader) {
         let (box_writer, fw_reader) = channel::channel(input_kind(producer_decoupled), in_len);
-        let (fw_writer, box_reader) = channel::channel(output_kind(consumer_decoupled), out_len);
+        let (fw_writer, mut box_reader) = channel::channel(output_kind(consumer_decoupled), out_len);
+        box_reader.look_at_once();
         self.add_pair(producer, consumer, fw_reader, fw_writer);
         (box_writer, box_reader)
     }
