@@ -52,7 +52,7 @@ pub struct Closed {
 
 impl BoxSocket {
     /// Creates a socket of `kind`, lets `configure` set options, then binds or connects.
-    /// `watch`: count connected peers (see [`BoxSocket::watch_peers`]).
+    /// `watch`: count connected peers (so that [`BoxSocket::wait_peers_gone`] can wait for them to leave).
     pub fn open(
         common: &Common,
         kind: zmq::SocketType,
