@@ -523,6 +523,38 @@ fn pinning_modes() {
     assert!(!bad.warnings.is_empty(), "a refused pin is a warning");
 }
 
+/// Producer and consumer pinned to one core wait by parking instead of spinning (a spinning
+/// wait there keeps the other side from running); every message still arrives, in order.
+#[test]
+fn both_ends_on_one_core_deliver_everything() {
+    let Some(&first) = smx::runtime::sched::allowed_cores().first() else {
+        eprintln!("no allowed core to pin to: skipped");
+        return;
+    };
+    let registry = Registry::builtin();
+    for len in [1, 8] {
+        let graph = src_snk(Link {
+            len: Some(len),
+            ..Link::default()
+        });
+        let opts = RunOptions {
+            settings: settings_with_count(&graph, &registry, 20_000),
+            pin: PinMode::List(vec![first]),
+            ..RunOptions::default()
+        };
+        let report = run(&graph, &registry, &opts).unwrap();
+        assert_eq!(report.status, Status::Ok, "len {len}");
+        assert!(report.nets.iter().all(|n| n.core == Some(first)), "len {len}");
+        let snk = report.net("Snk").unwrap();
+        assert_eq!(
+            (snk.stats["received"].as_u64(), snk.stats["gaps"].as_u64()),
+            (Some(20_000), Some(0))
+        );
+        let c = &report.channels[0];
+        assert_eq!((c.written, c.read, c.left), (20_000, 20_000, 0), "len {len}");
+    }
+}
+
 #[test]
 fn a_net_far_from_its_expected_rate_is_flagged() {
     let graph = src_snk(Link::default());

@@ -234,3 +234,36 @@ fn has_message_sees_only_new_messages() {
         assert!(!r.has_message(), "{kind:?}: ended");
     }
 }
+
+/// A producer that parks when the channel is full (its consumer shares its core) gets every
+/// message through, and a consumer that ends releases it: its next write fails, it never hangs.
+#[test]
+fn a_parking_producer_delivers_and_sees_the_consumer_end() {
+    let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
+    w.consumer_shares_core();
+    r.producer_shares_core();
+    let producer = std::thread::spawn(move || {
+        let mut accepted = 0u64;
+        for s in 0..1_000_000 {
+            if w.write(msg(s)).is_err() {
+                break;
+            }
+            accepted += 1;
+        }
+        accepted
+    });
+    let mut got = Vec::new();
+    while got.len() < 5000 {
+        r.wait_ready();
+        if let Some(m) = r.read() {
+            got.push(m.seq);
+        }
+    }
+    r.close();
+    let accepted = producer.join().unwrap();
+    assert_eq!(got, (0..5000).collect::<Vec<_>>());
+    assert!(
+        (5000..=5001).contains(&accepted),
+        "{accepted} accepted: at most one left behind"
+    );
+}

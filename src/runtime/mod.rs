@@ -354,7 +354,13 @@ fn wire(plan: &Plan, executive: &[Option<Duration>]) -> (Vec<Job>, Wired, firewa
                 executive[c.from].is_some(),
             )
         } else {
-            channel::channel(c.kind, c.len)
+            let (mut w, mut r) = channel::channel(c.kind, c.len);
+            let core = plan.nets[c.from].core;
+            if core.is_some() && core == plan.nets[c.to].core {
+                w.consumer_shares_core();
+                r.producer_shares_core();
+            }
+            (w, r)
         };
         let split = !Arc::ptr_eq(w.shared(), r.shared());
         producer_side.push(split.then(|| w.shared().clone()));

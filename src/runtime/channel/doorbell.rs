@@ -40,10 +40,12 @@ pub struct Doorbell {
 impl Doorbell {
     /// Blocks the calling thread until `ready()` holds. `ready` must become true only through
     /// actions that are followed by [`Doorbell::ring`]. While spinning, each look is preceded
-    /// by `settle` spin-loop hints (see [`settle_spins`]).
-    pub fn wait_until(&self, settle: u32, ready: impl Fn() -> bool) {
+    /// by `settle` spin-loop hints (see [`settle_spins`]). With `spin` false it parks at once:
+    /// for a consumer whose producer runs on the same core, where spinning only keeps the
+    /// producer from running.
+    pub fn wait_until(&self, settle: u32, spin: bool, ready: impl Fn() -> bool) {
         let backoff = Backoff::new();
-        while !backoff.is_completed() {
+        while spin && !backoff.is_completed() {
             for _ in 0..settle {
                 std::hint::spin_loop();
             }

@@ -97,6 +97,9 @@ pub struct Shared {
     consumer_done: CachePadded<AtomicBool>,
     /// Wakes a consumer waiting in the firing rule.
     doorbell: CachePadded<Doorbell>,
+    /// Wakes a producer waiting for room ([`coupled::send_parking`]); the consumer rings it
+    /// after each message it takes, which costs one load while nobody waits.
+    space: CachePadded<Doorbell>,
 }
 
 impl Shared {
@@ -118,6 +121,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
     let writer = Writer {
         tx: Some(tx),
         evict,
+        park_when_full: false,
         shared: shared.clone(),
     };
     let reader = Reader {
@@ -125,6 +129,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
         known_ready: 0,
         latest: kind.consumer_decoupled().then_some(None),
         settle: doorbell::settle_spins(len.max(1)),
+        spin: true,
         kind,
         shared,
     };
@@ -142,6 +147,8 @@ pub struct Writer {
     tx: Option<Sender<Message>>,
     /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
     evict: Option<Receiver<Message>>,
+    /// The consumer runs on this core: a full channel parks at once instead of spinning.
+    park_when_full: bool,
     shared: Arc<Shared>,
 }
 
@@ -154,6 +161,7 @@ impl Writer {
         counts.written.bump();
         let delivered = match (&self.tx, &self.evict) {
             _ if self.shared.consumer_ended() => false,
+            (Some(tx), None) if self.park_when_full => coupled::send_parking(tx, msg, &self.shared),
             (Some(tx), None) => coupled::send(tx, msg),
             (Some(tx), Some(evict)) => overwrite::send(tx, evict, msg, &counts.overwritten),
             (None, _) => false,
@@ -170,6 +178,12 @@ impl Writer {
     /// True once the consumer has ended.
     pub fn consumer_ended(&self) -> bool {
         self.shared.consumer_ended()
+    }
+
+    /// The consumer is pinned to the producer's core: a full channel parks at once, so that
+    /// the consumer gets the core (spinning there delayed every hand-over by a spin phase).
+    pub fn consumer_shares_core(&mut self) {
+        self.park_when_full = true;
     }
 
     /// Ends the producer side: the consumer drains the buffer and then sees the end.
@@ -216,6 +230,8 @@ pub struct Reader {
     latest: Option<Option<Message>>,
     /// Spin-loop hints between looks while waiting ([`doorbell::settle_spins`]).
     settle: u32,
+    /// Whether waiting spins before it parks (not when the producer shares this core).
+    spin: bool,
     kind: ChannelKind,
     shared: Arc<Shared>,
 }
@@ -260,6 +276,12 @@ impl Reader {
         self.settle = 0;
     }
 
+    /// The producer is pinned to the consumer's core: waiting parks at once, so that the
+    /// producer gets the core (spinning there delayed every hand-over by a whole spin phase).
+    pub fn producer_shares_core(&mut self) {
+        self.spin = false;
+    }
+
     /// Whether a new message is waiting now (never a duplicate; no waiting).
     pub fn has_message(&mut self) -> bool {
         if self.known_ready > 0 {
@@ -289,7 +311,7 @@ impl Reader {
             let shared = &self.shared;
             shared
                 .doorbell
-                .wait_until(self.settle, || !rx.is_empty() || shared.producer_ended());
+                .wait_until(self.settle, self.spin, || !rx.is_empty() || shared.producer_ended());
             self.known_ready = rx.len();
         }
     }
@@ -307,6 +329,7 @@ impl Reader {
         {
             self.known_ready -= 1;
             self.shared.counters.consumer.read.bump();
+            self.shared.space.ring();
             return Some(msg);
         }
         self.read_slow()
@@ -354,6 +377,7 @@ impl Reader {
             Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
         };
         self.shared.counters.consumer.read.bump();
+        self.shared.space.ring();
         if let Some(last) = &mut self.latest {
             *last = Some(msg.clone());
         }
@@ -383,6 +407,7 @@ impl Reader {
                 left += 1;
             }
             self.shared.counters.consumer.left.add(left);
+            self.shared.space.ring();
         }
     }
 
