@@ -3,8 +3,8 @@
 
 use smx::boxes::api::{InitCtx, Io};
 use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
-use smx::config::NetSettings;
-use smx::config::value::parse_value;
+use smx::config::ConfigLayers;
+
 use smx::report::Status;
 use smx::runtime::builder::NetBuilder;
 use smx::runtime::message::Message;
@@ -98,24 +98,10 @@ fn dump(format: &str, with_topic: bool) -> String {
     let graph = net.build();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.txt");
-    let settings = graph
-        .nodes
-        .iter()
-        .map(|node| {
-            let spec = registry.get(&node.func).unwrap();
-            let mut config = BoxConfig::with_defaults(&node.label, spec).unwrap();
-            if node.label == "Dump" {
-                for (key, text) in [("format", format), ("path", &path.display().to_string())] {
-                    let decl = spec.config.iter().find(|k| k.name == key).unwrap();
-                    config.values.insert(key.to_string(), parse_value(decl, text).unwrap());
-                }
-            }
-            NetSettings {
-                box_config: config,
-                ..NetSettings::default()
-            }
-        })
-        .collect();
+    let mut layers = ConfigLayers::new();
+    layers.add_set(&format!("Dump.format={format}")).unwrap();
+    layers.add_set(&format!("Dump.path={}", path.display())).unwrap();
+    let settings = layers.resolve(&graph, &registry).unwrap();
     let opts = RunOptions {
         settings,
         ..RunOptions::default()

@@ -6,7 +6,8 @@ use smx::boxes::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Flow, OutPort, PortSpec, Registry,
     ValueKind,
 };
-use smx::config::NetSettings;
+use smx::config::{ConfigLayers, NetSettings};
+
 use smx::config::value::parse_value;
 use smx::graph::NetGraph;
 use smx::report::{Report, Status};
@@ -27,24 +28,14 @@ fn report_net() -> NetGraph {
     net.build()
 }
 
-/// Settings of every node: defaults, then `sets` as `(instance, key, value)`.
+/// Settings of every node: defaults, then `sets` as `(instance, key, value)`, applied the way
+/// `--set INSTANCE.key=value` is.
 fn settings(graph: &NetGraph, registry: &Registry, sets: &[(&str, &str, &str)]) -> Vec<NetSettings> {
-    graph
-        .nodes
-        .iter()
-        .map(|node| {
-            let spec = registry.get(&node.func).expect("known box");
-            let mut config = BoxConfig::with_defaults(&node.label, spec).unwrap();
-            for (_, key, text) in sets.iter().filter(|(i, _, _)| *i == node.label) {
-                let decl = spec.config.iter().find(|k| k.name == *key).expect("known key");
-                config.values.insert(key.to_string(), parse_value(decl, text).unwrap());
-            }
-            NetSettings {
-                box_config: config,
-                ..NetSettings::default()
-            }
-        })
-        .collect()
+    let mut layers = ConfigLayers::new();
+    for (instance, key, value) in sets {
+        layers.add_set(&format!("{instance}.{key}={value}")).unwrap();
+    }
+    layers.resolve(graph, registry).unwrap()
 }
 
 fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {

@@ -5,8 +5,8 @@
 use smx::boxes::api::{InitCtx, Io};
 use smx::boxes::zmq::{settings, sink};
 use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, Registry};
-use smx::config::NetSettings;
-use smx::config::value::parse_value;
+use smx::config::ConfigLayers;
+
 use smx::graph::NetGraph;
 use smx::report::{Report, Status};
 use smx::runtime::builder::NetBuilder;
@@ -103,22 +103,11 @@ fn net(sink: &str) -> NetGraph {
 
 fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
     let registry = registry();
-    let settings = graph
-        .nodes
-        .iter()
-        .map(|node| {
-            let spec = registry.get(&node.func).expect("known box");
-            let mut config = BoxConfig::with_defaults(&node.label, spec).unwrap();
-            for (_, key, text) in sets.iter().filter(|(i, _, _)| *i == node.label) {
-                let decl = spec.config.iter().find(|k| k.name == *key).expect("known key");
-                config.values.insert(key.to_string(), parse_value(decl, text).unwrap());
-            }
-            NetSettings {
-                box_config: config,
-                ..NetSettings::default()
-            }
-        })
-        .collect();
+    let mut layers = ConfigLayers::new();
+    for (instance, key, value) in sets {
+        layers.add_set(&format!("{instance}.{key}={value}")).unwrap();
+    }
+    let settings = layers.resolve(graph, &registry).unwrap();
     let opts = RunOptions {
         settings,
         ..RunOptions::default()
