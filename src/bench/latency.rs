@@ -134,18 +134,7 @@ pub fn percentile_table(result: &BenchResult, sizes: &[usize], hops: &[usize]) -
             let Some(case) = result.find("smx", &[("size", sk.as_str()), ("hops", hk.as_str())]) else {
                 continue;
             };
-            let invalid = case.invalid_runs();
-            let mut row = vec![
-                sk.clone(),
-                format!(
-                    "{h}{}",
-                    if invalid > 0 {
-                        format!(" ({invalid} invalid)")
-                    } else {
-                        String::new()
-                    }
-                ),
-            ];
+            let mut row = vec![sk.clone(), case.label(h)];
             row.extend(PERCENTILE_METRICS.iter().map(|(_, m)| {
                 case.median(m)
                     .map(|v| format!("{:.1}", v / 1e3))

@@ -137,6 +137,14 @@ impl Case {
         self.runs.iter().filter(|r| !r.valid).count()
     }
 
+    /// A table's label for this case: `label`, followed by ` (N invalid)` when some runs were.
+    pub fn label(&self, label: impl std::fmt::Display) -> String {
+        match self.invalid_runs() {
+            0 => label.to_string(),
+            invalid => format!("{label} ({invalid} invalid)"),
+        }
+    }
+
     /// Like [`Case::cell`] with at least three significant digits, for values of any magnitude.
     pub fn cell_auto(&self, metric: &str, scale: f64) -> String {
         let decimals = self.summary.get(metric).map_or(0, |s| decimals_for(s.median * scale));

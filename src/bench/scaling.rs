@@ -203,17 +203,8 @@ pub fn table(result: &BenchResult, pairs: &[usize], with_peer: bool) -> Table {
         let (Some(smx), Some(plain)) = (find("smx"), find("crossbeam")) else {
             continue;
         };
-        let invalid = smx.invalid_runs();
         let mut row = vec![
-            format!(
-                "{}{}",
-                2 * p,
-                if invalid > 0 {
-                    format!(" ({invalid} invalid)")
-                } else {
-                    String::new()
-                }
-            ),
+            smx.label(2 * p),
             smx.cell_auto("wall_s", 1.0),
             smx.cell_auto("wall_per_thread_s", 1.0),
             smx.cell("msg_rate_hz", 1e-3, 1),

@@ -310,17 +310,9 @@ pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize], modes:
                 let Some(case) = result.find("smx", &params) else {
                     continue;
                 };
-                let invalid = case.invalid_runs();
                 t.row(vec![
                     literal(*period),
-                    format!(
-                        "{p}{}",
-                        if invalid > 0 {
-                            format!(" ({invalid} invalid)")
-                        } else {
-                            String::new()
-                        }
-                    ),
+                    case.label(p),
                     mode_name(*mode).to_string(),
                     case.cell("misses", 1.0, 0),
                     ratio_to_floor(case, floor),

@@ -310,20 +310,12 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], l
             ) else {
                 continue;
             };
-            let invalid = case.invalid_runs();
             let ratio = match (case.median("msg_rate_hz"), raw.and_then(|r| r.median("msg_rate_hz"))) {
                 (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
                 _ => "-".into(),
             };
             t.row(vec![
-                format!(
-                    "{p}{}",
-                    if invalid > 0 {
-                        format!(" ({invalid} invalid)")
-                    } else {
-                        String::new()
-                    }
-                ),
+                case.label(p),
                 tr.clone(),
                 len,
                 case.cell("offered", 1.0, 0),
