@@ -240,8 +240,7 @@ fn has_message_sees_only_new_messages() {
 #[test]
 fn a_parking_producer_delivers_and_sees_the_consumer_end() {
     let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
-    w.consumer_shares_core();
-    r.producer_shares_core();
+    smx::runtime::channel::share_core(&mut w, &mut r);
     let producer = std::thread::spawn(move || {
         let mut accepted = 0u64;
         for s in 0..1_000_000 {

@@ -86,16 +86,9 @@ impl SrcRand {
     }
 
     fn fill(&mut self, buf: &mut [u8]) {
-        // Whole 8-byte chunks first: a copy of a constant size is one store, where a copy of
-        // `chunk.len()` bytes is a call to memcpy on every message.
-        let mut chunks = buf.chunks_exact_mut(8);
-        for chunk in &mut chunks {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        let rest = chunks.into_remainder();
-        if !rest.is_empty() {
+        for chunk in buf.chunks_mut(8) {
             let bytes = self.next().to_le_bytes();
-            rest.copy_from_slice(&bytes[..rest.len()]);
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
     }
 

@@ -357,8 +357,7 @@ fn wire(plan: &Plan, executive: &[Option<Duration>]) -> (Vec<Job>, Wired, firewa
             let (mut w, mut r) = channel::channel(c.kind, c.len);
             let core = plan.nets[c.from].core;
             if core.is_some() && core == plan.nets[c.to].core {
-                w.consumer_shares_core();
-                r.producer_shares_core();
+                channel::share_core(&mut w, &mut r);
             }
             (w, r)
         };

@@ -97,8 +97,8 @@ pub struct Shared {
     consumer_done: CachePadded<AtomicBool>,
     /// Wakes a consumer waiting in the firing rule.
     doorbell: CachePadded<Doorbell>,
-    /// Wakes a producer waiting for room ([`coupled::send_parking`]); the consumer rings it
-    /// after each message it takes, which costs one load while nobody waits.
+    /// Wakes a producer waiting for room ([`coupled::send_parking`]); the consumer of a
+    /// channel marked by [`share_core`] rings it after each message it takes.
     space: CachePadded<Doorbell>,
 }
 
@@ -129,11 +129,22 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
         known_ready: 0,
         latest: kind.consumer_decoupled().then_some(None),
         settle: doorbell::settle_spins(len.max(1)),
-        spin: true,
+        one_core: false,
         kind,
         shared,
     };
     (writer, reader)
+}
+
+/// Marks a channel whose two ends are pinned to the same core. Spinning there only keeps the
+/// other end from running (a hand-over then waits out a whole spin phase), so both ends park
+/// at once instead: the consumer when the channel is empty, the producer of a full coupled
+/// channel ([`coupled::send_parking`], woken by the `space` bell the consumer then rings after
+/// every message it takes).
+pub fn share_core(writer: &mut Writer, reader: &mut Reader) {
+    debug_assert!(Arc::ptr_eq(&writer.shared, &reader.shared), "two ends of one channel");
+    writer.park_when_full = true;
+    reader.one_core = true;
 }
 
 /// The producer's end.
@@ -147,7 +158,7 @@ pub struct Writer {
     tx: Option<Sender<Message>>,
     /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
     evict: Option<Receiver<Message>>,
-    /// The consumer runs on this core: a full channel parks at once instead of spinning.
+    /// Both ends share one core ([`share_core`]): a full channel parks at once.
     park_when_full: bool,
     shared: Arc<Shared>,
 }
@@ -178,12 +189,6 @@ impl Writer {
     /// True once the consumer has ended.
     pub fn consumer_ended(&self) -> bool {
         self.shared.consumer_ended()
-    }
-
-    /// The consumer is pinned to the producer's core: a full channel parks at once, so that
-    /// the consumer gets the core (spinning there delayed every hand-over by a spin phase).
-    pub fn consumer_shares_core(&mut self) {
-        self.park_when_full = true;
     }
 
     /// Ends the producer side: the consumer drains the buffer and then sees the end.
@@ -230,8 +235,9 @@ pub struct Reader {
     latest: Option<Option<Message>>,
     /// Spin-loop hints between looks while waiting ([`doorbell::settle_spins`]).
     settle: u32,
-    /// Whether waiting spins before it parks (not when the producer shares this core).
-    spin: bool,
+    /// Both ends share one core ([`share_core`]): waiting parks without spinning, and every
+    /// message taken rings the producer's `space` bell.
+    one_core: bool,
     kind: ChannelKind,
     shared: Arc<Shared>,
 }
@@ -276,12 +282,6 @@ impl Reader {
         self.settle = 0;
     }
 
-    /// The producer is pinned to the consumer's core: waiting parks at once, so that the
-    /// producer gets the core (spinning there delayed every hand-over by a whole spin phase).
-    pub fn producer_shares_core(&mut self) {
-        self.spin = false;
-    }
-
     /// Whether a new message is waiting now (never a duplicate; no waiting).
     pub fn has_message(&mut self) -> bool {
         if self.known_ready > 0 {
@@ -309,9 +309,9 @@ impl Reader {
                 return;
             }
             let shared = &self.shared;
-            shared
-                .doorbell
-                .wait_until(self.settle, self.spin, || !rx.is_empty() || shared.producer_ended());
+            shared.doorbell.wait_until(self.settle, !self.one_core, || {
+                !rx.is_empty() || shared.producer_ended()
+            });
             self.known_ready = rx.len();
         }
     }
@@ -329,7 +329,9 @@ impl Reader {
         {
             self.known_ready -= 1;
             self.shared.counters.consumer.read.bump();
-            self.shared.space.ring();
+            if self.one_core {
+                self.shared.space.ring();
+            }
             return Some(msg);
         }
         self.read_slow()
@@ -377,7 +379,9 @@ impl Reader {
             Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
         };
         self.shared.counters.consumer.read.bump();
-        self.shared.space.ring();
+        if self.one_core {
+            self.shared.space.ring();
+        }
         if let Some(last) = &mut self.latest {
             *last = Some(msg.clone());
         }
