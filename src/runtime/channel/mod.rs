@@ -263,16 +263,7 @@ impl Reader {
 
     /// The firing rule without waiting: whether a message is there or the producer has ended.
     pub fn ready_now(&mut self) -> bool {
-        if self.known_ready > 0 {
-            return true;
-        }
-        match &self.rx {
-            Some(rx) => {
-                self.known_ready = rx.len();
-                self.known_ready > 0 || self.shared.producer_ended()
-            }
-            None => true,
-        }
+        self.rx.is_none() || self.has_message() || self.shared.producer_ended()
     }
 
     /// Looks at once whenever it waits, whatever the length: for a channel whose producer
@@ -300,14 +291,10 @@ impl Reader {
     /// message stays in the channel (and keeps its slot) until it is read.
     #[inline]
     pub fn wait_message(&mut self) {
-        if self.known_ready > 0 {
+        if self.has_message() {
             return;
         }
         if let Some(rx) = &self.rx {
-            self.known_ready = rx.len();
-            if self.known_ready > 0 {
-                return;
-            }
             let shared = &self.shared;
             shared.doorbell.wait_until(self.settle, !self.one_core, || {
                 !rx.is_empty() || shared.producer_ended()
