@@ -418,6 +418,68 @@ fn stop_flag_ends_sources_and_everything_drains() {
     assert_eq!((c.written, c.left), (c.read, 0), "everything written was drained");
 }
 
+/// A source whose stop arrives while its step runs: the runtime looked before the step and saw
+/// none, so only the box's own look (and the `End` it returns) says the net was stopped.
+struct StopsMidStep {
+    stop: Arc<AtomicBool>,
+}
+
+impl BoxImpl for StopsMidStep {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let _ = io.write(
+            smx::boxes::OutPort(0),
+            smx::runtime::message::Message::new(io.iteration(), 0, b"x"),
+        );
+        if io.iteration() == 50 {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+        Ok(if io.stop_requested() { Flow::End } else { Flow::Return })
+    }
+}
+
+#[test]
+fn a_stop_seen_inside_a_step_is_reported_as_stopped() {
+    static STOP: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    let stop = STOP.get_or_init(Default::default).clone();
+    fn create(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(StopsMidStep {
+            stop: STOP.get().unwrap().clone(),
+        }))
+    }
+    let mut registry = Registry::builtin();
+    registry.register(BoxSpec {
+        name: "stops_mid_step",
+        summary: "sets the stop flag during its 50th step",
+        ports: &[PortSpec {
+            name: "data",
+            direction: Direction::Out,
+            optional: false,
+            help: "",
+        }],
+        config: &[],
+        create,
+    });
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "stops_mid_step", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect(src, "data", snk, "data");
+    let graph = net.build();
+    let opts = RunOptions {
+        settings: settings_with_count(&graph, &registry, 0),
+        stop,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, &registry, &opts).unwrap();
+    assert_eq!(report.net("Src").unwrap().status, Status::Stopped);
+    assert_eq!(report.net("Src").unwrap().loop_count, 50);
+    assert_eq!(report.net("Snk").unwrap().status, Status::Ok);
+    assert_eq!(report.status, Status::Stopped);
+    assert_eq!(
+        report.channels[0].read, 50,
+        "what was written before the stop is drained"
+    );
+}
+
 #[test]
 fn unknown_implementation_is_rejected_with_the_known_list() {
     let mut net = NetBuilder::new();

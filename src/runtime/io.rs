@@ -5,6 +5,7 @@
 //! string lookups. An `open` port may have no channel: reads give `None`, writes are dropped
 //! and counted in the net's report.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::boxes::api::{BoxConfig, BoxError, Disconnected, InPort, OutPort};
@@ -124,11 +125,25 @@ pub struct Io<'a> {
     ports: &'a mut PortSet,
     iteration: u64,
     stop: &'a AtomicBool,
+    /// The box asked whether to stop and was told yes: an `End` it returns then is a stop,
+    /// not the end of its work (the runtime's own check before the step can miss a stop that
+    /// arrives while the step runs).
+    stop_seen: Cell<bool>,
 }
 
 impl<'a> Io<'a> {
     pub(crate) fn new(ports: &'a mut PortSet, iteration: u64, stop: &'a AtomicBool) -> Self {
-        Io { ports, iteration, stop }
+        Io {
+            ports,
+            iteration,
+            stop,
+            stop_seen: Cell::new(false),
+        }
+    }
+
+    /// Whether [`Io::stop_requested`] answered yes during this step.
+    pub(crate) fn stop_seen(&self) -> bool {
+        self.stop_seen.get()
     }
 
     fn reader(&mut self, port: InPort) -> Option<&mut Reader> {
@@ -195,7 +210,13 @@ impl<'a> Io<'a> {
     }
 
     /// True when the run was asked to stop (Ctrl-C): sources should return `Flow::End`.
+    /// The runtime stops a source between steps by itself; a box that waits inside its step
+    /// (for a socket, say) asks here. An `End` returned after a yes is reported as stopped.
     pub fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        let stop = self.stop.load(Ordering::Relaxed);
+        if stop {
+            self.stop_seen.set(true);
+        }
+        stop
     }
 }

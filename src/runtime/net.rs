@@ -6,7 +6,8 @@
 //! 2. **End-of-stream**: if the box has triggering inputs, all of them have ended and are
 //!    drained, and its last step returned `Return` (or a stop was requested), the net ends
 //!    without running the step again.
-//! 3. **Stop**: a net without triggering inputs (a source) ends when a stop is requested.
+//! 3. **Stop**: a net without triggering inputs (a source) ends when a stop is requested;
+//!    so does a box that asks [`Io::stop_requested`] during a step and then returns `End`.
 //! 4. **Step**: run the box once (an `Err` or a panic ends the net as failed) and
 //!    count it. `End` ends the net; `Continue` loops; `Return` ends the net when every
 //!    connected output's consumer has ended, else loops (the triggering-inputs half of the
@@ -181,7 +182,10 @@ impl Driver {
         };
         self.outcome.loop_count += 1;
         let count = self.outcome.loop_count;
-        self.last = match instance.step(&mut Io::new(&mut self.ports, count, stop)) {
+        let mut io = Io::new(&mut self.ports, count, stop);
+        let stepped = instance.step(&mut io);
+        let stopped = io.stop_seen();
+        self.last = match stepped {
             Ok(flow) => flow,
             Err(e) => {
                 self.outcome.fail(format!("step {count} failed: {e}"));
@@ -189,6 +193,9 @@ impl Driver {
                 return false;
             }
         };
+        if stopped && self.last == Flow::End {
+            self.outcome.status = Status::Stopped;
+        }
         let ended = match self.last {
             Flow::End => true,
             Flow::Continue => false,
