@@ -142,6 +142,13 @@ impl Firewall {
         self.pairs.push(Pair::new(producer, consumer, input, output));
     }
 
+    /// The pair added last has its producer in this period's cyclic executive.
+    pub fn last_producer_in_pass(&mut self) {
+        if let Some(pair) = self.pairs.last_mut() {
+            pair.set_producer_in_pass();
+        }
+    }
+
     pub fn pair_count(&self) -> usize {
         self.pairs.len()
     }

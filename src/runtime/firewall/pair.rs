@@ -9,6 +9,10 @@
 //! A message stamped at or after tick `k`'s scheduled instant belongs to period `k` even if
 //! the firewall's pass for tick `k` comes late and finds it already there: it is held back
 //! for tick `k+1`, so data never becomes visible earlier than one period after it was made.
+//! A producer run by the same cyclic executive is the exception: the executive fires its
+//! boxes after the pass, so whatever the pass finds was made in an earlier pass, whatever its
+//! stamp says. A late pass must not hold such a message back: the producer fires again in
+//! the same pass and would overwrite the message behind it.
 
 use std::sync::Arc;
 
@@ -25,6 +29,8 @@ pub struct Pair {
     /// The output's counters, kept apart so that reading them does not borrow `output`.
     output_shared: Arc<Shared>,
     held: Option<Message>,
+    /// The producer runs in the pass of the executive that serves this pair.
+    producer_in_pass: bool,
     done: bool,
     pub ticks: u64,
     pub forwarded: u64,
@@ -45,6 +51,7 @@ impl Pair {
             output_shared: output.shared().clone(),
             output,
             held: None,
+            producer_in_pass: false,
             done: false,
             ticks: 0,
             forwarded: 0,
@@ -52,6 +59,12 @@ impl Pair {
             consume_misses: 0,
             missed_ticks: 0,
         }
+    }
+
+    /// The producer is run by the cyclic executive that serves this pair: what the pass finds
+    /// was made in an earlier pass and is forwarded whatever its stamp.
+    pub fn set_producer_in_pass(&mut self) {
+        self.producer_in_pass = true;
     }
 
     /// True once either end has finished and the end was passed on.
@@ -85,7 +98,7 @@ impl Pair {
         };
         self.ticks += 1;
         match msg {
-            Some(msg) if msg.sent_ns < cutoff_ns => {
+            Some(msg) if self.producer_in_pass || msg.sent_ns < cutoff_ns => {
                 let overwritten = &self.output_shared.counters.producer.overwritten;
                 let before = overwritten.get();
                 if self.output.write(msg).is_err() {
@@ -112,5 +125,47 @@ impl Pair {
             self.input.close();
             self.output.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::channel;
+    use crate::runtime::firewall::{input_kind, output_kind};
+
+    /// A pair whose producer has written one message stamped at `stamp_ns`.
+    fn pair_with_message(stamp_ns: u64) -> (Pair, Writer, Reader) {
+        let (mut producer, input) = channel::channel(input_kind(true), 1);
+        let (output, consumer) = channel::channel(output_kind(false), 1);
+        producer.write(Message::new(1, stamp_ns, b"m")).unwrap();
+        (Pair::new("P", "C", input, output), producer, consumer)
+    }
+
+    #[test]
+    fn a_message_stamped_after_the_tick_waits_for_the_next_one() {
+        let (mut pair, _producer, mut consumer) = pair_with_message(200);
+        pair.on_tick(100);
+        assert_eq!((pair.forwarded, pair.produce_misses), (0, 1));
+        assert!(matches!(consumer.take(), Poll::Empty));
+        pair.on_tick(300);
+        assert_eq!((pair.forwarded, pair.produce_misses), (1, 1));
+        assert!(matches!(consumer.take(), Poll::Message(m) if m.seq == 1));
+    }
+
+    #[test]
+    fn a_late_pass_forwards_what_its_own_executive_produced() {
+        // The executive's pass for the tick at 100 ran late, after its producer had already
+        // fired at 200 for the previous period: the message is that period's and goes now.
+        let (mut pair, mut producer, mut consumer) = pair_with_message(200);
+        pair.set_producer_in_pass();
+        pair.on_tick(100);
+        assert_eq!((pair.forwarded, pair.produce_misses), (1, 0));
+        assert!(matches!(consumer.take(), Poll::Message(m) if m.seq == 1));
+        // The producer fires again in the same pass; nothing is held back to be overwritten.
+        producer.write(Message::new(2, 250, b"m")).unwrap();
+        pair.on_tick(120);
+        assert!(matches!(consumer.take(), Poll::Message(m) if m.seq == 2));
+        assert_eq!(producer.shared().counters.producer.overwritten.get(), 0);
     }
 }
