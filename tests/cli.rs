@@ -219,6 +219,30 @@ fn pinning_to_a_core_that_does_not_exist_is_refused() {
 }
 
 #[test]
+fn wait_spin_takes_a_duration_and_refuses_anything_else() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let out = smxrun(&[arg(&net), "--wait-spin", "5 parsecs", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--wait-spin") && stderr.contains("is not a duration"),
+        "{stderr}"
+    );
+    for spin in ["0", "20us"] {
+        let out = smxrun(&[arg(&net), "--wait-spin", spin, "-n", "1000", "-q", "--report", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{spin}: {}", text(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for c in report["channels"].as_array().unwrap() {
+            assert_eq!(
+                (c["written"].as_u64(), c["read"].as_u64()),
+                (Some(1000), Some(1000)),
+                "{spin}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_missing_config_file_is_a_clear_error() {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let out = smxrun(&[arg(&net), "--config", "/nonexistent/run.toml"]);

@@ -266,3 +266,54 @@ fn a_parking_producer_delivers_and_sees_the_consumer_end() {
         "{accepted} accepted: at most one left behind"
     );
 }
+
+/// Both ends wait with every spin budget (zero parks at once, a short one parks after a
+/// spin, the default rarely parks), while the other end pauses now and then for longer than
+/// the budget: each parked end must be woken, so every message arrives in order and neither
+/// end hangs. A lost wake-up shows as a timeout here, not as a hung test run.
+#[test]
+fn ends_that_park_after_their_spin_are_always_woken() {
+    use std::time::Duration;
+    for spin in [
+        Duration::ZERO,
+        Duration::from_micros(2),
+        smx::runtime::channel::DEFAULT_SPIN,
+    ] {
+        let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
+        w.set_spin(spin);
+        r.set_spin(spin);
+        const N: u64 = 20_000;
+        let producer = std::thread::spawn(move || {
+            for s in 0..N {
+                if s % 1000 == 0 {
+                    std::thread::sleep(Duration::from_micros(200)); // the consumer parks
+                }
+                w.write(msg(s)).unwrap();
+            }
+        });
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut next = 0;
+            loop {
+                if next % 1000 == 500 {
+                    std::thread::sleep(Duration::from_micros(200)); // the producer parks
+                }
+                r.wait_ready();
+                match r.take() {
+                    Poll::Message(m) => {
+                        assert_eq!(m.seq, next);
+                        next += 1;
+                    }
+                    Poll::Ended => break,
+                    Poll::Empty => panic!("the firing rule returned with nothing there"),
+                }
+            }
+            let _ = done_tx.send(next);
+        });
+        let got = done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("spin {spin:?}: an end was never woken"));
+        producer.join().unwrap();
+        assert_eq!(got, N, "spin {spin:?}");
+    }
+}

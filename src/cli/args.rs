@@ -74,6 +74,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Option<u32>,
 
+    /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
+    /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::value::parse_duration)]
+    pub wait_spin: Option<std::time::Duration>,
+
     /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -45,6 +45,7 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         stop: Arc::clone(&stop),
         progress: Progress::new(),
         realtime: args.rt,
+        wait_spin: args.wait_spin.unwrap_or(crate::runtime::channel::DEFAULT_SPIN),
         firewall: crate::runtime::firewall::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()

@@ -69,6 +69,10 @@ pub struct RunOptions {
     pub firewall: firewall::FirewallOptions,
     /// Whether the priorities of `rt`/`tt` nets and firewalls become SCHED_FIFO (`--rt`).
     pub realtime: Realtime,
+    /// How long a box or routing node waiting on a channel (for a message, or for room in a
+    /// full coupled channel) spins before it parks (`--wait-spin`); zero parks at once. Ends
+    /// pinned to one core always park at once. See [`channel::DEFAULT_SPIN`] for why.
+    pub wait_spin: Duration,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -172,6 +176,7 @@ impl Default for RunOptions {
             max_threads: 4096,
             firewall: firewall::FirewallOptions::default(),
             realtime: Realtime::Auto,
+            wait_spin: channel::DEFAULT_SPIN,
         }
     }
 }
@@ -208,7 +213,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
-    let (jobs, wired, tt) = wire(&plan, &executive);
+    let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin);
     let shared = wired.shared;
     opts.progress.attach(counted_channels(&plan, &shared));
     let mut shards = firewall::plan::shards(&plan, tt, opts);
@@ -339,14 +344,14 @@ struct Wired {
     producer_side: Vec<Option<Arc<Shared>>>,
 }
 
-fn wire(plan: &Plan, executive: &[Option<Duration>]) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
+fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
     let mut tt = firewall::plan::TtWiring::new();
     let mut producer_side = Vec::with_capacity(plan.channels.len());
     let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
     let mut readers: Vec<Option<Reader>> = Vec::with_capacity(plan.channels.len());
     let mut shared = Vec::with_capacity(plan.channels.len());
     for c in &plan.channels {
-        let (w, r) = if firewall::plan::is_time_triggered(c) {
+        let (mut w, mut r) = if firewall::plan::is_time_triggered(c) {
             tt.wire(
                 c,
                 &plan.nets[c.from].name,
@@ -354,13 +359,15 @@ fn wire(plan: &Plan, executive: &[Option<Duration>]) -> (Vec<Job>, Wired, firewa
                 executive[c.from].is_some(),
             )
         } else {
-            let (mut w, mut r) = channel::channel(c.kind, c.len);
-            let core = plan.nets[c.from].core;
-            if core.is_some() && core == plan.nets[c.to].core {
-                channel::share_core(&mut w, &mut r);
-            }
-            (w, r)
+            channel::channel(c.kind, c.len)
         };
+        // The box ends only: a firewall's own ends never wait.
+        w.set_spin(spin);
+        r.set_spin(spin);
+        let core = plan.nets[c.from].core;
+        if core.is_some() && core == plan.nets[c.to].core && !firewall::plan::is_time_triggered(c) {
+            channel::share_core(&mut w, &mut r);
+        }
         let split = !Arc::ptr_eq(w.shared(), r.shared());
         producer_side.push(split.then(|| w.shared().clone()));
         shared.push(r.shared().clone());

@@ -14,11 +14,12 @@
 //! forwarded.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::Select;
 
 use crate::runtime::channel::Poll;
+use crate::runtime::channel::doorbell::spin_until;
 use crate::runtime::io::PortSet;
 use crate::runtime::message::Message;
 use crate::runtime::plan::NetPlan;
@@ -111,6 +112,20 @@ fn wait_any(ports: &mut PortSet, live: &[bool]) {
         if let Some(reader) = ports.inputs[first].reader.as_mut() {
             reader.wait_message();
         }
+        return;
+    }
+    // Spin first, as a single channel's firing rule does (crossbeam's selection parks after a
+    // few microseconds, and a parked node costs each producer a slow wake-up).
+    let budget = ports.inputs[first].reader.as_ref().map_or(Duration::ZERO, |r| r.spin());
+    let ready = || {
+        (0..live.len()).filter(|&i| live[i]).any(|i| {
+            ports.inputs[i]
+                .reader
+                .as_ref()
+                .is_none_or(|r| r.receiver().is_none_or(|rx| !rx.is_empty()) || r.shared().producer_ended())
+        })
+    };
+    if spin_until(0, budget, &ready) {
         return;
     }
     let mut select = Select::new();

@@ -2,21 +2,19 @@
 //! is empty ([`super::doorbell`]), without taking the message out. Both wake when the other side
 //! ends.
 
+use std::time::Duration;
+
 use crossbeam_channel::{Sender, TrySendError};
 
 use super::Shared;
 use crate::runtime::message::Message;
 
-/// Blocking send; false when the consumer is gone.
+/// Blocking send; false when the consumer is gone. While the channel is full the producer
+/// spins for up to `spin` and then parks until the consumer has taken a message and rung
+/// `shared.space` (crossbeam's own blocking send gives up spinning after a few microseconds,
+/// too soon on a machine whose wake-ups are slow; see [`super::doorbell::DEFAULT_SPIN`]).
 #[inline]
-pub fn send(tx: &Sender<Message>, msg: Message) -> bool {
-    tx.send(msg).is_ok()
-}
-
-/// Blocking send for a producer whose consumer runs on the same core: while the channel is
-/// full it parks at once (crossbeam's own wait spins first, which there only keeps the consumer
-/// from running) until the consumer has taken a message and rung `shared.space`.
-pub fn send_parking(tx: &Sender<Message>, mut msg: Message, shared: &Shared) -> bool {
+pub fn send(tx: &Sender<Message>, mut msg: Message, shared: &Shared, spin: Duration) -> bool {
     loop {
         match tx.try_send(msg) {
             Ok(()) => return true,
@@ -24,7 +22,7 @@ pub fn send_parking(tx: &Sender<Message>, mut msg: Message, shared: &Shared) -> 
                 msg = back;
                 shared
                     .space
-                    .wait_until(0, false, || !tx.is_full() || shared.consumer_ended());
+                    .wait_until(0, spin, || !tx.is_full() || shared.consumer_ended());
             }
             Err(TrySendError::Disconnected(_)) => return false,
         }

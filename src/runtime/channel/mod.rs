@@ -27,11 +27,13 @@ pub mod overwrite;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use crossbeam_utils::CachePadded;
 
 pub use counters::{CountSnapshot, Counters};
+pub use doorbell::DEFAULT_SPIN;
 use doorbell::Doorbell;
 
 use crate::boxes::Disconnected;
@@ -97,8 +99,8 @@ pub struct Shared {
     consumer_done: CachePadded<AtomicBool>,
     /// Wakes a consumer waiting in the firing rule.
     doorbell: CachePadded<Doorbell>,
-    /// Wakes a producer waiting for room ([`coupled::send_parking`]); the consumer of a
-    /// channel marked by [`share_core`] rings it after each message it takes.
+    /// Wakes a producer waiting for room in a full coupled channel ([`coupled::send`]); the
+    /// consumer rings it after each message it takes.
     space: CachePadded<Doorbell>,
 }
 
@@ -121,7 +123,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
     let writer = Writer {
         tx: Some(tx),
         evict,
-        park_when_full: false,
+        spin: DEFAULT_SPIN,
         shared: shared.clone(),
     };
     let reader = Reader {
@@ -129,7 +131,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
         known_ready: 0,
         latest: kind.consumer_decoupled().then_some(None),
         settle: doorbell::settle_spins(len.max(1)),
-        one_core: false,
+        spin: DEFAULT_SPIN,
         kind,
         shared,
     };
@@ -138,13 +140,12 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
 
 /// Marks a channel whose two ends are pinned to the same core. Spinning there only keeps the
 /// other end from running (a hand-over then waits out a whole spin phase), so both ends park
-/// at once instead: the consumer when the channel is empty, the producer of a full coupled
-/// channel ([`coupled::send_parking`], woken by the `space` bell the consumer then rings after
-/// every message it takes).
+/// at once instead: the consumer when the channel is empty, the producer when a coupled
+/// channel is full.
 pub fn share_core(writer: &mut Writer, reader: &mut Reader) {
     debug_assert!(Arc::ptr_eq(&writer.shared, &reader.shared), "two ends of one channel");
-    writer.park_when_full = true;
-    reader.one_core = true;
+    writer.set_spin(Duration::ZERO);
+    reader.set_spin(Duration::ZERO);
 }
 
 /// The producer's end.
@@ -158,8 +159,8 @@ pub struct Writer {
     tx: Option<Sender<Message>>,
     /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
     evict: Option<Receiver<Message>>,
-    /// Both ends share one core ([`share_core`]): a full channel parks at once.
-    park_when_full: bool,
+    /// How long a write into a full coupled channel spins before it parks.
+    spin: Duration,
     shared: Arc<Shared>,
 }
 
@@ -172,8 +173,7 @@ impl Writer {
         counts.written.bump();
         let delivered = match (&self.tx, &self.evict) {
             _ if self.shared.consumer_ended() => false,
-            (Some(tx), None) if self.park_when_full => coupled::send_parking(tx, msg, &self.shared),
-            (Some(tx), None) => coupled::send(tx, msg),
+            (Some(tx), None) => coupled::send(tx, msg, &self.shared, self.spin),
             (Some(tx), Some(evict)) => overwrite::send(tx, evict, msg, &counts.overwritten),
             (None, _) => false,
         };
@@ -189,6 +189,12 @@ impl Writer {
     /// True once the consumer has ended.
     pub fn consumer_ended(&self) -> bool {
         self.shared.consumer_ended()
+    }
+
+    /// How long a write into a full coupled channel spins before it parks (default
+    /// [`DEFAULT_SPIN`]; zero parks at once).
+    pub fn set_spin(&mut self, spin: Duration) {
+        self.spin = spin;
     }
 
     /// Ends the producer side: the consumer drains the buffer and then sees the end.
@@ -235,9 +241,8 @@ pub struct Reader {
     latest: Option<Option<Message>>,
     /// Spin-loop hints between looks while waiting ([`doorbell::settle_spins`]).
     settle: u32,
-    /// Both ends share one core ([`share_core`]): waiting parks without spinning, and every
-    /// message taken rings the producer's `space` bell.
-    one_core: bool,
+    /// How long the firing rule spins on an empty channel before it parks.
+    spin: Duration,
     kind: ChannelKind,
     shared: Arc<Shared>,
 }
@@ -245,6 +250,16 @@ pub struct Reader {
 impl Reader {
     pub fn kind(&self) -> ChannelKind {
         self.kind
+    }
+
+    /// How long the firing rule spins on an empty channel before it parks (default
+    /// [`DEFAULT_SPIN`]; zero parks at once).
+    pub fn set_spin(&mut self, spin: Duration) {
+        self.spin = spin;
+    }
+
+    pub(crate) fn spin(&self) -> Duration {
+        self.spin
     }
 
     /// Whether the firing rule waits on this input (its consumer side is coupled).
@@ -296,9 +311,9 @@ impl Reader {
         }
         if let Some(rx) = &self.rx {
             let shared = &self.shared;
-            shared.doorbell.wait_until(self.settle, !self.one_core, || {
-                !rx.is_empty() || shared.producer_ended()
-            });
+            shared
+                .doorbell
+                .wait_until(self.settle, self.spin, || !rx.is_empty() || shared.producer_ended());
             self.known_ready = rx.len();
         }
     }
@@ -316,9 +331,7 @@ impl Reader {
         {
             self.known_ready -= 1;
             self.shared.counters.consumer.read.bump();
-            if self.one_core {
-                self.shared.space.ring();
-            }
+            self.shared.space.ring();
             return Some(msg);
         }
         self.read_slow()
@@ -366,9 +379,7 @@ impl Reader {
             Err(crossbeam_channel::TryRecvError::Disconnected) => return Poll::Ended,
         };
         self.shared.counters.consumer.read.bump();
-        if self.one_core {
-            self.shared.space.ring();
-        }
+        self.shared.space.ring();
         if let Some(last) = &mut self.latest {
             *last = Some(msg.clone());
         }
