@@ -201,6 +201,8 @@ fn a_parked_consumer_is_woken_by_each_write_and_by_the_end() {
             match r.take() {
                 Poll::Message(m) => got.push(m.seq),
                 Poll::Ended => return got,
+                // The producer is ending: its end flag is up, its queue not yet closed.
+                Poll::Empty if r.ended() => return got,
                 Poll::Empty => panic!("the firing rule returned with nothing there"),
             }
         }
@@ -305,6 +307,8 @@ fn ends_that_park_after_their_spin_are_always_woken() {
                         next += 1;
                     }
                     Poll::Ended => break,
+                    // The producer is ending: its end flag is up, its queue not yet closed.
+                    Poll::Empty if r.ended() => break,
                     Poll::Empty => panic!("the firing rule returned with nothing there"),
                 }
             }
@@ -312,7 +316,7 @@ fn ends_that_park_after_their_spin_are_always_woken() {
         });
         let got = done_rx
             .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("spin {spin:?}: an end was never woken"));
+            .unwrap_or_else(|e| panic!("spin {spin:?}: the consumer failed or was never woken ({e})"));
         producer.join().unwrap();
         assert_eq!(got, N, "spin {spin:?}");
     }
