@@ -147,6 +147,20 @@ fn fan_out_copies_every_message_to_every_consumer() {
     assert_balanced(&report);
 }
 
+/// The one port of the test boxes below.
+const IN_DATA: &[PortSpec] = &[PortSpec {
+    name: "data",
+    direction: Direction::In,
+    optional: false,
+    help: "",
+}];
+const OUT_DATA: &[PortSpec] = &[PortSpec {
+    name: "data",
+    direction: Direction::Out,
+    optional: false,
+    help: "",
+}];
+
 /// A sink that records, per producer (told apart by payload size), the order of arrival.
 struct Recorder {
     log: Arc<parking_lot::Mutex<Vec<usize>>>,
@@ -174,12 +188,7 @@ fn fan_in_loses_nothing() {
     registry.register(BoxSpec {
         name: "recorder",
         summary: "records payload sizes",
-        ports: &[PortSpec {
-            name: "data",
-            direction: Direction::In,
-            optional: false,
-            help: "",
-        }],
+        ports: IN_DATA,
         config: &[],
         create,
     });
@@ -450,12 +459,7 @@ fn a_stop_seen_inside_a_step_is_reported_as_stopped() {
     registry.register(BoxSpec {
         name: "stops_mid_step",
         summary: "sets the stop flag during its 50th step",
-        ports: &[PortSpec {
-            name: "data",
-            direction: Direction::Out,
-            optional: false,
-            help: "",
-        }],
+        ports: OUT_DATA,
         config: &[],
         create,
     });
