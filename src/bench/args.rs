@@ -121,6 +121,11 @@ pub struct ZmqArgs {
     /// [default: 1,64; quick: 1]
     #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Vec<u32>,
+    /// Where the net's four threads run, a row each: `spread` (`--pin auto`: every channel's
+    /// producer and consumer on different cores) or `chains` (each chain, Src1.Snk1 and
+    /// Src2.Snk2, on a core of its own, as with per-net `core` keys) [default: spread]
+    #[arg(long, value_delimiter = ',', value_parser = ["spread", "chains"], value_name = "P,..")]
+    pub placement: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -86,6 +86,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     let runs = session.runs(1, 3);
     let consumer = args.consumer.clone().unwrap_or_else(|| "dump".into());
     let lens = or_default(&args.channel_len, quick, &[1], &[1, 64]);
+    let placements = or_default(&args.placement, quick, &["spread".into()], &["spread".into()]);
     let mut result = session.start("zmq");
     for (k, v) in [
         ("patterns", patterns.join(",")),
@@ -97,6 +98,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             "channel_len",
             lens.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         ),
+        ("placement", placements.join(",")),
         ("runs", runs.to_string()),
         ("warmup_runs", "1".to_string()),
     ] {
@@ -106,13 +108,14 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     let graph = net::compile_net("zmq.smx", &net_text(consumer == "null"));
     for t in &transports {
         let mut raw = Case::new("zmq-raw", &[("pattern", "pushpull".into()), ("transport", t.clone())]);
-        let combos: Vec<(&String, u32)> = patterns
+        let combos: Vec<(&String, u32, &String)> = patterns
             .iter()
             .flat_map(|p| lens.iter().map(move |&len| (p, len)))
+            .flat_map(|(p, len)| placements.iter().map(move |place| (p, len, place)))
             .collect();
         let mut cases: Vec<Case> = combos
             .iter()
-            .map(|(p, len)| {
+            .map(|(p, len, place)| {
                 Case::new(
                     "smx",
                     &[
@@ -120,6 +123,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
                         ("transport", t.clone()),
                         ("consumer", consumer.clone()),
                         ("channel_len", len.to_string()),
+                        ("placement", (*place).clone()),
                     ],
                 )
             })
@@ -130,10 +134,18 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             if i > 0 {
                 raw.push(r);
             }
-            for (case, (pattern, len)) in cases.iter_mut().zip(&combos) {
+            for (case, (pattern, len, place)) in cases.iter_mut().zip(&combos) {
+                let shape = Shape {
+                    pattern,
+                    transport: transport(t),
+                    count,
+                    size,
+                    channel_len: *len,
+                    chains: place.as_str() == "chains",
+                };
                 let r = match &graph {
                     Err(e) => Run::failed(e.clone()),
-                    Ok(g) => smx_run(g, &registry, pattern, transport(t), count, size, *len),
+                    Ok(g) => smx_run(g, &registry, &shape),
                 };
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
@@ -144,19 +156,51 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         result.cases.push(raw);
         result.cases.extend(cases);
     }
-    result.tables.push(table(&result, &patterns, &transports, &lens));
+    result
+        .tables
+        .push(table(&result, &patterns, &transports, &lens, &placements));
     result
 }
 
-fn smx_run(
-    graph: &crate::graph::NetGraph,
-    registry: &Registry,
-    pattern: &str,
-    t: Transport,
+/// One configuration of the report's net.
+struct Shape<'a> {
+    pattern: &'a str,
+    transport: Transport,
     count: u64,
     size: usize,
     channel_len: u32,
-) -> Run {
+    /// Each chain on a core of its own instead of `--pin auto`'s spread.
+    chains: bool,
+}
+
+/// The cores of the `chains` placement: `Src1`, `Snk1` on the first allowed core, `Src2`,
+/// `Snk2` on the second. On a machine with fewer threads than cores a hand-over between
+/// cores is the fast one; with more (four boxes and two ZeroMQ I/O threads on two cores) each
+/// chain's hand-overs on one core are cheaper than waking the other core, and a longer
+/// channel lets the consumer take a burst each time it runs.
+fn chain_cores(graph: &crate::graph::NetGraph, settings: &mut [crate::config::NetSettings]) {
+    let cores = crate::runtime::sched::allowed_cores();
+    let (Some(&first), Some(&last)) = (cores.first(), cores.get(1).or(cores.first())) else {
+        return;
+    };
+    for (node, s) in graph.nodes.iter().zip(settings.iter_mut()) {
+        s.core = match node.label.as_str() {
+            "Src1" | "Snk1" => Some(first),
+            "Src2" | "Snk2" => Some(last),
+            _ => s.core,
+        };
+    }
+}
+
+fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, shape: &Shape<'_>) -> Run {
+    let Shape {
+        pattern,
+        transport: t,
+        count,
+        size,
+        channel_len,
+        chains,
+    } = *shape;
     let endpoint = match endpoint(t) {
         Ok(e) => e,
         Err(e) => return Run::failed(e),
@@ -173,9 +217,21 @@ fn smx_run(
         Override::new("smx_src_zmq", "timeout", "2s"),
         Override::new("smx_snk_dump", "path", "/dev/null"),
     ];
-    let report = match net::run_graph(graph, registry, &overrides, Some(channel_len)) {
-        Ok(r) => r,
+    let mut settings = match net::settings(graph, registry, &overrides) {
+        Ok(s) => s,
         Err(e) => return Run::failed(e),
+    };
+    if chains {
+        chain_cores(graph, &mut settings);
+    }
+    let opts = crate::runtime::RunOptions {
+        default_channel_len: Some(channel_len),
+        settings,
+        ..Default::default()
+    };
+    let report = match crate::runtime::run(graph, registry, &opts) {
+        Ok(r) => r,
+        Err(e) => return Run::failed(format!("the net did not start: {e}")),
     };
     let books = books(&report);
     // End to end, from the runtime's channel counts: what the ZMQ sink read from its input and
@@ -277,7 +333,13 @@ fn books(report: &Report) -> Books {
     books_of(&rows)
 }
 
-pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], lens: &[u32]) -> Table {
+pub fn table(
+    result: &BenchResult,
+    patterns: &[String],
+    transports: &[String],
+    lens: &[u32],
+    placements: &[String],
+) -> Table {
     let mut t = Table::new(
         "zmq: report's net Src1.Snk1|Src2.Snk2 (median (min-max) of the valid runs; rates in thousand \
          messages/s end to end; len: the net's channel length)",
@@ -285,6 +347,7 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], l
             "pattern",
             "transport",
             "len",
+            "placement",
             "given",
             "received",
             "loss [%]",
@@ -296,9 +359,10 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], l
     );
     for tr in transports {
         let raw = result.find("zmq-raw", &[("transport", tr.as_str())]);
-        for (p, len) in patterns
+        for (p, len, place) in patterns
             .iter()
             .flat_map(|p| lens.iter().map(move |len| (p, len.to_string())))
+            .flat_map(|(p, len)| placements.iter().map(move |place| (p, len.clone(), place)))
         {
             let Some(case) = result.find(
                 "smx",
@@ -306,6 +370,7 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], l
                     ("pattern", p.as_str()),
                     ("transport", tr.as_str()),
                     ("channel_len", len.as_str()),
+                    ("placement", place.as_str()),
                 ],
             ) else {
                 continue;
@@ -318,6 +383,7 @@ pub fn table(result: &BenchResult, patterns: &[String], transports: &[String], l
                 case.label(p),
                 tr.clone(),
                 len,
+                place.clone(),
                 case.cell("offered", 1.0, 0),
                 case.cell("received", 1.0, 0),
                 case.cell("loss_pct", 1.0, 3),
@@ -358,6 +424,52 @@ mod tests {
                 frames: 0
             }
         );
+    }
+
+    #[test]
+    fn the_chains_placement_puts_each_chain_on_one_core() {
+        let graph = net::compile_net("zmq.smx", &net_text(false)).unwrap();
+        let registry = Registry::builtin();
+        let mut settings = net::settings(&graph, &registry, &[]).unwrap();
+        chain_cores(&graph, &mut settings);
+        let core = |label: &str| {
+            let i = graph.nodes.iter().position(|n| n.label == label).unwrap();
+            settings[i].core
+        };
+        let cores = crate::runtime::sched::allowed_cores();
+        assert_eq!(
+            (core("Src1"), core("Snk1")),
+            (cores.first().copied(), cores.first().copied())
+        );
+        let second = cores.get(1).or(cores.first()).copied();
+        assert_eq!((core("Src2"), core("Snk2")), (second, second));
+    }
+
+    #[test]
+    fn each_placement_is_a_validated_row() {
+        let args = ZmqArgs {
+            patterns: vec!["pipeline".into()],
+            transports: vec!["tcp".into()],
+            count: Some(2000),
+            placement: vec!["spread".into(), "chains".into()],
+            ..ZmqArgs::default()
+        };
+        let mut session = Session {
+            quick: true,
+            runs: Some(1),
+            command: "test".into(),
+        };
+        let result = run(&args, &mut session);
+        for place in ["spread", "chains"] {
+            let case = result
+                .find("smx", &[("placement", place), ("channel_len", "1")])
+                .unwrap_or_else(|| panic!("no {place} case"));
+            assert!(case.runs.iter().all(|r| r.valid), "{place}: {:?}", case.runs);
+            assert_eq!(case.runs[0].metrics["received"], 2000.0, "{place}");
+        }
+        let rows = &result.tables[0].rows;
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0][3].as_str(), rows[1][3].as_str()), ("spread", "chains"));
     }
 
     #[test]
