@@ -14,6 +14,10 @@
 //! `parked` or the waiter's last look sees the change.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 /// How long a consumer that found its channel empty lets messages accumulate before each look,
 /// in spin-loop hints (`pause`, about 25 ns each on the AMD EPYC this was tuned on).
@@ -32,10 +36,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub fn settle_spins(capacity: usize) -> u32 {
     (2 * capacity.saturating_sub(1)).min(32) as u32
 }
-use std::thread::Thread;
-use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
 
 /// How long a waiting end spins before it parks, unless the run sets another
 /// ([`crate::runtime::RunOptions::wait_spin`]).
@@ -76,7 +76,8 @@ pub fn spin_until(settle: u32, budget: Duration, ready: &impl Fn() -> bool) -> b
     }
 }
 
-/// One parked consumer and the flag that says it is parked.
+/// One parked end (the consumer on `doorbell`, the producer on `space`) and the flag that says
+/// it is parked.
 #[derive(Debug, Default)]
 pub struct Doorbell {
     parked: AtomicBool,
@@ -106,7 +107,7 @@ impl Doorbell {
         self.parked.store(false, Ordering::Relaxed);
     }
 
-    /// Wakes the consumer if it is parked.
+    /// Wakes the waiting end if it is parked.
     #[inline]
     pub fn ring(&self) {
         // The swap lets only the first write after the consumer parked pay for the wake-up;
