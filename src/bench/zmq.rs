@@ -116,16 +116,14 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         let mut cases: Vec<Case> = combos
             .iter()
             .map(|(p, len, place)| {
-                Case::new(
-                    "smx",
-                    &[
-                        ("pattern", (*p).clone()),
-                        ("transport", t.clone()),
-                        ("consumer", consumer.clone()),
-                        ("channel_len", len.to_string()),
-                        ("placement", (*place).clone()),
-                    ],
-                )
+                let mut params = vec![
+                    ("pattern", (*p).clone()),
+                    ("transport", t.clone()),
+                    ("consumer", consumer.clone()),
+                    ("channel_len", len.to_string()),
+                ];
+                params.extend(placement_param(place));
+                Case::new("smx", &params)
             })
             .collect();
         for i in 0..=runs {
@@ -160,6 +158,22 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         .tables
         .push(table(&result, &patterns, &transports, &lens, &placements));
     result
+}
+
+/// The case parameter of a placement: none for `spread`, the default, so that results saved
+/// before placements existed still compare (`--compare`) with today's.
+fn placement_param(place: &str) -> Option<(&'static str, String)> {
+    (place != "spread").then(|| ("placement", place.to_string()))
+}
+
+/// The smx case with these parameters and this placement (a `spread` case has no placement).
+fn find_case<'r>(result: &'r BenchResult, params: &[(&str, &str)], place: &str) -> Option<&'r Case> {
+    let wanted = placement_param(place);
+    result.cases.iter().find(|c| {
+        c.series == "smx"
+            && params.iter().all(|(k, v)| c.param(k) == Some(*v))
+            && c.param("placement") == wanted.as_ref().map(|(_, v)| v.as_str())
+    })
 }
 
 /// One configuration of the report's net.
@@ -364,14 +378,10 @@ pub fn table(
             .flat_map(|p| lens.iter().map(move |len| (p, len.to_string())))
             .flat_map(|(p, len)| placements.iter().map(move |place| (p, len.clone(), place)))
         {
-            let Some(case) = result.find(
-                "smx",
-                &[
-                    ("pattern", p.as_str()),
-                    ("transport", tr.as_str()),
-                    ("channel_len", len.as_str()),
-                    ("placement", place.as_str()),
-                ],
+            let Some(case) = find_case(
+                result,
+                &[("pattern", p), ("transport", tr), ("channel_len", &len)],
+                place,
             ) else {
                 continue;
             };
@@ -461,9 +471,7 @@ mod tests {
         };
         let result = run(&args, &mut session);
         for place in ["spread", "chains"] {
-            let case = result
-                .find("smx", &[("placement", place), ("channel_len", "1")])
-                .unwrap_or_else(|| panic!("no {place} case"));
+            let case = find_case(&result, &[("channel_len", "1")], place).unwrap_or_else(|| panic!("no {place} case"));
             assert!(case.runs.iter().all(|r| r.valid), "{place}: {:?}", case.runs);
             assert_eq!(case.runs[0].metrics["received"], 2000.0, "{place}");
         }

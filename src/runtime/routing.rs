@@ -115,16 +115,17 @@ fn wait_any(ports: &mut PortSet, live: &[bool]) {
         return;
     }
     // Spin first, as a single channel's firing rule does (crossbeam's selection parks after a
-    // few microseconds, and a parked node costs each producer a slow wake-up).
-    let budget = ports.inputs[first].reader.as_ref().map_or(Duration::ZERO, |r| r.spin());
-    let ready = || {
-        (0..live.len()).filter(|&i| live[i]).any(|i| {
-            ports.inputs[i]
-                .reader
-                .as_ref()
-                .is_none_or(|r| r.receiver().is_none_or(|rx| !rx.is_empty()) || r.shared().producer_ended())
-        })
+    // few microseconds, and a parked node costs each producer a slow wake-up). The shortest
+    // budget of the inputs: a producer on this node's core (budget zero) only runs once the
+    // node stops spinning. An ended producer is left to the selection, which sees its queue
+    // disconnect.
+    let live_readers = || {
+        (0..live.len())
+            .filter(|&i| live[i])
+            .filter_map(|i| ports.inputs[i].reader.as_ref())
     };
+    let budget = live_readers().map(|r| r.spin()).min().unwrap_or(Duration::ZERO);
+    let ready = || live_readers().any(|r| r.receiver().is_some_and(|rx| !rx.is_empty()));
     if spin_until(0, budget, &ready) {
         return;
     }

@@ -23,6 +23,11 @@ pub fn send(tx: &Sender<Message>, mut msg: Message, shared: &Shared, spin: Durat
                 shared
                     .space
                     .wait_until(0, spin, || !tx.is_full() || shared.consumer_ended());
+                // The consumer's end drains the queue before it drops it: a retry could slip a
+                // message into the room the drain made, where nobody reads it.
+                if shared.consumer_ended() {
+                    return false;
+                }
             }
             Err(TrySendError::Disconnected(_)) => return false,
         }

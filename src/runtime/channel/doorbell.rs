@@ -10,8 +10,10 @@
 //!
 //! The handshake needs the ringing side's change to the queue and its look at `parked` to be
 //! ordered as they are written: crossbeam's array queue moves its head and tail with `SeqCst`
-//! read-modify-writes, and `parked` is stored and loaded `SeqCst`, so either the ringer sees
-//! `parked` or the waiter's last look sees the change.
+//! read-modify-writes and reads them `SeqCst` in `is_empty`, `is_full` and `len`, and `parked`
+//! is stored and loaded `SeqCst`, so either the ringer sees `parked` or the waiter's last look
+//! sees the change. That is crossbeam-channel 0.5.17's code, not its documented contract, so
+//! `Cargo.toml` pins that version: check `flavors/array.rs` before moving it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::Thread;
@@ -20,7 +22,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 /// How long a consumer that found its channel empty lets messages accumulate before each look,
-/// in spin-loop hints (`pause`, about 25 ns each on the AMD EPYC this was tuned on).
+/// in spin-loop hints (`pause`, about 25 ns each on the AMD EPYC this was tuned on, 9.4 ns on
+/// the Intel Xeon of a later CI machine).
 ///
 /// Every look at the queue takes the cache line the producer writes on every send (crossbeam's
 /// tail) away from the producer, so a consumer that keeps up and looks as often as it can
@@ -47,21 +50,27 @@ pub fn settle_spins(capacity: usize) -> u32 {
 /// wake-up and the other end gave up too. Spinning through the wake-up latency keeps both ends
 /// awake: 2.5 to 3.3 million per second with 25 to 100 us (10 us: 2.1 to 3.0 million; measured
 /// with `Src.Snk`, 16 pairs and the report's ZeroMQ net, where 10 us lost a third). The spin
-/// yields between looks, so threads sharing the core still run; a wait longer than this
-/// parks, so an idle net costs no CPU.
+/// yields every few microseconds, so threads sharing the core still run; a wait longer than
+/// this parks, so an idle net costs no CPU.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 
+/// Spin-loop hints between two reads of the clock (each followed by a yield): 2.4 us of hints
+/// on the CI's Xeon (9.4 ns each), plus the looks between them. 64 (yielding four times as
+/// often) cost the streaming `Src.Snk` and ZeroMQ nets at length 64 a few percent.
+const HINTS_PER_CHECK: u32 = 256;
+
 /// Looks at `ready` until it holds (true) or `budget` has passed (false). Each look is preceded
-/// by `settle` spin-loop hints (see [`settle_spins`]); the clock is read every 64 looks, and the
-/// core is offered to other threads (a yield) at the same time.
+/// by `settle` spin-loop hints (see [`settle_spins`]); after every [`HINTS_PER_CHECK`] hints the
+/// clock is read and the core is offered to other threads (a yield).
 #[inline]
 pub fn spin_until(settle: u32, budget: Duration, ready: &impl Fn() -> bool) -> bool {
     if budget.is_zero() {
         return ready();
     }
+    let looks = (HINTS_PER_CHECK / settle.max(1)).max(1);
     let start = Instant::now();
     loop {
-        for _ in 0..64 {
+        for _ in 0..looks {
             for _ in 0..settle.max(1) {
                 std::hint::spin_loop();
             }
