@@ -48,8 +48,9 @@ pub fn settle_spins(capacity: usize) -> u32 {
 /// at length 1 moved 120,000 messages per second when each wait parked after crossbeam's
 /// default few microseconds of spinning, because once one end had parked each hand-over cost a
 /// wake-up and the other end gave up too. Spinning through the wake-up latency keeps both ends
-/// awake: 2.5 to 3.3 million per second with 25 to 100 us (10 us: 2.1 to 3.0 million; measured
-/// with `Src.Snk`, 16 pairs and the report's ZeroMQ net, where 10 us lost a third). The spin
+/// awake: 2.4 million per second (median of 11 runs; single runs while tuning: 2.5 to 3.3
+/// million with 25 to 100 us, 2.1 to 3.0 with 10 us, which also lost a third of the report's
+/// ZeroMQ net's rate). The spin
 /// yields every few microseconds, so threads sharing the core still run; a wait longer than
 /// this parks, so an idle net costs no CPU.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
