@@ -67,36 +67,28 @@ impl TtWiring {
         let (ts, td) = (c.src_period, c.dst_period);
         let dsrc = c.kind.producer_decoupled() || producer_in_executive;
         let ddst = c.kind.consumer_decoupled();
-        // An executive runs a box whose sides are all at its period, so a producer in an
-        // executive feeds a pair of the firewall of period `ts`.
-        let in_pass = |fw: &mut Firewall, ends: (Writer, Reader)| {
-            if producer_in_executive {
-                fw.last_producer_in_pass();
-            }
-            ends
-        };
-        if ts.is_zero() {
+        let ends = if ts.is_zero() {
             self.firewall(td).connect(producer, consumer, dsrc, c.len, ddst, 1)
         } else if td.is_zero() {
-            let fw = self.firewall(ts);
-            let ends = fw.connect(producer, consumer, dsrc, 1, ddst, c.len);
-            in_pass(fw, ends)
+            self.firewall(ts).connect(producer, consumer, dsrc, 1, ddst, c.len)
         } else if ts == td {
-            let fw = self.firewall(ts);
-            let ends = fw.connect(producer, consumer, dsrc, 1, ddst, 1);
-            in_pass(fw, ends)
+            self.firewall(ts).connect(producer, consumer, dsrc, 1, ddst, 1)
         } else {
             let (box_writer, first_in) = channel::channel(input_kind(dsrc), 1);
             let (first_out, second_in) = channel::channel(ChannelKind::Decoupled, 1);
             let (second_out, box_reader) = channel::channel(output_kind(ddst), 1);
             let first_name = format!("tf_{}", human_ns(ts.as_nanos() as u64));
             let second_name = format!("tf_{}", human_ns(td.as_nanos() as u64));
-            let fw = self.firewall(ts);
-            fw.add_pair(producer, &second_name, first_in, first_out);
-            let ends = in_pass(fw, (box_writer, box_reader));
+            self.firewall(ts).add_pair(producer, &second_name, first_in, first_out);
             self.firewall(td).add_pair(&first_name, consumer, second_in, second_out);
-            ends
+            (box_writer, box_reader)
+        };
+        // An executive runs a box whose sides are all at its period, so a producer in an
+        // executive feeds the pair just added to the firewall of period `ts`.
+        if producer_in_executive && !ts.is_zero() {
+            self.firewall(ts).last_producer_in_pass();
         }
+        ends
     }
 
     /// Every firewall's threads, ready to start.
