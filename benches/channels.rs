@@ -19,13 +19,13 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use smx::boxes::{BoxConfig, ConfigValue, Registry};
-use smx::config::NetSettings;
-use smx::graph::NetGraph;
-use smx::runtime::builder::{Link, NetBuilder};
-use smx::runtime::channel::{ChannelKind, channel};
-use smx::runtime::message::Message;
-use smx::runtime::{PinMode, RunOptions, run};
+use smx_box::Message;
+use smx_box::{BoxConfig, ConfigValue, Registry};
+use smx_graph::NetGraph;
+use smx_runtime::builder::{Link, NetBuilder};
+use smx_runtime::channel::{ChannelKind, channel};
+use smx_runtime::config::NetSettings;
+use smx_runtime::{PinMode, RunOptions, run};
 
 /// Messages per measured run of the whole-net benchmarks.
 const NET_MESSAGES: u64 = 50_000;
@@ -74,7 +74,7 @@ fn options(graph: &NetGraph, registry: &Registry, count: u64, pin: PinMode) -> R
 /// Wall time of the slowest net of one smx run (what the report's loop rates are based on).
 fn smx_run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Duration {
     let report = run(graph, registry, opts).unwrap();
-    assert_eq!(report.status, smx::report::Status::Ok);
+    assert_eq!(report.status, smx_runtime::report::Status::Ok);
     let wall = report.nets.iter().map(|n| n.wall_time_s).fold(0.0, f64::max);
     Duration::from_secs_f64(wall)
 }
@@ -95,14 +95,14 @@ fn baseline_run(len: usize, count: u64, pinned: bool) -> Duration {
     let (tx, rx) = crossbeam_channel::bounded::<Message>(len);
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
     let b2 = barrier.clone();
-    let cores = smx::runtime::sched::allowed_cores();
+    let cores = smx_timing::sched::allowed_cores();
     let (producer_core, consumer_core) = (cores.first().copied(), cores.get(1).copied());
     if pinned && let Some(core) = consumer_core {
-        let _ = smx::runtime::sched::pin_current_thread(core);
+        let _ = smx_timing::sched::pin_current_thread(core);
     }
     let producer = std::thread::spawn(move || {
         if pinned && let Some(core) = producer_core {
-            let _ = smx::runtime::sched::pin_current_thread(core);
+            let _ = smx_timing::sched::pin_current_thread(core);
         }
         let mut state = 1u64;
         b2.wait();
@@ -170,12 +170,12 @@ fn bench_handoff(c: &mut Criterion) {
                     loop {
                         r.wait_ready();
                         match r.take() {
-                            smx::runtime::channel::Poll::Message(m) => {
+                            smx_runtime::channel::Poll::Message(m) => {
                                 black_box(m);
                                 got += 1;
                             }
-                            smx::runtime::channel::Poll::Ended => break,
-                            smx::runtime::channel::Poll::Empty => std::thread::yield_now(),
+                            smx_runtime::channel::Poll::Ended => break,
+                            smx_runtime::channel::Poll::Empty => std::thread::yield_now(),
                         }
                     }
                     producer.join().unwrap();
@@ -205,7 +205,7 @@ fn bench_message(c: &mut Criterion) {
 }
 
 fn bench_src_snk(c: &mut Criterion) {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     for len in [1u32, 64] {
         let mut group = c.benchmark_group(format!("src_snk/len{len}"));
         group.throughput(Throughput::Elements(NET_MESSAGES));
@@ -231,7 +231,7 @@ fn bench_src_snk(c: &mut Criterion) {
 }
 
 fn bench_pairs(c: &mut Criterion) {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut group = c.benchmark_group("pairs");
     group.sample_size(10);
     let per_pair = NET_MESSAGES / 4;
@@ -258,7 +258,7 @@ fn rss_kib() -> u64 {
 }
 
 fn rss_run() {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let graph = pairs(1, 64);
     let opts = options(&graph, &registry, 10_000_000, PinMode::Auto);
     let progress = opts.progress.clone();
@@ -315,7 +315,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// on a shared machine hit both alike; prints the median rates and their ratio, and the median
 /// CPU time per message (less sensitive to other load than the rate).
 fn compare_run(rounds: usize) {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     for (len, count) in [(1u32, 1_000_000u64), (64, 1_000_000)] {
         let graph = pairs(1, len);
         let auto = options(&graph, &registry, count, PinMode::Auto);
@@ -364,7 +364,7 @@ fn compare_run(rounds: usize) {
 /// Aggregate rate of 1..16 pairs, interleaved by round; prints medians and each as a share of
 /// the best.
 fn pairs_run(rounds: usize) {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let counts = [1usize, 2, 4, 8, 16];
     // Long enough that the start and the end (threads released and finishing at slightly
     // different moments) weigh little even with 32 threads on 2 cores.

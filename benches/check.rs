@@ -5,8 +5,8 @@
 //! with the number of boxes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use smx::compose::{CompileOptions, compile, compose};
-use smx::diag::SourceFile;
+use smx_lang::compose::{CompileOptions, compile, compose};
+use smx_lang::diag::SourceFile;
 
 /// A net of about `boxes` boxes.
 fn pipeline(boxes: usize) -> String {
@@ -64,7 +64,7 @@ fn check(c: &mut Criterion) {
             &src,
             |b, src| b.iter(|| compile(src, &opts)),
         );
-        let parsed = smx::syntax::parse(&src);
+        let parsed = smx_lang::syntax::parse(&src);
         if let Some(program) = parsed.program {
             group.bench_with_input(BenchmarkId::new(format!("{shape}/compose"), boxes), &program, |b, p| {
                 b.iter(|| compose(p, &opts))

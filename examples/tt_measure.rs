@@ -7,13 +7,12 @@
 
 use std::time::Duration;
 
-use smx::boxes::{BoxConfig, ConfigValue, Registry};
-use smx::config::NetSettings;
-use smx::graph::{NetGraph, TimeSpec, Timing};
-use smx::report::firewall::from_values;
-use smx::runtime::builder::NetBuilder;
-use smx::runtime::{RunOptions, run};
-use smx::timing::{LatenessSummary, ProbeOptions, Spin, probe};
+use smx_box::{BoxConfig, ConfigValue};
+use smx_graph::{NetGraph, TimeSpec, Timing};
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::config::NetSettings;
+use smx_runtime::{RunOptions, run};
+use smx_timing::{LatenessSummary, ProbeOptions, Spin, probe};
 
 fn tt_pairs(pairs: usize, period: Duration) -> NetGraph {
     let mut net = NetBuilder::new();
@@ -62,13 +61,13 @@ fn main() {
     let shards: Option<usize> = std::env::var("SHARDS").ok().and_then(|s| s.parse().ok());
     println!(
         "clock source {}, {ticks} ticks per case, firewall spin {spin:?}",
-        smx::timing::clock_source()
+        smx_timing::clock_source()
     );
     println!(
         "{:>7} {:>16} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9}",
         "period", "case", "misses", "rate %", "p50 us", "p99 us", "p999 us", "max us"
     );
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     for us in periods {
         let period = Duration::from_micros(us);
         for (name, s) in [("probe spin off", Spin::Off), ("probe spin auto", Spin::Auto)] {
@@ -106,10 +105,10 @@ fn main() {
             opts.firewall.spin = spin;
             opts.firewall.shards = shards;
             let report = run(&graph, &registry, &opts).expect("run");
-            let fws = from_values(&report.firewalls);
+            let fws = &report.firewalls;
             let (mut pm, mut cm, mut missed, mut overruns) = (0, 0, 0, 0);
             let mut worst = LatenessSummary::default();
-            for f in &fws {
+            for f in fws {
                 missed += f.missed_ticks * f.pairs.len() as u64;
                 overruns += f.overruns;
                 worst.p50 = worst.p50.max(f.lateness_ns.p50);

@@ -1,19 +1,48 @@
-//! smx: a dataflow streaming runtime for the Streamix coordination language.
+//! `smxrun`: the Streamix command line, as a library, so that a crate of your own boxes gets
+//! every command, option and report with one line of `main`:
 //!
-//! The modules follow the data path (see ARCHITECTURE.md):
-//! source text ([`syntax`]) → checked composition ([`compose`]) → flattened graph ([`graph`])
-//! → running threads ([`runtime`], with the boxes of [`boxes`], configured by [`config`],
-//! timed by [`timing`]) → [`report`]. [`bench`] reproduces the performance experiments and
-//! [`cli`] is the thin `smxrun` front.
+//! ```no_run
+//! # const MY_BOX: smx_box::BoxSpec = smx_box::BoxSpec::named("my_box").create(|_| unimplemented!());
+//! fn main() {
+//!     std::process::exit(smxrun::main_with_boxes([MY_BOX]));
+//! }
+//! ```
+//!
+//! Everything a command does is done by the libraries below it (see ARCHITECTURE.md): the front
+//! end (`smx-lang`), the runtime (`smx-runtime`), the boxes (`smx-boxes`, `smx-zmq`). What is
+//! here is what only a command line needs ([`cli`]) and the benchmarks ([`bench`]).
 
 pub mod bench;
-pub mod boxes;
 pub mod cli;
-pub mod compose;
-pub mod config;
-pub mod diag;
-pub mod graph;
-pub mod report;
-pub mod runtime;
-pub mod syntax;
-pub mod timing;
+
+use smx_box::BoxSpec;
+use smx_runtime::Registry;
+
+/// Runs `smxrun` with the process's arguments and the built-in boxes; returns the exit code.
+pub fn main() -> i32 {
+    cli::main_with(std::env::args_os(), builtin_registry())
+}
+
+/// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes` (a box of the
+/// same name as a built-in one replaces it); returns the exit code.
+pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
+    let mut registry = builtin_registry();
+    for spec in boxes {
+        registry.register(spec);
+    }
+    cli::main_with(std::env::args_os(), registry)
+}
+
+/// The built-in boxes: those of `smx-boxes`, and the ZeroMQ boxes when built with `zmq`.
+pub fn builtin_specs() -> Vec<BoxSpec> {
+    #[allow(unused_mut)]
+    let mut specs = smx_boxes::specs();
+    #[cfg(feature = "zmq")]
+    specs.extend(smx_zmq::specs());
+    specs
+}
+
+/// A registry of the built-in boxes.
+pub fn builtin_registry() -> Registry {
+    Registry::of(builtin_specs())
+}

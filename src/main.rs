@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(smx::cli::main());
+    std::process::exit(smxrun::main());
 }

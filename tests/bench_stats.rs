@@ -1,16 +1,18 @@
 //! The statistics and result plumbing of `smxrun bench`, on synthetic data with exact answers.
 
-use smx::bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
-use smx::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
-use smx::bench::stats::{
+use smx_runtime::firewall::TtMode;
+use smxrun::bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
+use smxrun::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
+use smxrun::bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
-use smx::runtime::firewall::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
-fn header() -> smx::bench::machine::MachineHeader {
-    static HEADER: std::sync::OnceLock<smx::bench::machine::MachineHeader> = std::sync::OnceLock::new();
-    HEADER.get_or_init(smx::bench::machine::MachineHeader::collect).clone()
+fn header() -> smxrun::bench::machine::MachineHeader {
+    static HEADER: std::sync::OnceLock<smxrun::bench::machine::MachineHeader> = std::sync::OnceLock::new();
+    HEADER
+        .get_or_init(smxrun::bench::machine::MachineHeader::collect)
+        .clone()
 }
 
 fn approx(a: f64, b: f64) -> bool {
@@ -172,7 +174,7 @@ fn json_round_trip_and_compare_ratios() {
     let mut changed = old.clone();
     changed.settings.insert("count".into(), "10".into());
     assert_eq!(
-        smx::bench::output::settings_changes(&[changed], &back),
+        smxrun::bench::output::settings_changes(&[changed], &back),
         vec!["scaling: count (unset) -> 10".to_string()]
     );
 }
@@ -206,7 +208,7 @@ fn tables_render_with_every_row_the_width_of_the_header() {
 
 #[test]
 fn auto_decimals_keep_three_significant_digits() {
-    use smx::bench::result::decimals_for;
+    use smxrun::bench::result::decimals_for;
     assert_eq!(decimals_for(1234.5), 1);
     assert_eq!(decimals_for(12.3), 1);
     assert_eq!(decimals_for(1.23), 2);
@@ -270,16 +272,16 @@ fn scaling_table_has_one_row_per_pair_count_and_the_ratio() {
             base("2", 2000.0),
         ],
     );
-    let t = smx::bench::scaling::table(&r, &[1, 2, 4], false);
+    let t = smxrun::bench::scaling::table(&r, &[1, 2, 4], false);
     assert_eq!(t.columns.len(), 7);
     assert_eq!(t.rows.len(), 2, "pair count 4 has no cases and no row");
     assert_eq!(t.rows[0][0], "2");
     assert_eq!(t.rows[0][6], "0.90");
     assert_eq!(t.rows[1][6], "1.50");
-    let with_peer = smx::bench::scaling::table(&r, &[1], true);
+    let with_peer = smxrun::bench::scaling::table(&r, &[1], true);
     assert_eq!(with_peer.columns.len(), 9);
     assert_eq!(with_peer.rows[0][8], "-");
-    let charts = smx::bench::scaling::charts(&r);
+    let charts = smxrun::bench::scaling::charts(&r);
     assert_eq!(charts.len(), 1);
 }
 
@@ -301,15 +303,15 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
         })
         .collect();
     let r = result_with("latency", cases);
-    let f = smx::bench::latency::fit(&r, 8, "latency_p50_ns").unwrap();
+    let f = smxrun::bench::latency::fit(&r, 8, "latency_p50_ns").unwrap();
     assert!(approx(f.slope, 1500.0) && approx(f.intercept, 2000.0) && approx(f.r_squared, 1.0));
-    let t = smx::bench::latency::fit_table(&r, &[8, 1024]);
+    let t = smxrun::bench::latency::fit_table(&r, &[8, 1024]);
     assert_eq!(t.rows.len(), 2);
     assert_eq!(t.rows[0][1], "1.50");
     assert_eq!(t.rows[0][2], "2.00");
     assert_eq!(t.rows[0][4], "4.50");
     assert_eq!(t.rows[1][1], "-", "no cases of 1024 bytes: no fit");
-    let p = smx::bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
+    let p = smxrun::bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
     assert_eq!(p.rows.len(), 5);
     assert_eq!(p.rows[1][2], "3.5");
 }
@@ -342,7 +344,7 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
         ],
     );
     let modes = [TtMode::Threads, TtMode::Cyclic];
-    let t = smx::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3], &modes);
+    let t = smxrun::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3], &modes);
     // 3 pairs ran in one mode only: three rows.
     assert_eq!(t.rows.len(), 3);
     assert_eq!(t.rows[0][0], "10us");
@@ -351,6 +353,6 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
     assert_eq!((t.rows[0][4].as_str(), t.rows[0][6].as_str()), ("2.00x", "4"));
     assert_eq!((t.rows[1][2].as_str(), t.rows[1][4].as_str()), ("cyclic", "1.00x"));
     assert_eq!(t.rows[2][5], "0.0100");
-    let chart = &smx::bench::tt::charts(&r)[0].1;
+    let chart = &smxrun::bench::tt::charts(&r)[0].1;
     assert_eq!(chart.series.len(), 4, "three smx lines and the floor");
 }

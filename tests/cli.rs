@@ -119,7 +119,7 @@ fn graph_writes_every_format() {
     let out = smxrun(&["graph", arg(&net), "--format", "json", "-o", arg(&path)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
-    let graph: smx::graph::NetGraph = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let graph: smx_graph::NetGraph = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(graph.nodes.len(), 2);
     assert_eq!(graph.edges.len(), 1);
 

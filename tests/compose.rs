@@ -1,10 +1,10 @@
 //! Composition behaviour beyond the original test suite: the spec's *(checked)* notes, our
 //! deliberate differences from smxc (spec §9), options, exporters, and robustness.
 
-use smx::compose::{CompileOptions, Compiled, compile, compose};
-use smx::diag::{SourceFile, Span};
-use smx::graph::{self, NetGraph, NodeKind, TimeSpec, Timing};
-use smx::syntax::ast::{self, BinOp, NetExpr};
+use smx_graph::{self, NetGraph, NodeKind, TimeSpec, Timing};
+use smx_lang::compose::{CompileOptions, Compiled, compile, compose};
+use smx_lang::diag::{SourceFile, Span};
+use smx_lang::syntax::ast::{self, BinOp, NetExpr};
 
 fn run(text: &str) -> Compiled {
     compile(&SourceFile::new("t.smx", text), &CompileOptions::default())

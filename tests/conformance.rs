@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use smx::compose::{CompileOptions, compile};
-use smx::diag::SourceFile;
-use smx::graph::gml::to_gml;
+use smx_graph::gml::to_gml;
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
 
 fn cases_dir() -> Option<PathBuf> {
     let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases");

@@ -10,12 +10,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use smx::boxes::Registry;
-use smx::compose::{CompileOptions, compile};
-use smx::config::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::Status;
-use smx::runtime::{RunOptions, run};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::Status;
+use smx_runtime::{RunOptions, run};
 
 struct Counting;
 
@@ -47,7 +47,7 @@ fn allocations(net: &str, messages: u64) -> u64 {
     let file = SourceFile::new("alloc.smx", net);
     let compiled = compile(&file, &CompileOptions::default());
     assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut layers = ConfigLayers::new();
     layers.set_iterations(messages);
     let opts = RunOptions {

@@ -6,8 +6,8 @@
 
 use proptest::prelude::*;
 
-use smx::compose::{CompileOptions, compile};
-use smx::diag::{SourceFile, has_errors};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::{SourceFile, has_errors};
 
 /// Valid nets exercising composition: chains, fan-in/out, nets, prototypes, time, open ports.
 const SEEDS: &[&str] = &[

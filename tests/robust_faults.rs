@@ -13,16 +13,16 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::{
+use smx_box::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, InPort, OutPort, PortSpec, Registry, ValueKind,
 };
-use smx::compose::{CompileOptions, compile};
-use smx::config::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::{Report, Status};
-use smx::runtime::firewall::{FirewallOptions, TtMode};
-use smx::runtime::{RunOptions, run};
+use smx_box::{InitCtx, Io};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::firewall::{FirewallOptions, TtMode};
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 /// A run or a process not over after this long is a hang (liveness, not timing).
 const LIVENESS: Duration = Duration::from_secs(60);
@@ -145,7 +145,7 @@ const COUNT: u64 = 40;
 /// Drops the SCHED_FIFO levels `tt` gives its boxes: this test shares the machine with others
 /// (one spinning real-time thread elsewhere can starve a pinned one here) and checks
 /// behaviour only.
-fn without_real_time(graph: &mut smx::graph::NetGraph) {
+fn without_real_time(graph: &mut smx_graph::NetGraph) {
     for node in &mut graph.nodes {
         node.priority = 0;
     }
@@ -162,7 +162,7 @@ fn run_place(place: &str, fault: &str, mode: TtMode) -> Report {
         assert!(compiled.accepted(), "{text}: {:?}", compiled.diagnostics);
         let mut graph = compiled.graph;
         without_real_time(&mut graph);
-        let mut registry = Registry::builtin();
+        let mut registry = smxrun::builtin_registry();
         registry.register(faulty_spec());
         let mut layers = ConfigLayers::new();
         layers.set_iterations(COUNT);

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use smx::boxes::Registry;
-use smx::compose::{CompileOptions, compile};
-use smx::config::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::Status;
-use smx::runtime::{RunOptions, run};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::Status;
+use smx_runtime::{RunOptions, run};
 
 const NET: &str = "\
 Src = box smx_src_rand(out data)
@@ -53,7 +53,7 @@ fn resident_memory_stays_flat_over_a_long_run() {
     let file = SourceFile::new("rss.smx", NET);
     let compiled = compile(&file, &CompileOptions::default());
     assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut layers = ConfigLayers::new();
     layers.set_iterations(messages);
     layers.add_set("Src.size=256").unwrap();

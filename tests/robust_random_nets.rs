@@ -20,15 +20,15 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
-use smx::compose::{CompileOptions, compile};
-use smx::config::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::{Report, Status};
-use smx::runtime::firewall::FirewallOptions;
-use smx::runtime::message::Message;
-use smx::runtime::{PinMode, RunOptions, run};
+use smx_box::Message;
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
+use smx_box::{InitCtx, Io};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::firewall::FirewallOptions;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{PinMode, RunOptions, run};
 
 /// A run that is not over after this long is a hang (a liveness bound, not a timing figure:
 /// the nets here finish in well under a second).
@@ -96,7 +96,7 @@ fn topic_spec() -> BoxSpec {
         }],
         config: &[ConfigKey {
             name: "count",
-            kind: smx::boxes::ValueKind::Int,
+            kind: smx_box::ValueKind::Int,
             default: Some("10"),
             choices: &[],
             help: "",
@@ -106,7 +106,7 @@ fn topic_spec() -> BoxSpec {
 }
 
 fn registry() -> Registry {
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(topic_spec());
     registry
 }
@@ -272,8 +272,8 @@ fn check_books(case: &Case, report: &Report) -> Result<(), TestCaseError> {
     }
     // Flow conservation per net, on channels that do not cross a firewall (a firewall's row
     // shows its own output, not the producer's channel).
-    let mut ins: HashMap<usize, Vec<&smx::report::ChannelReport>> = HashMap::new();
-    let mut outs: HashMap<usize, Vec<&smx::report::ChannelReport>> = HashMap::new();
+    let mut ins: HashMap<usize, Vec<&smx_runtime::report::ChannelReport>> = HashMap::new();
+    let mut outs: HashMap<usize, Vec<&smx_runtime::report::ChannelReport>> = HashMap::new();
     for c in &report.channels {
         ins.entry(c.to_id).or_default().push(c);
         outs.entry(c.from_id).or_default().push(c);

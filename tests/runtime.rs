@@ -4,15 +4,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::{
+use smx_box::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Flow, PortSpec, Registry, ValueKind,
 };
-use smx::config::NetSettings;
-use smx::graph::NetGraph;
-use smx::report::{Report, Status};
-use smx::runtime::builder::{Link, NetBuilder};
-use smx::runtime::{PinMode, RunError, RunOptions, run};
+use smx_box::{InitCtx, Io};
+use smx_graph::NetGraph;
+use smx_runtime::builder::{Link, NetBuilder};
+use smx_runtime::config::NetSettings;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{PinMode, RunError, RunOptions, run};
 
 fn settings_with_count(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
     graph
@@ -32,7 +32,7 @@ fn settings_with_count(graph: &NetGraph, registry: &Registry, count: u64) -> Vec
 }
 
 fn run_with_count(graph: &NetGraph, count: u64) -> Report {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let opts = RunOptions {
         settings: settings_with_count(graph, &registry, count),
         ..RunOptions::default()
@@ -84,7 +84,7 @@ fn src_snk_delivers_everything_in_order_and_counts_n_loops() {
 #[test]
 fn longer_channels_and_default_len_option() {
     let graph = src_snk(Link::default());
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let opts = RunOptions {
         settings: settings_with_count(&graph, &registry, 500),
         default_channel_len: Some(64),
@@ -168,7 +168,7 @@ struct Recorder {
 
 impl BoxImpl for Recorder {
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
-        if let Some(msg) = io.read(smx::boxes::InPort(0)) {
+        if let Some(msg) = io.read(smx_box::InPort(0)) {
             self.log.lock().push(msg.len());
         }
         Ok(Flow::Return)
@@ -184,7 +184,7 @@ fn fan_in_loses_nothing() {
             log: LOG.get().unwrap().clone(),
         }))
     }
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(BoxSpec {
         name: "recorder",
         summary: "records payload sizes",
@@ -280,7 +280,7 @@ impl BoxImpl for Faulty {
     }
 
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
-        let msg = io.read(smx::boxes::InPort(0));
+        let msg = io.read(smx_box::InPort(0));
         if io.iteration() == self.at {
             match self.fault {
                 Fault::StepErr => return Err("bad message".into()),
@@ -289,7 +289,7 @@ impl BoxImpl for Faulty {
             }
         }
         if let Some(msg) = msg {
-            let _ = io.write(smx::boxes::OutPort(0), msg);
+            let _ = io.write(smx_box::OutPort(0), msg);
         }
         Ok(Flow::Return)
     }
@@ -305,7 +305,7 @@ fn faulty_registry() -> Registry {
         };
         Ok(Box::new(Faulty { fault, at: 10 }))
     }
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(BoxSpec {
         name: "faulty",
         summary: "fails on purpose",
@@ -403,7 +403,7 @@ fn stop_flag_ends_sources_and_everything_drains() {
         len: Some(16),
         ..Link::default()
     });
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let stop = Arc::new(AtomicBool::new(false));
     let opts = RunOptions {
         settings: settings_with_count(&graph, &registry, 0),
@@ -435,10 +435,7 @@ struct StopsMidStep {
 
 impl BoxImpl for StopsMidStep {
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
-        let _ = io.write(
-            smx::boxes::OutPort(0),
-            smx::runtime::message::Message::new(io.iteration(), 0, b"x"),
-        );
+        let _ = io.write(smx_box::OutPort(0), smx_box::Message::new(io.iteration(), 0, b"x"));
         if io.iteration() == 50 {
             self.stop.store(true, Ordering::SeqCst);
         }
@@ -455,7 +452,7 @@ fn a_stop_seen_inside_a_step_is_reported_as_stopped() {
             stop: STOP.get().unwrap().clone(),
         }))
     }
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(BoxSpec {
         name: "stops_mid_step",
         summary: "sets the stop flag during its 50th step",
@@ -490,7 +487,7 @@ fn unknown_implementation_is_rejected_with_the_known_list() {
     let a = net.add_box("A", "no_such_box", &[("data", false)]);
     let b = net.add_box("B", "smx_snk_null", &[("data", true)]);
     net.connect(a, "data", b, "data");
-    let err = run(&net.build(), &Registry::builtin(), &RunOptions::default()).unwrap_err();
+    let err = run(&net.build(), &smxrun::builtin_registry(), &RunOptions::default()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, RunError::UnknownImpl { .. }));
     assert!(
@@ -503,14 +500,14 @@ fn unknown_implementation_is_rejected_with_the_known_list() {
 fn missing_and_foreign_ports_are_rejected() {
     let mut net = NetBuilder::new();
     net.add_box("Snk", "smx_snk_null", &[("other", true)]);
-    let err = run(&net.build(), &Registry::builtin(), &RunOptions::default()).unwrap_err();
+    let err = run(&net.build(), &smxrun::builtin_registry(), &RunOptions::default()).unwrap_err();
     assert!(matches!(err, RunError::MissingPort { .. }), "{err}");
 
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_null", &[("data", true), ("extra", true)]);
     net.connect(src, "data", snk, "extra");
-    let err = run(&net.build(), &Registry::builtin(), &RunOptions::default()).unwrap_err();
+    let err = run(&net.build(), &smxrun::builtin_registry(), &RunOptions::default()).unwrap_err();
     assert!(
         matches!(err, RunError::BadPort { .. }) && err.to_string().contains("extra"),
         "{err}"
@@ -529,7 +526,7 @@ fn too_many_threads_fail_up_front() {
         max_threads: 8,
         ..RunOptions::default()
     };
-    let err = run(&net.build(), &Registry::builtin(), &opts).unwrap_err();
+    let err = run(&net.build(), &smxrun::builtin_registry(), &opts).unwrap_err();
     assert!(matches!(err, RunError::ThreadLimit { wanted: 20, .. }), "{err}");
 }
 
@@ -542,7 +539,7 @@ fn a_thousand_threads_run() {
         net.connect(src, "data", snk, "data");
     }
     let graph = net.build();
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let opts = RunOptions {
         settings: settings_with_count(&graph, &registry, 2),
         pin: PinMode::Off,
@@ -560,8 +557,8 @@ fn a_thousand_threads_run() {
 #[test]
 fn pinning_modes() {
     let graph = src_snk(Link::default());
-    let registry = Registry::builtin();
-    let cores = smx::runtime::sched::allowed_cores();
+    let registry = smxrun::builtin_registry();
+    let cores = smx_timing::sched::allowed_cores();
     let with = |pin: PinMode| {
         let opts = RunOptions {
             settings: settings_with_count(&graph, &registry, 10),
@@ -593,11 +590,11 @@ fn pinning_modes() {
 /// wait there keeps the other side from running); every message still arrives, in order.
 #[test]
 fn both_ends_on_one_core_deliver_everything() {
-    let Some(&first) = smx::runtime::sched::allowed_cores().first() else {
+    let Some(&first) = smx_timing::sched::allowed_cores().first() else {
         eprintln!("no allowed core to pin to: skipped");
         return;
     };
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     for len in [1, 8] {
         let graph = src_snk(Link {
             len: Some(len),
@@ -624,7 +621,7 @@ fn both_ends_on_one_core_deliver_everything() {
 #[test]
 fn a_net_far_from_its_expected_rate_is_flagged() {
     let graph = src_snk(Link::default());
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut settings = settings_with_count(&graph, &registry, 10);
     // Ten messages cannot take long enough to be near one iteration per hour.
     settings[0].expected_rate = Some(1);

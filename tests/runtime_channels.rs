@@ -1,14 +1,14 @@
 //! Semantics of each channel kind, driven from one thread (no timing involved) or with a
 //! blocked peer that must be woken by the other side's end.
 
-use smx::runtime::channel::{ChannelKind, Poll, channel};
-use smx::runtime::message::Message;
+use smx_box::Message;
+use smx_runtime::channel::{ChannelKind, Poll, channel};
 
 fn msg(seq: u64) -> Message {
     Message::new(seq, 0, &seq.to_le_bytes())
 }
 
-fn seqs(reader: &mut smx::runtime::channel::Reader) -> Vec<u64> {
+fn seqs(reader: &mut smx_runtime::channel::Reader) -> Vec<u64> {
     let mut out = Vec::new();
     while let Poll::Message(m) = reader.take() {
         out.push(m.seq);
@@ -244,7 +244,7 @@ fn has_message_sees_only_new_messages() {
 #[test]
 fn a_parking_producer_delivers_and_sees_the_consumer_end() {
     let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
-    smx::runtime::channel::share_core(&mut w, &mut r);
+    smx_runtime::channel::share_core(&mut w, &mut r);
     let producer = std::thread::spawn(move || {
         let mut accepted = 0u64;
         for s in 0..1_000_000 {
@@ -281,7 +281,7 @@ fn ends_that_park_after_their_spin_are_always_woken() {
     for spin in [
         Duration::ZERO,
         Duration::from_micros(2),
-        smx::runtime::channel::DEFAULT_SPIN,
+        smx_runtime::channel::DEFAULT_SPIN,
     ] {
         let (mut w, mut r) = channel(ChannelKind::Coupled, 1);
         w.set_spin(spin);

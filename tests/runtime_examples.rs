@@ -3,9 +3,9 @@
 #[path = "../examples/user_box.rs"]
 mod user_box;
 
-use smx::report::Status;
+use smx_runtime::report::Status;
 
-fn checksum(report: &smx::report::Report) -> String {
+fn checksum(report: &smx_runtime::report::Report) -> String {
     report.net("Sum").unwrap().stats["checksum"]
         .as_str()
         .unwrap()

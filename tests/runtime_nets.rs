@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
-use smx::boxes::Registry;
-use smx::compose::{CompileOptions, compile};
-use smx::config::layers::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::{Report, Status};
-use smx::runtime::firewall::FirewallOptions;
-use smx::runtime::{RunOptions, run};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::Registry;
+use smx_runtime::config::layers::ConfigLayers;
+use smx_runtime::firewall::FirewallOptions;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 const COUNT: u64 = 200;
 
@@ -22,7 +22,7 @@ fn run_net(file: &str) -> Report {
     for node in &mut compiled.graph.nodes {
         node.priority = 0;
     }
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut layers = ConfigLayers::new();
     layers.set_iterations(COUNT);
     let settings = layers.resolve(&compiled.graph, &registry).unwrap();

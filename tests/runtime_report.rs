@@ -1,14 +1,14 @@
 //! The three report renderers on a real run: JSON keys and values, text table, original log
 //! lines.
 
-use smx::boxes::{BoxConfig, ConfigValue, Registry};
-use smx::config::NetSettings;
-use smx::report::{json, smxlog, text};
-use smx::runtime::builder::NetBuilder;
-use smx::runtime::{RunOptions, run};
+use smx_box::{BoxConfig, ConfigValue, Registry};
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::config::NetSettings;
+use smx_runtime::report::{json, smxlog, text};
+use smx_runtime::{RunOptions, run};
 
-fn report() -> smx::report::Report {
-    let registry = Registry::builtin();
+fn report() -> smx_runtime::report::Report {
+    let registry = smxrun::builtin_registry();
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);

@@ -1,14 +1,14 @@
 //! `smx_snk_dump` inside a running net: the exact bytes of its output file in text and hex, with
 //! and without topics, over more lines than one buffer holds. Behaviour only, no timing.
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
-use smx::config::ConfigLayers;
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
+use smx_box::{InitCtx, Io};
+use smx_runtime::config::ConfigLayers;
 
-use smx::report::Status;
-use smx::runtime::builder::NetBuilder;
-use smx::runtime::message::Message;
-use smx::runtime::{RunOptions, run};
+use smx_box::Message;
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::report::Status;
+use smx_runtime::{RunOptions, run};
 
 /// Enough lines (about 40 bytes each in text) to pass the dump's 64 KiB output buffer.
 const N: u64 = 5000;
@@ -86,7 +86,7 @@ fn lines_spec() -> BoxSpec {
 
 /// Runs `test_lines -> smx_snk_dump` (topic connected or not) and returns the dump file.
 fn dump(format: &str, with_topic: bool) -> String {
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(lines_spec());
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "test_lines", &[("data", false), ("topic", false)]);

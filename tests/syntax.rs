@@ -2,9 +2,9 @@
 //! literals, reserved words, syntax errors with their places, robustness on large and deep
 //! input, and every program of the original compiler's test suite.
 
-use smx::diag::{Diagnostic, SourceFile};
-use smx::syntax::ast::*;
-use smx::syntax::{MAX_NESTING, Parsed, parse};
+use smx_lang::diag::{Diagnostic, SourceFile};
+use smx_lang::syntax::ast::*;
+use smx_lang::syntax::{MAX_NESTING, Parsed, parse};
 
 fn parse_text(text: &str) -> (SourceFile, Parsed) {
     let file = SourceFile::new("t.smx", text);

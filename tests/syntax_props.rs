@@ -8,10 +8,10 @@
 
 use proptest::prelude::*;
 
-use smx::compose::{CompileOptions, compile};
-use smx::diag::{SourceFile, has_errors};
-use smx::syntax::ast::{Decl, NetExpr, Program};
-use smx::syntax::parse;
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::{SourceFile, has_errors};
+use smx_lang::syntax::ast::{Decl, NetExpr, Program};
+use smx_lang::syntax::parse;
 
 /// Accepted nets (the fuzzer's seed corpus), the starting points of the mutations.
 const NETS: &[&str] = &[
@@ -214,7 +214,7 @@ fn check(text: &str) -> Result<(), TestCaseError> {
 }
 
 fn check_spans(program: &Program, len: usize) -> Result<(), TestCaseError> {
-    let inside = |s: smx::diag::Span| s.start <= s.end && s.end <= len;
+    let inside = |s: smx_lang::diag::Span| s.start <= s.end && s.end <= len;
     prop_assert!(inside(program.connect.net.span()));
     for decl in &program.decls {
         match decl {

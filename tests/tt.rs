@@ -6,16 +6,16 @@
 use std::thread;
 use std::time::Duration;
 
-use smx::boxes::{BoxConfig, ConfigValue, Registry};
-use smx::config::NetSettings;
-use smx::graph::{NetGraph, TimeSpec, Timing};
-use smx::report::firewall::{FirewallReport, from_values};
-use smx::report::{Report, Status};
-use smx::runtime::builder::{Link, NetBuilder};
-use smx::runtime::channel::{Reader, Writer};
-use smx::runtime::firewall::{Firewall, FirewallOptions};
-use smx::runtime::message::{Message, now_ns};
-use smx::runtime::{RunOptions, run};
+use smx_box::{BoxConfig, ConfigValue, Registry};
+use smx_box::{Message, now_ns};
+use smx_graph::{NetGraph, TimeSpec, Timing};
+use smx_runtime::builder::{Link, NetBuilder};
+use smx_runtime::channel::{Reader, Writer};
+use smx_runtime::config::NetSettings;
+use smx_runtime::firewall::{Firewall, FirewallOptions};
+use smx_runtime::report::firewall::{FirewallReport, from_values};
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 const T: Duration = Duration::from_millis(4);
 
@@ -247,7 +247,7 @@ fn tt_pair(src: Duration, dst: Duration, len: Option<u32>) -> NetGraph {
 }
 
 fn run_tt(graph: &NetGraph, count: u64) -> Report {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let opts = RunOptions {
         settings: settings(graph, &registry, count),
         firewall: quiet(1),
@@ -269,7 +269,7 @@ fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
     let snk = report.net("Snk").unwrap();
     assert_eq!(snk.loop_count + p.consume_misses, 6);
     assert!(!f.clock_source.is_empty());
-    let json: serde_json::Value = serde_json::from_str(&smx::report::json::render(&report)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&smx_runtime::report::json::render(&report)).unwrap();
     let fw = &json["firewalls"][0];
     for key in ["period_ns", "ticks", "overruns", "lateness_ns", "pairs"] {
         assert!(fw.get(key).is_some(), "missing {key} in {fw}");
@@ -277,7 +277,7 @@ fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
     for key in ["producer", "consumer", "forwarded", "produce_misses", "consume_misses"] {
         assert!(fw["pairs"][0].get(key).is_some(), "missing {key}");
     }
-    let text = smx::report::text::render(&report);
+    let text = smx_runtime::report::text::render(&report);
     assert!(text.contains("Src -> Snk") && text.contains("produce misses"), "{text}");
 }
 
@@ -312,8 +312,8 @@ fn two_periods_on_one_edge_use_two_firewalls_in_series() {
 
 #[test]
 fn a_net_written_in_streamix_runs_through_a_firewall() {
-    use smx::compose::{CompileOptions, compile};
-    use smx::diag::SourceFile;
+    use smx_lang::compose::{CompileOptions, compile};
+    use smx_lang::diag::SourceFile;
     let text =
         "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nA = tt[4ms](Src.Snk)\nconnect A|A\n";
     let compiled = compile(&SourceFile::new("tt.smx", text), &CompileOptions::default());
@@ -330,8 +330,8 @@ fn a_net_written_in_streamix_runs_through_a_firewall() {
 
 #[test]
 fn losses_before_the_firewall_are_in_the_channel_row() {
-    use smx::compose::{CompileOptions, compile};
-    use smx::diag::SourceFile;
+    use smx_lang::compose::{CompileOptions, compile};
+    use smx_lang::diag::SourceFile;
     // A decoupled producer overwrites while the firewall waits for its tick: those losses
     // happen on the producer→firewall segment and must show in the channel's books.
     let text = "SrcD = box smx_src_rand( decoupled out data )\nSnk = box smx_snk_null( in data )\n\

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use smx::boxes::Registry;
-use smx::compose::{CompileOptions, compile};
-use smx::config::ConfigLayers;
-use smx::diag::SourceFile;
-use smx::report::firewall::from_values;
-use smx::report::{Report, Status};
-use smx::runtime::firewall::{FirewallOptions, TtMode};
-use smx::runtime::{RunOptions, run};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::firewall::{FirewallOptions, TtMode};
+use smx_runtime::report::firewall::from_values;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 const DECLS: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
 
@@ -26,7 +26,7 @@ fn run_cyclic(connect: &str, count: u64, stop: Option<Arc<AtomicBool>>) -> Repor
         &CompileOptions::default(),
     );
     assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let mut layers = ConfigLayers::new();
     layers.set_iterations(count);
     let mut opts = RunOptions {

@@ -1,19 +1,19 @@
 //! The ZeroMQ boxes inside running nets: the report's net over pipeline and pubsub, tcp and
 //! ipc, and a source whose sender never comes. Behaviour only, no timing.
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::{
+use smx_box::{
     BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Flow, OutPort, PortSpec, Registry,
     ValueKind,
 };
-use smx::config::{ConfigLayers, NetSettings};
+use smx_box::{InitCtx, Io};
+use smx_runtime::config::{ConfigLayers, NetSettings};
 
-use smx::config::value::parse_value;
-use smx::graph::NetGraph;
-use smx::report::{Report, Status};
-use smx::runtime::builder::NetBuilder;
-use smx::runtime::message::Message;
-use smx::runtime::{RunOptions, run};
+use smx_box::Message;
+use smx_box::parse_value;
+use smx_graph::NetGraph;
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 /// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
 fn report_net() -> NetGraph {
@@ -39,7 +39,7 @@ fn settings(graph: &NetGraph, registry: &Registry, sets: &[(&str, &str, &str)]) 
 }
 
 fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
-    run_net_with(graph, &Registry::builtin(), sets, None)
+    run_net_with(graph, &smxrun::builtin_registry(), sets, None)
 }
 
 /// Like [`run_net`], with a registry of its own and `--channel-len`.
@@ -93,7 +93,7 @@ fn report_net_delivers_everything(pattern: &str, endpoint: &str, batch: u64) {
         sets.push(("Snk1", "sync", "true"));
         sets.push(("Snk1", "hwm", "0")); // unlimited: this test is about delivery, not drops
     }
-    let report = run_net_with(&report_net(), &Registry::builtin(), &sets, Some(64));
+    let report = run_net_with(&report_net(), &smxrun::builtin_registry(), &sets, Some(64));
     assert_eq!(report.status, Status::Ok, "{report:?}");
     let sink = row(&report, "Snk1");
     let source = row(&report, "Src2");
@@ -129,7 +129,7 @@ fn report_net_delivers_everything(pattern: &str, endpoint: &str, batch: u64) {
 /// `--report json` has the documented `zmq` rows; the text report a line per box with the
 /// loss percentage.
 fn report_shows_the_books(report: &Report) {
-    let json: serde_json::Value = serde_json::from_str(&smx::report::json::render(report)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&smx_runtime::report::json::render(report)).unwrap();
     let rows = json["zmq"].as_array().expect("a zmq array");
     assert_eq!(rows.len(), 2);
     for row in rows {
@@ -148,7 +148,7 @@ fn report_shows_the_books(report: &Report) {
             assert!(row.get(key).is_some(), "zmq row without '{key}': {row}");
         }
     }
-    let text = smx::report::text::render(report);
+    let text = smx_runtime::report::text::render(report);
     assert!(text.contains("\nZeroMQ\n"), "{text}");
     assert!(
         text.contains("Src2 source") && text.contains("lost 0 (0.000 %"),
@@ -193,7 +193,7 @@ fn pubsub_with_a_small_hwm_balances_the_books() {
     let endpoint = free_tcp_endpoint();
     let report = run_net_with(
         &report_net(),
-        &Registry::builtin(),
+        &smxrun::builtin_registry(),
         &[
             ("Src1", "count", "3000"),
             ("Src1", "size", "64"),
@@ -277,7 +277,7 @@ fn a_port_in_use_fails_the_run_before_it_starts() {
 
 #[test]
 fn unknown_settings_are_rejected_with_the_choices() {
-    let registry = Registry::builtin();
+    let registry = smxrun::builtin_registry();
     let spec = registry.get("smx_snk_zmq").unwrap();
     let pattern = spec.config.iter().find(|k| k.name == "pattern").unwrap();
     let err = parse_value(pattern, "reqrep").unwrap_err();
@@ -293,14 +293,14 @@ fn unknown_settings_are_rejected_with_the_choices() {
 /// Compiles a shipped net and resolves its shipped config plus `sets`, like `smxrun` does.
 fn shipped(net: &str, config: &str, sets: &[String]) -> (NetGraph, Vec<NetSettings>) {
     let nets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("nets");
-    let src = smx::diag::SourceFile::read(&nets.join(net)).unwrap();
-    let compiled = smx::compose::compile(&src, &smx::compose::CompileOptions::default());
+    let src = smx_lang::diag::SourceFile::read(&nets.join(net)).unwrap();
+    let compiled = smx_lang::compose::compile(&src, &smx_lang::compose::CompileOptions::default());
     assert!(compiled.accepted(), "{net}: {:?}", compiled.diagnostics);
-    let mut layers = smx::config::ConfigLayers::from_file(&nets.join(config)).unwrap();
+    let mut layers = smx_runtime::config::ConfigLayers::from_file(&nets.join(config)).unwrap();
     for set in sets {
         layers.add_set(set).unwrap();
     }
-    let settings = layers.resolve(&compiled.graph, &Registry::builtin()).unwrap();
+    let settings = layers.resolve(&compiled.graph, &smxrun::builtin_registry()).unwrap();
     (compiled.graph, settings)
 }
 
@@ -330,7 +330,7 @@ fn the_shipped_nets_run_with_their_configs() {
             settings,
             ..RunOptions::default()
         };
-        let report = run(&graph, &Registry::builtin(), &opts).expect("net runs");
+        let report = run(&graph, &smxrun::builtin_registry(), &opts).expect("net runs");
         assert_eq!(report.status, Status::Ok, "{name}: {report:?}");
         let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
         let pattern = if name.contains("pubsub") { "pubsub" } else { "pipeline" };
@@ -434,7 +434,7 @@ fn topics_from_the_topic_port_arrive_with_their_messages() {
     net.connect(topics, "topic", snk1, "topic");
     net.connect(src2, "data", snk2, "data");
     net.connect(src2, "topic", snk2, "topic");
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     registry.register(topics_spec());
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("dump.txt");

@@ -2,15 +2,15 @@
 //! marker (not by its idle timeout, set long here) with books that balance. Behaviour only, no
 //! timing.
 
-use smx::boxes::api::{InitCtx, Io};
-use smx::boxes::zmq::{settings, sink};
-use smx::boxes::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, Registry};
-use smx::config::ConfigLayers;
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, Registry};
+use smx_box::{InitCtx, Io};
+use smx_runtime::config::ConfigLayers;
+use smx_zmq::{settings, sink};
 
-use smx::graph::NetGraph;
-use smx::report::{Report, Status};
-use smx::runtime::builder::NetBuilder;
-use smx::runtime::{RunOptions, run};
+use smx_graph::NetGraph;
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 /// Steps after which the failing sink's step returns an error.
 const FAIL_AFTER_STEPS: u64 = 200;
@@ -70,12 +70,9 @@ fn failing_in_init(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 }
 
 fn registry() -> Registry {
-    let mut registry = Registry::builtin();
+    let mut registry = smxrun::builtin_registry();
     for (name, create) in [
-        (
-            "test_snk_zmq_step_fails",
-            failing_in_step as smx::boxes::api::Constructor,
-        ),
+        ("test_snk_zmq_step_fails", failing_in_step as smx_box::Constructor),
         ("test_snk_zmq_init_fails", failing_in_init),
     ] {
         registry.register(BoxSpec {
@@ -178,9 +175,9 @@ fn a_sink_failing_in_a_step_ends_the_source_by_its_abort_marker() {
             delivered, sent,
             "{transport}: every message sent reached the second chain"
         );
-        let text = smx::boxes::zmq::text_line(source).unwrap();
+        let text = smx_zmq::text_line(source).unwrap();
         assert!(text.contains("ended by sender aborted"), "{text}");
-        assert!(smx::boxes::zmq::text_line(sink).unwrap().contains("ABORTED"));
+        assert!(smx_zmq::text_line(sink).unwrap().contains("ABORTED"));
     }
 }
 

@@ -95,7 +95,7 @@ pub struct TtArgs {
     pub ticks: Option<u64>,
     /// Where the time-triggered boxes run (see `smxrun --tt-mode`) [default: threads,cyclic]
     #[arg(long, value_delimiter = ',', value_name = "threads|cyclic,..")]
-    pub modes: Vec<crate::runtime::firewall::TtMode>,
+    pub modes: Vec<smx_runtime::firewall::TtMode>,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -142,7 +142,7 @@ pub struct LatencyArgs {
 }
 
 fn parse_period(text: &str) -> Result<Duration, String> {
-    let d = crate::config::value::parse_duration(text)?;
+    let d = smx_box::parse_duration(text)?;
     if d.is_zero() {
         return Err("a period must be longer than zero".into());
     }

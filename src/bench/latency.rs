@@ -10,7 +10,7 @@
 //!
 //! Every sample includes one clock read, whose cost is in the machine header.
 
-use crate::boxes::Registry;
+use smx_runtime::Registry;
 
 use super::Session;
 use super::args::{LatencyArgs, or_default, pick};
@@ -86,7 +86,7 @@ pub fn run(args: &LatencyArgs, session: &mut Session) -> BenchResult {
     result
 }
 
-fn one_run(graph: &crate::graph::NetGraph, registry: &Registry, count: u64, size: usize) -> Run {
+fn one_run(graph: &smx_graph::NetGraph, registry: &Registry, count: u64, size: usize) -> Run {
     let (id, probe) = new_probe();
     let overrides = [
         Override::new("bench_src_timed", "count", count),

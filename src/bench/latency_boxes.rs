@@ -19,12 +19,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::boxes::Registry;
-use crate::boxes::api::{
-    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, InPort, InitCtx, Io, OutPort, PortSpec,
-    ValueKind,
-};
-use crate::runtime::message::{Message, now_ns};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Flow, InPort, InitCtx, Io, OutPort, PortSpec, Stats};
+use smx_box::{Message, now_ns};
+use smx_runtime::Registry;
 
 use super::baseline::{PayloadRng, touch};
 
@@ -110,59 +107,31 @@ fn find_probe(config: &BoxConfig) -> Result<Arc<Probe>, BoxError> {
         .ok_or_else(|| BoxError(format!("{}: no latency run {id} is registered", config.instance)))
 }
 
-const RUN_KEY: ConfigKey = ConfigKey {
-    name: "run",
-    kind: ValueKind::Int,
-    default: Some("0"),
-    choices: &[],
-    help: "id of the bench's latency run (set by smxrun bench)",
-};
+const RUN_KEY: ConfigKey = ConfigKey::int("run")
+    .default_value("0")
+    .help("id of the bench's latency run (set by smxrun bench)");
 
-pub const SRC_SPEC: BoxSpec = BoxSpec {
-    name: "bench_src_timed",
-    summary: "latency bench: sends `count` time-stamped messages of `size` fresh bytes, one in flight",
-    ports: &[PortSpec {
-        name: "data",
-        direction: Direction::Out,
-        optional: false,
-        help: "time-stamped messages",
-    }],
-    config: &[
-        ConfigKey {
-            name: "count",
-            kind: ValueKind::Int,
-            default: Some("1000"),
-            choices: &[],
-            help: "messages to send",
-        },
-        ConfigKey {
-            name: "size",
-            kind: ValueKind::Int,
-            default: Some("8"),
-            choices: &[],
-            help: "payload bytes per message",
-        },
+pub const SRC_SPEC: BoxSpec = BoxSpec::named("bench_src_timed")
+    .summary("latency bench: sends `count` time-stamped messages of `size` fresh bytes, one in flight")
+    .outputs(&[PortSpec::new("data").help("time-stamped messages")])
+    .config(&[
+        ConfigKey::int("count").default_value("1000").help("messages to send"),
+        ConfigKey::int("size")
+            .default_value("8")
+            .help("payload bytes per message"),
         RUN_KEY,
-    ],
-    create: create_src,
-};
+    ])
+    .create(create_src);
 
-pub const SNK_SPEC: BoxSpec = BoxSpec {
-    name: "bench_snk_latency",
-    summary: "latency bench: reads every byte, records now - sent per message, confirms delivery",
-    ports: &[PortSpec {
-        name: "data",
-        direction: Direction::In,
-        optional: false,
-        help: "time-stamped messages",
-    }],
-    config: &[RUN_KEY],
-    create: create_snk,
-};
+pub const SNK_SPEC: BoxSpec = BoxSpec::named("bench_snk_latency")
+    .summary("latency bench: reads every byte, records now - sent per message, confirms delivery")
+    .inputs(&[PortSpec::new("data").help("time-stamped messages")])
+    .config(&[RUN_KEY])
+    .create(create_snk);
 
 /// The built-in boxes plus the two latency boxes.
 pub fn registry() -> Registry {
-    let mut registry = Registry::builtin();
+    let mut registry = crate::builtin_registry();
     registry.register(SRC_SPEC);
     registry.register(SNK_SPEC);
     registry
@@ -218,8 +187,8 @@ impl BoxImpl for TimedSrc {
         })
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
-        vec![("sent".into(), self.sent.into())]
+    fn stats(&self) -> Stats {
+        Stats::new().with("sent", self.sent)
     }
 }
 
@@ -260,8 +229,8 @@ impl BoxImpl for LatencySnk {
         Ok(Flow::Return)
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
+    fn stats(&self) -> Stats {
         std::hint::black_box(self.checksum);
-        vec![("received".into(), self.received.into())]
+        Stats::new().with("received", self.received)
     }
 }

@@ -1,18 +1,19 @@
 //! Running a generated net through the library, the same path `smxrun net.smx` takes.
 //!
 //! The experiments write the report's nets as `.smx` text, so what is measured is exactly what
-//! a user gets: [`crate::compose::compile`] checks and flattens the text, the configuration is
-//! the boxes' defaults with the experiment's overrides, and [`crate::runtime::run`] executes it
+//! a user gets: [`smx_lang::compose::compile`] checks and flattens the text, the configuration is
+//! the boxes' defaults with the experiment's overrides, and [`smx_runtime::run`] executes it
 //! and returns the [`Report`] whose counts validate the run.
 
-use crate::boxes::{BoxConfig, Registry};
-use crate::compose::{CompileOptions, compile};
-use crate::config::NetSettings;
-use crate::config::value::parse_value;
-use crate::diag::SourceFile;
-use crate::graph::{NetGraph, NodeKind};
-use crate::report::{Report, Status};
-use crate::runtime::{RunOptions, run};
+use smx_box::BoxConfig;
+use smx_box::parse_value;
+use smx_graph::{NetGraph, NodeKind};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::Registry;
+use smx_runtime::config::NetSettings;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 
 use super::result::Run;
 

@@ -8,7 +8,7 @@
 //! wall time, wall time per thread, total message rate, rate per pair) with median and
 //! min-max, the baseline's rate and the ratio of the medians.
 
-use crate::boxes::Registry;
+use smx_runtime::Registry;
 
 use super::Session;
 use super::args::{ScalingArgs, or_default, pick};
@@ -74,7 +74,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
         },
         _ => None,
     };
-    let registry = Registry::builtin();
+    let registry = crate::builtin_registry();
     for &pairs in &s.pairs {
         let params = [("pairs", pairs.to_string()), ("threads", (2 * pairs).to_string())];
         let mut smx = Case::new("smx", &params);
@@ -129,7 +129,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     result
 }
 
-fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, s: &Settings, pairs: usize) -> Run {
+fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, pairs: usize) -> Run {
     let overrides = [
         Override::new("smx_src_rand", "count", s.count),
         Override::new("smx_src_rand", "size", s.size),

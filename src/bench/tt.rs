@@ -1,6 +1,6 @@
 //! Experiment 2, the report's time-triggered runs: deadline misses per period and pair count.
 //!
-//! For each period the platform floor is measured first ([`crate::timing::probe`]: an empty
+//! For each period the platform floor is measured first ([`smx_timing::probe`]: an empty
 //! loop released by the same timer method at the same period and tick count), then the report's
 //! nets: `connect tt[T](Src.Snk)` for one pair and `A = tt[T](Src.Snk); B = A|A|A` for three.
 //! Each source sends `ticks` messages. Misses come from the firewall accounting in the run's
@@ -19,12 +19,11 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::boxes::Registry;
-use crate::runtime::RunOptions;
-use crate::runtime::firewall::{FirewallOptions, TtMode};
-use crate::timing::{ProbeOptions, probe};
+use smx_runtime::Registry;
+use smx_runtime::RunOptions;
+use smx_runtime::firewall::{FirewallOptions, TtMode};
+use smx_runtime::report::FirewallReport;
+use smx_timing::{ProbeOptions, probe};
 
 use super::Session;
 use super::args::{TtArgs, or_default, pick};
@@ -93,7 +92,7 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
     ] {
         result.settings.insert(k.into(), v);
     }
-    let registry = Registry::builtin();
+    let registry = crate::builtin_registry();
     for &period in &periods {
         let period_us = format!("{}", period.as_nanos() as f64 / 1e3);
         let mut floor = Case::new("probe", &[("period_us", period_us.clone())]);
@@ -173,7 +172,7 @@ pub fn mode_name(mode: TtMode) -> &'static str {
     }
 }
 
-fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, ticks: u64, pairs: usize, mode: TtMode) -> Run {
+fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, ticks: u64, pairs: usize, mode: TtMode) -> Run {
     let overrides = [Override::new("smx_src_rand", "count", ticks)];
     let base = RunOptions {
         firewall: FirewallOptions {
@@ -187,7 +186,7 @@ fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, ticks: u64, pair
         Err(e) => return Run::failed(e),
     };
     let mut run = Run::new();
-    if report.status != crate::report::Status::Ok {
+    if report.status != smx_runtime::report::Status::Ok {
         run.invalidate(format!("run status {}", report.status.as_str()));
     }
     if report.firewalls.is_empty() {
@@ -237,24 +236,22 @@ pub struct FirewallTotals {
 }
 
 /// Reads the report's `firewalls` objects (the documented JSON shape).
-pub fn firewall_totals(firewalls: &[Value]) -> FirewallTotals {
-    let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
+pub fn firewall_totals(firewalls: &[FirewallReport]) -> FirewallTotals {
     let mut t = FirewallTotals::default();
     for fw in firewalls {
-        t.ticks = t.ticks.max(num(fw, "ticks"));
-        t.overruns += num(fw, "overruns");
-        if let Some(l) = fw.get("lateness_ns") {
-            for (slot, key) in t.lateness.iter_mut().zip(["p50", "p99", "p999", "max"]) {
-                *slot = slot.max(num(l, key) as f64);
-            }
+        t.ticks = t.ticks.max(fw.ticks);
+        t.overruns += fw.overruns;
+        let l = &fw.lateness_ns;
+        for (slot, v) in t.lateness.iter_mut().zip([l.p50, l.p99, l.p999, l.max]) {
+            *slot = slot.max(v as f64);
         }
-        for pair in fw.get("pairs").and_then(Value::as_array).into_iter().flatten() {
+        for pair in &fw.pairs {
             t.pairs += 1;
-            t.forwarded += num(pair, "forwarded");
-            t.produce_misses += num(pair, "produce_misses");
-            t.consume_misses += num(pair, "consume_misses");
-            t.missed_tick_misses += num(pair, "missed_ticks");
-            t.due += num(pair, "ticks") + num(pair, "missed_ticks");
+            t.forwarded += pair.forwarded;
+            t.produce_misses += pair.produce_misses;
+            t.consume_misses += pair.consume_misses;
+            t.missed_tick_misses += pair.missed_ticks;
+            t.due += pair.ticks + pair.missed_ticks;
         }
     }
     t
@@ -414,7 +411,7 @@ mod tests {
 
     #[test]
     fn firewall_totals_sum_pairs_and_keep_the_worst_lateness() {
-        let fws: Vec<Value> = serde_json::from_str(
+        let fws: Vec<FirewallReport> = serde_json::from_str(
             r#"[{"period_ns":10000,"ticks":100,"missed_ticks":3,"overruns":2,"lateness_ns":{"p50":5,"p99":50,"p999":70,"max":90},
                  "pairs":[{"producer":"Src","consumer":"Snk","forwarded":98,"produce_misses":1,"consume_misses":1,"missed_ticks":3,"ticks":97},
                           {"producer":"Src","consumer":"Snk","forwarded":97,"produce_misses":3,"consume_misses":0,"missed_ticks":3}]},

@@ -16,10 +16,10 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use smx_box::{StatValue, Stats};
 
-use crate::boxes::Registry;
-use crate::report::Report;
+use smx_runtime::Registry;
+use smx_runtime::report::Report;
 
 use super::Session;
 use super::args::{ZmqArgs, or_default, pick};
@@ -104,7 +104,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
     ] {
         result.settings.insert(k.into(), v);
     }
-    let registry = Registry::builtin();
+    let registry = crate::builtin_registry();
     let graph = net::compile_net("zmq.smx", &net_text(consumer == "null"));
     for t in &transports {
         let mut raw = Case::new("zmq-raw", &[("pattern", "pushpull".into()), ("transport", t.clone())]);
@@ -192,8 +192,8 @@ struct Shape<'a> {
 /// cores is the fast one; with more (four boxes and two ZeroMQ I/O threads on two cores) each
 /// chain's hand-overs on one core are cheaper than waking the other core, and a longer
 /// channel lets the consumer take a burst each time it runs.
-fn chain_cores(graph: &crate::graph::NetGraph, settings: &mut [crate::config::NetSettings]) {
-    let cores = crate::runtime::sched::allowed_cores();
+fn chain_cores(graph: &smx_graph::NetGraph, settings: &mut [smx_runtime::config::NetSettings]) {
+    let cores = smx_timing::sched::allowed_cores();
     let (Some(&first), Some(&last)) = (cores.first(), cores.get(1).or(cores.first())) else {
         return;
     };
@@ -206,7 +206,7 @@ fn chain_cores(graph: &crate::graph::NetGraph, settings: &mut [crate::config::Ne
     }
 }
 
-fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, shape: &Shape<'_>) -> Run {
+fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, shape: &Shape<'_>) -> Run {
     let Shape {
         pattern,
         transport: t,
@@ -238,12 +238,12 @@ fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, shape: &Shape<'_
     if chains {
         chain_cores(graph, &mut settings);
     }
-    let opts = crate::runtime::RunOptions {
+    let opts = smx_runtime::RunOptions {
         default_channel_len: Some(channel_len),
         settings,
         ..Default::default()
     };
-    let report = match crate::runtime::run(graph, registry, &opts) {
+    let report = match smx_runtime::run(graph, registry, &opts) {
         Ok(r) => r,
         Err(e) => return Run::failed(format!("the net did not start: {e}")),
     };
@@ -262,7 +262,7 @@ fn smx_run(graph: &crate::graph::NetGraph, registry: &Registry, shape: &Shape<'_
     let offered = read_by("Snk1");
     let received = read_by("Snk2");
     let mut run = Run::new();
-    if report.status != crate::report::Status::Ok {
+    if report.status != smx_runtime::report::Status::Ok {
         run.invalidate(format!("run status {}", report.status.as_str()));
     }
     if offered != count {
@@ -318,17 +318,17 @@ pub struct Books {
 
 /// Reads the report's `zmq` rows (the sink's `sent` and `dropped`, the source's `received`
 /// and `lost`).
-pub fn books_of(rows: &[Value]) -> Books {
-    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+pub fn books_of(rows: &[Stats]) -> Books {
+    let num = |v: &Stats, k: &str| v.u64(k).unwrap_or(0);
     let mut b = Books::default();
     for row in rows {
-        match row.get("role").and_then(Value::as_str) {
-            Some("sink") => {
+        match row.get("role") {
+            Some(StatValue::Text(role)) if role == "sink" => {
                 b.sent += num(row, "sent");
                 b.dropped += num(row, "dropped");
                 b.frames += num(row, "frames");
             }
-            Some("source") => {
+            Some(StatValue::Text(role)) if role == "source" => {
                 b.received += num(row, "received");
                 b.lost += num(row, "lost");
             }
@@ -339,12 +339,11 @@ pub fn books_of(rows: &[Value]) -> Books {
 }
 
 fn books(report: &Report) -> Books {
-    if !report.zmq.is_empty() {
-        return books_of(&report.zmq);
-    }
-    // Older reports keep the rows only in the boxes' own stats.
-    let rows: Vec<Value> = report.nets.iter().filter_map(|n| n.stats.get("zmq").cloned()).collect();
-    books_of(&rows)
+    report
+        .sections
+        .get("zmq")
+        .map(|rows| books_of(rows))
+        .unwrap_or_default()
 }
 
 pub fn table(
@@ -419,11 +418,20 @@ mod tests {
 
     #[test]
     fn books_add_up_sink_and_source_rows() {
-        let rows: Vec<Value> = serde_json::from_str(
-            r#"[{"name":"Snk1","role":"sink","sent":100,"dropped":7,"received":null,"lost":null},
-                {"name":"Src2","role":"source","sent":100,"received":81,"lost":19}]"#,
-        )
-        .unwrap();
+        let rows = [
+            Stats::new()
+                .with("name", "Snk1")
+                .with("role", "sink")
+                .with("sent", 100u64)
+                .with("dropped", 7u64)
+                .with("received", StatValue::None),
+            Stats::new()
+                .with("name", "Src2")
+                .with("role", "source")
+                .with("sent", 100u64)
+                .with("received", 81u64)
+                .with("lost", 19u64),
+        ];
         assert_eq!(
             books_of(&rows),
             Books {
@@ -439,14 +447,14 @@ mod tests {
     #[test]
     fn the_chains_placement_puts_each_chain_on_one_core() {
         let graph = net::compile_net("zmq.smx", &net_text(false)).unwrap();
-        let registry = Registry::builtin();
+        let registry = crate::builtin_registry();
         let mut settings = net::settings(&graph, &registry, &[]).unwrap();
         chain_cores(&graph, &mut settings);
         let core = |label: &str| {
             let i = graph.nodes.iter().position(|n| n.label == label).unwrap();
             settings[i].core
         };
-        let cores = crate::runtime::sched::allowed_cores();
+        let cores = smx_timing::sched::allowed_cores();
         assert_eq!(
             (core("Src1"), core("Snk1")),
             (cores.first().copied(), cores.first().copied())

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::exit;
-use crate::graph::Format;
+use smx_graph::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,7 +43,7 @@ pub enum Command {
     /// List the box implementations, or show one's ports and configuration keys
     Boxes(BoxesArgs),
     /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
-    Probe(crate::timing::ProbeArgs),
+    Probe(super::probe::ProbeArgs),
     /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
     Bench(crate::bench::args::BenchArgs),
 }
@@ -62,13 +62,13 @@ pub struct RunArgs {
     /// every thread can have a core of its own (a busy real-time thread starves the others on its
     /// core), on forces it, off never uses it. An explicit per-net `priority` always applies.
     #[arg(long, value_name = "auto|on|off", default_value = "auto")]
-    pub rt: crate::runtime::Realtime,
+    pub rt: smx_runtime::Realtime,
 
     /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
     /// firewall) or cyclic (the boxes of one period run inside that period's firewall thread,
     /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor)
     #[arg(long, value_name = "threads|cyclic", default_value = "threads")]
-    pub tt_mode: crate::runtime::firewall::TtMode,
+    pub tt_mode: smx_runtime::firewall::TtMode,
 
     /// Length of every channel whose length the net does not declare (default 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -76,7 +76,7 @@ pub struct RunArgs {
 
     /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
     /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
-    #[arg(long, value_name = "DURATION", value_parser = crate::config::value::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = smx_box::parse_duration)]
     pub wait_spin: Option<std::time::Duration>,
 
     /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables

@@ -7,8 +7,9 @@
 use std::fmt::Write;
 
 use super::exit::CliError;
-use crate::boxes::{BoxSpec, ConfigKey, Direction, Registry, ValueKind};
-use crate::config::net_keys::NET_KEYS;
+use smx_box::{BoxSpec, ConfigKey, ValueKind};
+use smx_runtime::Registry;
+use smx_runtime::config::net_keys::NET_KEYS;
 
 /// The listing of all of `registry`, or the details of one implementation.
 pub fn describe(registry: &Registry, name: Option<&str>) -> Result<String, CliError> {
@@ -40,14 +41,11 @@ fn list(registry: &Registry) -> String {
 
 fn details(spec: &BoxSpec) -> String {
     let mut out = format!("{}\n  {}\n\nPorts:\n", spec.name, spec.summary);
-    let mut rows: Vec<[String; 3]> = spec
-        .ports
-        .iter()
-        .map(|p| {
-            let dir = match p.direction {
-                Direction::In => "in",
-                Direction::Out => "out",
-            };
+    let inputs = spec.inputs().iter().map(|p| ("in", p));
+    let outputs = spec.outputs().iter().map(|p| ("out", p));
+    let mut rows: Vec<[String; 3]> = inputs
+        .chain(outputs)
+        .map(|(dir, p)| {
             let optional = if p.optional { " (optional)" } else { "" };
             [
                 format!("{dir} {}", p.name),
@@ -56,7 +54,9 @@ fn details(spec: &BoxSpec) -> String {
             ]
         })
         .collect();
-    if rows.is_empty() {
+    if spec.ports == smx_box::Ports::FromNet {
+        out.push_str("  whatever the net declares, in declaration order\n");
+    } else if rows.is_empty() {
         out.push_str("  (none)\n");
     }
     table(&mut out, &rows);
@@ -88,6 +88,7 @@ fn key_row(key: &ConfigKey) -> [String; 3] {
         ValueKind::Bool => "boolean".to_string(),
         ValueKind::Str => "string".to_string(),
         ValueKind::Duration => "duration".to_string(),
+        ValueKind::Float => "number".to_string(),
         ValueKind::Choice => key.choices.join("|"),
     };
     let default = key
@@ -113,49 +114,26 @@ fn table(out: &mut String, rows: &[[String; 3]]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boxes::{BoxConfig, BoxError, BoxImpl, PortSpec};
+    use smx_box::{BoxConfig, BoxError, BoxImpl, PortSpec};
 
     fn never_built(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         Err(BoxError::new("listing only"))
     }
 
+    const T_SRC: BoxSpec = BoxSpec::named("t_src")
+        .summary("emits numbered messages")
+        .outputs(&[PortSpec::new("data").help("the messages")])
+        .config(&[
+            ConfigKey::int("count").default_value("1000").help("messages to send"),
+            ConfigKey::choice("format", &["text", "hex"]).help("how to print"),
+        ])
+        .create(never_built);
+
     fn registry() -> Registry {
-        let mut r = Registry::empty();
-        r.register(BoxSpec {
-            name: "t_src",
-            summary: "emits numbered messages",
-            ports: &[PortSpec {
-                name: "data",
-                direction: Direction::Out,
-                optional: false,
-                help: "the messages",
-            }],
-            config: &[
-                ConfigKey {
-                    name: "count",
-                    kind: ValueKind::Int,
-                    default: Some("1000"),
-                    choices: &[],
-                    help: "messages to send",
-                },
-                ConfigKey {
-                    name: "format",
-                    kind: ValueKind::Choice,
-                    default: None,
-                    choices: &["text", "hex"],
-                    help: "how to print",
-                },
-            ],
-            create: never_built,
-        });
-        r.register(BoxSpec {
-            name: "t_longer_name",
-            summary: "nothing",
-            ports: &[],
-            config: &[],
-            create: never_built,
-        });
-        r
+        Registry::of([
+            T_SRC,
+            BoxSpec::named("t_longer_name").summary("nothing").create(never_built),
+        ])
     }
 
     #[test]

@@ -6,18 +6,18 @@ use super::args::GraphArgs;
 use super::exit::{self, CliError};
 use super::load;
 use super::output::Output;
-use crate::boxes::Registry;
-use crate::graph::{NetGraph, NodeKind};
+use smx_graph::{NetGraph, NodeKind};
+use smx_runtime::Registry;
 
 /// Exit 0 when the net is accepted (warnings allowed), 1 when rejected. Diagnostics go to
 /// stderr; an accepted net gets a one-line summary on stdout.
-pub fn check(file: &Path) -> Result<i32, CliError> {
+pub fn check(file: &Path, registry: &Registry) -> Result<i32, CliError> {
     let compiled = load::compile_file(file)?;
     if !compiled.accepted() {
         eprintln!("{}: rejected ({})", file.display(), load::counts(&compiled));
         return Ok(exit::REJECTED);
     }
-    warn_unknown_implementations(file, &compiled.graph, &Registry::builtin());
+    warn_unknown_implementations(file, &compiled.graph, registry);
     let g = &compiled.graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
     let routing = g.nodes.len() - boxes;
@@ -39,7 +39,7 @@ fn warn_unknown_implementations(file: &Path, graph: &NetGraph, registry: &Regist
 }
 
 /// Writes the flattened graph of an accepted net in `args.format`.
-pub fn graph(args: &GraphArgs) -> Result<i32, CliError> {
+pub fn graph(args: &GraphArgs, _registry: &Registry) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
     let text = args.format.export(&g);

@@ -55,8 +55,8 @@ impl fmt::Display for CliError {
     }
 }
 
-impl From<crate::config::ConfigError> for CliError {
-    fn from(e: crate::config::ConfigError) -> Self {
+impl From<smx_runtime::config::ConfigError> for CliError {
+    fn from(e: smx_runtime::config::ConfigError) -> Self {
         CliError::rejected(e.to_string())
     }
 }

@@ -3,10 +3,10 @@
 use std::path::Path;
 
 use super::exit::{self, CliError};
-use crate::boxes::Registry;
-use crate::compose::{self, CompileOptions, Compiled};
-use crate::diag::{Severity, SourceFile};
-use crate::graph::{self, NetGraph, Node, NodeKind};
+use smx_graph::{self, NetGraph, Node, NodeKind};
+use smx_lang::compose::{self, CompileOptions, Compiled};
+use smx_lang::diag::{Severity, SourceFile};
+use smx_runtime::Registry;
 
 /// Reads and compiles `path`, printing every diagnostic to stderr in our format
 /// (`FILE:LINE:COL: error: ...`, the line, a caret). A file that cannot be read is an error
@@ -30,7 +30,7 @@ pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::rejected(format!("cannot read '{}': {e}", path.display())))?;
-        return graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
+        return smx_graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
     }
     let compiled = compile_file(path)?;
     if compiled.accepted() {

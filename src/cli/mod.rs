@@ -11,23 +11,21 @@ pub mod check;
 pub mod exit;
 pub mod load;
 pub mod output;
+pub mod probe;
 pub mod progress;
 pub mod run;
 pub mod signals;
 
 use clap::Parser;
 
-use crate::boxes::Registry;
 use args::{Cli, Command};
 use exit::CliError;
+use smx_runtime::Registry;
 
 /// Runs `smxrun` with the process's arguments and returns the exit code.
-pub fn main() -> i32 {
-    main_with(std::env::args_os())
-}
-
-/// Runs `smxrun` with `args` (the first is the program name) and returns the exit code.
-pub fn main_with<I, T>(args: I) -> i32
+/// Runs `smxrun` with `args` (the first is the program name) and the boxes of `registry`;
+/// returns the exit code.
+pub fn main_with<I, T>(args: I, registry: Registry) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -41,7 +39,7 @@ where
             return if e.use_stderr() { exit::REJECTED } else { exit::OK };
         }
     };
-    match dispatch(cli) {
+    match dispatch(cli, &registry) {
         Ok(code) => code,
         Err(e) => {
             if !e.message.is_empty() {
@@ -52,35 +50,20 @@ where
     }
 }
 
-fn dispatch(cli: Cli) -> Result<i32, CliError> {
+fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
     match cli.command {
-        None => run::run(&cli.run),
-        Some(Command::Run(a)) => run::run(&a),
-        Some(Command::Check(a)) => check::check(&a.file),
-        Some(Command::Graph(a)) => check::graph(&a),
+        None => run::run(&cli.run, registry),
+        Some(Command::Run(a)) => run::run(&a, registry),
+        Some(Command::Check(a)) => check::check(&a.file, registry),
+        Some(Command::Graph(a)) => check::graph(&a, registry),
         Some(Command::Boxes(a)) => {
-            let text = boxes::describe(&Registry::builtin(), a.name.as_deref())?;
+            let text = boxes::describe(registry, a.name.as_deref())?;
             output::Output::open(None)?.write(&text)?;
             Ok(exit::OK)
         }
-        Some(Command::Probe(a)) => probe(&a),
+        Some(Command::Probe(a)) => probe::probe(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
-}
-
-/// `smxrun probe`: the platform's timer floor (the library's probe, printed).
-fn probe(args: &crate::timing::ProbeArgs) -> Result<i32, CliError> {
-    let result = crate::timing::probe(&args.options()).map_err(CliError::rejected)?;
-    for warning in &result.warnings {
-        eprintln!("warning: {warning}");
-    }
-    let text = if args.json {
-        serde_json::to_string(&result).map_err(|e| CliError::rejected(e.to_string()))? + "\n"
-    } else {
-        result.to_text()
-    };
-    output::Output::open(None)?.write(&text)?;
-    Ok(exit::OK)
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.

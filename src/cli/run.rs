@@ -12,12 +12,12 @@ use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
 use super::{load, signals};
-use crate::boxes::Registry;
-use crate::config::ConfigLayers;
-use crate::report::{self, Report, Status};
-use crate::runtime::{self, PinMode, Progress, RunOptions};
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::{self, Report, Status};
+use smx_runtime::{self, PinMode, Progress, RunOptions};
 
-pub fn run(args: &RunArgs) -> Result<i32, CliError> {
+pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let file = args
         .file
         .as_deref()
@@ -25,15 +25,14 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let layers = config_layers(args)?;
     let graph = load::checked_graph(file)?;
-    let registry = Registry::builtin();
-    let unknown = load::unknown_implementations(&graph, &registry);
+    let unknown = load::unknown_implementations(&graph, registry);
     if !unknown.is_empty() {
         for node in unknown {
-            eprintln!("{}", load::unknown_implementation(file, node, &registry, "error"));
+            eprintln!("{}", load::unknown_implementation(file, node, registry, "error"));
         }
         return Err(CliError::silent(exit::REJECTED));
     }
-    let settings = layers.resolve(&graph, &registry)?;
+    let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -45,8 +44,8 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         stop: Arc::clone(&stop),
         progress: Progress::new(),
         realtime: args.rt,
-        wait_spin: args.wait_spin.unwrap_or(crate::runtime::channel::DEFAULT_SPIN),
-        firewall: crate::runtime::firewall::FirewallOptions {
+        wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
+        firewall: smx_runtime::firewall::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()
         },
@@ -54,7 +53,7 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
     };
     let sampler = opts.progress.clone();
     let line = ProgressLine::start(!args.quiet, move || sampler.elapsed().map(|t| (sampler.messages(), t)));
-    let result = runtime::run(&graph, &registry, &opts);
+    let result = smx_runtime::run(&graph, registry, &opts);
     line.finish();
     let report = result.map_err(|e| CliError::rejected(e.to_string()))?;
 
@@ -76,7 +75,7 @@ fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
         Pin::Auto => PinMode::Auto,
         Pin::Off => PinMode::Off,
         Pin::Cores(cores) => {
-            let allowed = runtime::sched::allowed_cores();
+            let allowed = smx_timing::sched::allowed_cores();
             if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
                 let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
                 return Err(CliError::rejected(format!(

@@ -1,82 +1,90 @@
-//! What a box sees of the runtime: port handles at init, reads and writes in a step.
+//! What a box sees of the runtime: its configuration and ports at init, reads and writes in a
+//! step.
 //!
-//! A box's ports are the ports of its declaration, in declaration order; [`InPort`] and
-//! [`OutPort`] are indices into them, resolved once by name in `init` so that a step does no
-//! string lookups. An `open` port may have no channel: reads give `None`, writes are dropped
-//! and counted in the net's report.
+//! Port handles are positions: [`InPort`]`(i)` is the `i`-th input of the box's spec (for a
+//! spec whose ports come from the net, the `i`-th input the net declares), so a step does no
+//! lookups and a box can name its ports as constants. An optional port may have no channel:
+//! reads give `None`, writes are dropped and counted in the net's report.
+//!
+//! The runtime side is the [`host::Ports`] trait: this crate knows no channel, so any runtime
+//! (smx's threads, a test harness, a cyclic executive) can drive a box.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::boxes::api::{BoxConfig, BoxError, Disconnected, InPort, OutPort};
-use crate::runtime::channel::{Reader, Writer};
-use crate::runtime::message::Message;
+use crate::{BoxConfig, BoxError, Disconnected, Message};
 
-/// One input port of a net and its channel, if connected.
-#[derive(Debug)]
-pub struct InputSlot {
-    pub name: String,
-    pub reader: Option<Reader>,
-}
+/// An input port: the `i`-th input of the box's spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InPort(pub usize);
 
-/// One output port of a net and its channel, if connected.
-#[derive(Debug)]
-pub struct OutputSlot {
-    pub name: String,
-    pub writer: Option<Writer>,
-}
+/// An output port: the `i`-th output of the box's spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OutPort(pub usize);
 
-/// The ports of one net, owned by its thread.
-#[derive(Debug, Default)]
-pub struct PortSet {
-    pub inputs: Vec<InputSlot>,
-    pub outputs: Vec<OutputSlot>,
-    /// Messages written to unconnected (`open`) outputs and discarded.
-    pub unconnected_writes: u64,
-}
+pub mod host {
+    //! The runtime's side of the contract. Box authors do not need this module.
 
-impl PortSet {
-    /// Ends every channel of this net: producers downstream see the end after draining,
-    /// producers upstream see their writes fail.
-    pub fn close_all(&mut self) {
-        for input in &mut self.inputs {
-            if let Some(reader) = &mut input.reader {
-                reader.close();
-            }
-        }
-        for output in &mut self.outputs {
-            if let Some(writer) = &mut output.writer {
-                writer.close();
-            }
+    use super::*;
+
+    /// The ports of one box instance as a runtime holds them, indexed like [`InPort`] and
+    /// [`OutPort`]. An index past the end, like an unconnected port, has no channel.
+    pub trait Ports {
+        fn input_count(&self) -> usize;
+        fn output_count(&self) -> usize;
+        fn input_name(&self, port: usize) -> Option<&str>;
+        fn output_name(&self, port: usize) -> Option<&str>;
+        fn input_connected(&self, port: usize) -> bool;
+        fn output_connected(&self, port: usize) -> bool;
+        /// Takes the next message without blocking (a decoupled input's latest value again
+        /// when nothing new came).
+        fn read(&mut self, port: usize) -> Option<Message>;
+        fn has_message(&mut self, port: usize) -> bool;
+        /// Waits for a new message or the producer's end.
+        fn read_blocking(&mut self, port: usize) -> Option<Message>;
+        /// The producer ended and everything it wrote was taken (true when unconnected).
+        fn input_ended(&self, port: usize) -> bool;
+        /// Writes; `Err` when the consumer has ended (an unconnected port drops and counts).
+        fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
+        /// The consumer ended (true when unconnected: nobody listens).
+        fn output_ended(&self, port: usize) -> bool;
+    }
+
+    /// The context of one step.
+    pub fn step_io<'a>(ports: &'a mut dyn Ports, iteration: u64, stop: &'a AtomicBool) -> Io<'a> {
+        Io {
+            ports,
+            iteration,
+            stop,
+            stop_seen: Cell::new(false),
         }
     }
 
-    fn names(slots: impl Iterator<Item = String>) -> String {
-        let names: Vec<String> = slots.collect();
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
+    /// Whether [`Io::stop_requested`] answered yes during the step: an `End` returned after
+    /// that is a stop, not the end of the box's work (a check before the step misses a stop
+    /// that arrives while the step runs).
+    pub fn stop_seen(io: &Io<'_>) -> bool {
+        io.stop_seen.get()
     }
-}
 
-/// Handed to [`crate::boxes::BoxImpl::init`].
-pub struct InitCtx<'a> {
-    instance: &'a str,
-    config: &'a BoxConfig,
-    ports: &'a PortSet,
-}
-
-impl<'a> InitCtx<'a> {
-    pub(crate) fn new(instance: &'a str, config: &'a BoxConfig, ports: &'a PortSet) -> Self {
+    /// The context of `init`.
+    pub fn init_ctx<'a>(instance: &'a str, config: &'a BoxConfig, ports: &'a dyn Ports) -> InitCtx<'a> {
         InitCtx {
             instance,
             config,
             ports,
         }
     }
+}
 
+/// Handed to [`BoxImpl::init`](crate::BoxImpl::init).
+pub struct InitCtx<'a> {
+    instance: &'a str,
+    config: &'a BoxConfig,
+    ports: &'a dyn host::Ports,
+}
+
+impl<'a> InitCtx<'a> {
     /// Instance name of this net (`Src`).
     pub fn instance(&self) -> &str {
         self.instance
@@ -86,75 +94,67 @@ impl<'a> InitCtx<'a> {
         self.config
     }
 
-    /// Resolves an input port by name; an error names the box and the known ports.
-    pub fn input(&mut self, name: &str) -> Result<InPort, BoxError> {
-        match self.ports.inputs.iter().position(|p| p.name == name) {
-            Some(index) => Ok(InPort(index)),
-            None => Err(BoxError(format!(
-                "{}: no input port '{name}' (inputs: {})",
-                self.instance,
-                PortSet::names(self.ports.inputs.iter().map(|p| p.name.clone()))
-            ))),
-        }
-    }
-
-    /// Resolves an output port by name; an error names the box and the known ports.
-    pub fn output(&mut self, name: &str) -> Result<OutPort, BoxError> {
-        match self.ports.outputs.iter().position(|p| p.name == name) {
-            Some(index) => Ok(OutPort(index)),
-            None => Err(BoxError(format!(
-                "{}: no output port '{name}' (outputs: {})",
-                self.instance,
-                PortSet::names(self.ports.outputs.iter().map(|p| p.name.clone()))
-            ))),
-        }
-    }
-
-    /// Whether the port has a channel (an `open` port may be unconnected).
+    /// Whether the port has a channel (an optional port may be unconnected).
     pub fn input_connected(&self, port: InPort) -> bool {
-        self.ports.inputs.get(port.0).is_some_and(|p| p.reader.is_some())
+        self.ports.input_connected(port.0)
     }
 
     pub fn output_connected(&self, port: OutPort) -> bool {
-        self.ports.outputs.get(port.0).is_some_and(|p| p.writer.is_some())
+        self.ports.output_connected(port.0)
+    }
+
+    pub fn input_count(&self) -> usize {
+        self.ports.input_count()
+    }
+
+    pub fn output_count(&self) -> usize {
+        self.ports.output_count()
+    }
+
+    /// Finds an input by name (for boxes whose ports come from the net); an error names the
+    /// box and the ports it has.
+    pub fn input(&self, name: &str) -> Result<InPort, BoxError> {
+        let n = self.ports.input_count();
+        (0..n)
+            .find(|&i| self.ports.input_name(i) == Some(name))
+            .map(InPort)
+            .ok_or_else(|| self.no_port("input", name, (0..n).filter_map(|i| self.ports.input_name(i))))
+    }
+
+    /// Finds an output by name.
+    pub fn output(&self, name: &str) -> Result<OutPort, BoxError> {
+        let n = self.ports.output_count();
+        (0..n)
+            .find(|&i| self.ports.output_name(i) == Some(name))
+            .map(OutPort)
+            .ok_or_else(|| self.no_port("output", name, (0..n).filter_map(|i| self.ports.output_name(i))))
+    }
+
+    fn no_port<'n>(&self, what: &str, name: &str, known: impl Iterator<Item = &'n str>) -> BoxError {
+        let known: Vec<&str> = known.collect();
+        let known = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
+        BoxError(format!("{}: no {what} port '{name}' ({what}s: {known})", self.instance))
     }
 }
 
-/// Handed to [`crate::boxes::BoxImpl::step`].
+/// Handed to [`BoxImpl::step`](crate::BoxImpl::step).
 pub struct Io<'a> {
-    ports: &'a mut PortSet,
+    ports: &'a mut dyn host::Ports,
     iteration: u64,
     stop: &'a AtomicBool,
-    /// The box asked whether to stop and was told yes: an `End` it returns then is a stop,
-    /// not the end of its work (the runtime's own check before the step can miss a stop that
-    /// arrives while the step runs).
     stop_seen: Cell<bool>,
 }
 
 impl<'a> Io<'a> {
-    pub(crate) fn new(ports: &'a mut PortSet, iteration: u64, stop: &'a AtomicBool) -> Self {
-        Io {
-            ports,
-            iteration,
-            stop,
-            stop_seen: Cell::new(false),
-        }
-    }
-
-    /// Whether [`Io::stop_requested`] answered yes during this step.
-    pub(crate) fn stop_seen(&self) -> bool {
-        self.stop_seen.get()
-    }
-
-    fn reader(&mut self, port: InPort) -> Option<&mut Reader> {
-        self.ports.inputs.get_mut(port.0)?.reader.as_mut()
-    }
-
     /// Takes the next message of an input without blocking: `None` when empty (or ended, or
     /// unconnected). For a decoupled input, the latest value again when nothing new came.
     #[inline]
     pub fn read(&mut self, port: InPort) -> Option<Message> {
-        self.reader(port)?.read()
+        self.ports.read(port.0)
     }
 
     /// Whether a new message is waiting on an input now, without blocking (false when empty,
@@ -162,46 +162,32 @@ impl<'a> Io<'a> {
     /// reads several inputs together uses it to take more than the firing rule guaranteed
     /// only while every one of them has a message.
     pub fn has_message(&mut self, port: InPort) -> bool {
-        self.reader(port).is_some_and(Reader::has_message)
+        self.ports.has_message(port.0)
     }
 
     /// Blocks until a new message arrives or the producer has ended (also on a decoupled
     /// input, where it never returns a duplicate).
     pub fn read_blocking(&mut self, port: InPort) -> Option<Message> {
-        self.reader(port)?.read_blocking()
+        self.ports.read_blocking(port.0)
     }
 
     /// True once the producer has ended and the buffer is drained (always for an unconnected
     /// port).
     pub fn input_ended(&self, port: InPort) -> bool {
-        match self.ports.inputs.get(port.0).and_then(|p| p.reader.as_ref()) {
-            Some(reader) => reader.ended(),
-            None => true,
-        }
+        self.ports.input_ended(port.0)
     }
 
-    /// Writes a message: blocks on a full coupled channel, overwrites on a decoupled one,
-    /// drops silently (counted) on an unconnected open port. `Err` when the consumer has ended
-    /// (the message is dropped and counted).
+    /// Writes a message: blocks on a full coupled channel, overwrites the oldest on a
+    /// decoupled one, drops it (counted) on an unconnected optional port. `Err` when the
+    /// consumer has ended (the message is dropped and counted).
     #[inline]
     pub fn write(&mut self, port: OutPort, msg: Message) -> Result<(), Disconnected> {
-        match self.ports.outputs.get_mut(port.0) {
-            Some(OutputSlot {
-                writer: Some(writer), ..
-            }) => writer.write(msg),
-            _ => {
-                self.ports.unconnected_writes += 1;
-                Ok(())
-            }
-        }
+        self.ports.write(port.0, msg)
     }
 
     /// True once the consumer has ended (always for an unconnected port: nobody listens).
     pub fn output_ended(&self, port: OutPort) -> bool {
-        match self.ports.outputs.get(port.0).and_then(|p| p.writer.as_ref()) {
-            Some(writer) => writer.consumer_ended(),
-            None => true,
-        }
+        self.ports.output_ended(port.0)
     }
 
     /// The number of the current iteration (1-based).
@@ -209,9 +195,9 @@ impl<'a> Io<'a> {
         self.iteration
     }
 
-    /// True when the run was asked to stop (Ctrl-C): sources should return `Flow::End`.
-    /// The runtime stops a source between steps by itself; a box that waits inside its step
-    /// (for a socket, say) asks here. An `End` returned after a yes is reported as stopped.
+    /// True when the run was asked to stop (Ctrl-C). The runtime stops a source between
+    /// steps by itself; a box that waits inside its step (for a socket, say) asks here and
+    /// returns `Flow::End`, which is then reported as stopped.
     pub fn stop_requested(&self) -> bool {
         let stop = self.stop.load(Ordering::Relaxed);
         if stop {

@@ -73,6 +73,12 @@ impl Message {
         }
     }
 
+    /// A new payload that keeps this message's sequence number and timestamp: what a filter
+    /// writes, so that order and end-to-end latency stay measurable across it.
+    pub fn with_payload(&self, bytes: &[u8]) -> Self {
+        Message::new(self.seq, self.sent_ns, bytes)
+    }
+
     /// A message stamped with the current time.
     pub fn now(seq: u64, bytes: &[u8]) -> Self {
         Message::new(seq, now_ns(), bytes)

@@ -12,49 +12,29 @@
 use std::fs::File;
 use std::io::Write;
 
-use crate::boxes::api::{
-    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, InPort, InitCtx, Io, PortSpec, ValueKind,
-};
+use smx_box::prelude::*;
 
-pub const SPEC: BoxSpec = BoxSpec {
-    name: "smx_snk_dump",
-    summary: "prints each message (text or hex) to stdout or a file",
-    ports: &[
-        PortSpec {
-            name: "data",
-            direction: Direction::In,
-            optional: false,
-            help: "the messages to print",
-        },
-        PortSpec {
-            name: "topic",
-            direction: Direction::In,
-            optional: true,
-            help: "a topic printed before each message",
-        },
-    ],
-    config: &[
-        ConfigKey {
-            name: "format",
-            kind: ValueKind::Choice,
-            default: Some("text"),
-            choices: &["text", "hex"],
-            help: "how payload bytes are printed",
-        },
-        ConfigKey {
-            name: "path",
-            kind: ValueKind::Str,
-            default: None,
-            choices: &[],
-            help: "file to write to (created or truncated); stdout when unset",
-        },
-    ],
-    create,
-};
+pub const SPEC: BoxSpec = BoxSpec::named("smx_snk_dump")
+    .summary("prints each message (text or hex) to stdout or a file")
+    .inputs(&[
+        PortSpec::new("data").help("the messages to print"),
+        PortSpec::new("topic")
+            .optional()
+            .help("a topic printed before each message"),
+    ])
+    .config(&[
+        ConfigKey::choice("format", &["text", "hex"])
+            .default_value("text")
+            .help("how payload bytes are printed"),
+        ConfigKey::str("path").help("file to write to (created or truncated); stdout when unset"),
+    ])
+    .create(create);
+
+const DATA: InPort = InPort(0);
+const TOPIC: InPort = InPort(1);
 
 fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
     Ok(Box::new(SnkDump {
-        data: InPort(0),
         topic: None,
         hex: config.str("format")? == "hex",
         path: config.opt_str("path").map(str::to_string),
@@ -68,7 +48,6 @@ fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 const FLUSH_AT: usize = 64 * 1024;
 
 struct SnkDump {
-    data: InPort,
     topic: Option<InPort>,
     hex: bool,
     path: Option<String>,
@@ -147,9 +126,7 @@ impl SnkDump {
 
 impl BoxImpl for SnkDump {
     fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
-        self.data = ctx.input("data")?;
-        let topic = ctx.input("topic")?;
-        self.topic = ctx.input_connected(topic).then_some(topic);
+        self.topic = ctx.input_connected(TOPIC).then_some(TOPIC);
         let sink: Box<dyn Write + Send> = match &self.path {
             Some(path) => Box::new(
                 File::create(path)
@@ -162,7 +139,7 @@ impl BoxImpl for SnkDump {
     }
 
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
-        let Some(msg) = io.read(self.data) else {
+        let Some(msg) = io.read(DATA) else {
             return Ok(Flow::Return);
         };
         let topic = self.topic.and_then(|t| io.read(t));
@@ -179,19 +156,18 @@ impl BoxImpl for SnkDump {
         Ok(Flow::Return)
     }
 
-    fn cleanup(&mut self) {
-        let written = self.write_out().map_err(|e| e.0);
-        let flushed = written.and_then(|()| match &mut self.out {
-            Some(out) => out.flush().map_err(|e| format!("cannot write: {e}")),
+    /// A line that cannot be written out fails the box: a full disk must not end `ok` with
+    /// the lines lost.
+    fn cleanup(&mut self) -> Result<(), BoxError> {
+        self.write_out()?;
+        match &mut self.out {
+            Some(out) => out.flush().map_err(|e| BoxError(format!("cannot write: {e}"))),
             None => Ok(()),
-        });
-        if let Err(e) = flushed {
-            log::warn!("smx_snk_dump: the last lines may be missing: {e}");
         }
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
-        vec![("printed".into(), self.printed.into())]
+    fn stats(&self) -> Stats {
+        Stats::new().with("printed", self.printed)
     }
 }
 

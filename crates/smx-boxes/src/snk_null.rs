@@ -6,24 +6,17 @@
 //! assumes one producer counting 0, 1, 2, ... (as `smx_src_rand` does); behind a fan-in the
 //! interleaved sequences show up as gaps and out-of-order arrivals.
 
-use crate::boxes::api::{BoxConfig, BoxError, BoxImpl, BoxSpec, Direction, Flow, InPort, InitCtx, Io, PortSpec};
+use smx_box::prelude::*;
 
-pub const SPEC: BoxSpec = BoxSpec {
-    name: "smx_snk_null",
-    summary: "consumes messages, checks their sequence order, reports gaps and out-of-order arrivals",
-    ports: &[PortSpec {
-        name: "data",
-        direction: Direction::In,
-        optional: false,
-        help: "the messages to consume",
-    }],
-    config: &[],
-    create,
-};
+pub const SPEC: BoxSpec = BoxSpec::named("smx_snk_null")
+    .summary("consumes messages, checks their sequence order, reports gaps and out-of-order arrivals")
+    .inputs(&[PortSpec::new("data").help("the messages to consume")])
+    .create(create);
+
+const DATA: InPort = InPort(0);
 
 fn create(_config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
     Ok(Box::new(SnkNull {
-        data: InPort(0),
         received: 0,
         expected: 0,
         gaps: 0,
@@ -32,7 +25,6 @@ fn create(_config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 }
 
 struct SnkNull {
-    data: InPort,
     received: u64,
     /// The next sequence number expected.
     expected: u64,
@@ -41,13 +33,8 @@ struct SnkNull {
 }
 
 impl BoxImpl for SnkNull {
-    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
-        self.data = ctx.input("data")?;
-        Ok(())
-    }
-
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
-        if let Some(msg) = io.read(self.data) {
+        if let Some(msg) = io.read(DATA) {
             self.received += 1;
             if msg.seq >= self.expected {
                 self.gaps += msg.seq - self.expected;
@@ -59,11 +46,10 @@ impl BoxImpl for SnkNull {
         Ok(Flow::Return)
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
-        vec![
-            ("received".into(), self.received.into()),
-            ("gaps".into(), self.gaps.into()),
-            ("out_of_order".into(), self.out_of_order.into()),
-        ]
+    fn stats(&self) -> Stats {
+        Stats::new()
+            .with("received", self.received)
+            .with("gaps", self.gaps)
+            .with("out_of_order", self.out_of_order)
     }
 }

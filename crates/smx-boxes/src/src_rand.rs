@@ -3,49 +3,30 @@
 //! Each step writes one message of `size` random bytes whose sequence number counts 0, 1, 2,
 //! ... and whose timestamp is the send time, so sinks can check order and loss. After `count`
 //! messages it returns `End`, which makes its loop count exactly `count`. Payloads up to
-//! [`crate::runtime::message::INLINE_CAPACITY`] bytes travel inline (no allocation per
+//! [`smx_box::INLINE_CAPACITY`] bytes travel inline (no allocation per
 //! message). The random generator is a seeded SplitMix64: runs with the same `seed` send the
 //! same bytes.
 
-use crate::boxes::api::{
-    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, InitCtx, Io, OutPort, PortSpec, ValueKind,
-};
-use crate::runtime::message::Message;
+use smx_box::INLINE_CAPACITY;
+use smx_box::prelude::*;
 
-pub const SPEC: BoxSpec = BoxSpec {
-    name: "smx_src_rand",
-    summary: "sends `count` messages of `size` random bytes with sequence numbers, then ends",
-    ports: &[PortSpec {
-        name: "data",
-        direction: Direction::Out,
-        optional: false,
-        help: "the random messages",
-    }],
-    config: &[
-        ConfigKey {
-            name: "count",
-            kind: ValueKind::Int,
-            default: Some("100000"),
-            choices: &[],
-            help: "messages to send before ending; 0 = until stopped or every consumer ended",
-        },
-        ConfigKey {
-            name: "size",
-            kind: ValueKind::Int,
-            default: Some("8"),
-            choices: &[],
-            help: "payload bytes per message",
-        },
-        ConfigKey {
-            name: "seed",
-            kind: ValueKind::Int,
-            default: Some("1"),
-            choices: &[],
-            help: "seed of the random bytes (same seed, same bytes)",
-        },
-    ],
-    create,
-};
+pub const SPEC: BoxSpec = BoxSpec::named("smx_src_rand")
+    .summary("sends `count` messages of `size` random bytes with sequence numbers, then ends")
+    .outputs(&[PortSpec::new("data").help("the random messages")])
+    .config(&[
+        ConfigKey::int("count")
+            .default_value("100000")
+            .help("messages to send before ending; 0 = until stopped or every consumer ended"),
+        ConfigKey::int("size")
+            .default_value("8")
+            .help("payload bytes per message"),
+        ConfigKey::int("seed")
+            .default_value("1")
+            .help("seed of the random bytes (same seed, same bytes)"),
+    ])
+    .create(create);
+
+const DATA: OutPort = OutPort(0);
 
 /// The largest payload accepted, so that a typo cannot exhaust memory.
 const MAX_SIZE: u64 = 64 * 1024 * 1024;
@@ -59,7 +40,6 @@ fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         )));
     }
     Ok(Box::new(SrcRand {
-        out: OutPort(0),
         count: config.int("count")?,
         sent: 0,
         state: config.int("seed")?,
@@ -68,7 +48,6 @@ fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 }
 
 struct SrcRand {
-    out: OutPort,
     count: u64,
     sent: u64,
     state: u64,
@@ -94,8 +73,8 @@ impl SrcRand {
 
     /// The next message: small payloads are generated in place (this runs once per message).
     fn message(&mut self) -> Message {
-        let sent_ns = crate::runtime::message::now_ns();
-        if self.buf.len() <= crate::runtime::message::INLINE_CAPACITY {
+        let sent_ns = now_ns();
+        if self.buf.len() <= INLINE_CAPACITY {
             let (seq, len) = (self.sent, self.buf.len());
             Message::filled(seq, sent_ns, len, |buf| self.fill(buf))
         } else {
@@ -109,18 +88,13 @@ impl SrcRand {
 }
 
 impl BoxImpl for SrcRand {
-    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
-        self.out = ctx.output("data")?;
-        Ok(())
-    }
-
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
         if io.stop_requested() {
             return Ok(Flow::End);
         }
         // A refused write means the consumer ended; the runtime's rule then ends this net.
         let msg = self.message();
-        let _ = io.write(self.out, msg);
+        let _ = io.write(DATA, msg);
         self.sent += 1;
         Ok(if self.count != 0 && self.sent >= self.count {
             Flow::End
@@ -129,7 +103,7 @@ impl BoxImpl for SrcRand {
         })
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
-        vec![("sent".into(), self.sent.into())]
+    fn stats(&self) -> Stats {
+        Stats::new().with("sent", self.sent)
     }
 }

@@ -7,14 +7,13 @@ use std::time::Duration;
 use crossbeam_channel::{Sender, TrySendError};
 
 use super::Shared;
-use crate::runtime::message::Message;
 
 /// Blocking send; false when the consumer is gone. While the channel is full the producer
 /// spins for up to `spin` and then parks until the consumer has taken a message and rung
 /// `shared.space` (crossbeam's own blocking send gives up spinning after a few microseconds,
 /// too soon on a machine whose wake-ups are slow; see [`super::doorbell::DEFAULT_SPIN`]).
 #[inline]
-pub fn send(tx: &Sender<Message>, mut msg: Message, shared: &Shared, spin: Duration) -> bool {
+pub fn send<T>(tx: &Sender<T>, mut msg: T, shared: &Shared, spin: Duration) -> bool {
     loop {
         match tx.try_send(msg) {
             Ok(()) => return true,

@@ -41,7 +41,7 @@ pub fn settle_spins(capacity: usize) -> u32 {
 }
 
 /// How long a waiting end spins before it parks, unless the run sets another
-/// ([`crate::runtime::RunOptions::wait_spin`]).
+/// (`RunOptions::wait_spin` of smx-runtime).
 ///
 /// A park costs the other end a wake-up when it next writes (or reads), and on a virtual
 /// machine that wake-up is slow: on the 2-vCPU Firecracker VM of this project's CI, `Src.Snk`

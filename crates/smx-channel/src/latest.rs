@@ -4,11 +4,10 @@
 //! or a reference count), not the original's deep copy on every emptying read (§7 item 11).
 
 use super::counters::Counter;
-use crate::runtime::message::Message;
 
 /// The latest value again, counted; `None` before the first message ever arrived.
 #[inline]
-pub fn duplicate(last: &Option<Message>, duplicated: &Counter) -> Option<Message> {
+pub fn duplicate<T: Clone>(last: &Option<T>, duplicated: &Counter) -> Option<T> {
     let copy = last.clone()?;
     duplicated.bump();
     Some(copy)

@@ -36,8 +36,9 @@ pub use counters::{CountSnapshot, Counters};
 pub use doorbell::DEFAULT_SPIN;
 use doorbell::Doorbell;
 
-use crate::boxes::Disconnected;
-use crate::runtime::message::Message;
+/// A write found the consumer gone; the item was dropped and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
 
 /// The four channel kinds, from the decoupling bits of the producer and consumer port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -116,7 +117,7 @@ impl Shared {
 }
 
 /// Creates a channel of `kind` holding up to `len` messages (at least 1).
-pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
+pub fn channel<T: Clone>(kind: ChannelKind, len: usize) -> (Writer<T>, Reader<T>) {
     let (tx, rx) = crossbeam_channel::bounded(len.max(1));
     let shared = Arc::new(Shared::default());
     let evict = kind.producer_decoupled().then(|| rx.clone());
@@ -142,7 +143,7 @@ pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
 /// other end from running (a hand-over then waits out a whole spin phase), so both ends park
 /// at once instead: the consumer when the channel is empty, the producer when a coupled
 /// channel is full.
-pub fn share_core(writer: &mut Writer, reader: &mut Reader) {
+pub fn share_core<T: Clone>(writer: &mut Writer<T>, reader: &mut Reader<T>) {
     debug_assert!(Arc::ptr_eq(&writer.shared, &reader.shared), "two ends of one channel");
     writer.set_spin(Duration::ZERO);
     reader.set_spin(Duration::ZERO);
@@ -155,20 +156,20 @@ pub fn share_core(writer: &mut Writer, reader: &mut Reader) {
 /// keep evicting the line the writer reads on every send (false sharing).
 #[derive(Debug)]
 #[repr(align(128))]
-pub struct Writer {
-    tx: Option<Sender<Message>>,
+pub struct Writer<T> {
+    tx: Option<Sender<T>>,
     /// A receiver the producer uses to drop the oldest message (decoupled producer side only).
-    evict: Option<Receiver<Message>>,
+    evict: Option<Receiver<T>>,
     /// How long a write into a full coupled channel spins before it parks.
     spin: Duration,
     shared: Arc<Shared>,
 }
 
-impl Writer {
+impl<T> Writer<T> {
     /// Writes `msg`: blocks while a coupled channel is full, drops the oldest message of a full
     /// decoupled one. Fails (and counts the message as dropped) once the consumer has ended.
     #[inline]
-    pub fn write(&mut self, msg: Message) -> Result<(), Disconnected> {
+    pub fn write(&mut self, msg: T) -> Result<(), Closed> {
         let counts = &self.shared.counters.producer;
         counts.written.bump();
         let delivered = match (&self.tx, &self.evict) {
@@ -182,7 +183,7 @@ impl Writer {
             Ok(())
         } else {
             counts.dropped.bump();
-            Err(Disconnected)
+            Err(Closed)
         }
     }
 
@@ -212,7 +213,7 @@ impl Writer {
     }
 }
 
-impl Drop for Writer {
+impl<T> Drop for Writer<T> {
     fn drop(&mut self) {
         self.close();
     }
@@ -220,8 +221,8 @@ impl Drop for Writer {
 
 /// What a non-blocking take found.
 #[derive(Debug)]
-pub enum Poll {
-    Message(Message),
+pub enum Poll<T> {
+    Message(T),
     Empty,
     Ended,
 }
@@ -229,8 +230,8 @@ pub enum Poll {
 /// The consumer's end (cache-line aligned, see [`Writer`]).
 #[derive(Debug)]
 #[repr(align(128))]
-pub struct Reader {
-    rx: Option<Receiver<Message>>,
+pub struct Reader<T> {
+    rx: Option<Receiver<T>>,
     /// How many messages the channel held when the consumer last looked, less those it took
     /// since. The channel holds at least that many (only this consumer takes messages out;
     /// a decoupled producer's overwrite puts one back at once), so while it is above zero
@@ -238,7 +239,7 @@ pub struct Reader {
     /// the producer writes on every send.
     known_ready: usize,
     /// `Some(last value)` on a decoupled consumer side.
-    latest: Option<Option<Message>>,
+    latest: Option<Option<T>>,
     /// Spin-loop hints between looks while waiting ([`doorbell::settle_spins`]).
     settle: u32,
     /// How long the firing rule spins on an empty channel before it parks.
@@ -247,7 +248,7 @@ pub struct Reader {
     shared: Arc<Shared>,
 }
 
-impl Reader {
+impl<T: Clone> Reader<T> {
     pub fn kind(&self) -> ChannelKind {
         self.kind
     }
@@ -258,7 +259,7 @@ impl Reader {
         self.spin = spin;
     }
 
-    pub(crate) fn spin(&self) -> Duration {
+    pub fn spin(&self) -> Duration {
         self.spin
     }
 
@@ -284,7 +285,7 @@ impl Reader {
     /// Looks at once whenever it waits, whatever the length: for a channel whose producer
     /// writes once per period (a firewall), where nothing gathers while the consumer waits
     /// and a late look only costs the consumer time of its period.
-    pub(crate) fn look_at_once(&mut self) {
+    pub fn look_at_once(&mut self) {
         self.settle = 0;
     }
 
@@ -321,7 +322,7 @@ impl Reader {
     /// The next message without blocking; on a decoupled consumer side the latest value again
     /// when nothing new came (counted as duplicated).
     #[inline]
-    pub fn read(&mut self) -> Option<Message> {
+    pub fn read(&mut self) -> Option<T> {
         // The common case, kept short because it runs once per message: the firing rule saw a
         // message and there is no latest value to keep.
         if self.known_ready > 0
@@ -338,7 +339,7 @@ impl Reader {
     }
 
     #[inline(never)]
-    fn read_slow(&mut self) -> Option<Message> {
+    fn read_slow(&mut self) -> Option<T> {
         match self.take() {
             Poll::Message(msg) => Some(msg),
             Poll::Empty | Poll::Ended => match &self.latest {
@@ -349,7 +350,7 @@ impl Reader {
     }
 
     /// Blocks until a new message arrives (never a duplicate) or the producer has ended.
-    pub fn read_blocking(&mut self) -> Option<Message> {
+    pub fn read_blocking(&mut self) -> Option<T> {
         self.wait_message();
         match self.take() {
             Poll::Message(msg) => Some(msg),
@@ -359,7 +360,7 @@ impl Reader {
 
     /// A new message if one is there (never a duplicate), without blocking.
     #[inline]
-    pub fn take(&mut self) -> Poll {
+    pub fn take(&mut self) -> Poll<T> {
         let Some(rx) = &self.rx else {
             return Poll::Ended;
         };
@@ -399,6 +400,17 @@ impl Reader {
         }
     }
 
+    /// The underlying receiver, for waiting on several inputs at once (routing nodes).
+    pub fn receiver(&self) -> Option<&Receiver<T>> {
+        self.rx.as_ref()
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl<T> Reader<T> {
     /// Ends the consumer side: counts what is still buffered as left and makes later writes
     /// fail.
     pub fn close(&mut self) {
@@ -412,18 +424,9 @@ impl Reader {
             self.shared.space.ring();
         }
     }
-
-    /// The underlying receiver, for waiting on several inputs at once (routing nodes).
-    pub(crate) fn receiver(&self) -> Option<&Receiver<Message>> {
-        self.rx.as_ref()
-    }
-
-    pub fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
 }
 
-impl Drop for Reader {
+impl<T> Drop for Reader<T> {
     fn drop(&mut self) {
         self.close();
     }

@@ -6,11 +6,10 @@
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
 use super::counters::Counter;
-use crate::runtime::message::Message;
 
 /// Non-blocking send that drops the oldest message when full; false when the consumer is gone.
 #[inline]
-pub fn send(tx: &Sender<Message>, evict: &Receiver<Message>, mut msg: Message, overwritten: &Counter) -> bool {
+pub fn send<T>(tx: &Sender<T>, evict: &Receiver<T>, mut msg: T, overwritten: &Counter) -> bool {
     loop {
         match tx.try_send(msg) {
             Ok(()) => return true,
@@ -31,7 +30,7 @@ pub fn send(tx: &Sender<Message>, evict: &Receiver<Message>, mut msg: Message, o
 /// little for that write, which never blocks; `None` if it does not come (the producer was
 /// preempted in between: a real-time consumer must not spin on it) or the producer ended. The
 /// message is then read by the next firing.
-pub fn recv_after_evict(rx: &Receiver<Message>) -> Option<Message> {
+pub fn recv_after_evict<T>(rx: &Receiver<T>) -> Option<T> {
     let backoff = crossbeam_utils::Backoff::new();
     loop {
         match rx.try_recv() {

@@ -1,8 +1,8 @@
 //! The flattened net graph: the boundary between the language front end and the runtime.
 //!
-//! [`crate::compose`] produces a [`NetGraph`] from a checked program; the exporters in this
+//! The front end (`smx-lang`) produces a [`NetGraph`] from a checked program; the exporters in this
 //! module's submodules write it as GML (byte-compatible with the original compiler), GraphML,
-//! Graphviz dot or JSON; [`crate::runtime`] executes it. The JSON form (serde of these types)
+//! Graphviz dot or JSON; the runtime (`smx-runtime`) executes it. The JSON form (serde of these types)
 //! is the documented input format of the runtime, so a net can also be built by other tools.
 //!
 //! The attribute names and their meaning follow `../shared/spec/language.md` §5. Beyond what
@@ -15,11 +15,12 @@ mod format;
 pub mod gml;
 pub mod graphml;
 pub mod json;
+mod vocab;
 
 pub use format::Format;
 use serde::{Deserialize, Serialize};
 
-pub use crate::syntax::ast::{Location, PortClass, PortMode, TimeSpec};
+pub use vocab::{Location, PortClass, PortMode, TimeSpec};
 
 /// A whole flattened net: vertices are box instances and routing nodes, edges are channels.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@
 //! assert_eq!(graph.edges.len(), 1);
 //! ```
 
-use crate::graph::{Edge, Location, NetGraph, Node, NodeKind, PortDecl, PortMode, TimeSpec, Timing};
+use smx_graph::{Edge, Location, NetGraph, Node, NodeKind, PortDecl, PortMode, TimeSpec, Timing};
 
 /// Accumulates nodes and edges; ids are assigned in insertion order.
 #[derive(Debug, Default, Clone)]

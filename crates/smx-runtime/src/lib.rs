@@ -1,4 +1,4 @@
-//! Executes a [`crate::graph::NetGraph`]: one pinned thread per box instance and routing node,
+//! Executes a [`smx_graph::NetGraph`]: one pinned thread per box instance and routing node,
 //! joined by bounded channels, and collects the figures of a [`crate::report::Report`].
 //!
 //! [`run`] goes through four stages: [`plan`] checks the graph against the registry and lays
@@ -9,15 +9,16 @@
 
 pub mod builder;
 pub mod channel;
+pub mod config;
 pub mod error;
 pub mod firewall;
 pub mod io;
-pub mod message;
 pub mod net;
 pub mod plan;
 pub mod progress;
+pub mod registry;
+pub mod report;
 pub mod routing;
-pub mod sched;
 pub mod thread;
 
 use std::sync::atomic::AtomicBool;
@@ -27,13 +28,14 @@ use std::time::{Duration, Instant, SystemTime};
 pub use error::RunError;
 pub use progress::Progress;
 
-use crate::boxes::Registry;
 use crate::config::NetSettings;
-use crate::graph::NetGraph;
 use crate::report::{ChannelReport, NetReport, Report, Status, rate};
 use channel::{Reader, Shared, Writer};
 use io::{InputSlot, OutputSlot, PortSet};
 use plan::{Plan, Role};
+pub use registry::Registry;
+use smx_graph::NetGraph;
+use smx_timing::sched;
 use thread::{Common, Gate, Outcome};
 
 /// How threads are placed on cores.
@@ -110,7 +112,7 @@ fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize
         graph
             .edges
             .iter()
-            .filter(|e| e.timing == crate::graph::Timing::TimeTriggered)
+            .filter(|e| e.timing == smx_graph::Timing::TimeTriggered)
     };
     let firewall_threads = if executive.iter().any(Option::is_some) {
         let mut periods: Vec<Duration> = tt_edges()
@@ -200,11 +202,11 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         decided.firewall.priority = None;
         decided.firewall.lock_memory = false;
     }
-    if decided.firewall.spin == crate::timing::Spin::Auto && !every_thread_has_a_core(graph, &executive) {
+    if decided.firewall.spin == smx_timing::Spin::Auto && !every_thread_has_a_core(graph, &executive) {
         // A firewall spinning towards its release keeps the core busy, and a box woken on that
         // core (the producer its hand-off just released) waits for the next scheduler tick:
         // the pair then runs at the kernel's tick rate (250 Hz here) instead of the period.
-        decided.firewall.spin = crate::timing::Spin::Off;
+        decided.firewall.spin = smx_timing::Spin::Off;
     }
     // Only a lone executive running every box of the run can be sure no thread shares its core
     // (pinning spreads nets and firewalls independently, and firewalls of two periods may meet
@@ -308,7 +310,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     opts.progress.mark_finished();
     let wall = t0.elapsed().as_secs_f64();
     let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
-    report.firewalls = firewalls.iter().filter_map(|f| serde_json::to_value(f).ok()).collect();
+    report.firewalls = firewalls;
     for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
         if firewall::plan::is_time_triggered(c) {
             row.len = firewall::plan::consumer_side_len(c);
@@ -480,7 +482,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
             status: outcome.status,
             error: outcome.error,
             unconnected_writes: outcome.unconnected_writes,
-            stats: outcome.stats.into_iter().collect(),
+            stats: outcome.stats,
             ended_at: outcome.ended_at,
         });
     }
@@ -501,9 +503,9 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
                 kind: c.kind.name(),
                 smx_type: c.kind.smx_name(),
                 timing: match c.timing {
-                    crate::graph::Timing::None => "none",
-                    crate::graph::Timing::TimeTriggered => "time_triggered",
-                    crate::graph::Timing::TimeBounded => "time_bounded",
+                    smx_graph::Timing::None => "none",
+                    smx_graph::Timing::TimeTriggered => "time_triggered",
+                    smx_graph::Timing::TimeBounded => "time_bounded",
                 },
                 len: c.len,
                 written: counts.written,
@@ -529,7 +531,12 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
     for w in &warnings {
         log::warn!("{w}");
     }
-    let zmq = nets.iter().filter_map(|n| n.stats.get("zmq").cloned()).collect();
+    let mut sections: std::collections::BTreeMap<String, Vec<smx_box::Stats>> = Default::default();
+    for n in &nets {
+        if let Some(section) = n.stats.section {
+            sections.entry(section.to_string()).or_default().push(n.stats.clone());
+        }
+    }
     Report {
         format_version: 1,
         wall_time_s: wall,
@@ -539,7 +546,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         nets,
         channels,
         firewalls: Vec::new(),
-        zmq,
+        sections,
         warnings,
         started_at,
         ended_at: SystemTime::now(),

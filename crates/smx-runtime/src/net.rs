@@ -21,18 +21,20 @@
 //!
 //! [`Driver`] holds one box between init and cleanup and runs one iteration at a time, so
 //! that the same rules serve a box on its own thread ([`run_box`], which blocks in the firing
-//! rule) and a box run by a cyclic executive ([`crate::runtime::firewall::executive`], which
+//! rule) and a box run by a cyclic executive ([`crate::firewall::executive`], which
 //! fires each box at most once per tick and skips a box whose inputs are not ready).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
-use crate::boxes::{BoxImpl, BoxSpec, Flow};
 use crate::report::Status;
-use crate::runtime::io::{InitCtx, Io, PortSet};
-use crate::runtime::plan::NetPlan;
-use crate::runtime::thread::{Common, Outcome, panic_text, place};
+use smx_box::io::host;
+use smx_box::{BoxImpl, BoxSpec, Flow};
+
+use crate::io::PortSet;
+use crate::plan::NetPlan;
+use crate::thread::{Common, Outcome, panic_text, place};
 
 /// Runs one box instance to the end on the calling thread.
 pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) -> Outcome {
@@ -68,8 +70,8 @@ impl Driver {
         let config = &plan.settings.box_config;
         let mut instance: Option<Box<dyn BoxImpl>> = None;
         let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
-            let mut made = (spec.create)(config).map_err(|e| format!("create failed: {e}"))?;
-            let result = made.init(&mut InitCtx::new(&plan.name, config, &ports));
+            let mut made = spec.create(config).map_err(|e| format!("create failed: {e}"))?;
+            let result = made.init(&mut host::init_ctx(&plan.name, config, &ports));
             instance = Some(made);
             result.map_err(|e| format!("init failed: {e}"))
         }));
@@ -182,9 +184,9 @@ impl Driver {
         };
         self.outcome.loop_count += 1;
         let count = self.outcome.loop_count;
-        let mut io = Io::new(&mut self.ports, count, stop);
+        let mut io = host::step_io(&mut self.ports, count, stop);
         let stepped = instance.step(&mut io);
-        let stopped = io.stop_seen();
+        let stopped = host::stop_seen(&io);
         self.last = match stepped {
             Ok(flow) => flow,
             Err(e) => {
@@ -198,7 +200,8 @@ impl Driver {
         }
         let ended = match self.last {
             Flow::End => true,
-            Flow::Continue => false,
+            // Nothing can come any more: a box that keeps asking to go on would spin forever.
+            Flow::Continue => self.ports.all_inputs_ended(),
             Flow::Return => {
                 self.has_outputs
                     && self
@@ -236,10 +239,17 @@ impl Driver {
                 if let Some(why) = &failure {
                     instance.abort(why);
                 }
-                instance.cleanup();
-                instance.stats()
+                let cleaned = instance.cleanup();
+                (cleaned, instance.stats())
             })) {
-                Ok(stats) => self.outcome.stats = stats,
+                Ok((cleaned, stats)) => {
+                    self.outcome.stats = stats;
+                    if let Err(e) = cleaned
+                        && self.outcome.status != Status::Failed
+                    {
+                        self.outcome.fail(format!("cleanup failed: {e}"));
+                    }
+                }
                 Err(panic) => self.outcome.fail(format!("cleanup {}", panic_text(panic))),
             }
         }

@@ -6,12 +6,16 @@
 //! the temporal-firewall work hooks in here (`ChannelPlan::timing`) without touching the
 //! executor.
 
-use crate::boxes::{BoxConfig, BoxSpec, Direction, Registry};
+use smx_box::{BoxConfig, BoxSpec, Ports};
+
+use crate::Registry;
+use crate::channel::ChannelKind;
 use crate::config::NetSettings;
-use crate::graph::{NetGraph, NodeKind, PortMode, Timing};
-use crate::runtime::channel::ChannelKind;
-use crate::runtime::error::RunError;
-use crate::runtime::{PinMode, RunOptions, sched};
+use crate::error::RunError;
+use smx_graph::{NetGraph, NodeKind, PortMode, Timing};
+use smx_timing::sched;
+
+use crate::{PinMode, RunOptions};
 
 /// What a net's thread runs.
 #[derive(Debug, Clone)]
@@ -126,7 +130,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                 (Role::Routing, inputs.map(port).collect(), outputs.map(port).collect())
             }
             NodeKind::Box => {
-                let spec = *registry.get(&node.func).ok_or_else(|| RunError::UnknownImpl {
+                let spec = registry.get(&node.func).cloned().ok_or_else(|| RunError::UnknownImpl {
                     instance: node.label.clone(),
                     implementation: node.func.clone(),
                     known: registry.names().iter().map(|s| s.to_string()).collect(),
@@ -199,8 +203,9 @@ fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>
     Ok(channels)
 }
 
-/// The ports of a box instance: its declared ports in declaration order, then any optional
-/// port of the implementation it does not declare; each joined to its channel.
+/// The ports of a box instance, each joined to its channel. With ports declared by the spec
+/// they stand in the spec's order, so that `InPort(i)` is the spec's `i`-th input whatever
+/// order the net declares them in; with ports from the net, in declaration order.
 fn box_ports(
     graph: &NetGraph,
     index: usize,
@@ -208,73 +213,77 @@ fn box_ports(
     channels: &[ChannelPlan],
 ) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
     let node = &graph.nodes[index];
+    let declares = |name: &str, mode: PortMode| node.ports.iter().any(|p| p.name == name && p.mode == mode);
+    let slot = |name: &str| PortPlan {
+        name: name.to_string(),
+        channel: None,
+    };
+    let (mut inputs, mut outputs): (Vec<PortPlan>, Vec<PortPlan>) = match spec.ports {
+        Ports::FromNet => (
+            node.ports
+                .iter()
+                .filter(|p| p.mode == PortMode::In)
+                .map(|p| slot(&p.name))
+                .collect(),
+            node.ports
+                .iter()
+                .filter(|p| p.mode == PortMode::Out)
+                .map(|p| slot(&p.name))
+                .collect(),
+        ),
+        Ports::Declared { inputs, outputs } => {
+            for (list, mode, direction) in [(inputs, PortMode::In, "input"), (outputs, PortMode::Out, "output")] {
+                if let Some(want) = list.iter().find(|p| !p.optional && !declares(p.name, mode)) {
+                    return Err(RunError::MissingPort {
+                        instance: node.label.clone(),
+                        implementation: spec.name.to_string(),
+                        port: want.name.to_string(),
+                        direction,
+                    });
+                }
+            }
+            (
+                inputs.iter().map(|p| slot(p.name)).collect(),
+                outputs.iter().map(|p| slot(p.name)).collect(),
+            )
+        }
+    };
     let bad = |message: String| RunError::BadPort {
         instance: node.label.clone(),
         message,
     };
-    let mut inputs = Vec::new();
-    let mut outputs = Vec::new();
-    for port in &node.ports {
-        let slot = PortPlan {
-            name: port.name.clone(),
-            channel: None,
-        };
-        match port.mode {
-            PortMode::In => inputs.push(slot),
-            PortMode::Out => outputs.push(slot),
-        }
-    }
-    for want in spec.ports {
-        let (list, direction) = match want.direction {
-            Direction::In => (&mut inputs, "input"),
-            Direction::Out => (&mut outputs, "output"),
-        };
-        if !list.iter().any(|p| p.name == want.name) {
-            if !want.optional {
-                return Err(RunError::MissingPort {
-                    instance: node.label.clone(),
-                    implementation: spec.name.to_string(),
-                    port: want.name.to_string(),
-                    direction,
-                });
-            }
-            list.push(PortPlan {
-                name: want.name.to_string(),
-                channel: None,
-            });
-        }
-    }
     for channel in channels {
-        let (list, port, direction, spec_dir) = if channel.to == index {
-            (&mut inputs, &channel.to_port, "input", Direction::In)
+        let (list, port, direction, mode) = if channel.to == index {
+            (&mut inputs, &channel.to_port, "input", PortMode::In)
         } else if channel.from == index {
-            (&mut outputs, &channel.from_port, "output", Direction::Out)
+            (&mut outputs, &channel.from_port, "output", PortMode::Out)
         } else {
             continue;
         };
-        let known = |list: &Vec<PortPlan>| list.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ");
-        let Some(slot) = list.iter_mut().find(|p| &p.name == port) else {
+        if !declares(port, mode) {
+            let known: Vec<&str> = node
+                .ports
+                .iter()
+                .filter(|p| p.mode == mode)
+                .map(|p| p.name.as_str())
+                .collect();
             return Err(bad(format!(
                 "channel '{}' (id {}) arrives at {direction} port '{port}', which is not declared (declared: {})",
                 channel.label,
                 channel.id,
-                known(list)
+                known.join(", ")
+            )));
+        }
+        let Some(slot) = list.iter_mut().find(|p| &p.name == port) else {
+            return Err(bad(format!(
+                "channel '{}' joins {direction} port '{port}', which implementation '{}' does not have",
+                channel.label, spec.name
             )));
         };
         if let Some(other) = slot.channel {
             return Err(bad(format!(
                 "{direction} port '{port}' has two channels ({other} and {}); fan-in and fan-out need a routing node",
                 channel.id
-            )));
-        }
-        if !spec
-            .ports
-            .iter()
-            .any(|p| p.name == port.as_str() && p.direction == spec_dir)
-        {
-            return Err(bad(format!(
-                "channel '{}' joins {direction} port '{port}', which implementation '{}' does not have",
-                channel.label, spec.name
             )));
         }
         slot.channel = Some(channel.id);

@@ -1,14 +1,14 @@
 //! A live view of a running net for a progress line: messages so far and time since start.
 //!
-//! The CLI creates a [`Progress`], hands a clone to [`crate::runtime::run`] in its
-//! [`crate::runtime::RunOptions`], and samples it from another thread. Sampling only reads
+//! The CLI creates a [`Progress`], hands a clone to [`crate::run`] in its
+//! [`crate::RunOptions`], and samples it from another thread. Sampling only reads
 //! the channels' relaxed counters; it never slows the nets down. One handle serves one run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::runtime::channel::Shared;
+use crate::channel::Shared;
 
 #[derive(Debug, Default)]
 struct Inner {

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::Select;
 
-use crate::runtime::channel::Poll;
-use crate::runtime::channel::doorbell::spin_until;
-use crate::runtime::io::PortSet;
-use crate::runtime::message::Message;
-use crate::runtime::plan::NetPlan;
-use crate::runtime::thread::{Common, Outcome, panic_text, place};
+use crate::channel::Poll;
+use crate::channel::doorbell::spin_until;
+use crate::io::PortSet;
+use crate::plan::NetPlan;
+use crate::thread::{Common, Outcome, panic_text, place};
+use smx_box::Message;
 
 /// Runs one routing node to the end.
 pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcome {
@@ -141,10 +141,10 @@ fn wait_any(ports: &mut PortSet, live: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::channel::{ChannelKind, channel};
-    use crate::runtime::io::{InputSlot, OutputSlot};
+    use crate::channel::{ChannelKind, channel};
+    use crate::io::{InputSlot, OutputSlot};
 
-    fn ports(inputs: Vec<crate::runtime::channel::Reader>, outputs: Vec<crate::runtime::channel::Writer>) -> PortSet {
+    fn ports(inputs: Vec<crate::channel::Reader>, outputs: Vec<crate::channel::Writer>) -> PortSet {
         PortSet {
             inputs: inputs
                 .into_iter()

@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::plan::NetPlan;
 use crate::report::Status;
-use crate::runtime::plan::NetPlan;
-use crate::runtime::sched;
+use smx_timing::sched;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GateState {
@@ -83,7 +83,7 @@ pub struct Outcome {
     pub wall: Duration,
     pub status: Status,
     pub error: Option<String>,
-    pub stats: Vec<(String, serde_json::Value)>,
+    pub stats: smx_box::Stats,
     pub unconnected_writes: u64,
     pub ended_at: SystemTime,
     pub core: Option<usize>,
@@ -104,7 +104,7 @@ impl Outcome {
             wall: Duration::ZERO,
             status: Status::Ok,
             error: None,
-            stats: Vec::new(),
+            stats: smx_box::Stats::new(),
             unconnected_writes: 0,
             ended_at: SystemTime::now(),
             core: None,

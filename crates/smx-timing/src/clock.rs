@@ -1,6 +1,6 @@
 //! The clock every periodic release reads and sleeps on: `CLOCK_MONOTONIC`, in nanoseconds.
 //!
-//! [`TimeSource`] exists so that tests can drive a [`crate::timing::Ticker`] with a fake clock
+//! [`TimeSource`] exists so that tests can drive a [`crate::Ticker`] with a fake clock
 //! and check its missed-tick arithmetic exactly, without depending on how busy the machine is.
 
 /// Reading and sleeping on a monotonic clock, in nanoseconds.

@@ -15,10 +15,11 @@ pub mod clock;
 pub mod lateness;
 pub mod probe;
 pub mod realtime;
+pub mod sched;
 pub mod ticker;
 
 pub use clock::{MonotonicClock, TimeSource, clock_source};
 pub use lateness::{Lateness, LatenessSummary};
-pub use probe::{ProbeArgs, ProbeOptions, ProbeResult, probe, run_cli};
+pub use probe::{ProbeOptions, ProbeResult, probe};
 pub use realtime::{RtGrant, RtRequest};
 pub use ticker::{Spin, Tick, Ticker};

@@ -6,18 +6,17 @@
 //! beyond this floor is the runtime's (or the boxes') doing.
 //!
 //! A tick counts as missed when its whole period passed before the thread woke up (see
-//! [`crate::timing::Ticker`]); a late release within its period is not a miss but shows up in
+//! [`crate::Ticker`]); a late release within its period is not a miss but shows up in
 //! the lateness percentiles.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::timing::clock::{clock_source, monotonic_ns};
-use crate::timing::lateness::{LatenessSummary, human_ns};
-use crate::timing::realtime::{self, RtRequest};
-use crate::timing::ticker::{Spin, Ticker};
+use crate::clock::{clock_source, monotonic_ns};
+use crate::lateness::{LatenessSummary, human_ns};
+use crate::realtime::{self, RtRequest};
+use crate::ticker::{Spin, Ticker};
 
 /// SCHED_FIFO level of temporal firewalls and of the probe unless configured otherwise: above
 /// the levels the runtime gives time-triggered boxes (2 to 4), so a firewall preempts them.
@@ -139,7 +138,7 @@ fn run_probe(opts: &ProbeOptions) -> ProbeResult {
 }
 
 fn pin(core: usize) -> Result<(), String> {
-    crate::runtime::sched::pin_current_thread(core).map_err(|e| format!("probe: {e}"))
+    crate::sched::pin_current_thread(core).map_err(|e| format!("probe: {e}"))
 }
 
 impl ProbeResult {
@@ -169,68 +168,6 @@ impl ProbeResult {
             self.miss_rate * 100.0,
             self.lateness_ns.to_text(),
         )
-    }
-}
-
-/// `smxrun probe` options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ProbeArgs {
-    /// Period of the empty loop (e.g. 10us, 1ms).
-    #[arg(long, default_value = "10us", value_parser = crate::config::value::parse_duration)]
-    pub period: Duration,
-    /// Scheduled ticks to run through (missed ones included).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub ticks: u64,
-    /// Spin before each release: off, auto (only where the wake-up latency is a noticeable
-    /// share of the period), or a margin such as 20us.
-    #[arg(long, default_value = "auto", value_parser = Spin::parse)]
-    pub spin: Spin,
-    /// SCHED_FIFO level of the probing thread; 0 for normal scheduling.
-    #[arg(long, default_value_t = DEFAULT_FIREWALL_PRIORITY)]
-    pub priority: u8,
-    /// Do not lock memory (mlockall).
-    #[arg(long)]
-    pub no_mlock: bool,
-    /// Pin the probing thread to this core.
-    #[arg(long)]
-    pub core: Option<usize>,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl ProbeArgs {
-    pub fn options(&self) -> ProbeOptions {
-        ProbeOptions {
-            period: self.period,
-            ticks: self.ticks,
-            spin: self.spin,
-            priority: (self.priority > 0).then_some(self.priority),
-            lock_memory: !self.no_mlock,
-            core: self.core,
-        }
-    }
-}
-
-/// Runs `smxrun probe`: 0 on success, 2 on bad options; warnings go to stderr.
-pub fn run_cli(args: &ProbeArgs) -> i32 {
-    match probe(&args.options()) {
-        Ok(result) => {
-            for w in &result.warnings {
-                eprintln!("warning: {w}");
-            }
-            let out = if args.json {
-                serde_json::to_string(&result).map(|s| s + "\n").unwrap_or_default()
-            } else {
-                result.to_text()
-            };
-            let _ = std::io::stdout().write_all(out.as_bytes());
-            0
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
     }
 }
 
@@ -292,32 +229,5 @@ mod tests {
     fn bad_options_are_errors() {
         assert!(probe(&short(0, 10)).is_err());
         assert!(probe(&short(10, 0)).is_err());
-    }
-
-    #[test]
-    fn cli_arguments_map_to_options() {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            probe: ProbeArgs,
-        }
-        let cli = Cli::parse_from([
-            "probe",
-            "--period",
-            "20us",
-            "--ticks",
-            "5",
-            "--spin",
-            "off",
-            "--priority",
-            "0",
-        ]);
-        let o = cli.probe.options();
-        assert_eq!(
-            (o.period, o.ticks, o.spin, o.priority),
-            (Duration::from_micros(20), 5, Spin::Off, None)
-        );
-        assert!(Cli::try_parse_from(["probe", "--period", "soon"]).is_err());
     }
 }

@@ -50,7 +50,7 @@ pub fn apply(request: RtRequest) -> RtGrant {
 /// Makes the calling thread SCHED_FIFO at `level` (clamped to the system's range) and returns
 /// the level the kernel reports afterwards.
 pub fn set_fifo_priority(level: u8) -> Result<u8, String> {
-    crate::runtime::sched::set_fifo_priority(level)?;
+    crate::sched::set_fifo_priority(level)?;
     match current_fifo_priority() {
         Some(granted) => Ok(granted),
         None => Err(format!("SCHED_FIFO priority {level} was accepted but is not in effect")),

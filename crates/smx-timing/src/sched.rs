@@ -76,12 +76,6 @@ pub fn set_nice(nice: i32) -> Result<(), String> {
     }
 }
 
-/// Locks all current and future pages of the process in memory (`mlockall`), so that a
-/// time-triggered thread never waits for a page fault.
-pub fn lock_memory() -> Result<(), String> {
-    crate::timing::realtime::lock_memory_once()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

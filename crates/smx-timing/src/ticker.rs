@@ -14,8 +14,8 @@
 
 use std::time::Duration;
 
-use crate::timing::clock::{MonotonicClock, TimeSource};
-use crate::timing::lateness::Lateness;
+use crate::clock::{MonotonicClock, TimeSource};
+use crate::lateness::Lateness;
 
 /// How to wait for the release instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,7 +36,7 @@ impl Spin {
         match text {
             "off" | "0" => Ok(Spin::Off),
             "auto" => Ok(Spin::Auto),
-            _ => crate::config::value::parse_duration(text)
+            _ => smx_box::parse_duration(text)
                 .map(Spin::Fixed)
                 .map_err(|e| format!("spin: {e}; or write 'off' or 'auto'")),
         }

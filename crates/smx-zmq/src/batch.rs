@@ -194,7 +194,7 @@ fn take_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boxes::zmq::wire;
+    use crate::wire;
 
     fn encode(payloads: &[&[u8]], first: u64) -> Vec<u8> {
         let mut w = BatchWriter::new();

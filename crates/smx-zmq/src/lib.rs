@@ -24,97 +24,25 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-use serde_json::Value;
-
-use crate::boxes::BoxSpec;
+use smx_box::BoxSpec;
 
 /// The specs of both boxes.
 pub fn specs() -> Vec<BoxSpec> {
     vec![
-        BoxSpec {
-            name: "smx_snk_zmq",
-            summary: "sends each message over ZeroMQ (pubsub or pipeline), ending with an end-of-stream marker",
-            ports: sink::PORTS,
-            config: settings::SINK_KEYS,
-            create: sink::create,
-        },
-        BoxSpec {
-            name: "smx_src_zmq",
-            summary: "emits each message received over ZeroMQ and accounts for every lost one",
-            ports: source::PORTS,
-            config: settings::SOURCE_KEYS,
-            create: source::create,
-        },
+        BoxSpec::named("smx_snk_zmq")
+            .summary("sends each message over ZeroMQ (pubsub or pipeline), ending with an end-of-stream marker")
+            .inputs(sink::INPUTS)
+            .config(settings::SINK_KEYS)
+            .create(sink::create),
+        BoxSpec::named("smx_src_zmq")
+            .summary("emits each message received over ZeroMQ and accounts for every lost one")
+            .outputs(source::OUTPUTS)
+            .config(settings::SOURCE_KEYS)
+            .create(source::create),
     ]
 }
 
-/// One line of the text report for a box's `zmq` stats row (see [`sink`] and [`source`]).
-pub fn text_line(row: &Value) -> Option<String> {
-    let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
-    let n = |k: &str| row.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let head = format!("{} {} {} {}", s("name"), s("role"), s("pattern"), s("endpoint"));
-    match row.get("role")?.as_str()? {
-        "sink" => {
-            let sent = n("sent");
-            Some(format!(
-                "{head}: sent {sent} in {} frame(s), dropped at the sender {} ({:.3} %: {} at the HWM, {} timed out){}{}{}",
-                n("frames"),
-                n("dropped"),
-                percent(n("dropped"), sent),
-                n("dropped_hwm"),
-                n("dropped_timeout"),
-                if s("pattern") == "pubsub" {
-                    format!(", {} subscriber(s)", n("subscribers"))
-                } else {
-                    String::new()
-                },
-                if row.get("linger_expired") == Some(&Value::Bool(true)) {
-                    ", NOT CONFIRMED: receivers still connected when linger expired"
-                } else {
-                    ""
-                },
-                if row.get("aborted") == Some(&Value::Bool(true)) {
-                    ", ABORTED: ended early with an abort marker"
-                } else {
-                    ""
-                }
-            ))
-        }
-        "source" => {
-            let sent = n("sent");
-            let tail = if row.get("tail_unknown") == Some(&Value::Bool(true)) {
-                " at least: no end marker, messages after the last one received are unknown"
-            } else {
-                ""
-            };
-            Some(format!(
-                "{head}: sender sent {sent}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
-                 {} before the first received, {} in transit), duplicates {}, reordered {}, corrupt {}, ended by {}{}",
-                n("received"),
-                n("lost"),
-                percent(n("lost"), sent),
-                n("sender_dropped"),
-                n("lost_before_first"),
-                n("lost_in_transit"),
-                n("duplicates"),
-                n("reordered"),
-                n("corrupt"),
-                match s("end").as_str() {
-                    "aborted" => "sender aborted".to_string(),
-                    other => other.to_string(),
-                },
-                if n("inconsistent_streams") > 0 {
-                    ", BOOKS INCONSISTENT (a sender restarted or reused its id?)"
-                } else {
-                    ""
-                }
-            ))
-        }
-        _ => None,
-    }
-}
-
-fn percent(part: u64, whole: u64) -> f64 {
+pub(crate) fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {

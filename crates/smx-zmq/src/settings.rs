@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::boxes::{BoxConfig, BoxError, ConfigKey, ValueKind};
+use smx_box::{BoxConfig, BoxError, ConfigKey, ValueKind};
 
 use super::endpoint::Endpoint;
 
@@ -243,7 +243,7 @@ impl SourceSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boxes::ConfigValue;
+    use smx_box::ConfigValue;
 
     fn config(keys: &[ConfigKey], set: &[(&str, &str)]) -> BoxConfig {
         let mut config = BoxConfig {
@@ -258,7 +258,7 @@ mod tests {
                 .map(|(_, v)| *v)
                 .or(key.default);
             if let Some(text) = text {
-                let value = crate::config::value::parse_value(key, text).unwrap();
+                let value = smx_box::parse_value(key, text).unwrap();
                 config.values.insert(key.name.into(), value);
             }
         }

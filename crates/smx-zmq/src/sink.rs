@@ -13,27 +13,16 @@
 //! when the sink fails (a step error, or init failing after the socket opened) or gives up
 //! (no receiver for `timeout`, or a stop while blocked): its receivers then end at once.
 
-use serde_json::{Value, json};
-
-use crate::boxes::api::{InitCtx, Io};
-use crate::boxes::{BoxConfig, BoxError, BoxImpl, Direction, Flow, InPort, PortSpec};
+use smx_box::prelude::*;
 
 use super::sender::{Sender, Sent, SinkStats};
 use super::settings::SinkSettings;
 
-pub const PORTS: &[PortSpec] = &[
-    PortSpec {
-        name: "data",
-        direction: Direction::In,
-        optional: false,
-        help: "payloads to send",
-    },
-    PortSpec {
-        name: "topic",
-        direction: Direction::In,
-        optional: true,
-        help: "topic of each message (read alongside data); unconnected: the `topic` key",
-    },
+pub const INPUTS: &[PortSpec] = &[
+    PortSpec::new("data").help("payloads to send"),
+    PortSpec::new("topic")
+        .optional()
+        .help("topic of each message (read alongside data); unconnected: the `topic` key"),
 ];
 
 /// Most messages sent in one step.
@@ -127,7 +116,7 @@ impl BoxImpl for ZmqSink {
         self.aborting = true;
     }
 
-    fn cleanup(&mut self) {
+    fn cleanup(&mut self) -> Result<(), BoxError> {
         if let Some(mut sender) = self.sender.take() {
             if !self.synced {
                 // No step ran: still let subscribers join, so the marker reaches them.
@@ -140,37 +129,69 @@ impl BoxImpl for ZmqSink {
             }
             self.final_stats = sender.stats.clone();
         }
+        Ok(())
     }
 
-    fn stats(&self) -> Vec<(String, Value)> {
-        vec![("zmq".to_string(), self.row())]
+    fn stats(&self) -> Stats {
+        self.row()
     }
 }
 
 impl ZmqSink {
-    fn row(&self) -> Value {
+    fn row(&self) -> Stats {
         let s = &self.final_stats;
         let common = &self.settings.common;
-        json!({
-            "name": common.instance,
-            "role": "sink",
-            "pattern": common.pattern.as_str(),
-            "endpoint": if self.endpoint.is_empty() { &common.endpoint.written } else { &self.endpoint },
-            "sent": s.sent,
-            "frames": s.frames,
-            "received": Value::Null,
-            "lost": Value::Null,
-            "duplicates": Value::Null,
-            "reordered": Value::Null,
-            "corrupt": Value::Null,
-            "accepted": s.sent - s.dropped_hwm - s.dropped_timeout,
-            "dropped": s.dropped_hwm + s.dropped_timeout,
-            "dropped_hwm": s.dropped_hwm,
-            "dropped_timeout": s.dropped_timeout,
-            "subscribers": s.subscribers,
-            "markers": s.markers,
-            "linger_expired": s.linger_expired,
-            "aborted": s.aborted,
-        })
+        let endpoint = if self.endpoint.is_empty() {
+            &common.endpoint.written
+        } else {
+            &self.endpoint
+        };
+        let dropped = s.dropped_hwm + s.dropped_timeout;
+        let head = format!("{} sink {} {endpoint}", common.instance, common.pattern.as_str());
+        let subscribers = if common.pattern.as_str() == "pubsub" {
+            format!(", {} subscriber(s)", s.subscribers)
+        } else {
+            String::new()
+        };
+        let summary = format!(
+            "{head}: sent {} in {} frame(s), dropped at the sender {dropped} ({:.3} %: {} at the HWM, {} timed out){subscribers}{}{}",
+            s.sent,
+            s.frames,
+            crate::percent(dropped, s.sent),
+            s.dropped_hwm,
+            s.dropped_timeout,
+            if s.linger_expired {
+                ", NOT CONFIRMED: receivers still connected when linger expired"
+            } else {
+                ""
+            },
+            if s.aborted {
+                ", ABORTED: ended early with an abort marker"
+            } else {
+                ""
+            },
+        );
+        Stats::new()
+            .in_section("zmq")
+            .with("name", common.instance.as_str())
+            .with("role", "sink")
+            .with("pattern", common.pattern.as_str())
+            .with("endpoint", endpoint.as_str())
+            .with("sent", s.sent)
+            .with("frames", s.frames)
+            .with("received", StatValue::None)
+            .with("lost", StatValue::None)
+            .with("duplicates", StatValue::None)
+            .with("reordered", StatValue::None)
+            .with("corrupt", StatValue::None)
+            .with("accepted", s.sent - dropped)
+            .with("dropped", dropped)
+            .with("dropped_hwm", s.dropped_hwm)
+            .with("dropped_timeout", s.dropped_timeout)
+            .with("subscribers", s.subscribers)
+            .with("markers", s.markers)
+            .with("linger_expired", s.linger_expired)
+            .with("aborted", s.aborted)
+            .summary(summary)
     }
 }

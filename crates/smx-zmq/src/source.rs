@@ -9,29 +9,17 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
-use crate::boxes::api::{InitCtx, Io, Message};
-use crate::boxes::{BoxConfig, BoxError, BoxImpl, Direction, Flow, OutPort, PortSpec};
-use crate::runtime::message::now_ns;
+use smx_box::prelude::*;
 
 use super::receiver::{Event, Receiver};
 use super::settings::SourceSettings;
 use super::wire::unix_now_ns;
 
-pub const PORTS: &[PortSpec] = &[
-    PortSpec {
-        name: "data",
-        direction: Direction::Out,
-        optional: false,
-        help: "received payloads, sequence number as sent",
-    },
-    PortSpec {
-        name: "topic",
-        direction: Direction::Out,
-        optional: true,
-        help: "the topic of each received message",
-    },
+pub const OUTPUTS: &[PortSpec] = &[
+    PortSpec::new("data").help("received payloads, sequence number as sent"),
+    PortSpec::new("topic")
+        .optional()
+        .help("the topic of each received message"),
 ];
 
 /// Most messages emitted in one step.
@@ -114,42 +102,79 @@ impl BoxImpl for ZmqSource {
         Ok(Flow::Return)
     }
 
-    fn cleanup(&mut self) {
+    fn cleanup(&mut self) -> Result<(), BoxError> {
         if let Some(receiver) = self.receiver.as_mut() {
             receiver.stop();
         }
+        Ok(())
     }
 
-    fn stats(&self) -> Vec<(String, Value)> {
-        vec![("zmq".to_string(), self.row())]
+    fn stats(&self) -> Stats {
+        self.row()
     }
 }
 
 impl ZmqSource {
-    fn row(&self) -> Value {
+    fn row(&self) -> Stats {
         let common = &self.settings.common;
         let (t, corrupt, markers, end) = match &self.receiver {
             Some(r) => (r.totals(), r.corrupt, r.markers, r.ended().map(|e| e.as_str())),
             None => (Default::default(), 0, 0, None),
         };
-        json!({
-            "name": common.instance,
-            "role": "source",
-            "pattern": common.pattern.as_str(),
-            "endpoint": if self.endpoint.is_empty() { &common.endpoint.written } else { &self.endpoint },
-            "sent": t.sent,
-            "received": t.received,
-            "lost": t.lost,
-            "duplicates": t.duplicates,
-            "reordered": t.reordered,
-            "corrupt": corrupt,
-            "sender_dropped": t.sender_dropped,
-            "lost_before_first": t.lost_before_first,
-            "lost_in_transit": t.lost_in_transit,
-            "markers": markers,
-            "end": end,
-            "tail_unknown": t.unannounced > 0,
-            "inconsistent_streams": t.inconsistent,
-        })
+        let endpoint = if self.endpoint.is_empty() {
+            &common.endpoint.written
+        } else {
+            &self.endpoint
+        };
+        let tail = if t.unannounced > 0 {
+            " at least: no end marker, messages after the last one received are unknown"
+        } else {
+            ""
+        };
+        let summary = format!(
+            "{} source {} {endpoint}: sender sent {}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
+             {} before the first received, {} in transit), duplicates {}, reordered {}, corrupt {corrupt}, ended by {}{}",
+            common.instance,
+            common.pattern.as_str(),
+            t.sent,
+            t.received,
+            t.lost,
+            crate::percent(t.lost, t.sent),
+            t.sender_dropped,
+            t.lost_before_first,
+            t.lost_in_transit,
+            t.duplicates,
+            t.reordered,
+            match end {
+                Some("aborted") => "sender aborted",
+                Some(other) => other,
+                None => "?",
+            },
+            if t.inconsistent > 0 {
+                ", BOOKS INCONSISTENT (a sender restarted or reused its id?)"
+            } else {
+                ""
+            },
+        );
+        Stats::new()
+            .in_section("zmq")
+            .with("name", common.instance.as_str())
+            .with("role", "source")
+            .with("pattern", common.pattern.as_str())
+            .with("endpoint", endpoint.as_str())
+            .with("sent", t.sent)
+            .with("received", t.received)
+            .with("lost", t.lost)
+            .with("duplicates", t.duplicates)
+            .with("reordered", t.reordered)
+            .with("corrupt", corrupt)
+            .with("sender_dropped", t.sender_dropped)
+            .with("lost_before_first", t.lost_before_first)
+            .with("lost_in_transit", t.lost_in_transit)
+            .with("markers", markers)
+            .with("end", end)
+            .with("tail_unknown", t.unannounced > 0)
+            .with("inconsistent_streams", t.inconsistent)
+            .summary(summary)
     }
 }

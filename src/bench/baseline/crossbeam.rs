@@ -9,7 +9,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use crate::runtime::message::{Message, now_ns};
+use smx_box::{Message, now_ns};
 
 use super::super::result::Run;
 use super::{PayloadRng, touch};
@@ -28,7 +28,7 @@ pub struct PairShape {
 /// consumer missed a message or saw one out of order.
 pub fn run(shape: PairShape) -> Run {
     let cores = if shape.pin {
-        crate::runtime::sched::allowed_cores()
+        smx_timing::sched::allowed_cores()
     } else {
         Vec::new()
     };
@@ -44,7 +44,7 @@ pub fn run(shape: PairShape) -> Run {
         let count = shape.count;
         producers.push(std::thread::spawn(move || {
             if let Some(core) = core_p {
-                let _ = crate::runtime::sched::pin_current_thread(core);
+                let _ = smx_timing::sched::pin_current_thread(core);
             }
             let mut rng = PayloadRng::new(pair as u64 + 1);
             let mut buf = vec![0u8; size];
@@ -59,7 +59,7 @@ pub fn run(shape: PairShape) -> Run {
         let b = barrier.clone();
         consumers.push(std::thread::spawn(move || {
             if let Some(core) = core_c {
-                let _ = crate::runtime::sched::pin_current_thread(core);
+                let _ = smx_timing::sched::pin_current_thread(core);
             }
             b.wait();
             let mut received = 0u64;

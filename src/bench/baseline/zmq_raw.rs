@@ -9,7 +9,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use crate::runtime::message::now_ns;
+use smx_box::now_ns;
 
 use super::super::result::Run;
 use super::{PayloadRng, touch};

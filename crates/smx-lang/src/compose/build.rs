@@ -3,7 +3,7 @@
 
 use super::context::Composer;
 use super::model::{Graph, PId, RateKind, VKind};
-use crate::graph::{Edge, NetGraph, Node, NodeKind, Timing};
+use smx_graph::{Edge, NetGraph, Node, NodeKind, Timing};
 
 impl Composer<'_> {
     pub fn build(&self, g: &Graph) -> NetGraph {

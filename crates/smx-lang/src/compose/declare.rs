@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use super::context::{Composer, Crit, Iface};
 use super::model::{Class, Graph, Mode, PId, RateKind, State};
 use super::symbols::{BoxDef, NetDef, PortTemplate, ProtoDef, ProtoPortDef, Sym};
-use crate::graph::PortDecl;
 use crate::syntax::ast::{self, Coupling, PortFlag, Program};
+use smx_graph::PortDecl;
 
 pub fn class_of(c: Option<ast::PortClass>) -> Class {
     match c {

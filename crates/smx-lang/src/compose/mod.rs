@@ -25,8 +25,8 @@ mod symbols;
 mod wrapper;
 
 use crate::diag::{Diagnostic, SourceFile, has_errors};
-use crate::graph::NetGraph;
 use crate::syntax::ast;
+use smx_graph::NetGraph;
 
 /// Knobs of the original compiler's command line (`-l`, `--tt-prio-*`, `--rt-prio-*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use super::model::{Class, Graph, Mode, Name, PId, SymId};
 use crate::diag::Span;
-use crate::graph::PortDecl;
 use crate::syntax::ast::Location;
+use smx_graph::PortDecl;
 
 /// String interning, so that port matching compares and hashes integers.
 #[derive(Debug, Default)]

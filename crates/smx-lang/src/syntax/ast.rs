@@ -5,6 +5,8 @@
 //! `../shared/spec/language.md` §2.1 one to one; it holds no semantic information (no symbol
 //! resolution, no port matching): that is the job of [`crate::compose`].
 
+pub use smx_graph::{Location, PortClass, PortMode, TimeSpec};
+
 use crate::diag::Span;
 
 /// A whole file, or the nested program inside a wrapper.
@@ -41,27 +43,6 @@ pub struct Ident {
     pub span: Span,
 }
 
-/// Where a box's implementation lives (GML attribute `location`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Location {
-    #[default]
-    Local,
-    Extern,
-    Intern,
-}
-
-impl Location {
-    /// The number the original compiler writes to GML (`location 0|1|2`).
-    pub fn code(self) -> u8 {
-        match self {
-            Location::Local => 0,
-            Location::Extern => 1,
-            Location::Intern => 2,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxDecl {
     /// The instance/symbol name left of `=`.
@@ -80,22 +61,6 @@ pub struct BoxDecl {
 pub enum Coupling {
     Decoupled,
     Coupled,
-}
-
-/// Port class; `left` is parsed as `Up` and `right` as `Down` (they are aliases).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PortClass {
-    Up,
-    Down,
-    Side,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PortMode {
-    In,
-    Out,
 }
 
 /// `open` or `dynamic` after a box port (at most one of them).
@@ -199,27 +164,6 @@ pub enum TimeOp {
     Tb,
     /// temporal firewall; parsed, but has no effect in the original
     Tf,
-}
-
-/// A time specification `[1s500ms]`: the component-wise sum of seconds and nanoseconds,
-/// deliberately *not* normalised (`2s1500ms` is (3 s, 500 000 000 ns), `1999ms999999us` is
-/// (1 s, 1 998 999 000 ns)), because the original compiler writes these two numbers to the
-/// graph as they are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
-pub struct TimeSpec {
-    pub secs: u64,
-    pub nanos: u64,
-}
-
-impl TimeSpec {
-    pub fn is_zero(self) -> bool {
-        self.secs == 0 && self.nanos == 0
-    }
-
-    /// The duration this specification stands for (saturating on absurd values).
-    pub fn as_duration(self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.secs).saturating_add(std::time::Duration::from_nanos(self.nanos))
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,9 +21,11 @@ use super::NetSettings;
 use super::error::{ConfigError, Origin};
 use super::file::{self, Entry, Scope};
 use super::net_keys::{self, NET_KEYS};
-use super::value::parse_value;
-use crate::boxes::{BoxConfig, BoxSpec, Registry};
-use crate::graph::{NetGraph, Node, NodeKind};
+use smx_box::parse_value;
+use smx_box::{BoxConfig, BoxSpec};
+
+use crate::Registry;
+use smx_graph::{NetGraph, Node, NodeKind};
 
 /// The implementation name of routing nodes, usable as `[impl.smx_rn]` for runtime keys.
 const ROUTING_IMPL: &str = "smx_rn";

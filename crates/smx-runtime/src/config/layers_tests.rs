@@ -1,8 +1,8 @@
 //! Tests of layered configuration against a small hand-made graph and registry.
 
 use super::*;
-use crate::boxes::{BoxError, BoxImpl, ConfigKey, ConfigValue, Direction, PortSpec, ValueKind};
-use crate::graph::Location;
+use smx_box::{BoxError, BoxImpl, ConfigKey, ConfigValue, Direction, PortSpec, ValueKind};
+use smx_graph::Location;
 
 fn never_built(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
     Err(BoxError::new("only a spec for configuration tests"))
@@ -303,7 +303,7 @@ fn a_missing_config_file_is_a_clear_error() {
 
 #[test]
 fn the_builtin_boxes_resolve_with_their_defaults_and_iterations() {
-    let mut net = crate::runtime::builder::NetBuilder::new();
+    let mut net = crate::builder::NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_dump", &[("data", true)]);
     net.connect(src, "data", snk, "data");

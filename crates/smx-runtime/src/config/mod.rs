@@ -7,12 +7,11 @@ pub mod error;
 mod file;
 pub mod layers;
 pub mod net_keys;
-pub mod value;
 
 pub use error::{ConfigError, ConfigErrorDetails, Origin};
 pub use layers::ConfigLayers;
 
-use crate::boxes::BoxConfig;
+use smx_box::BoxConfig;
 
 /// Everything configured for one net (graph node).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,7 +1,7 @@
 //! The runtime's own per-net keys (`core`, `priority`, `nice`, `expected_rate`).
 //!
 //! They are valid for every net, routing nodes included, beside the keys a box's
-//! [`BoxSpec`](crate::boxes::BoxSpec) declares. Their ranges are checked here, when the
+//! [`BoxSpec`](smx_box::BoxSpec) declares. Their ranges are checked here, when the
 //! configuration is resolved, so that a bad value is reported with its origin instead of
 //! surfacing later as a failed system call in some thread.
 

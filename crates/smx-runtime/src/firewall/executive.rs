@@ -21,10 +21,10 @@
 
 use std::time::Duration;
 
-use crate::boxes::BoxSpec;
-use crate::graph::{NetGraph, NodeKind, Timing};
-use crate::runtime::io::PortSet;
-use crate::runtime::plan::NetPlan;
+use crate::io::PortSet;
+use crate::plan::NetPlan;
+use smx_box::BoxSpec;
+use smx_graph::{NetGraph, NodeKind, Timing};
 
 /// For each node of `graph`, the period of the executive that runs it, or `None` when it
 /// keeps its own thread.
@@ -60,8 +60,8 @@ pub struct ExecBox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::TimeSpec;
-    use crate::runtime::builder::NetBuilder;
+    use crate::builder::NetBuilder;
+    use smx_graph::TimeSpec;
 
     const T: Duration = Duration::from_millis(2);
 

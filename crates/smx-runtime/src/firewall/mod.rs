@@ -24,13 +24,13 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::channel::{self, ChannelKind, Reader, Writer};
 use crate::report::firewall::FirewallReport;
-use crate::runtime::channel::{self, ChannelKind, Reader, Writer};
-use crate::timing::Spin;
-use crate::timing::lateness::human_ns;
-use crate::timing::probe::DEFAULT_FIREWALL_PRIORITY;
 pub use pair::Pair;
 pub use shard::{Shard, ShardConfig, ShardLive, ShardResult};
+use smx_timing::Spin;
+use smx_timing::lateness::human_ns;
+use smx_timing::probe::DEFAULT_FIREWALL_PRIORITY;
 
 /// Where the boxes of a time-triggered net run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -183,7 +183,7 @@ impl Firewall {
             .collect()
     }
 
-    /// Starts the firewall now, on its own (outside a [`crate::runtime::run`]), e.g. for tests
+    /// Starts the firewall now, on its own (outside a [`crate::run`]), e.g. for tests
     /// and benchmarks that drive the box ends themselves.
     pub fn start(self, opts: &FirewallOptions) -> Result<RunningFirewall, String> {
         let origin = Arc::new(OnceLock::new());
@@ -294,13 +294,7 @@ impl RunningFirewall {
     }
 
     /// [`RunningFirewall::join`], plus the outcomes of the boxes the threads ran (by net id).
-    pub fn join_all(
-        self,
-    ) -> (
-        Vec<FirewallReport>,
-        Vec<String>,
-        Vec<(usize, crate::runtime::thread::Outcome)>,
-    ) {
+    pub fn join_all(self) -> (Vec<FirewallReport>, Vec<String>, Vec<(usize, crate::thread::Outcome)>) {
         let mut reports = Vec::new();
         let mut warnings = Vec::new();
         let mut outcomes = Vec::new();
@@ -317,7 +311,7 @@ impl RunningFirewall {
 /// Spawns the firewall threads of a run; each waits at the run's gate and start barrier, and
 /// all share one schedule origin. On failure the threads already started are released (the
 /// caller aborts the gate) and joined.
-pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::runtime::thread::Common>) -> Result<RunningFirewall, String> {
+pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Result<RunningFirewall, String> {
     let origin = Arc::new(OnceLock::new());
     let mut running = RunningFirewall { shards: Vec::new() };
     for shard in shards {

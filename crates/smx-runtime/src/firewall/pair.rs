@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use crate::runtime::channel::{Poll, Reader, Shared, Writer};
-use crate::runtime::message::Message;
+use crate::channel::{Poll, Reader, Shared, Writer};
+use smx_box::Message;
 
 /// A pair and its counters (written only by the firewall thread serving it).
 #[derive(Debug)]
@@ -73,7 +73,7 @@ impl Pair {
     }
 
     /// Serves one tick. `cutoff_ns` is the tick's scheduled instant on the message clock
-    /// ([`crate::runtime::message::now_ns`]).
+    /// ([`smx_box::now_ns`]).
     #[inline]
     pub fn on_tick(&mut self, cutoff_ns: u64) {
         if self.done {
@@ -131,8 +131,8 @@ impl Pair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::channel;
-    use crate::runtime::firewall::{input_kind, output_kind};
+    use crate::channel;
+    use crate::firewall::{input_kind, output_kind};
 
     /// A pair whose producer has written one message stamped at `stamp_ns`.
     fn pair_with_message(stamp_ns: u64) -> (Pair, Writer, Reader) {

@@ -17,12 +17,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::graph::Timing;
-use crate::runtime::channel::{self, ChannelKind, Reader, Writer};
-use crate::runtime::firewall::{Firewall, FirewallOptions, Shard, input_kind, output_kind};
-use crate::runtime::plan::{ChannelPlan, Plan};
-use crate::runtime::{PinMode, RunOptions, sched};
-use crate::timing::lateness::human_ns;
+use crate::channel::{self, ChannelKind, Reader, Writer};
+use crate::firewall::{Firewall, FirewallOptions, Shard, input_kind, output_kind};
+use crate::plan::{ChannelPlan, Plan};
+use smx_graph::Timing;
+use smx_timing::sched;
+
+use crate::{PinMode, RunOptions};
+use smx_timing::lateness::human_ns;
 
 /// Whether `c` goes through a firewall.
 pub fn is_time_triggered(c: &ChannelPlan) -> bool {

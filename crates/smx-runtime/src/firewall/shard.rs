@@ -12,15 +12,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::firewall::executive::ExecBox;
+use crate::firewall::pair::Pair;
+use crate::net::Driver;
 use crate::report::firewall::{FirewallReport, PairReport};
-use crate::runtime::firewall::executive::ExecBox;
-use crate::runtime::firewall::pair::Pair;
-use crate::runtime::message;
-use crate::runtime::net::Driver;
-use crate::runtime::thread::Outcome;
-use crate::timing::clock::monotonic_ns;
-use crate::timing::realtime::{self, RtRequest};
-use crate::timing::{Spin, Ticker};
+use crate::thread::Outcome;
+use smx_timing::clock::monotonic_ns;
+use smx_timing::realtime::{self, RtRequest};
+use smx_timing::{Spin, Ticker};
 
 /// How one firewall thread runs.
 #[derive(Debug, Clone)]
@@ -75,7 +74,7 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
     let cfg = shard.config.clone();
     let mut core = None;
     if let Some(c) = cfg.core {
-        if crate::runtime::sched::pin_current_thread(c).is_ok() {
+        if smx_timing::sched::pin_current_thread(c).is_ok() {
             core = Some(c);
         } else {
             warnings.push(format!("{}: could not pin to core {c}", cfg.name));
@@ -96,7 +95,7 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
     };
     let mut report = FirewallReport {
         name: cfg.name.clone(),
-        clock_source: crate::timing::clock_source(),
+        clock_source: smx_timing::clock_source(),
         period_ns: cfg.period.as_nanos() as u64,
         ticks: 0,
         missed_ticks: 0,
@@ -132,7 +131,7 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
     drop(pending);
     let t0 = *origin.get_or_init(monotonic_ns);
     // The message clock and CLOCK_MONOTONIC differ by a constant offset.
-    let offset = monotonic_ns().saturating_sub(message::now_ns());
+    let offset = monotonic_ns().saturating_sub(smx_box::now_ns());
     shard
         .live
         .t0_message_ns

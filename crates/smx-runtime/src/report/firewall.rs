@@ -15,8 +15,8 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::timing::LatenessSummary;
-use crate::timing::lateness::human_ns;
+use smx_timing::LatenessSummary;
+use smx_timing::lateness::human_ns;
 
 /// One firewall thread (all pairs it serves share its period and schedule).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -70,14 +70,6 @@ impl PairReport {
             self.deadline_misses() as f64 / due as f64
         }
     }
-}
-
-/// The firewall entries of a report's JSON (`Report::firewalls`), typed again.
-pub fn from_values(values: &[serde_json::Value]) -> Vec<FirewallReport> {
-    values
-        .iter()
-        .filter_map(|v| serde_json::from_value(v.clone()).ok())
-        .collect()
 }
 
 /// The text section; empty when the run had no firewall.

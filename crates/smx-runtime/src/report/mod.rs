@@ -1,6 +1,6 @@
 //! What happened in a run: per net, per channel, totals; and three ways to print it.
 //!
-//! [`Report`] is plain data filled in by [`crate::runtime::run`] after every thread has ended,
+//! [`Report`] is plain data filled in by [`crate::run`] after every thread has ended,
 //! so its figures are final and consistent (for each channel
 //! `written = read + overwritten + dropped + left`). The renderers are [`text`] (an aligned
 //! table for people), [`json`] (a stable, documented object for scripts) and [`smxlog`] (the
@@ -18,14 +18,19 @@
 //!   output); when a net has no sink, from all channels. For `n` pairs `Src.Snk` this is
 //!   `n·N`, the report's "msg rate" numerator.
 
+pub mod figures;
 pub mod firewall;
 pub mod json;
 pub mod smxlog;
 pub mod text;
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use serde::Serialize;
+use smx_box::Stats;
+
+pub use firewall::FirewallReport;
 
 /// How a run or a net ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -71,8 +76,9 @@ pub struct NetReport {
     pub error: Option<String>,
     /// Messages written to unconnected `open` outputs and discarded.
     pub unconnected_writes: u64,
-    /// The box's own figures ([`crate::boxes::BoxImpl::stats`]).
-    pub stats: serde_json::Map<String, serde_json::Value>,
+    /// The box's own figures ([`smx_box::BoxImpl::stats`]).
+    #[serde(serialize_with = "figures::serialize")]
+    pub stats: Stats,
     /// When the loop ended (for the original's log timestamps).
     #[serde(skip)]
     pub ended_at: SystemTime,
@@ -125,9 +131,11 @@ pub struct Report {
     pub nets: Vec<NetReport>,
     pub channels: Vec<ChannelReport>,
     /// Temporal firewalls (filled by the time-triggered runtime).
-    pub firewalls: Vec<serde_json::Value>,
-    /// ZMQ endpoints (filled from the ZMQ boxes' stats).
-    pub zmq: Vec<serde_json::Value>,
+    pub firewalls: Vec<FirewallReport>,
+    /// The figures of boxes that name a section ([`Stats::section`]), gathered per section
+    /// (e.g. `zmq`: one row per ZeroMQ box), in net order.
+    #[serde(serialize_with = "figures::serialize_sections")]
+    pub sections: BTreeMap<String, Vec<Stats>>,
     /// Things that did not go as configured (a refused priority, a core that could not be
     /// pinned), each once.
     pub warnings: Vec<String>,
@@ -145,20 +153,6 @@ impl Report {
 
     pub fn net(&self, name: &str) -> Option<&NetReport> {
         self.nets.iter().find(|n| n.name == name)
-    }
-
-    /// Totals over all channels: (written, read, overwritten, duplicated, dropped, left).
-    pub fn channel_totals(&self) -> [u64; 6] {
-        let mut t = [0u64; 6];
-        for c in &self.channels {
-            for (slot, v) in t
-                .iter_mut()
-                .zip([c.written, c.read, c.overwritten, c.duplicated, c.dropped, c.left])
-            {
-                *slot += v;
-            }
-        }
-        t
     }
 }
 

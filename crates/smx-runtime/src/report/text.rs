@@ -137,33 +137,19 @@ pub fn render(report: &Report) -> String {
     let with_stats: Vec<_> = report
         .nets
         .iter()
-        .filter(|n| n.stats.keys().any(|k| k != "zmq") || n.unconnected_writes > 0)
+        .filter(|n| (n.stats.section.is_none() && !n.stats.is_empty()) || n.unconnected_writes > 0)
         .collect();
     if !with_stats.is_empty() {
         out.push_str("\nBox figures\n");
         for n in with_stats {
-            // ZeroMQ rows have their own section below.
-            let mut figures: Vec<String> = n
-                .stats
-                .iter()
-                .filter(|(k, _)| k.as_str() != "zmq")
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            if n.unconnected_writes > 0 {
-                figures.push(format!("unconnected_writes={}", n.unconnected_writes));
-            }
-            let _ = writeln!(out, "  {}({}): {}", n.name, n.id, figures.join(" "));
+            let _ = writeln!(out, "  {}(#{}): {}", n.name, n.id, figures_line(n));
         }
     }
-    out.push_str(&super::firewall::render(&super::firewall::from_values(
-        &report.firewalls,
-    )));
-    if !report.zmq.is_empty() {
-        out.push_str("\nZeroMQ\n");
-        for row in &report.zmq {
-            if let Some(line) = crate::boxes::zmq::text_line(row) {
-                let _ = writeln!(out, "  {line}");
-            }
+    out.push_str(&super::firewall::render(&report.firewalls));
+    for (section, rows) in &report.sections {
+        let _ = writeln!(out, "\n{section}");
+        for row in rows {
+            let _ = writeln!(out, "  {}", row.summary.clone().unwrap_or_else(|| pairs(row)));
         }
     }
     if !report.warnings.is_empty() {
@@ -186,4 +172,26 @@ pub fn render(report: &Report) -> String {
     }
     out.push('\n');
     out
+}
+
+/// `name=value` for every figure of a box.
+fn pairs(stats: &smx_box::Stats) -> String {
+    let figures: Vec<String> = stats
+        .entries
+        .iter()
+        .map(|(k, v)| format!("{k}={}", super::figures::text(v)))
+        .collect();
+    figures.join(" ")
+}
+
+/// A box's line in "Box figures": its own sentence, or its figures, and unconnected writes.
+fn figures_line(n: &super::NetReport) -> String {
+    let mut line = n.stats.summary.clone().unwrap_or_else(|| pairs(&n.stats));
+    if n.unconnected_writes > 0 {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&format!("unconnected_writes={}", n.unconnected_writes));
+    }
+    line
 }

@@ -1,11 +1,11 @@
-//! Parsing configuration values by their declared [`ValueKind`].
+//! Configuration values written as text, parsed by their declared [`ValueKind`].
 //!
 //! Used for the defaults a [`BoxSpec`] declares as well as for values from a config file or
 //! the command line, so every path rejects a bad value with the same message.
 
 use std::time::Duration;
 
-use crate::boxes::{BoxConfig, BoxSpec, ConfigKey, ConfigValue, ValueKind};
+use crate::{BoxConfig, BoxSpec, ConfigKey, ConfigValue, ValueKind};
 
 /// Parses `text` as a value of `key`'s kind. The error says what was expected.
 pub fn parse_value(key: &ConfigKey, text: &str) -> Result<ConfigValue, String> {
@@ -21,6 +21,13 @@ pub fn parse_value(key: &ConfigKey, text: &str) -> Result<ConfigValue, String> {
             "false" | "no" | "off" | "0" => Ok(ConfigValue::Bool(false)),
             _ => Err(format!("'{text}' is not a boolean (true or false)")),
         },
+        ValueKind::Float => text
+            .replace('_', "")
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(ConfigValue::Float)
+            .ok_or_else(|| format!("'{text}' is not a number")),
         ValueKind::Str => Ok(ConfigValue::Str(text.to_string())),
         ValueKind::Duration => parse_duration(text).map(ConfigValue::Duration),
         ValueKind::Choice => {

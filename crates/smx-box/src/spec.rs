@@ -1,0 +1,329 @@
+//! What a box implementation declares about itself: its name, its ports, its configuration keys
+//! and how to make an instance.
+//!
+//! Everything but the factory is `'static` data built by `const fn`s, so a spec is a few lines
+//! of constants next to the box. The ports are declared here once: the front end checks a
+//! net's declarations against them, `smxrun boxes` lists them, and the handles a step uses are
+//! their positions ([`InPort`](crate::InPort)`(i)` is the `i`-th entry of
+//! [`BoxSpec::inputs`]), so a box never looks a port up by name.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::{BoxConfig, BoxError, BoxImpl};
+
+/// Makes one instance of a box from its resolved configuration.
+pub type Constructor = fn(&BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError>;
+
+/// A constructor that may hold state of the host program (a closure, a factory object).
+pub type SharedConstructor = Arc<dyn Fn(&BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> + Send + Sync>;
+
+/// How instances are made: a plain function (usable in a `const`), or a shared closure.
+#[derive(Clone)]
+pub enum Factory {
+    Fn(Constructor),
+    Shared(SharedConstructor),
+}
+
+/// One port of a box. Its direction is the list it stands in ([`BoxSpec::inputs`] or
+/// [`BoxSpec::outputs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSpec {
+    pub name: &'static str,
+    /// The port may stay unconnected (`open` in the net, or not declared at all).
+    pub optional: bool,
+    pub help: &'static str,
+}
+
+impl PortSpec {
+    pub const fn new(name: &'static str) -> Self {
+        PortSpec {
+            name,
+            optional: false,
+            help: "",
+        }
+    }
+
+    pub const fn optional(self) -> Self {
+        PortSpec { optional: true, ..self }
+    }
+
+    pub const fn help(self, help: &'static str) -> Self {
+        PortSpec { help, ..self }
+    }
+}
+
+/// Where a box's ports come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ports {
+    /// Declared by the spec; a net must declare the same (it may leave optional ones out).
+    Declared {
+        inputs: &'static [PortSpec],
+        outputs: &'static [PortSpec],
+    },
+    /// Whatever the net declares, in declaration order (boxes written for the original
+    /// runtime, whose port indices come from the net).
+    FromNet,
+}
+
+/// The type of a configuration value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A non-negative integer (`count = 1000`, `size = 8`).
+    Int,
+    Bool,
+    Str,
+    /// A time literal like the language's: `500ms`, `2s`, `10us`.
+    Duration,
+    /// One of [`ConfigKey::choices`].
+    Choice,
+    /// A decimal number (`gain = 0.5`).
+    Float,
+}
+
+impl ValueKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueKind::Int => "integer",
+            ValueKind::Bool => "boolean",
+            ValueKind::Str => "string",
+            ValueKind::Duration => "duration",
+            ValueKind::Choice => "choice",
+            ValueKind::Float => "number",
+        }
+    }
+}
+
+/// A configuration key a box accepts, with its default (`None`: no default, optional).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigKey {
+    pub name: &'static str,
+    pub kind: ValueKind,
+    /// Default, written as it would be in a config file (`"8"`, `"pubsub"`, `"2s"`).
+    pub default: Option<&'static str>,
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+}
+
+impl ConfigKey {
+    pub const fn new(name: &'static str, kind: ValueKind) -> Self {
+        ConfigKey {
+            name,
+            kind,
+            default: None,
+            choices: &[],
+            help: "",
+        }
+    }
+
+    pub const fn int(name: &'static str) -> Self {
+        ConfigKey::new(name, ValueKind::Int)
+    }
+
+    pub const fn float(name: &'static str) -> Self {
+        ConfigKey::new(name, ValueKind::Float)
+    }
+
+    pub const fn bool(name: &'static str) -> Self {
+        ConfigKey::new(name, ValueKind::Bool)
+    }
+
+    pub const fn str(name: &'static str) -> Self {
+        ConfigKey::new(name, ValueKind::Str)
+    }
+
+    pub const fn duration(name: &'static str) -> Self {
+        ConfigKey::new(name, ValueKind::Duration)
+    }
+
+    pub const fn choice(name: &'static str, choices: &'static [&'static str]) -> Self {
+        ConfigKey {
+            choices,
+            ..ConfigKey::new(name, ValueKind::Choice)
+        }
+    }
+
+    /// The default, written as in a config file; checked when the box is registered.
+    pub const fn default_value(self, text: &'static str) -> Self {
+        ConfigKey {
+            default: Some(text),
+            ..self
+        }
+    }
+
+    pub const fn help(self, help: &'static str) -> Self {
+        ConfigKey { help, ..self }
+    }
+}
+
+/// Everything the runtime, the checker and `smxrun boxes` know about one implementation.
+///
+/// ```
+/// use smx_box::prelude::*;
+///
+/// const SPEC: BoxSpec = BoxSpec::named("my_fwd")
+///     .summary("forwards every message")
+///     .inputs(&[PortSpec::new("in")])
+///     .outputs(&[PortSpec::new("out")])
+///     .create(|_config| Ok(Box::new(Fwd)));
+///
+/// struct Fwd;
+/// impl BoxImpl for Fwd {
+///     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+///         if let Some(msg) = io.read(InPort(0)) {
+///             let _ = io.write(OutPort(0), msg);
+///         }
+///         Ok(Flow::Return)
+///     }
+/// }
+/// # assert_eq!(SPEC.inputs()[0].name, "in");
+/// ```
+#[derive(Clone)]
+pub struct BoxSpec {
+    /// Implementation name as written after `box` in a net (`smx_src_rand`).
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub ports: Ports,
+    pub config: &'static [ConfigKey],
+    /// Keys the spec does not declare are accepted too and kept as text (for boxes that read
+    /// their configuration by name at run time, as boxes of the original runtime do).
+    pub open_config: bool,
+    pub factory: Factory,
+}
+
+/// A [`BoxSpec`] being declared: everything but the constructor.
+#[derive(Debug, Clone, Copy)]
+pub struct SpecBuilder {
+    name: &'static str,
+    summary: &'static str,
+    ports: Ports,
+    config: &'static [ConfigKey],
+    open_config: bool,
+}
+
+impl BoxSpec {
+    /// Starts a spec; finish it with [`SpecBuilder::create`] or [`SpecBuilder::factory`].
+    pub const fn named(name: &'static str) -> SpecBuilder {
+        SpecBuilder {
+            name,
+            summary: "",
+            ports: Ports::Declared {
+                inputs: &[],
+                outputs: &[],
+            },
+            config: &[],
+            open_config: false,
+        }
+    }
+
+    /// Makes one instance.
+    pub fn create(&self, config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        match &self.factory {
+            Factory::Fn(create) => create(config),
+            Factory::Shared(create) => create(config),
+        }
+    }
+
+    /// The declared inputs (empty for [`Ports::FromNet`]).
+    pub fn inputs(&self) -> &'static [PortSpec] {
+        match self.ports {
+            Ports::Declared { inputs, .. } => inputs,
+            Ports::FromNet => &[],
+        }
+    }
+
+    /// The declared outputs (empty for [`Ports::FromNet`]).
+    pub fn outputs(&self) -> &'static [PortSpec] {
+        match self.ports {
+            Ports::Declared { outputs, .. } => outputs,
+            Ports::FromNet => &[],
+        }
+    }
+
+    pub fn key(&self, name: &str) -> Option<&'static ConfigKey> {
+        self.config.iter().find(|k| k.name == name)
+    }
+}
+
+impl fmt::Debug for BoxSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoxSpec")
+            .field("name", &self.name)
+            .field("ports", &self.ports)
+            .field("config", &self.config)
+            .field("open_config", &self.open_config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SpecBuilder {
+    pub const fn summary(self, summary: &'static str) -> Self {
+        SpecBuilder { summary, ..self }
+    }
+
+    pub const fn inputs(self, inputs: &'static [PortSpec]) -> Self {
+        let outputs = match self.ports {
+            Ports::Declared { outputs, .. } => outputs,
+            Ports::FromNet => &[],
+        };
+        SpecBuilder {
+            ports: Ports::Declared { inputs, outputs },
+            ..self
+        }
+    }
+
+    pub const fn outputs(self, outputs: &'static [PortSpec]) -> Self {
+        let inputs = match self.ports {
+            Ports::Declared { inputs, .. } => inputs,
+            Ports::FromNet => &[],
+        };
+        SpecBuilder {
+            ports: Ports::Declared { inputs, outputs },
+            ..self
+        }
+    }
+
+    /// The ports are whatever the net declares, in declaration order.
+    pub const fn ports_from_net(self) -> Self {
+        SpecBuilder {
+            ports: Ports::FromNet,
+            ..self
+        }
+    }
+
+    pub const fn config(self, config: &'static [ConfigKey]) -> Self {
+        SpecBuilder { config, ..self }
+    }
+
+    /// Accept configuration keys the spec does not declare (kept as text).
+    pub const fn open_config(self) -> Self {
+        SpecBuilder {
+            open_config: true,
+            ..self
+        }
+    }
+
+    /// Finishes the spec with a plain constructor function (usable in a `const`).
+    pub const fn create(self, create: Constructor) -> BoxSpec {
+        self.finish(Factory::Fn(create))
+    }
+
+    /// Finishes the spec with a constructor that may capture state of the host program.
+    pub fn factory(
+        self,
+        create: impl Fn(&BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> + Send + Sync + 'static,
+    ) -> BoxSpec {
+        self.finish(Factory::Shared(Arc::new(create)))
+    }
+
+    const fn finish(self, factory: Factory) -> BoxSpec {
+        BoxSpec {
+            name: self.name,
+            summary: self.summary,
+            ports: self.ports,
+            config: self.config,
+            open_config: self.open_config,
+            factory,
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The channels of a run: `smx-channel`'s queues, carrying [`Message`]s.
+
+use smx_box::Message;
+
+pub use smx_channel::doorbell;
+pub use smx_channel::{ChannelKind, Closed, CountSnapshot, Counters, DEFAULT_SPIN, Poll, Shared, share_core};
+
+pub type Reader = smx_channel::Reader<Message>;
+pub type Writer = smx_channel::Writer<Message>;
+
+/// A channel of `kind` holding up to `len` messages (at least 1).
+pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
+    smx_channel::channel(kind, len)
+}
