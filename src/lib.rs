@@ -35,11 +35,17 @@ pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
 
 /// The built-in boxes: those of `smx-boxes`, and the ZeroMQ boxes when built with `zmq`.
 pub fn builtin_specs() -> Vec<BoxSpec> {
-    #[allow(unused_mut)]
-    let mut specs = smx_boxes::specs();
-    #[cfg(feature = "zmq")]
-    specs.extend(smx_zmq::specs());
-    specs
+    smx_boxes::specs().into_iter().chain(zmq_specs()).collect()
+}
+
+#[cfg(feature = "zmq")]
+fn zmq_specs() -> Vec<BoxSpec> {
+    smx_zmq::specs()
+}
+
+#[cfg(not(feature = "zmq"))]
+fn zmq_specs() -> Vec<BoxSpec> {
+    Vec::new()
 }
 
 /// A registry of the built-in boxes.

@@ -5,13 +5,11 @@
 //! the boxes' defaults with the experiment's overrides, and [`smx_runtime::run`] executes it
 //! and returns the [`Report`] whose counts validate the run.
 
-use smx_box::BoxConfig;
-use smx_box::parse_value;
-use smx_graph::{NetGraph, NodeKind};
+use smx_graph::NetGraph;
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
 use smx_runtime::Registry;
-use smx_runtime::config::NetSettings;
+use smx_runtime::config::{ConfigLayers, NetSettings};
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{RunOptions, run};
 
@@ -46,33 +44,16 @@ impl Override {
     }
 }
 
-/// Per-node settings: each box's spec defaults, then the overrides for its implementation.
+/// Per-node settings: each box's spec defaults, then the overrides for its implementation,
+/// through the same configuration layers as `smxrun --set`.
 pub fn settings(graph: &NetGraph, registry: &Registry, overrides: &[Override]) -> Result<Vec<NetSettings>, String> {
-    graph
-        .nodes
-        .iter()
-        .map(|node| {
-            let mut settings = NetSettings::default();
-            if node.kind != NodeKind::Box {
-                return Ok(settings);
-            }
-            let spec = registry
-                .get(&node.func)
-                .ok_or_else(|| format!("no box implementation '{}' for {}", node.func, node.label))?;
-            let mut config = BoxConfig::with_defaults(&node.label, spec)?;
-            for o in overrides.iter().filter(|o| o.implementation == node.func) {
-                let key = spec
-                    .config
-                    .iter()
-                    .find(|k| k.name == o.key)
-                    .ok_or_else(|| format!("{} has no config key '{}'", node.func, o.key))?;
-                let value = parse_value(key, &o.value).map_err(|e| format!("{}.{}: {e}", node.func, o.key))?;
-                config.values.insert(o.key.clone(), value);
-            }
-            settings.box_config = config;
-            Ok(settings)
-        })
-        .collect()
+    let mut layers = ConfigLayers::new();
+    for o in overrides {
+        layers
+            .add_set(&format!("{}.{}={}", o.implementation, o.key, o.value))
+            .map_err(|e| e.to_string())?;
+    }
+    layers.resolve(graph, registry).map_err(|e| e.to_string())
 }
 
 /// Runs a compiled net to its end.

@@ -84,7 +84,7 @@ mod value;
 pub use config::{BoxConfig, ConfigValue};
 pub use error::{BoxError, Disconnected};
 pub use io::{InPort, InitCtx, Io, OutPort};
-pub use message::{INLINE_CAPACITY, Message, epoch, now_ns};
+pub use message::{ForeignVTable, INLINE_CAPACITY, Message, epoch, now_ns};
 pub use spec::{BoxSpec, ConfigKey, Constructor, Factory, PortSpec, Ports, SharedConstructor, SpecBuilder, ValueKind};
 pub use stats::{StatValue, Stats};
 pub use value::{parse_duration, parse_value};

@@ -6,6 +6,7 @@
 //! hot path); larger ones are shared behind an `Arc`, so fan-out through a routing node and the
 //! "latest value again" reads of decoupled channels copy a pointer, not the bytes.
 
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -17,9 +18,55 @@ pub const INLINE_CAPACITY: usize = 48;
 enum Payload {
     Inline { len: u8, bytes: [u8; INLINE_CAPACITY] },
     Shared(Arc<[u8]>),
+    Foreign(Foreign),
 }
 
-/// One message. Cloning is cheap: inline bytes are copied, shared ones reference-counted.
+/// How the runtime sees, copies and frees a payload owned by code outside Rust: a C box's
+/// `smx_msg_t` travels through channels as it is, with no conversion between two C boxes.
+/// The functions must be callable from any thread.
+#[derive(Debug)]
+pub struct ForeignVTable {
+    /// The payload's bytes: a pointer and a length, valid while the object lives and is not
+    /// changed (the pointer may be null when the length is 0).
+    pub bytes: unsafe fn(NonNull<()>) -> (*const u8, usize),
+    /// A deep copy (fan-out, a decoupled input's latest value read again). Must not fail: an
+    /// object that cannot be copied gives an empty one.
+    pub clone: unsafe fn(NonNull<()>) -> NonNull<()>,
+    /// Frees the object.
+    pub drop: unsafe fn(NonNull<()>),
+}
+
+/// An owned foreign object and its functions.
+struct Foreign {
+    ptr: NonNull<()>,
+    vtable: &'static ForeignVTable,
+}
+
+// SAFETY: `Message::from_foreign`'s contract: the object may move to and be used from any
+// thread, and reading its bytes from two threads at once is fine.
+unsafe impl Send for Foreign {}
+unsafe impl Sync for Foreign {}
+
+impl Clone for Foreign {
+    fn clone(&self) -> Self {
+        // SAFETY: `ptr` is owned by `self` and alive.
+        let ptr = unsafe { (self.vtable.clone)(self.ptr) };
+        Foreign {
+            ptr,
+            vtable: self.vtable,
+        }
+    }
+}
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` is owned by `self`, dropped once.
+        unsafe { (self.vtable.drop)(self.ptr) }
+    }
+}
+
+/// One message. Cloning is cheap: inline bytes are copied, shared ones reference-counted (a
+/// foreign payload, a C box's message, is copied by its own copy function).
 #[derive(Clone)]
 pub struct Message {
     /// Sequence number given by the producer (a source counts 0, 1, 2, ...).
@@ -88,6 +135,43 @@ impl Message {
         match &self.payload {
             Payload::Inline { len, bytes } => &bytes[..*len as usize],
             Payload::Shared(bytes) => bytes,
+            Payload::Foreign(f) => {
+                // SAFETY: the object is alive while `self` is; see `ForeignVTable::bytes`.
+                let (ptr, len) = unsafe { (f.vtable.bytes)(f.ptr) };
+                if ptr.is_null() || len == 0 {
+                    &[]
+                } else {
+                    // SAFETY: as above.
+                    unsafe { std::slice::from_raw_parts(ptr, len) }
+                }
+            }
+        }
+    }
+
+    /// A message owning a foreign object (a C box's message), seen through `vtable`.
+    ///
+    /// # Safety
+    /// `ptr` must be a live object that `vtable`'s functions accept; the message owns it from
+    /// now on (it is freed with `vtable.drop` when the message is dropped). The object may be
+    /// moved to and used from any thread.
+    pub unsafe fn from_foreign(seq: u64, sent_ns: u64, ptr: NonNull<()>, vtable: &'static ForeignVTable) -> Self {
+        Message {
+            seq,
+            sent_ns,
+            payload: Payload::Foreign(Foreign { ptr, vtable }),
+        }
+    }
+
+    /// Takes the foreign object out of a message made by [`Message::from_foreign`] with this
+    /// `vtable` (compared by address); the caller owns it then. Any other message comes back.
+    pub fn into_foreign(self, vtable: &'static ForeignVTable) -> Result<NonNull<()>, Message> {
+        match &self.payload {
+            Payload::Foreign(f) if std::ptr::eq(f.vtable, vtable) => {
+                let ptr = f.ptr;
+                std::mem::forget(self);
+                Ok(ptr)
+            }
+            _ => Err(self),
         }
     }
 
@@ -147,6 +231,49 @@ mod tests {
         let big = Message::filled(3, 4, 100, |b| b.fill(9));
         assert_eq!(big.payload(), &[9u8; 100][..]);
         assert!(matches!(big.payload, Payload::Shared(_)));
+    }
+
+    static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+    unsafe fn boxed_bytes(p: NonNull<()>) -> (*const u8, usize) {
+        let v = unsafe { &*(p.as_ptr() as *const Vec<u8>) };
+        (v.as_ptr(), v.len())
+    }
+    unsafe fn boxed_clone(p: NonNull<()>) -> NonNull<()> {
+        let v = unsafe { &*(p.as_ptr() as *const Vec<u8>) };
+        LIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        NonNull::from(Box::leak(Box::new(v.clone()))).cast()
+    }
+    unsafe fn boxed_drop(p: NonNull<()>) {
+        LIVE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        drop(unsafe { Box::from_raw(p.as_ptr() as *mut Vec<u8>) });
+    }
+    static BOXED: ForeignVTable = ForeignVTable {
+        bytes: boxed_bytes,
+        clone: boxed_clone,
+        drop: boxed_drop,
+    };
+    static OTHER: ForeignVTable = ForeignVTable {
+        bytes: boxed_bytes,
+        clone: boxed_clone,
+        drop: boxed_drop,
+    };
+
+    #[test]
+    fn foreign_payloads_are_seen_copied_and_freed_through_their_functions() {
+        let ptr = NonNull::from(Box::leak(Box::new(b"abc".to_vec()))).cast();
+        LIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let msg = unsafe { Message::from_foreign(5, 6, ptr, &BOXED) };
+        assert_eq!((msg.seq, msg.sent_ns, msg.payload()), (5, 6, &b"abc"[..]));
+        let copy = msg.clone();
+        assert_eq!(LIVE.load(std::sync::atomic::Ordering::SeqCst), 2);
+        drop(copy);
+        let msg = msg.into_foreign(&OTHER).unwrap_err();
+        let back = msg.into_foreign(&BOXED).unwrap();
+        assert_eq!(back, ptr);
+        assert_eq!(LIVE.load(std::sync::atomic::Ordering::SeqCst), 1);
+        unsafe { boxed_drop(back) };
+        assert!(Message::new(1, 2, b"x").into_foreign(&BOXED).is_err());
     }
 
     #[test]

@@ -131,15 +131,3 @@ pub struct Edge {
     pub dynsrc: bool,
     pub dyndst: bool,
 }
-
-impl NetGraph {
-    /// Edges leaving `node`, in edge order.
-    pub fn outgoing(&self, node: usize) -> impl Iterator<Item = &Edge> {
-        self.edges.iter().filter(move |e| e.source == node)
-    }
-
-    /// Edges arriving at `node`, in edge order.
-    pub fn incoming(&self, node: usize) -> impl Iterator<Item = &Edge> {
-        self.edges.iter().filter(move |e| e.target == node)
-    }
-}

@@ -24,6 +24,8 @@ pub enum RunError {
     BadGraph(String),
     /// More threads than allowed (`RunOptions::max_threads`) or than the system gave us.
     ThreadLimit { wanted: usize, message: String },
+    /// Boxes failed to start (create or init), so no box ran; one line per failed box.
+    NotStarted(Vec<String>),
 }
 
 impl fmt::Display for RunError {
@@ -52,6 +54,9 @@ impl fmt::Display for RunError {
             RunError::BadGraph(message) => write!(f, "cannot run this net: {message}"),
             RunError::ThreadLimit { wanted, message } => {
                 write!(f, "cannot start {wanted} threads (one per net): {message}")
+            }
+            RunError::NotStarted(failures) => {
+                write!(f, "the net did not start (no box ran): {}", failures.join("; "))
             }
         }
     }

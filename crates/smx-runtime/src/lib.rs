@@ -241,6 +241,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         gate: Gate::new(),
         barrier: Barrier::new(jobs.len() + shards.len()),
         stop: opts.stop.clone(),
+        start_failed: AtomicBool::new(false),
     });
     let wanted = jobs.len();
     let mut handles = Vec::with_capacity(wanted);
@@ -308,6 +309,16 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         })
         .collect();
     opts.progress.mark_finished();
+    if common.start_failed.load(std::sync::atomic::Ordering::SeqCst) {
+        let failures = plan
+            .nets
+            .iter()
+            .zip(&outcomes)
+            .filter(|(_, o)| o.status == Status::Failed)
+            .map(|(n, o)| format!("{}#{}: {}", n.name, n.id, o.error.as_deref().unwrap_or("failed")))
+            .collect();
+        return Err(RunError::NotStarted(failures));
+    }
     let wall = t0.elapsed().as_secs_f64();
     let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
     report.firewalls = firewalls;

@@ -44,8 +44,11 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     }
     place(&plan, &mut outcome);
     let mut driver = Driver::new(&plan, &spec, ports, outcome);
+    if driver.failed() {
+        common.start_failed.store(true, Ordering::SeqCst);
+    }
     common.barrier.wait();
-    driver.start();
+    driver.start(common.start_failed.load(Ordering::SeqCst));
     driver.run_to_end(&common.stop);
     driver.finish()
 }
@@ -100,10 +103,19 @@ impl Driver {
         }
     }
 
-    /// The run starts now (after the start barrier). A box that failed to start ends here.
-    pub fn start(&mut self) {
+    /// Whether create or init failed.
+    pub fn failed(&self) -> bool {
+        self.outcome.status == Status::Failed
+    }
+
+    /// The run starts now (after the start barrier). A box that failed to start ends here, and
+    /// so does every box when `cancelled` (another box failed to start).
+    pub fn start(&mut self, cancelled: bool) {
         self.started = Instant::now();
         self.running = true;
+        if cancelled && self.outcome.status == Status::Ok {
+            self.outcome.status = Status::Stopped;
+        }
         if self.outcome.status != Status::Ok || self.instance.is_none() {
             self.end();
         }

@@ -213,7 +213,13 @@ fn box_ports(
     channels: &[ChannelPlan],
 ) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
     let node = &graph.nodes[index];
-    let declares = |name: &str, mode: PortMode| node.ports.iter().any(|p| p.name == name && p.mode == mode);
+    // A port declared `x(impl)` is `x` in the net and `impl` to the box implementation.
+    let implementation_name = |p: &smx_graph::PortDecl| p.alt_name.clone().unwrap_or_else(|| p.name.clone());
+    let declares = |name: &str, mode: PortMode| {
+        node.ports
+            .iter()
+            .any(|p| p.mode == mode && implementation_name(p) == name)
+    };
     let slot = |name: &str| PortPlan {
         name: name.to_string(),
         channel: None,
@@ -223,12 +229,12 @@ fn box_ports(
             node.ports
                 .iter()
                 .filter(|p| p.mode == PortMode::In)
-                .map(|p| slot(&p.name))
+                .map(|p| slot(&implementation_name(p)))
                 .collect(),
             node.ports
                 .iter()
                 .filter(|p| p.mode == PortMode::Out)
-                .map(|p| slot(&p.name))
+                .map(|p| slot(&implementation_name(p)))
                 .collect(),
         ),
         Ports::Declared { inputs, outputs } => {
@@ -260,7 +266,7 @@ fn box_ports(
         } else {
             continue;
         };
-        if !declares(port, mode) {
+        let Some(decl) = node.ports.iter().find(|p| p.mode == mode && &p.name == port) else {
             let known: Vec<&str> = node
                 .ports
                 .iter()
@@ -273,10 +279,11 @@ fn box_ports(
                 channel.id,
                 known.join(", ")
             )));
-        }
-        let Some(slot) = list.iter_mut().find(|p| &p.name == port) else {
+        };
+        let implemented = implementation_name(decl);
+        let Some(slot) = list.iter_mut().find(|p| p.name == implemented) else {
             return Err(bad(format!(
-                "channel '{}' joins {direction} port '{port}', which implementation '{}' does not have",
+                "channel '{}' joins {direction} port '{implemented}', which implementation '{}' does not have",
                 channel.label, spec.name
             )));
         };

@@ -74,6 +74,9 @@ pub struct Common {
     pub gate: Gate,
     pub barrier: Barrier,
     pub stop: Arc<AtomicBool>,
+    /// Some box failed before the start barrier (create or init): no box runs a step, and the
+    /// run is rejected like any other bad value.
+    pub start_failed: AtomicBool,
 }
 
 /// What a net thread reports back.

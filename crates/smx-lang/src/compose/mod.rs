@@ -97,11 +97,6 @@ pub fn compose(program: &ast::Program, opts: &CompileOptions) -> Compiled {
     on_big_stack(|| compose_inner(program, None, opts))
 }
 
-/// Like [`compose`], with the source text the program was parsed from.
-pub fn compose_source(program: &ast::Program, src: &SourceFile, opts: &CompileOptions) -> Compiled {
-    on_big_stack(|| compose_inner(program, Some(src), opts))
-}
-
 /// A smaller stack to fall back on where 1 GiB of address space cannot be reserved (e.g. under
 /// `ulimit -v`): still deep enough for every net short of tens of thousands of nested operators.
 const FALLBACK_STACK: usize = 64 << 20;

@@ -456,3 +456,8 @@ mod tests {
         assert_eq!(c.verts[1].ports.len(), 2);
     }
 }
+
+/// The still-live ports of `list`, reversed.
+pub fn rev_live<'g>(g: &'g Graph, list: &'g [PId]) -> impl Iterator<Item = PId> + 'g {
+    list.iter().rev().copied().filter(|&p| g.port(p).live())
+}

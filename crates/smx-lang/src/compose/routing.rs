@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use super::context::{Composer, Crit, Iface};
+use super::model::rev_live;
 use super::model::{Class, Graph, Mode, Name, PId, Port, Rate, Rope, State};
-use super::serial::rev_live;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteKind {

@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::context::{Composer, Crit, Iface};
+use super::model::rev_live;
 use super::model::{Class, Graph, Mode, Name, PId, Rope, State, VId};
 use super::routing::RouteKind;
 
@@ -176,9 +177,4 @@ fn near(g: &Graph, first: &HashSet<VId>, b: VId, forward: bool) -> bool {
         let e = &g.edges[e as usize];
         first.contains(if forward { &e.src } else { &e.dst })
     })
-}
-
-/// The still-live ports of `list`, reversed.
-pub fn rev_live<'g>(g: &'g Graph, list: &'g [PId]) -> impl Iterator<Item = PId> + 'g {
-    list.iter().rev().copied().filter(|&p| g.port(p).live())
 }

@@ -45,6 +45,9 @@ pub struct Entry {
 
 const TABLES: [&str; 3] = ["default", "impl", "net"];
 
+/// The one top-level key: the box libraries to load (`boxes = ["libmine.so"]`).
+pub const BOXES_KEY: &str = "boxes";
+
 /// Reads and parses `path`. A missing, unreadable or malformed file is an error naming it.
 pub fn read(path: &Path) -> Result<Vec<Entry>, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -70,6 +73,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
 
     let mut entries = Vec::new();
     for (name, value) in document.get_ref().iter() {
+        // `boxes = [...]`: the C box libraries, read by `ConfigLayers` (see layers.rs).
+        if name.get_ref() == BOXES_KEY {
+            continue;
+        }
         let origin = at(name.span());
         let table = value
             .get_ref()

@@ -10,12 +10,14 @@
 //!    targets, then `INSTANCE#ID` targets (an instance is more specific than its implementation).
 //!
 //! A key in `[default]` applies to the nets that know it and is skipped by the others (it is
-//! an error only when no implementation knows it at all); everywhere else an unknown key, an
+//! an error only when no implementation knows it at all). An implementation whose spec has an
+//! open configuration (`BoxSpec::open_config`, the C boxes) knows every key: keys it does not
+//! declare reach it as text, from `[default]` too. Everywhere else an unknown key, an
 //! unknown target or a bad value is an error, because a setting that silently does nothing
 //! would make a run's figures mean something else than the user thinks.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::NetSettings;
 use super::error::{ConfigError, Origin};
@@ -41,6 +43,8 @@ pub struct ConfigLayers {
     iterations: Option<u64>,
     /// Cores this process may use; queried from the OS at resolution unless set.
     cores: Option<Vec<usize>>,
+    /// `boxes = [...]` of the file: C box libraries, relative to the file's directory.
+    boxes: Vec<PathBuf>,
 }
 
 impl ConfigLayers {
@@ -52,8 +56,12 @@ impl ConfigLayers {
     /// Layers with the settings of a `--config` TOML file. A missing or malformed file is an
     /// error naming it (and the line, for malformed TOML).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let file = file::read(path)?;
+        // The file was read and parsed above, so reading it again only fails in a race.
+        let text = std::fs::read_to_string(path).unwrap_or_default();
         Ok(ConfigLayers {
-            file: file::read(path)?,
+            file,
+            boxes: box_libraries(path, &text)?,
             ..ConfigLayers::default()
         })
     }
@@ -62,8 +70,15 @@ impl ConfigLayers {
     pub fn from_toml(name: &Path, text: &str) -> Result<Self, ConfigError> {
         Ok(ConfigLayers {
             file: file::parse(name, text)?,
+            boxes: box_libraries(name, text)?,
             ..ConfigLayers::default()
         })
+    }
+
+    /// The box libraries the file names (`boxes = ["lib/libmine.so"]` at its top, before any
+    /// table), relative paths taken from the file's directory: what `--boxes` adds to.
+    pub fn boxes(&self) -> &[PathBuf] {
+        &self.boxes
     }
 
     /// Adds one `--set TARGET.key=value`. Only the syntax is checked here; target, key and
@@ -133,7 +148,8 @@ impl ConfigLayers {
             let target = match &entry.scope {
                 Scope::Default => {
                     let known = all_keys(ctx.registry);
-                    if !known.contains(entry.key.as_str()) {
+                    let open = ctx.registry.specs().iter().any(|s| s.open_config);
+                    if !open && !known.contains(entry.key.as_str()) {
                         return Err(unknown_key(entry, None, known.into_iter()));
                     }
                     Target::All
@@ -361,6 +377,12 @@ fn apply_entry(
             settings.box_config.values.insert(key.name.to_string(), value);
             Ok(())
         }
+        // A spec with an open configuration (a C box) takes every key, as text.
+        None if spec.is_some_and(|s| s.open_config) => {
+            let value = smx_box::ConfigValue::Str(entry.value.clone());
+            settings.box_config.values.insert(entry.key.clone(), value);
+            Ok(())
+        }
         None if entry.scope == Scope::Default => Ok(()),
         None => Err(unknown_key(entry, Some(&node.label), keys_of(spec).into_iter())),
     }
@@ -375,6 +397,7 @@ fn check_value(ctx: &Context<'_>, entry: &Entry, spec: Option<&BoxSpec>, name: &
     }
     match spec.and_then(|s| s.config.iter().find(|k| k.name == entry.key)) {
         Some(key) => parse_value(key, &entry.value).map(drop).map_err(in_place),
+        None if spec.is_some_and(|s| s.open_config) => Ok(()),
         None => Err(unknown_key(entry, Some(name), keys_of(spec).into_iter())),
     }
 }
@@ -402,6 +425,36 @@ fn all_keys(registry: &Registry) -> BTreeSet<String> {
         .into_iter()
         .flat_map(|s| s.config.iter().map(|k| k.name));
     own.chain(NET_KEYS.iter().map(|k| k.name)).map(str::to_string).collect()
+}
+
+/// `boxes = [...]` of a config file's text: an array of paths, relative to the file.
+fn box_libraries(path: &Path, text: &str) -> Result<Vec<PathBuf>, ConfigError> {
+    let Ok(document) = toml::de::DeTable::parse(text) else {
+        return Ok(Vec::new());
+    };
+    let Some(value) = document.get_ref().get(file::BOXES_KEY) else {
+        return Ok(Vec::new());
+    };
+    let line = text[..value.span().start.min(text.len())].matches('\n').count() + 1;
+    let bad = || {
+        ConfigError::new(
+            Origin::File {
+                path: path.to_path_buf(),
+                line,
+            },
+            "must be an array of library paths, e.g. boxes = [\"build/libmine.so\"]",
+        )
+        .key(file::BOXES_KEY)
+    };
+    let array = value.get_ref().as_array().ok_or_else(bad)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    array
+        .iter()
+        .map(|v| match v.get_ref().as_str() {
+            Some(s) if !s.is_empty() => Ok(dir.join(s)),
+            _ => Err(bad()),
+        })
+        .collect()
 }
 
 fn capped(items: impl Iterator<Item = String>) -> Vec<String> {

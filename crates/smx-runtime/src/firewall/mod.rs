@@ -120,7 +120,6 @@ impl Firewall {
     /// `producer_decoupled` is false) and the consumer's reader (waited on by the firing rule
     /// unless `consumer_decoupled`). Lengths follow spec §3.1 (1, or the user's on a
     /// non-time-triggered side).
-    #[allow(clippy::too_many_arguments)]
     pub fn connect(
         &mut self,
         producer: &str,
@@ -147,10 +146,6 @@ impl Firewall {
         if let Some(pair) = self.pairs.last_mut() {
             pair.set_producer_in_pass();
         }
-    }
-
-    pub fn pair_count(&self) -> usize {
-        self.pairs.len()
     }
 
     /// Splits the pairs over threads (round-robin, so that each thread gets a fair share).
@@ -192,10 +187,7 @@ impl Firewall {
         for shard in shards {
             running.shards.push(spawn(
                 shard,
-                |init: &mut dyn FnMut()| {
-                    init();
-                    true
-                },
+                |init: &mut dyn FnMut() -> bool| Some(!init()),
                 origin.clone(),
             )?);
         }
@@ -249,7 +241,7 @@ impl RunningShard {
 /// Spawns one firewall thread; `start` runs on it and blocks until the run starts.
 pub fn spawn(
     shard: Shard,
-    start: impl FnOnce(&mut dyn FnMut()) -> bool + Send + 'static,
+    start: impl FnOnce(&mut dyn FnMut() -> bool) -> Option<bool> + Send + 'static,
     origin: Arc<OnceLock<u64>>,
 ) -> Result<RunningShard, String> {
     let live = shard.live.clone();
@@ -316,13 +308,15 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Res
     let mut running = RunningFirewall { shards: Vec::new() };
     for shard in shards {
         let mine = common.clone();
-        let start = move |init: &mut dyn FnMut()| {
-            let go = mine.gate.wait();
-            if go {
-                init();
-                mine.barrier.wait();
+        let start = move |init: &mut dyn FnMut() -> bool| {
+            if !mine.gate.wait() {
+                return None;
             }
-            go
+            if !init() {
+                mine.start_failed.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            mine.barrier.wait();
+            Some(mine.start_failed.load(std::sync::atomic::Ordering::SeqCst))
         };
         match spawn(shard, start, origin.clone()) {
             Ok(s) => running.shards.push(s),

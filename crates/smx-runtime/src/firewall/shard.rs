@@ -69,7 +69,11 @@ pub struct ShardResult {
 /// before it meets the other threads at the start barrier it calls the function it is given,
 /// which initialises the boxes. `origin` is shared by every firewall of the run so that all
 /// schedules are aligned.
-pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origin: &OnceLock<u64>) -> ShardResult {
+pub fn run(
+    mut shard: Shard,
+    start: impl FnOnce(&mut dyn FnMut() -> bool) -> Option<bool>,
+    origin: &OnceLock<u64>,
+) -> ShardResult {
     let mut warnings = Vec::new();
     let cfg = shard.config.clone();
     let mut core = None;
@@ -117,8 +121,9 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
             outcome.priority = grant.fifo_priority;
             drivers.push((b.plan.id, Driver::new(&b.plan, &b.spec, b.ports, outcome)));
         }
+        drivers.iter().all(|(_, d)| !d.failed())
     };
-    if !start(&mut init) {
+    let Some(cancelled) = start(&mut init) else {
         shard.pairs.iter_mut().for_each(Pair::finish);
         report.pairs = shard.pairs.iter().map(pair_report).collect();
         let outcomes = ids.into_iter().map(|id| (id, Outcome::new())).collect();
@@ -127,7 +132,7 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
             warnings,
             outcomes,
         };
-    }
+    };
     drop(pending);
     let t0 = *origin.get_or_init(monotonic_ns);
     // The message clock and CLOCK_MONOTONIC differ by a constant offset.
@@ -140,7 +145,7 @@ pub fn run(mut shard: Shard, start: impl FnOnce(&mut dyn FnMut()) -> bool, origi
     ticker.skip_to(1);
     let stop = shard.stop.clone();
     for (_, d) in drivers.iter_mut() {
-        d.start();
+        d.start(cancelled);
         d.fire(&stop, false);
     }
     let mut overruns = 0u64;
