@@ -167,6 +167,7 @@ fn probe_run(period: Duration, ticks: u64) -> Run {
 /// The name of a mode as `--tt-mode` spells it.
 pub fn mode_name(mode: TtMode) -> &'static str {
     match mode {
+        TtMode::Auto => "auto",
         TtMode::Threads => "threads",
         TtMode::Cyclic => "cyclic",
     }

@@ -135,10 +135,33 @@ fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> 
 }
 
 /// Per node, the period of the cyclic executive that runs it (all `None` in the threads mode).
-fn executive_periods(graph: &NetGraph, opts: &RunOptions) -> Vec<Option<Duration>> {
-    match opts.firewall.mode {
+fn executive_periods(graph: &NetGraph, mode: firewall::TtMode) -> Vec<Option<Duration>> {
+    match mode {
         firewall::TtMode::Cyclic => firewall::executive::periods(graph),
-        firewall::TtMode::Threads => vec![None; graph.nodes.len()],
+        firewall::TtMode::Threads | firewall::TtMode::Auto => vec![None; graph.nodes.len()],
+    }
+}
+
+/// `TtMode::Auto` decided for `graph`, with the decision as a line for the report when it
+/// mattered (the net has time-triggered boxes an executive can run).
+fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode) -> (firewall::TtMode, Option<String>) {
+    use firewall::TtMode;
+    if mode != TtMode::Auto {
+        return (mode, None);
+    }
+    let cyclic = firewall::executive::periods(graph);
+    if cyclic.iter().all(Option::is_none) {
+        return (TtMode::Threads, None);
+    }
+    let (threads, cores) = threads_and_cores(graph, &vec![None; graph.nodes.len()]);
+    if threads > cores {
+        let note = format!(
+            "tt-mode auto: cyclic executive, since {threads} threads would share {cores} cores and every tick \
+             would wait for wake-ups (--tt-mode threads keeps a thread per box)"
+        );
+        (TtMode::Cyclic, Some(note))
+    } else {
+        (TtMode::Threads, None)
     }
 }
 
@@ -194,9 +217,11 @@ struct Job {
 pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Report, RunError> {
     let started_at = SystemTime::now();
     let t0 = Instant::now();
-    let executive = executive_periods(graph, opts);
+    let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode);
+    let executive = executive_periods(graph, tt_mode);
     let (realtime, realtime_note) = decide_realtime(graph, opts, &executive);
     let mut decided = opts.clone();
+    decided.firewall.mode = tt_mode;
     decided.realtime = realtime;
     if realtime == Realtime::Off {
         decided.firewall.priority = None;
@@ -331,9 +356,9 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             merge_producer_segment(row, &producer.counters.final_snapshot(), in_series);
         }
     }
-    for w in realtime_note.into_iter().chain(fw_warnings) {
+    for w in tt_note.into_iter().chain(realtime_note).chain(fw_warnings) {
+        // Printed once, in the report's Warnings section (not also as a log line).
         if !report.warnings.contains(&w) {
-            log::warn!("{w}");
             report.warnings.push(w);
         }
     }
@@ -539,9 +564,6 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
     } else {
         Status::Ok
     };
-    for w in &warnings {
-        log::warn!("{w}");
-    }
     let mut sections: std::collections::BTreeMap<String, Vec<smx_box::Stats>> = Default::default();
     for n in &nets {
         if let Some(section) = n.stats.section {
@@ -557,6 +579,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         nets,
         channels,
         firewalls: Vec::new(),
+        probes: Vec::new(),
         sections,
         warnings,
         started_at,

@@ -35,8 +35,11 @@ use smx_timing::probe::DEFAULT_FIREWALL_PRIORITY;
 /// Where the boxes of a time-triggered net run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TtMode {
-    /// Every box on its own thread, woken by the firewall through its channels (the default).
+    /// [`TtMode::Cyclic`] when the threads of [`TtMode::Threads`] would outnumber the cores
+    /// (each tick then needs wake-ups that compete for a core), else threads.
     #[default]
+    Auto,
+    /// Every box on its own thread, woken by the firewall through its channels.
     Threads,
     /// Boxes whose channels are all time-triggered at one period run inside that period's
     /// firewall thread, once per tick ([`executive`]).
@@ -48,9 +51,10 @@ impl std::str::FromStr for TtMode {
 
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "auto" => Ok(TtMode::Auto),
             "threads" => Ok(TtMode::Threads),
             "cyclic" => Ok(TtMode::Cyclic),
-            _ => Err(format!("'{s}' is not one of: threads, cyclic")),
+            _ => Err(format!("'{s}' is not one of: auto, threads, cyclic")),
         }
     }
 }
@@ -82,7 +86,7 @@ impl Default for FirewallOptions {
             priority: Some(DEFAULT_FIREWALL_PRIORITY),
             shards: None,
             cores: Vec::new(),
-            mode: TtMode::Threads,
+            mode: TtMode::Auto,
             exclusive_cores: false,
         }
     }
