@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use smx_box::Message;
-use smx_box::{BoxConfig, ConfigValue, Registry};
+use smx_box::{BoxConfig, ConfigValue};
 use smx_graph::NetGraph;
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{ChannelKind, channel};
 use smx_runtime::config::NetSettings;
-use smx_runtime::{PinMode, RunOptions, run};
+use smx_runtime::{PinMode, Registry, RunOptions, run};
 
 /// Messages per measured run of the whole-net benchmarks.
 const NET_MESSAGES: u64 = 50_000;

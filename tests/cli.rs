@@ -338,8 +338,38 @@ fn a_small_run_reports_json_with_exact_counts() {
     assert!(log.contains("end main thread (wall time: "), "{log}");
 }
 
+/// A box that fails while running (here: the dump's final flush to a full device) gives exit 2,
+/// the report is still printed and stderr names the net.
 #[test]
 fn a_failing_box_gives_exit_2_and_names_the_net() {
+    let (_dir, net) = net_file(
+        "src_dump.smx",
+        "Src = box smx_src_rand(out data)\nDump = box smx_snk_dump(in data, in topic open)\nconnect Src.Dump\n",
+    );
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--set",
+        "Dump.path=/dev/full",
+        "-q",
+        "--report",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
+    assert_eq!(report["nets"][1]["status"], "failed");
+    assert!(
+        text(&out.stderr).contains("error: net 'Dump' (id 1, smx_snk_dump) failed"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A box that cannot be created stops the run before any step: exit 1 (like any other bad
+/// value), and stderr names the box and the cause.
+#[test]
+fn a_box_that_cannot_be_created_gives_exit_1_and_names_it() {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let out = smxrun(&[
         arg(&net),
@@ -351,14 +381,10 @@ fn a_failing_box_gives_exit_2_and_names_the_net() {
         "--report",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report is still printed");
-    assert_eq!(report["nets"][0]["status"], "failed");
-    assert!(
-        text(&out.stderr).contains("error: net 'Src' (id 0, smx_src_rand) failed"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("Src") && stderr.contains("size"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Composition behaviour beyond the original test suite: the spec's *(checked)* notes, our
 //! deliberate differences from smxc (spec §9), options, exporters, and robustness.
 
-use smx_graph::{self, NetGraph, NodeKind, TimeSpec, Timing};
+use smx_graph::{NetGraph, NodeKind, TimeSpec, Timing};
 use smx_lang::compose::{CompileOptions, Compiled, compile, compose};
 use smx_lang::diag::{SourceFile, Span};
 use smx_lang::syntax::ast::{self, BinOp, NetExpr};
@@ -15,7 +15,7 @@ fn messages(c: &Compiled) -> Vec<String> {
 }
 
 /// The edge from the node labelled `from` to the node labelled `to`.
-fn edge<'g>(g: &'g NetGraph, from: &str, to: &str) -> &'g graph::Edge {
+fn edge<'g>(g: &'g NetGraph, from: &str, to: &str) -> &'g smx_graph::Edge {
     g.edges
         .iter()
         .find(|e| g.nodes[e.source].label == from && g.nodes[e.target].label == to)
@@ -222,22 +222,22 @@ fn symbol_keys_do_not_collide() {
 #[test]
 fn exporters_write_every_format() {
     let c = run("A = box a(decoupled out x)\nB = box b(in x)\nconnect A.tt[100ms](B)");
-    let gml = graph::gml::to_gml(&c.graph);
+    let gml = smx_graph::gml::to_gml(&c.graph);
     assert!(gml.starts_with("Creator \"igraph version 0.7.1 StreamixC\"\nVersion 1\ngraph\n[\n  directed 1\n"));
     assert!(gml.contains("    dtns 100000000\n"));
-    let dot = graph::dot::to_dot(&c.graph);
+    let dot = smx_graph::dot::to_dot(&c.graph);
     assert!(dot.contains("label=\"A : a\""));
     assert!(dot.contains("tt 100ms"));
     assert!(dot.contains("arrowtail=odot"));
-    let graphml = graph::graphml::to_graphml(&c.graph);
+    let graphml = smx_graph::graphml::to_graphml(&c.graph);
     assert!(graphml.contains("<data key=\"e_dtns\">100000000</data>"));
-    let back = graph::json::from_json(&graph::json::to_json(&c.graph)).expect("json");
+    let back = smx_graph::json::from_json(&smx_graph::json::to_json(&c.graph)).expect("json");
     assert_eq!(back, c.graph);
 }
 
 #[test]
 fn empty_graph_gml_is_the_header_only() {
-    let gml = graph::gml::to_gml(&NetGraph::default());
+    let gml = smx_graph::gml::to_gml(&NetGraph::default());
     assert_eq!(
         gml,
         "Creator \"igraph version 0.7.1 StreamixC\"\nVersion 1\ngraph\n[\n  directed 1\n]\n"
@@ -247,8 +247,8 @@ fn empty_graph_gml_is_the_header_only() {
 #[test]
 fn json_with_dangling_edges_is_refused() {
     let c = run("A = box a(out x)\nB = box b(in x)\nconnect A.B");
-    let text = graph::json::to_json(&c.graph).replace("\"target\": 1", "\"target\": 7");
-    assert!(graph::json::from_json(&text).is_err());
+    let text = smx_graph::json::to_json(&c.graph).replace("\"target\": 1", "\"target\": 7");
+    assert!(smx_graph::json::from_json(&text).is_err());
 }
 
 // ---- robustness, on hand-built syntax trees (independent of the parser's limits) ----

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
-use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::Status;
 use smx_runtime::{RunOptions, run};

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
-use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::Status;
 use smx_runtime::{RunOptions, run};

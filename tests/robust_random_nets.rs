@@ -21,14 +21,14 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use smx_box::Message;
-use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Flow, OutPort, PortSpec};
 use smx_box::{InitCtx, Io};
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::firewall::FirewallOptions;
 use smx_runtime::report::{Report, Status};
-use smx_runtime::{PinMode, RunOptions, run};
+use smx_runtime::{PinMode, Registry, RunOptions, run};
 
 /// A run that is not over after this long is a hang (a liveness bound, not a timing figure:
 /// the nets here finish in well under a second).
@@ -85,24 +85,12 @@ fn topic_spec() -> BoxSpec {
             sent: 0,
         }))
     }
-    BoxSpec {
-        name: "robust_topic",
-        summary: "numbered messages on a port named topic",
-        ports: &[PortSpec {
-            name: "topic",
-            direction: Direction::Out,
-            optional: false,
-            help: "",
-        }],
-        config: &[ConfigKey {
-            name: "count",
-            kind: smx_box::ValueKind::Int,
-            default: Some("10"),
-            choices: &[],
-            help: "",
-        }],
-        create,
-    }
+    const SPEC: BoxSpec = BoxSpec::named("robust_topic")
+        .summary("numbered messages on a port named topic")
+        .outputs(&[PortSpec::new("topic")])
+        .config(&[ConfigKey::int("count").default_value("10")])
+        .create(create);
+    SPEC
 }
 
 fn registry() -> Registry {
@@ -321,13 +309,7 @@ fn check_books(case: &Case, report: &Report) -> Result<(), TestCaseError> {
                 }
             }
             "smx_snk_null" => {
-                prop_assert_eq!(
-                    n.stats.get("received").and_then(|v| v.as_u64()),
-                    Some(read),
-                    "{}\n{}",
-                    n.name,
-                    net
-                );
+                prop_assert_eq!(n.stats.u64("received"), Some(read), "{}\n{}", n.name, net);
                 prop_assert_eq!(n.loop_count, read, "{}\n{}", n.name, net);
             }
             _ => {}

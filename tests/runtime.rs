@@ -4,15 +4,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use smx_box::{
-    BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Direction, Flow, PortSpec, Registry, ValueKind,
-};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flow, PortSpec};
 use smx_box::{InitCtx, Io};
 use smx_graph::NetGraph;
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::config::NetSettings;
 use smx_runtime::report::{Report, Status};
-use smx_runtime::{PinMode, RunError, RunOptions, run};
+use smx_runtime::{PinMode, Registry, RunError, RunOptions, run};
 
 fn settings_with_count(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
     graph
@@ -69,9 +67,9 @@ fn src_snk_delivers_everything_in_order_and_counts_n_loops() {
     let snk = report.net("Snk").unwrap();
     assert_eq!(src.loop_count, 1000);
     assert_eq!(snk.loop_count, 1000, "the end-discovering iteration is not counted");
-    assert_eq!(snk.stats["received"], 1000);
-    assert_eq!(snk.stats["gaps"], 0);
-    assert_eq!(snk.stats["out_of_order"], 0);
+    assert_eq!(snk.stats.u64("received"), Some(1000));
+    assert_eq!(snk.stats.u64("gaps"), Some(0));
+    assert_eq!(snk.stats.u64("out_of_order"), Some(0));
     let c = &report.channels[0];
     assert_eq!(
         (c.written, c.read, c.dropped, c.left, c.overwritten),
@@ -122,7 +120,7 @@ fn chain_forwards_everything() {
         assert_eq!((c.written, c.read, c.left), (300, 300, 0));
     }
     assert_eq!(report.messages, 300, "only deliveries into sinks count");
-    assert_eq!(report.nets[3].stats["gaps"], 0);
+    assert_eq!(report.nets[3].stats.u64("gaps"), Some(0));
 }
 
 #[test]
@@ -139,8 +137,8 @@ fn fan_out_copies_every_message_to_every_consumer() {
     assert_eq!(report.status, Status::Ok);
     for name in ["SnkA", "SnkB"] {
         let snk = report.net(name).unwrap();
-        assert_eq!(snk.stats["received"], 400, "{name}");
-        assert_eq!(snk.stats["gaps"], 0, "{name}");
+        assert_eq!(snk.stats.u64("received"), Some(400), "{name}");
+        assert_eq!(snk.stats.u64("gaps"), Some(0), "{name}");
     }
     assert_eq!(report.net("smx_rn").unwrap().loop_count, 400);
     assert_eq!(report.messages, 800);
@@ -148,18 +146,8 @@ fn fan_out_copies_every_message_to_every_consumer() {
 }
 
 /// The one port of the test boxes below.
-const IN_DATA: &[PortSpec] = &[PortSpec {
-    name: "data",
-    direction: Direction::In,
-    optional: false,
-    help: "",
-}];
-const OUT_DATA: &[PortSpec] = &[PortSpec {
-    name: "data",
-    direction: Direction::Out,
-    optional: false,
-    help: "",
-}];
+const IN_DATA: &[PortSpec] = &[PortSpec::new("data")];
+const OUT_DATA: &[PortSpec] = &[PortSpec::new("data")];
 
 /// A sink that records, per producer (told apart by payload size), the order of arrival.
 struct Recorder {
@@ -185,13 +173,12 @@ fn fan_in_loses_nothing() {
         }))
     }
     let mut registry = smxrun::builtin_registry();
-    registry.register(BoxSpec {
-        name: "recorder",
-        summary: "records payload sizes",
-        ports: IN_DATA,
-        config: &[],
-        create,
-    });
+    registry.register(
+        BoxSpec::named("recorder")
+            .summary("records payload sizes")
+            .inputs(IN_DATA)
+            .create(create),
+    );
     let mut net = NetBuilder::new();
     let a = net.add_box("SrcA", "smx_src_rand", &[("data", false)]);
     let b = net.add_box("SrcB", "smx_src_rand", &[("data", false)]);
@@ -240,8 +227,8 @@ fn decoupled_producer_side_overwrites_and_balances() {
     assert_eq!(c.read + c.overwritten, 5000);
     assert_eq!(c.left, 0);
     let snk = report.net("Snk").unwrap();
-    assert_eq!(snk.stats["out_of_order"], 0, "drop-oldest keeps the order");
-    assert_eq!(snk.stats["gaps"].as_u64().unwrap(), c.overwritten);
+    assert_eq!(snk.stats.u64("out_of_order"), Some(0), "drop-oldest keeps the order");
+    assert_eq!(snk.stats.u64("gaps").unwrap(), c.overwritten);
     assert_balanced(&report);
 }
 
@@ -306,37 +293,21 @@ fn faulty_registry() -> Registry {
         Ok(Box::new(Faulty { fault, at: 10 }))
     }
     let mut registry = smxrun::builtin_registry();
-    registry.register(BoxSpec {
-        name: "faulty",
-        summary: "fails on purpose",
-        ports: &[
-            PortSpec {
-                name: "data",
-                direction: Direction::In,
-                optional: false,
-                help: "",
-            },
-            PortSpec {
-                name: "data",
-                direction: Direction::Out,
-                optional: false,
-                help: "",
-            },
-        ],
-        config: &[ConfigKey {
-            name: "fault",
-            kind: ValueKind::Choice,
-            default: Some("step_panic"),
-            choices: &["init_err", "init_panic", "step_err", "step_panic"],
-            help: "",
-        }],
-        create,
-    });
+    const FAULTY: BoxSpec = BoxSpec::named("faulty")
+        .summary("fails on purpose")
+        .inputs(IN_DATA)
+        .outputs(OUT_DATA)
+        .config(&[
+            ConfigKey::choice("fault", &["init_err", "init_panic", "step_err", "step_panic"])
+                .default_value("step_panic"),
+        ])
+        .create(create);
+    registry.register(FAULTY);
     registry
 }
 
 /// Src -> Faulty -> Snk, plus an independent Src2 -> Snk2 pair that must finish normally.
-fn run_faulty(fault: &str) -> Report {
+fn run_faulty(fault: &str) -> Result<Report, RunError> {
     let registry = faulty_registry();
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
@@ -361,18 +332,13 @@ fn run_faulty(fault: &str) -> Report {
         settings,
         ..RunOptions::default()
     };
-    run(&graph, &registry, &opts).expect("a failing box is reported, not an error")
+    run(&graph, &registry, &opts)
 }
 
 #[test]
 fn failures_are_contained_and_neighbours_terminate() {
-    for (fault, expect) in [
-        ("init_err", "cannot open device"),
-        ("init_panic", "init exploded"),
-        ("step_err", "bad message"),
-        ("step_panic", "step exploded"),
-    ] {
-        let report = run_faulty(fault);
+    for (fault, expect) in [("step_err", "bad message"), ("step_panic", "step exploded")] {
+        let report = run_faulty(fault).expect("a failing box is reported, not an error");
         assert_eq!(report.status, Status::Failed, "{fault}");
         let mid = report.net("Mid").unwrap();
         assert_eq!(mid.status, Status::Failed, "{fault}");
@@ -387,13 +353,21 @@ fn failures_are_contained_and_neighbours_terminate() {
         assert!(src.loop_count < 1_000_000_000, "{fault}");
         assert_eq!(report.net("Snk").unwrap().status, Status::Ok, "{fault}");
         // The unrelated pair finished its work.
-        assert_eq!(report.net("Snk2").unwrap().stats["received"], 100, "{fault}");
+        assert_eq!(report.net("Snk2").unwrap().stats.u64("received"), Some(100), "{fault}");
         assert_balanced(&report);
-        if fault.starts_with("init") {
-            assert_eq!(mid.loop_count, 0);
-        } else {
-            assert_eq!(mid.loop_count, 10);
-        }
+        assert_eq!(mid.loop_count, 10);
+    }
+}
+
+/// A box that fails to start (init error or panic) stops the whole run before any step: the
+/// run is refused with the box named and the cause, and no thread is left behind.
+#[test]
+fn init_failures_stop_the_run_before_any_step() {
+    for (fault, expect) in [("init_err", "cannot open device"), ("init_panic", "init exploded")] {
+        let err = run_faulty(fault).expect_err(fault);
+        let text = err.to_string();
+        assert!(matches!(err, RunError::NotStarted(_)), "{fault}: {text}");
+        assert!(text.contains("Mid#") && text.contains(expect), "{fault}: {text}");
     }
 }
 
@@ -453,13 +427,12 @@ fn a_stop_seen_inside_a_step_is_reported_as_stopped() {
         }))
     }
     let mut registry = smxrun::builtin_registry();
-    registry.register(BoxSpec {
-        name: "stops_mid_step",
-        summary: "sets the stop flag during its 50th step",
-        ports: OUT_DATA,
-        config: &[],
-        create,
-    });
+    registry.register(
+        BoxSpec::named("stops_mid_step")
+            .summary("sets the stop flag during its 50th step")
+            .outputs(OUT_DATA)
+            .create(create),
+    );
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "stops_mid_step", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
@@ -610,7 +583,7 @@ fn both_ends_on_one_core_deliver_everything() {
         assert!(report.nets.iter().all(|n| n.core == Some(first)), "len {len}");
         let snk = report.net("Snk").unwrap();
         assert_eq!(
-            (snk.stats["received"].as_u64(), snk.stats["gaps"].as_u64()),
+            (snk.stats.u64("received"), snk.stats.u64("gaps")),
             (Some(20_000), Some(0))
         );
         let c = &report.channels[0];

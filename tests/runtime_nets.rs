@@ -4,7 +4,6 @@ use std::path::Path;
 
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
-use smx_runtime::Registry;
 use smx_runtime::config::layers::ConfigLayers;
 use smx_runtime::firewall::FirewallOptions;
 use smx_runtime::report::{Report, Status};
@@ -47,7 +46,7 @@ fn received(report: &Report) -> Vec<u64> {
         .nets
         .iter()
         .filter(|n| n.implementation == "smx_snk_null")
-        .map(|n| n.stats["received"].as_u64().unwrap())
+        .map(|n| n.stats.u64("received").unwrap())
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! `smx_snk_dump` inside a running net: the exact bytes of its output file in text and hex, with
 //! and without topics, over more lines than one buffer holds. Behaviour only, no timing.
 
-use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Direction, Flow, OutPort, PortSpec, Registry};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, OutPort, PortSpec};
 use smx_box::{InitCtx, Io};
 use smx_runtime::config::ConfigLayers;
 
@@ -60,28 +60,11 @@ fn lines_spec() -> BoxSpec {
             sent: 0,
         }))
     }
-    const PORTS: &[PortSpec] = &[
-        PortSpec {
-            name: "data",
-            direction: Direction::Out,
-            optional: false,
-            help: "",
-        },
-        PortSpec {
-            name: "topic",
-            direction: Direction::Out,
-            optional: true,
-            help: "",
-        },
-    ];
-    const KEYS: &[ConfigKey] = &[];
-    BoxSpec {
-        name: "test_lines",
-        summary: "known payloads and topics",
-        ports: PORTS,
-        config: KEYS,
-        create,
-    }
+    const SPEC: BoxSpec = BoxSpec::named("test_lines")
+        .summary("known payloads and topics")
+        .outputs(&[PortSpec::new("data"), PortSpec::new("topic").optional()])
+        .create(create);
+    SPEC
 }
 
 /// Runs `test_lines -> smx_snk_dump` (topic connected or not) and returns the dump file.

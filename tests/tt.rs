@@ -6,16 +6,16 @@
 use std::thread;
 use std::time::Duration;
 
-use smx_box::{BoxConfig, ConfigValue, Registry};
+use smx_box::{BoxConfig, ConfigValue};
 use smx_box::{Message, now_ns};
 use smx_graph::{NetGraph, TimeSpec, Timing};
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{Reader, Writer};
 use smx_runtime::config::NetSettings;
 use smx_runtime::firewall::{Firewall, FirewallOptions};
-use smx_runtime::report::firewall::{FirewallReport, from_values};
+use smx_runtime::report::firewall::FirewallReport;
 use smx_runtime::report::{Report, Status};
-use smx_runtime::{RunOptions, run};
+use smx_runtime::{Registry, RunOptions, run};
 
 const T: Duration = Duration::from_millis(4);
 
@@ -260,7 +260,7 @@ fn run_tt(graph: &NetGraph, count: u64) -> Report {
 fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
     let report = run_tt(&tt_pair(T, T, None), 6);
     assert_eq!(report.status, Status::Ok, "{report:?}");
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     let f = single(&fws);
     let p = &f.pairs[0];
     assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("Src", "Snk"));
@@ -286,18 +286,18 @@ fn half_time_triggered_edges_keep_the_user_length_on_the_other_side() {
     // Only the source side is time-triggered: firewall -> consumer keeps length 4.
     let report = run_tt(&tt_pair(T, Duration::ZERO, Some(4)), 5);
     assert_eq!(report.channels[0].len, 4);
-    assert_eq!(from_values(&report.firewalls)[0].pairs[0].forwarded, 5);
+    assert_eq!(report.firewalls[0].pairs[0].forwarded, 5);
     // Only the destination side: firewall -> consumer has length 1.
     let report = run_tt(&tt_pair(Duration::ZERO, T, Some(4)), 5);
     assert_eq!(report.channels[0].len, 1);
-    assert_eq!(from_values(&report.firewalls)[0].pairs[0].forwarded, 5);
+    assert_eq!(report.firewalls[0].pairs[0].forwarded, 5);
 }
 
 #[test]
 fn two_periods_on_one_edge_use_two_firewalls_in_series() {
     let report = run_tt(&tt_pair(T, T * 2, None), 5);
     assert_eq!(report.status, Status::Ok);
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     assert_eq!(fws.len(), 2);
     let fast = fws.iter().find(|f| f.period_ns == T.as_nanos() as u64).unwrap();
     let slow = fws.iter().find(|f| f.period_ns == 2 * T.as_nanos() as u64).unwrap();
@@ -321,7 +321,7 @@ fn a_net_written_in_streamix_runs_through_a_firewall() {
     assert_eq!(graph.edges.len(), 2, "{:?}", compiled.diagnostics);
     let report = run_tt(&graph, 4);
     assert_eq!(report.status, Status::Ok);
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     let pairs: Vec<_> = fws.iter().flat_map(|f| f.pairs.iter()).collect();
     assert_eq!(pairs.len(), 2, "{fws:?}");
     assert!(fws.iter().all(|f| f.period_ns == 4_000_000));

@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
-use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::firewall::{FirewallOptions, TtMode};
-use smx_runtime::report::firewall::from_values;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{RunOptions, run};
 
@@ -44,14 +42,14 @@ fn run_cyclic(connect: &str, count: u64, stop: Option<Arc<AtomicBool>>) -> Repor
 }
 
 fn received(report: &Report, net: &str) -> u64 {
-    report.net(net).unwrap().stats["received"].as_u64().unwrap()
+    report.net(net).unwrap().stats.u64("received").unwrap()
 }
 
 #[test]
 fn a_pair_runs_inside_its_firewall_thread_without_a_miss() {
     let report = run_cyclic("tt[3ms](Src.Snk)", 8, None);
     assert_eq!(report.status, Status::Ok, "{report:?}");
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     assert_eq!(fws.len(), 1);
     let pair = &fws[0].pairs[0];
     // One message per tick, read in the pass that forwarded it: nothing to miss.
@@ -63,7 +61,7 @@ fn a_pair_runs_inside_its_firewall_thread_without_a_miss() {
     let (src, snk) = (report.net("Src").unwrap(), report.net("Snk").unwrap());
     assert_eq!((src.loop_count, snk.loop_count), (8, 8));
     assert_eq!(received(&report, "Snk"), 8);
-    assert_eq!(snk.stats["gaps"].as_u64(), Some(0));
+    assert_eq!(snk.stats.u64("gaps"), Some(0));
     // Both ran on the firewall's thread, so they report its placement.
     assert_eq!(src.core, fws[0].core);
     assert_eq!(snk.core, fws[0].core);
@@ -79,7 +77,7 @@ fn a_pair_runs_inside_its_firewall_thread_without_a_miss() {
 fn three_pairs_share_one_executive() {
     let report = run_cyclic("tt[2ms](Src.Snk) | tt[2ms](Src.Snk) | tt[2ms](Src.Snk)", 5, None);
     assert_eq!(report.status, Status::Ok);
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     assert_eq!(fws.len(), 1, "one thread per period in this mode");
     assert_eq!(fws[0].pairs.len(), 3);
     for p in &fws[0].pairs {
@@ -93,9 +91,9 @@ fn boxes_with_other_channels_keep_their_threads() {
     let report = run_cyclic("tt[2ms](Src.Snk) | (Src.Snk)", 6, None);
     assert_eq!(report.status, Status::Ok);
     for snk in report.nets.iter().filter(|n| n.name == "Snk") {
-        assert_eq!(snk.stats["received"].as_u64(), Some(6), "{snk:?}");
+        assert_eq!(snk.stats.u64("received"), Some(6), "{snk:?}");
     }
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     assert_eq!(fws[0].pairs.len(), 1);
     assert_eq!(fws[0].pairs[0].forwarded, 6);
 }
@@ -114,7 +112,7 @@ fn half_time_triggered_edges_mix_an_executive_producer_with_a_threaded_consumer(
         "{row:?}"
     );
     assert_eq!(received(&report, "Snk"), row.read);
-    let fws = from_values(&report.firewalls);
+    let fws = &report.firewalls;
     let pair = &fws[0].pairs[0];
     assert_eq!(pair.forwarded, 7, "{pair:?}");
     assert_eq!(
@@ -140,7 +138,7 @@ fn a_stop_ends_an_endless_source_and_everything_it_sent_arrives() {
     let report = run_cyclic("tt[2ms](Src.Snk)", 0, Some(stop));
     stopper.join().unwrap();
     assert_eq!(report.status, Status::Stopped, "{report:?}");
-    let sent = report.net("Src").unwrap().stats["sent"].as_u64().unwrap();
+    let sent = report.net("Src").unwrap().stats.u64("sent").unwrap();
     assert!(sent > 0);
     assert_eq!(received(&report, "Snk"), sent);
 }

@@ -2,7 +2,7 @@
 //! marker (not by its idle timeout, set long here) with books that balance. Behaviour only, no
 //! timing.
 
-use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, Registry};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, StatValue, Stats};
 use smx_box::{InitCtx, Io};
 use smx_runtime::config::ConfigLayers;
 use smx_zmq::{settings, sink};
@@ -10,7 +10,7 @@ use smx_zmq::{settings, sink};
 use smx_graph::NetGraph;
 use smx_runtime::builder::NetBuilder;
 use smx_runtime::report::{Report, Status};
-use smx_runtime::{RunOptions, run};
+use smx_runtime::{Registry, RunError, RunOptions, run};
 
 /// Steps after which the failing sink's step returns an error.
 const FAIL_AFTER_STEPS: u64 = 200;
@@ -44,11 +44,11 @@ impl BoxImpl for Failing {
         self.inner.abort(why);
     }
 
-    fn cleanup(&mut self) {
-        self.inner.cleanup();
+    fn cleanup(&mut self) -> Result<(), BoxError> {
+        self.inner.cleanup()
     }
 
-    fn stats(&self) -> Vec<(String, serde_json::Value)> {
+    fn stats(&self) -> Stats {
         self.inner.stats()
     }
 }
@@ -75,15 +75,33 @@ fn registry() -> Registry {
         ("test_snk_zmq_step_fails", failing_in_step as smx_box::Constructor),
         ("test_snk_zmq_init_fails", failing_in_init),
     ] {
-        registry.register(BoxSpec {
-            name,
-            summary: "smx_snk_zmq with an injected failure",
-            ports: sink::PORTS,
-            config: settings::SINK_KEYS,
-            create,
-        });
+        registry.register(
+            BoxSpec::named(name)
+                .summary("smx_snk_zmq with an injected failure")
+                .inputs(sink::INPUTS)
+                .config(settings::SINK_KEYS)
+                .create(create),
+        );
     }
     registry
+}
+
+/// The sending half of [`net`] on its own: `Src1.Snk1` with `sink` as Snk1.
+fn sender_net(sink: &str) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
+    let snk1 = net.add_box("Snk1", sink, &[("data", true)]);
+    net.connect(src1, "data", snk1, "data");
+    net.build()
+}
+
+/// The receiving half of [`net`] on its own: `Src2.Snk2`.
+fn receiver_net() -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false)]);
+    let snk2 = net.add_box("Snk2", "smx_snk_null", &[("data", true)]);
+    net.connect(src2, "data", snk2, "data");
+    net.build()
 }
 
 /// `Src1.Snk1 | Src2.Snk2` with `sink` as Snk1.
@@ -99,6 +117,10 @@ fn net(sink: &str) -> NetGraph {
 }
 
 fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
+    try_run_net(graph, sets).expect("net runs")
+}
+
+fn try_run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Result<Report, RunError> {
     let registry = registry();
     let mut layers = ConfigLayers::new();
     for (instance, key, value) in sets {
@@ -109,15 +131,28 @@ fn run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Report {
         settings,
         ..RunOptions::default()
     };
-    run(graph, &registry, &opts).expect("net runs")
+    run(graph, &registry, &opts)
 }
 
-fn row<'a>(report: &'a Report, name: &str) -> &'a serde_json::Value {
+/// The `zmq` section row of `name`, as the JSON report has it (`"sections": {"zmq": [...]}`).
+fn row(report: &Report, name: &str) -> serde_json::Value {
+    let json = serde_json::to_value(report).unwrap();
+    json["sections"]["zmq"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["name"] == name).cloned())
+        .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.sections.get("zmq")))
+}
+
+/// The line of the text report for the `zmq` row of `name` (the row's summary).
+fn text_line(report: &Report, name: &str) -> Option<String> {
+    let name = StatValue::Text(name.to_string());
     report
-        .zmq
+        .sections
+        .get("zmq")?
         .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.zmq))
+        .find(|r| r.get("name") == Some(&name))?
+        .summary
+        .clone()
 }
 
 fn endpoint(transport: &str) -> String {
@@ -175,18 +210,39 @@ fn a_sink_failing_in_a_step_ends_the_source_by_its_abort_marker() {
             delivered, sent,
             "{transport}: every message sent reached the second chain"
         );
-        let text = smx_zmq::text_line(source).unwrap();
+        let text = text_line(&report, "Src2").unwrap();
         assert!(text.contains("ended by sender aborted"), "{text}");
-        assert!(smx_zmq::text_line(sink).unwrap().contains("ABORTED"));
+        assert!(text_line(&report, "Snk1").unwrap().contains("ABORTED"));
     }
 }
 
+/// A sink failing in init stops its own run before any step (the run is refused), and still
+/// tells the receivers: a source in another run ends by the abort marker, with nothing sent.
 #[test]
 fn a_sink_failing_in_init_ends_the_source_by_its_abort_marker() {
-    let report = run_failing("test_snk_zmq_init_fails", &endpoint("tcp"));
-    assert_eq!(report.net("Snk1").unwrap().status, Status::Failed);
-    let (sink, source) = (row(&report, "Snk1"), row(&report, "Src2"));
-    assert_eq!((&sink["sent"], &sink["aborted"]), (&0.into(), &true.into()));
+    let endpoint = endpoint("tcp");
+    let (sender, receiver) = (sender_net("test_snk_zmq_init_fails"), receiver_net());
+    let receiving = {
+        let endpoint = endpoint.clone();
+        std::thread::spawn(move || {
+            let sets = [
+                ("Src2", "endpoint", endpoint.as_str()),
+                // Long enough that ending by timeout would show as `timeout`, not `aborted`.
+                ("Src2", "timeout", "60s"),
+            ];
+            try_run_net(&receiver, &sets).expect("the receiver runs")
+        })
+    };
+    let err = try_run_net(&sender, &[("Src1", "count", "100000"), ("Snk1", "endpoint", &endpoint)])
+        .expect_err("a sink failing in init refuses its run");
+    let text = err.to_string();
+    assert!(matches!(err, RunError::NotStarted(_)), "{text}");
+    assert!(
+        text.contains("Snk1") && text.contains("injected init failure"),
+        "{text}"
+    );
+    let report = receiving.join().unwrap();
+    let source = row(&report, "Src2");
     assert_eq!(source["end"], "aborted", "{source}");
     assert_eq!(
         (&source["sent"], &source["received"], &source["lost"]),

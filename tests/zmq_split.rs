@@ -77,8 +77,8 @@ fn split_run(config: &str, endpoint: &str, receiver_first: bool) {
     finish(receiver, "receiver");
     let read = |p: &Path| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
     let (send, recv) = (read(&send_json), read(&recv_json));
-    let sink = &send["zmq"][0];
-    let source = &recv["zmq"][0];
+    let sink = &send["sections"]["zmq"][0];
+    let source = &recv["sections"]["zmq"][0];
     assert_eq!((&sink["name"], &source["name"]), (&"Snk1".into(), &"Src2".into()));
     let n = |row: &serde_json::Value, key: &str| row[key].as_u64().unwrap();
     assert_eq!(n(sink, "sent"), N);

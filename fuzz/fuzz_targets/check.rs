@@ -5,13 +5,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use smx::compose::{CompileOptions, compile};
-use smx::diag::{SourceFile, has_errors};
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::{SourceFile, has_errors};
 
 fuzz_target!(|data: &[u8]| {
     // SourceFile::read does the same lossy conversion for files that are not UTF-8.
     let file = SourceFile::new("fuzz.smx", String::from_utf8_lossy(data).into_owned());
-    let parsed = smx::syntax::parse(&file);
+    let parsed = smx_lang::syntax::parse(&file);
     if parsed.program.is_none() {
         assert!(has_errors(&parsed.diagnostics), "rejected without an error");
     }

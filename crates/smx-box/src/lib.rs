@@ -65,9 +65,12 @@
 //!   consumers of its outputs have ended. Whatever the step returns, a box whose every
 //!   connected input has ended and is drained ends: [`Flow::Continue`] cannot keep it spinning
 //!   on inputs that will never bring anything again.
-//! * **Failure is contained.** An `Err` from `init` or `step` (or a panic) ends this box as
-//!   failed with the message in the report; its channels close, so its neighbours end cleanly.
-//!   [`BoxImpl::abort`] then [`BoxImpl::cleanup`] still run.
+//! * **A box that cannot start stops the run.** An `Err` (or a panic) from the constructor or
+//!   from `init` is a configuration problem: no box runs a step, every box is cleaned up, and
+//!   the run is rejected with the message, like any other bad value.
+//! * **Failure while running is contained.** An `Err` from `step` or `cleanup` (or a panic)
+//!   ends this box as failed with the message in the report; its channels close, so its
+//!   neighbours end cleanly. [`BoxImpl::abort`] then [`BoxImpl::cleanup`] still run.
 //! * **Every message is booked.** A write to an ended consumer returns [`Disconnected`] and is
 //!   counted as dropped; nothing is lost without a counter.
 //!
@@ -106,7 +109,7 @@ pub enum Flow {
 /// One box instance's behaviour. Runs entirely on one thread (see the crate docs).
 pub trait BoxImpl: Send {
     /// Prepare: open resources, check the ports that are connected. Runs before the start
-    /// barrier; an error here ends this box as failed and lets its neighbours terminate.
+    /// barrier; an error here stops the whole run before any box steps.
     fn init(&mut self, _ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
         Ok(())
     }

@@ -571,7 +571,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         }
     }
     Report {
-        format_version: 1,
+        format_version: 2,
         wall_time_s: wall,
         status,
         messages,

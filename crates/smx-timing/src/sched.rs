@@ -40,6 +40,18 @@ pub fn pin_current_thread(core: usize) -> Result<(), String> {
     }
 }
 
+/// Returns the calling thread to normal (SCHED_OTHER) scheduling.
+pub fn set_normal_scheduling() -> Result<(), String> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a plain libc call on the calling thread with a fully initialised sched_param.
+    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("normal scheduling refused ({})", std::io::Error::from_raw_os_error(rc)))
+    }
+}
+
 /// Makes the calling thread a SCHED_FIFO thread at `level` (1..=99, capped to the system's
 /// range).
 pub fn set_fifo_priority(level: u8) -> Result<(), String> {

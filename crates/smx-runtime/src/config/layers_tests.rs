@@ -1,7 +1,7 @@
 //! Tests of layered configuration against a small hand-made graph and registry.
 
 use super::*;
-use smx_box::{BoxError, BoxImpl, ConfigKey, ConfigValue, Direction, PortSpec, ValueKind};
+use smx_box::{BoxError, BoxImpl, ConfigKey, ConfigValue, PortSpec};
 use smx_graph::Location;
 
 fn never_built(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
@@ -9,60 +9,19 @@ fn never_built(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 }
 
 const SRC_KEYS: &[ConfigKey] = &[
-    ConfigKey {
-        name: "count",
-        kind: ValueKind::Int,
-        default: Some("1000"),
-        choices: &[],
-        help: "",
-    },
-    ConfigKey {
-        name: "size",
-        kind: ValueKind::Int,
-        default: Some("8"),
-        choices: &[],
-        help: "",
-    },
-    ConfigKey {
-        name: "seed",
-        kind: ValueKind::Int,
-        default: None,
-        choices: &[],
-        help: "",
-    },
+    ConfigKey::int("count").default_value("1000"),
+    ConfigKey::int("size").default_value("8"),
+    ConfigKey::int("seed"),
 ];
 
-const SNK_KEYS: &[ConfigKey] = &[ConfigKey {
-    name: "mode",
-    kind: ValueKind::Choice,
-    default: Some("text"),
-    choices: &["text", "hex"],
-    help: "",
-}];
+const SNK_KEYS: &[ConfigKey] = &[ConfigKey::choice("mode", &["text", "hex"]).default_value("text")];
 
-const PORT: &[PortSpec] = &[PortSpec {
-    name: "data",
-    direction: Direction::Out,
-    optional: false,
-    help: "",
-}];
+const PORT: &[PortSpec] = &[PortSpec::new("data")];
 
 fn registry() -> Registry {
     let mut r = Registry::empty();
-    r.register(BoxSpec {
-        name: "t_src",
-        summary: "",
-        ports: PORT,
-        config: SRC_KEYS,
-        create: never_built,
-    });
-    r.register(BoxSpec {
-        name: "t_snk",
-        summary: "",
-        ports: PORT,
-        config: SNK_KEYS,
-        create: never_built,
-    });
+    r.register(BoxSpec::named("t_src").outputs(PORT).config(SRC_KEYS).create(never_built));
+    r.register(BoxSpec::named("t_snk").outputs(PORT).config(SNK_KEYS).create(never_built));
     r
 }
 
@@ -227,13 +186,7 @@ fn bad_values_name_the_file_line() {
 #[test]
 fn impl_tables_are_checked_even_when_unused() {
     let mut r = registry();
-    r.register(BoxSpec {
-        name: "t_other",
-        summary: "",
-        ports: PORT,
-        config: SRC_KEYS,
-        create: never_built,
-    });
+    r.register(BoxSpec::named("t_other").outputs(PORT).config(SRC_KEYS).create(never_built));
     let l = layers("[impl.t_other]\nsize = \"many\"\n");
     let err = l.resolve(&graph(), &r).unwrap_err();
     assert_eq!(err.net.as_deref(), Some("t_other"));
@@ -311,7 +264,7 @@ fn the_builtin_boxes_resolve_with_their_defaults_and_iterations() {
     let mut l = ConfigLayers::new();
     l.set_iterations(10);
     l.add_set("Snk.format=hex").unwrap();
-    let got = l.resolve(&graph, &Registry::builtin()).unwrap();
+    let got = l.resolve(&graph, &Registry::of(smx_boxes::specs())).unwrap();
     assert_eq!(int(&got[src], "count"), Some(10));
     assert_eq!(int(&got[src], "size"), Some(8));
     assert_eq!(got[snk].box_config.get("format"), Some(&ConfigValue::Str("hex".into())));

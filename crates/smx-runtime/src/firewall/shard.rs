@@ -150,6 +150,7 @@ pub fn run(
     }
     let mut overruns = 0u64;
     let mut last_index = 0u64;
+    let mut guard = StarvationGuard::new(grant.fifo_priority.is_some() && !cfg.exclusive_core);
     while shard.pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
         let stall = shard.live.stall_ns.swap(0, Ordering::AcqRel);
         if stall > 0 {
@@ -164,8 +165,13 @@ pub fn run(
             }
         }
         let cutoff = tick.scheduled_ns.saturating_sub(offset);
+        let before: u64 = shard.pairs.iter().map(|p| p.forwarded).sum();
         for pair in shard.pairs.iter_mut() {
             pair.on_tick(cutoff);
+        }
+        let moved = shard.pairs.iter().map(|p| p.forwarded).sum::<u64>() > before;
+        if let Some(why) = guard.after_tick(moved, stop.load(Ordering::Relaxed)) {
+            warnings.push(format!("{}: {why}", cfg.name));
         }
         for (_, d) in drivers.iter_mut() {
             d.fire(&stop, false);
@@ -197,5 +203,76 @@ fn pair_report(p: &Pair) -> PairReport {
         produce_misses: p.produce_misses,
         consume_misses: p.consume_misses,
         missed_ticks: p.missed_ticks,
+    }
+}
+
+/// Keeps a real-time firewall from starving the threads it waits for.
+///
+/// A SCHED_FIFO firewall that shares its core with its boxes runs whenever it is due; at a
+/// period close to the platform's wake-up latency it is due nearly all the time, and a producer
+/// of lower priority on its core never runs: nothing moves, the run never ends, and a stop
+/// request cannot reach the starved boxes. So the firewall gives up real-time priority when it
+/// has moved nothing for [`StarvationGuard::PATIENCE`] ticks in a row, and at once when a stop
+/// was requested (after a stop only draining matters, not deadlines).
+struct StarvationGuard {
+    armed: bool,
+    idle_ticks: u64,
+}
+
+impl StarvationGuard {
+    const PATIENCE: u64 = 2_000;
+
+    fn new(armed: bool) -> Self {
+        StarvationGuard { armed, idle_ticks: 0 }
+    }
+
+    /// After a tick that `moved` messages or not: `Some(reason)` when priority was given up.
+    fn after_tick(&mut self, moved: bool, stopping: bool) -> Option<String> {
+        if !self.armed {
+            return None;
+        }
+        self.idle_ticks = if moved { 0 } else { self.idle_ticks + 1 };
+        let why = if stopping {
+            "normal scheduling from the stop on, so that the boxes sharing its core can drain".to_string()
+        } else if self.idle_ticks >= Self::PATIENCE {
+            format!(
+                "gave up SCHED_FIFO after {} ticks without a message: it shares a core with the boxes it \
+                 serves and kept them from running (use --tt-mode cyclic, a longer period, or cores of their own)",
+                self.idle_ticks
+            )
+        } else {
+            return None;
+        };
+        self.armed = false;
+        Some(match smx_timing::sched::set_normal_scheduling() {
+            Ok(()) => why,
+            Err(e) => format!("{why}; but {e}"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::StarvationGuard;
+
+    #[test]
+    fn an_idle_real_time_firewall_gives_up_priority_once() {
+        let mut g = StarvationGuard::new(true);
+        for _ in 0..StarvationGuard::PATIENCE - 1 {
+            assert!(g.after_tick(false, false).is_none());
+        }
+        assert!(g.after_tick(false, false).is_some_and(|w| w.contains("gave up SCHED_FIFO")));
+        assert!(g.after_tick(false, false).is_none(), "once");
+    }
+
+    #[test]
+    fn progress_resets_the_count_and_a_stop_gives_up_at_once() {
+        let mut g = StarvationGuard::new(true);
+        for i in 0..3 * StarvationGuard::PATIENCE {
+            assert!(g.after_tick(i % 100 == 0, false).is_none());
+        }
+        assert!(g.after_tick(true, true).is_some_and(|w| w.contains("stop")));
+        let mut off = StarvationGuard::new(false);
+        assert!(off.after_tick(false, true).is_none());
     }
 }

@@ -1,9 +1,9 @@
 //! The JSON report (`--report json`): `serde_json` of [`Report`], documented and stable.
 //!
-//! Layout (`format_version` 1; fields are only ever added):
+//! Layout (`format_version` 2; it rises on an incompatible change: 2 moved the ZeroMQ rows into `sections`):
 //!
 //! ```text
-//! { "format_version": 1, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
+//! { "format_version": 2, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
 //!   "messages": u64, "messages_per_s": f64,
 //!   "nets": [ { "id", "name", "impl", "kind": "box"|"routing_node", "core": int|null,
 //!               "priority": int|null, "loop_count", "loop_rate", "wall_time_s",
@@ -11,7 +11,7 @@
 //!   "channels": [ { "id", "name", "from", "from_id", "from_port", "to", "to_id", "port",
 //!                   "kind", "smx_type", "timing", "len", "written", "read", "overwritten",
 //!                   "duplicated", "dropped", "left" } ],
-//!   "firewalls": [..], "zmq": [..], "warnings": [string] }
+//!   "firewalls": [..], "sections": {"zmq": [..]}, "warnings": [string] }
 //! ```
 //!
 //! Times are seconds, rates per second, counts messages. Field meanings: [`Report`].
