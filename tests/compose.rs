@@ -226,7 +226,7 @@ fn exporters_write_every_format() {
     assert!(gml.starts_with("Creator \"igraph version 0.7.1 StreamixC\"\nVersion 1\ngraph\n[\n  directed 1\n"));
     assert!(gml.contains("    dtns 100000000\n"));
     let dot = smx_graph::dot::to_dot(&c.graph);
-    assert!(dot.contains("label=\"A : a\""));
+    assert!(dot.contains("label=\"A#0 : a\""), "{dot}");
     assert!(dot.contains("tt 100ms"));
     assert!(dot.contains("arrowtail=odot"));
     let graphml = smx_graph::graphml::to_graphml(&c.graph);

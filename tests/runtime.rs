@@ -607,7 +607,7 @@ fn a_net_far_from_its_expected_rate_is_flagged() {
         report
             .warnings
             .iter()
-            .any(|w| w.contains("Src_0") && w.contains("expected rate (1)")),
+            .any(|w| w.contains("Src#0") && w.contains("expected rate (1)")),
         "{:?}",
         report.warnings
     );

@@ -92,7 +92,7 @@ fn text_lists_nets_channels_and_totals() {
         out.contains("loop count") && out.contains("written") && out.contains("Total:"),
         "{out}"
     );
-    assert!(out.contains("smx_src_rand") && out.contains("Snk(1)"), "{out}");
+    assert!(out.contains("smx_src_rand") && out.contains("Snk#1"), "{out}");
     assert!(out.contains("250 messages"), "{out}");
     // Columns are aligned: every row of the nets table has the status column at one offset.
     let rows: Vec<&str> = out.lines().skip(1).take(4).collect();

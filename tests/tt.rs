@@ -12,7 +12,7 @@ use smx_graph::{NetGraph, TimeSpec, Timing};
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{Reader, Writer};
 use smx_runtime::config::NetSettings;
-use smx_runtime::firewall::{Firewall, FirewallOptions};
+use smx_runtime::firewall::{Firewall, FirewallOptions, TtMode};
 use smx_runtime::report::firewall::FirewallReport;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{Registry, RunOptions, run};
@@ -20,9 +20,12 @@ use smx_runtime::{Registry, RunOptions, run};
 const T: Duration = Duration::from_millis(4);
 
 /// Firewall options for tests: no real-time priority, no memory locking, no spinning.
+/// The threads mode (tests/tt_cyclic.rs covers the cyclic executive), without real-time
+/// scheduling or spinning.
 fn quiet(shards: usize) -> FirewallOptions {
     FirewallOptions {
         shards: Some(shards),
+        mode: TtMode::Threads,
         ..FirewallOptions::best_effort()
     }
 }

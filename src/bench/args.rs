@@ -29,8 +29,8 @@ pub struct CommonArgs {
     /// A reduced version of each experiment, for smoke checks (about a minute for `all`)
     #[arg(long, global = true)]
     pub quick: bool,
-    /// Measured runs per configuration, after one discarded warm-up run
-    #[arg(long, global = true, value_name = "R")]
+    /// Measured runs per configuration, after one discarded warm-up run (at least 1)
+    #[arg(long, global = true, value_name = "R", value_parser = positive_usize)]
     pub runs: Option<usize>,
     /// Save the full result (machine header, settings, every raw run) as JSON
     #[arg(long, global = true, value_name = "PATH")]
@@ -66,13 +66,13 @@ pub enum Experiment {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScalingArgs {
     /// Pair counts to run (threads = 2 x pairs) [default: 1,2,4,8,16; quick: 1,2,4]
-    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = positive_usize)]
     pub pairs: Vec<usize>,
     /// Messages per pair [default: 1000000; quick: 100000]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
     /// Channel length (the report's runtime used 1) [default: 1]
-    #[arg(long, value_name = "L")]
+    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Option<u32>,
     /// Payload bytes per message [default: 8]
     #[arg(long, value_name = "BYTES")]
@@ -88,10 +88,10 @@ pub struct TtArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_period, value_name = "T,..")]
     pub periods: Vec<Duration>,
     /// Pair counts [default: 1,3]
-    #[arg(long, value_delimiter = ',', value_name = "N,..")]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = positive_usize)]
     pub pairs: Vec<usize>,
     /// Ticks per run [default: 100000; quick: 2000]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub ticks: Option<u64>,
     /// Where the time-triggered boxes run (see `smxrun --tt-mode`) [default: threads,cyclic]
     #[arg(long, value_delimiter = ',', value_name = "threads|cyclic,..")]
@@ -107,7 +107,7 @@ pub struct ZmqArgs {
     #[arg(long, value_delimiter = ',', value_parser = ["tcp", "ipc"], value_name = "T,..")]
     pub transports: Vec<String>,
     /// Messages per run [default: 1000000; quick: 50000]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
     /// Payload bytes per message [default: 8]
     #[arg(long, value_name = "BYTES")]
@@ -137,8 +137,27 @@ pub struct LatencyArgs {
     #[arg(long, value_delimiter = ',', value_name = "BYTES,..")]
     pub size: Vec<usize>,
     /// Messages per run, one in flight at a time [default: 20000; quick: 1000]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
+}
+
+/// A count that must be at least 1 (runs, pairs): 0 would measure nothing, or build a net
+/// without boxes.
+fn positive_usize(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number: {e}")),
+    }
+}
+
+/// A message or tick count that must be at least 1 (for a source, 0 would mean "forever").
+fn positive_u64(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number: {e}")),
+    }
 }
 
 fn parse_period(text: &str) -> Result<Duration, String> {

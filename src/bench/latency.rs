@@ -229,6 +229,7 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
                     y_label: "latency [us] (log)".into(),
                     series,
                     log_y: true,
+                    log_x: false,
                 },
             )
         })

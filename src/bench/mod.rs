@@ -42,6 +42,7 @@ pub struct Session {
 
 impl Session {
     /// The measured runs per configuration: `--runs`, else the experiment's quick or full default.
+    /// (`--runs 0` is refused when the command line is read.)
     pub fn runs(&self, quick_default: usize, full_default: usize) -> usize {
         self.runs
             .unwrap_or(if self.quick { quick_default } else { full_default })
@@ -91,7 +92,15 @@ pub fn run(args: &BenchArgs) -> i32 {
         runs: args.common.runs,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
-    // Read the comparison first: a bad path should fail before minutes of measuring.
+    // Check every output path and read the comparison first: a bad path should fail before
+    // minutes of measuring, not lose their results.
+    if args.common.plot.is_some() && matches!(args.experiment, Experiment::Zmq(_)) {
+        eprintln!("note: {NO_ZMQ_CHART}; --plot writes nothing for it");
+    }
+    if let Err(e) = check_outputs(&args.common) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     let earlier = match &args.common.compare {
         Some(path) => match output::read_json(path) {
             Ok(r) => Some(r),
@@ -175,9 +184,59 @@ fn save(common: &CommonArgs, results: &[BenchResult]) -> Result<(), String> {
     Ok(())
 }
 
+/// Why `bench zmq --plot` writes no file.
+const NO_ZMQ_CHART: &str = "bench zmq draws no chart: its result is one table row per pattern, transport, \
+                            channel length and placement (see --markdown or --csv)";
+
+/// Every output file and the plot directory, checked before any run. A file that does not exist
+/// yet is created to prove it can be, and removed again; an existing one is left as it is.
+pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
+    for (flag, path) in [
+        ("--json", &common.json),
+        ("--csv", &common.csv),
+        ("--markdown", &common.markdown),
+    ] {
+        if let Some(path) = path {
+            check_file(flag, path)?;
+        }
+    }
+    if let Some(dir) = &common.plot {
+        check_dir(dir)?;
+    }
+    Ok(())
+}
+
+fn check_file(flag: &str, path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{flag} {}: is a directory, not a file", path.display()));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| format!("{flag} {}: cannot write this file: {e}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+fn check_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: cannot create the directory: {e}", dir.display()))?;
+    let probe = dir.join(format!(".smxrun-bench-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("--plot {}: cannot write there: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 fn write_plots(dir: &Path, results: &[BenchResult]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for r in results {
+        if r.experiment == "zmq" {
+            eprintln!("note: {NO_ZMQ_CHART}; nothing written to {} for it", dir.display());
+            continue;
+        }
         let charts = match r.experiment.as_str() {
             "scaling" => scaling::charts(r),
             "tt" => tt::charts(r),

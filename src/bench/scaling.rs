@@ -261,10 +261,11 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
                 "Total message rate vs threads (channel length {})",
                 result.settings.get("channel_len").map(String::as_str).unwrap_or("?")
             ),
-            x_label: "threads (2 per pair)".into(),
+            x_label: "threads (2 per pair; log)".into(),
             y_label: "messages per second".into(),
             series: all,
             log_y: false,
+            log_x: true,
         },
     )]
 }

@@ -388,10 +388,11 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
         "tt_miss_rate_vs_period.svg".into(),
         Chart {
             title: "Deadline-miss rate vs period".into(),
-            x_label: "period [us]".into(),
-            y_label: "misses per pair and tick [%]".into(),
+            x_label: "period [us] (log)".into(),
+            y_label: "misses per pair and tick [%] (log)".into(),
             series,
-            log_y: false,
+            log_y: true,
+            log_x: true,
         },
     )]
 }
@@ -399,6 +400,8 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use smx_runtime::report::firewall::PairReport;
+    use smx_timing::LatenessSummary;
 
     #[test]
     fn period_literals_and_nets() {
@@ -412,14 +415,32 @@ mod tests {
 
     #[test]
     fn firewall_totals_sum_pairs_and_keep_the_worst_lateness() {
-        let fws: Vec<FirewallReport> = serde_json::from_str(
-            r#"[{"period_ns":10000,"ticks":100,"missed_ticks":3,"overruns":2,"lateness_ns":{"p50":5,"p99":50,"p999":70,"max":90},
-                 "pairs":[{"producer":"Src","consumer":"Snk","forwarded":98,"produce_misses":1,"consume_misses":1,"missed_ticks":3,"ticks":97},
-                          {"producer":"Src","consumer":"Snk","forwarded":97,"produce_misses":3,"consume_misses":0,"missed_ticks":3}]},
-                {"period_ns":10000,"ticks":100,"overruns":0,"lateness_ns":{"p50":9,"p99":40,"p999":80,"max":60},
-                 "pairs":[{"producer":"Src","consumer":"Snk","forwarded":100,"produce_misses":0,"consume_misses":0}]}]"#,
-        )
-        .unwrap();
+        let pair = |forwarded, produce_misses, consume_misses, missed_ticks, ticks| PairReport {
+            producer: "Src".into(),
+            consumer: "Snk".into(),
+            ticks,
+            forwarded,
+            produce_misses,
+            consume_misses,
+            missed_ticks,
+        };
+        let firewall = |missed_ticks, overruns, [p50, p99, p999, max]: [u64; 4], pairs| FirewallReport {
+            name: "tf".into(),
+            clock_source: "tsc".into(),
+            period_ns: 10_000,
+            ticks: 100,
+            missed_ticks,
+            overruns,
+            lateness_ns: LatenessSummary { p50, p99, p999, max },
+            priority: None,
+            core: None,
+            spin_ns: 0,
+            pairs,
+        };
+        let fws = [
+            firewall(3, 2, [5, 50, 70, 90], vec![pair(98, 1, 1, 3, 97), pair(97, 3, 0, 3, 0)]),
+            firewall(0, 0, [9, 40, 80, 60], vec![pair(100, 0, 0, 0, 0)]),
+        ];
         let t = firewall_totals(&fws);
         assert_eq!((t.ticks, t.overruns, t.pairs, t.forwarded), (100, 2, 3, 295));
         assert_eq!((t.produce_misses, t.consume_misses), (4, 1));

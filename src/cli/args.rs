@@ -42,6 +42,8 @@ pub enum Command {
     Graph(GraphArgs),
     /// List the box implementations, or show one's ports and configuration keys
     Boxes(BoxesArgs),
+    /// Write the port headers (NAME_sig.h, NAME.h) of the C boxes a net declares
+    Headers(HeadersArgs),
     /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
     Probe(super::probe::ProbeArgs),
     /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
@@ -65,9 +67,10 @@ pub struct RunArgs {
     pub rt: smx_runtime::Realtime,
 
     /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
-    /// firewall) or cyclic (the boxes of one period run inside that period's firewall thread,
-    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor)
-    #[arg(long, value_name = "threads|cyclic", default_value = "threads")]
+    /// firewall), cyclic (the boxes of one period run inside that period's firewall thread,
+    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor), or
+    /// auto: cyclic when the threads of the threads mode would outnumber the cores
+    #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
     pub tt_mode: smx_runtime::firewall::TtMode,
 
     /// Length of every channel whose length the net does not declare (default 1)
@@ -91,6 +94,11 @@ pub struct RunArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub iterations: Option<u64>,
 
+    /// Load C box implementations from this shared library (repeatable; also `boxes = [...]` at
+    /// the top of the --config file)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+
     /// Report format: a text table, JSON, or the original runtime's log lines
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -109,6 +117,14 @@ pub struct CheckArgs {
     /// The net to check (a .smx file)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+
+    /// Also check this TOML configuration against the net (and load its `boxes`)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Resolve C box implementations in this shared library (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -131,6 +147,25 @@ pub struct BoxesArgs {
     /// Show this implementation's ports and configuration keys
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
+
+    /// Also list the C box implementations this shared library provides (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HeadersArgs {
+    /// The net (a .smx file): one header pair per box implementation it declares that is not built in
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The directory to write NAME_sig.h and NAME.h to (created if missing)
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+
+    /// Only NAME_sig.h (for box sources that bring their own NAME.h)
+    #[arg(long)]
+    pub sig_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,8 +267,27 @@ mod tests {
         ));
         assert!(matches!(
             parse(&["boxes"]).unwrap().command,
-            Some(Command::Boxes(BoxesArgs { name: None }))
+            Some(Command::Boxes(BoxesArgs { name: None, .. }))
         ));
+    }
+
+    #[test]
+    fn box_libraries_and_headers() {
+        let cli = parse(&["net.smx", "--boxes", "a.so", "--boxes", "b.so"]).unwrap();
+        assert_eq!(cli.run.boxes, vec![PathBuf::from("a.so"), PathBuf::from("b.so")]);
+        let Some(Command::Check(check)) = parse(&["check", "n.smx", "--boxes", "a.so"]).unwrap().command else {
+            panic!("check")
+        };
+        assert_eq!(check.boxes, vec![PathBuf::from("a.so")]);
+        let Some(Command::Boxes(boxes)) = parse(&["boxes", "--boxes", "a.so"]).unwrap().command else {
+            panic!("boxes")
+        };
+        assert_eq!(boxes.boxes, vec![PathBuf::from("a.so")]);
+        let Some(Command::Headers(h)) = parse(&["headers", "n.smx", "-o", "gen"]).unwrap().command else {
+            panic!("headers")
+        };
+        assert_eq!((h.file, h.output, h.sig_only), ("n.smx".into(), "gen".into(), false));
+        assert!(parse(&["headers", "n.smx"]).is_err(), "-o is required");
     }
 
     #[test]

@@ -8,8 +8,98 @@ use std::fmt::Write;
 
 use super::exit::CliError;
 use smx_box::{BoxSpec, ConfigKey, ValueKind};
+use smx_cbox::{BoxLibraries, Provided};
 use smx_runtime::Registry;
 use smx_runtime::config::net_keys::NET_KEYS;
+
+/// Like [`describe`], with the C box implementations `libraries` provide (read from their
+/// dynamic symbol tables: a box is a function `NAME` beside `NAME_init` and `NAME_cleanup`).
+pub fn describe_with(registry: &Registry, libraries: &BoxLibraries, name: Option<&str>) -> Result<String, CliError> {
+    if libraries.is_empty() {
+        return describe(registry, name);
+    }
+    let provided = libraries.provided().map_err(|e| CliError::rejected(e.0))?;
+    match name {
+        Some(name) if registry.get(name).is_none() => {
+            let found: Vec<&Provided> = provided.iter().filter(|p| p.name == name).collect();
+            if found.is_empty() {
+                return Err(CliError::rejected(format!(
+                    "unknown box implementation '{name}' (known boxes: {}; none in {})",
+                    registry.names().join(", "),
+                    libraries.names()
+                )));
+            }
+            Ok(c_details(name, &found))
+        }
+        Some(name) => describe(registry, Some(name)),
+        None => {
+            let mut out = list(registry);
+            out.push_str(&c_list(libraries, &provided));
+            Ok(out)
+        }
+    }
+}
+
+fn c_list(libraries: &BoxLibraries, provided: &[Provided]) -> String {
+    let mut out = String::new();
+    for lib in libraries.libraries() {
+        let mine: Vec<&Provided> = provided.iter().filter(|p| p.library == lib.path).collect();
+        let _ = writeln!(
+            out,
+            "
+C boxes in {} ({}):",
+            lib.path.display(),
+            mine.len()
+        );
+        let width = mine.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        for p in &mine {
+            let note = if p.missing.is_empty() {
+                format!("{0}, {0}_init, {0}_cleanup", p.name)
+            } else {
+                format!("incomplete: no {} (cannot be used)", p.missing.join(", "))
+            };
+            let _ = writeln!(out, "  {:width$}  {note}", p.name);
+        }
+        if mine.is_empty() {
+            out.push_str("  (none: no function NAME with NAME_init and NAME_cleanup beside it)\n");
+        }
+    }
+    out.push_str(
+        "\nA C box's ports are whatever the net declares (in declaration order), and it takes every configuration \
+         key; `smxrun headers NET.smx -o DIR` writes its port header.\n",
+    );
+    out
+}
+
+fn c_details(name: &str, found: &[&Provided]) -> String {
+    let mut out = format!("{name}\n  C box implementation\n\n");
+    for p in found {
+        if p.missing.is_empty() {
+            let _ = writeln!(out, "In {}: {name}, {name}_init, {name}_cleanup", p.library.display());
+        } else {
+            let _ = writeln!(
+                out,
+                "In {}: incomplete, no {} (a run that uses it fails to start)",
+                p.library.display(),
+                p.missing.join(", ")
+            );
+        }
+    }
+    if found.len() > 1 {
+        out.push_str("Provided by more than one library: a run given both fails to start.\n");
+    }
+    out.push_str(
+        "\nPorts:\n  whatever the net declares, in declaration order (`smxrun headers NET.smx -o DIR` writes \
+         the index enums)\n\nConfiguration keys:\n  every key of [default], [impl.NAME], [net.INSTANCE] and --set \
+         reaches smx_config_get_*\n\nRuntime keys (every net):\n",
+    );
+    let rows: Vec<[String; 3]> = NET_KEYS
+        .iter()
+        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
+        .collect();
+    table(&mut out, &rows);
+    out
+}
 
 /// The listing of all of `registry`, or the details of one implementation.
 pub fn describe(registry: &Registry, name: Option<&str>) -> Result<String, CliError> {

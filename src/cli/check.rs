@@ -2,22 +2,38 @@
 
 use std::path::Path;
 
-use super::args::GraphArgs;
+use super::args::{CheckArgs, GraphArgs};
 use super::exit::{self, CliError};
 use super::load;
 use super::output::Output;
 use smx_graph::{NetGraph, NodeKind};
 use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
 
 /// Exit 0 when the net is accepted (warnings allowed), 1 when rejected. Diagnostics go to
-/// stderr; an accepted net gets a one-line summary on stdout.
-pub fn check(file: &Path, registry: &Registry) -> Result<i32, CliError> {
+/// stderr; an accepted net gets a one-line summary on stdout. With `--boxes` (or a `--config`
+/// naming libraries) the C boxes are resolved too, and with `--config` its settings are applied
+/// to the net: a library, symbol or setting that a run would reject is exit 1 here already.
+pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
+    let file = args.file.as_path();
+    let layers = match &args.config {
+        Some(path) => Some(ConfigLayers::from_file(path)?),
+        None => None,
+    };
+    let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
+    let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     let compiled = load::compile_file(file)?;
     if !compiled.accepted() {
         eprintln!("{}: rejected ({})", file.display(), load::counts(&compiled));
         return Ok(exit::REJECTED);
     }
-    warn_unknown_implementations(file, &compiled.graph, registry);
+    let registry = &load::with_c_boxes(&compiled.graph, registry, &libraries)?;
+    warn_unknown_implementations(file, &compiled.graph, registry, &libraries.names());
+    if let Some(layers) = &layers
+        && load::unknown_implementations(&compiled.graph, registry).is_empty()
+    {
+        layers.resolve(&compiled.graph, registry)?;
+    }
     let g = &compiled.graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
     let routing = g.nodes.len() - boxes;
@@ -32,9 +48,12 @@ pub fn check(file: &Path, registry: &Registry) -> Result<i32, CliError> {
 
 /// The language does not know implementations, so an accepted net may still name one that
 /// `smxrun` cannot run; say so without changing the verdict.
-fn warn_unknown_implementations(file: &Path, graph: &NetGraph, registry: &Registry) {
+fn warn_unknown_implementations(file: &Path, graph: &NetGraph, registry: &Registry, libs: &str) {
     for node in load::unknown_implementations(graph, registry) {
-        eprintln!("{}", load::unknown_implementation(file, node, registry, "warning"));
+        eprintln!(
+            "{}",
+            load::unknown_implementation(file, node, registry, "warning", libs)
+        );
     }
 }
 

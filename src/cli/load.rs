@@ -1,8 +1,9 @@
 //! Reading and compiling a net file, with its diagnostics on stderr.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::exit::{self, CliError};
+use smx_cbox::BoxLibraries;
 use smx_graph::{self, NetGraph, Node, NodeKind};
 use smx_lang::compose::{self, CompileOptions, Compiled};
 use smx_lang::diag::{Severity, SourceFile};
@@ -62,14 +63,46 @@ pub fn unknown_implementations<'g>(graph: &'g NetGraph, registry: &Registry) -> 
         .collect()
 }
 
-/// `FILE:LINE: error: box 'A' uses unknown implementation 'x' (known boxes: ...)`.
-pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str) -> String {
+/// `FILE:LINE: error: box 'A' uses unknown implementation 'x' (known boxes: ...)`, and the
+/// libraries that were searched for it (`libs`, empty when none).
+pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str, libs: &str) -> String {
+    let searched = if libs.is_empty() {
+        String::new()
+    } else {
+        format!("; no symbol '{}' in {libs}", node.func)
+    };
     format!(
-        "{}:{}: {severity}: box '{}' uses unknown implementation '{}' (known boxes: {})",
+        "{}:{}: {severity}: box '{}' uses unknown implementation '{}' (known boxes: {}){searched}",
         file.display(),
         node.line,
         node.label,
         node.func,
         registry.names().join(", ")
     )
+}
+
+/// The C box libraries of a command: the config file's `boxes`, then `--boxes`.
+pub fn library_paths(from_config: &[PathBuf], from_args: &[PathBuf]) -> Vec<PathBuf> {
+    from_config.iter().chain(from_args).cloned().collect()
+}
+
+/// Opens the box libraries; an error (a missing library, one that needs an `smx_*` function
+/// this program lacks) is exit 1.
+pub fn open_libraries(paths: &[PathBuf]) -> Result<BoxLibraries, CliError> {
+    BoxLibraries::open(paths).map_err(|e| CliError::rejected(e.0))
+}
+
+/// `registry` and the C boxes `libraries` provide for `graph`'s implementations that are not
+/// built in. An implementation found in two libraries, or without all three of its symbols, is
+/// exit 1 (every such problem on a line of its own); one that no library has is left to the
+/// caller's unknown-implementation message.
+pub fn with_c_boxes(graph: &NetGraph, registry: &Registry, libraries: &BoxLibraries) -> Result<Registry, CliError> {
+    let specs = libraries
+        .specs_for(graph, |name| registry.get(name).is_some())
+        .map_err(|e| CliError::rejected(e.0.replace('\n', "\nerror: ")))?;
+    let mut all = registry.clone();
+    for spec in specs {
+        all.register(spec);
+    }
+    Ok(all)
 }

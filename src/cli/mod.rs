@@ -9,6 +9,7 @@ pub mod args;
 pub mod boxes;
 pub mod check;
 pub mod exit;
+pub mod headers;
 pub mod load;
 pub mod output;
 pub mod probe;
@@ -54,13 +55,15 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
     match cli.command {
         None => run::run(&cli.run, registry),
         Some(Command::Run(a)) => run::run(&a, registry),
-        Some(Command::Check(a)) => check::check(&a.file, registry),
+        Some(Command::Check(a)) => check::check(&a, registry),
         Some(Command::Graph(a)) => check::graph(&a, registry),
         Some(Command::Boxes(a)) => {
-            let text = boxes::describe(registry, a.name.as_deref())?;
+            let libraries = load::open_libraries(&a.boxes)?;
+            let text = boxes::describe_with(registry, &libraries, a.name.as_deref())?;
             output::Output::open(None)?.write(&text)?;
             Ok(exit::OK)
         }
+        Some(Command::Headers(a)) => headers::headers(&a, registry),
         Some(Command::Probe(a)) => probe::probe(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }

@@ -25,10 +25,15 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let layers = config_layers(args)?;
     let graph = load::checked_graph(file)?;
+    let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
+    let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     let unknown = load::unknown_implementations(&graph, registry);
     if !unknown.is_empty() {
         for node in unknown {
-            eprintln!("{}", load::unknown_implementation(file, node, registry, "error"));
+            eprintln!(
+                "{}",
+                load::unknown_implementation(file, node, registry, "error", &libraries.names())
+            );
         }
         return Err(CliError::silent(exit::REJECTED));
     }

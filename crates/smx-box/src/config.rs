@@ -19,7 +19,10 @@ pub enum ConfigValue {
 /// (from the defaults, a config file or the command line), type-checked against the spec.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BoxConfig {
+    /// Instance name (`Snk`).
     pub instance: String,
+    /// The node's id in the flattened graph, unique where instance names repeat (`Snk#3`).
+    pub id: usize,
     pub implementation: String,
     pub values: BTreeMap<String, ConfigValue>,
 }

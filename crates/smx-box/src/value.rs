@@ -78,6 +78,7 @@ impl BoxConfig {
     pub fn with_defaults(instance: &str, spec: &BoxSpec) -> Result<BoxConfig, String> {
         let mut config = BoxConfig {
             instance: instance.to_string(),
+            id: 0,
             implementation: spec.name.to_string(),
             values: Default::default(),
         };

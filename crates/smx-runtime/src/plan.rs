@@ -48,7 +48,8 @@ pub struct NetPlan {
 }
 
 impl NetPlan {
-    /// The thread name: instance and id, as the original's log category `net_<name>_<id>`.
+    /// The node as the report, the configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=V`) and
+    /// every warning spell it: instance and id, `Snk#3`. Also the thread's name.
     pub fn thread_name(&self) -> String {
         format!("{}_{}", self.name, self.id)
     }
@@ -138,6 +139,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                 if settings.box_config.implementation.is_empty() {
                     settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
                 }
+                settings.box_config.id = node.id;
                 let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
                 (Role::Box(spec), inputs, outputs)
             }

@@ -48,7 +48,10 @@ pub fn set_normal_scheduling() -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("normal scheduling refused ({})", std::io::Error::from_raw_os_error(rc)))
+        Err(format!(
+            "normal scheduling refused ({})",
+            std::io::Error::from_raw_os_error(rc)
+        ))
     }
 }
 

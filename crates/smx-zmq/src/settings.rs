@@ -248,6 +248,7 @@ mod tests {
     fn config(keys: &[ConfigKey], set: &[(&str, &str)]) -> BoxConfig {
         let mut config = BoxConfig {
             instance: "Snk1".into(),
+            id: 0,
             implementation: "smx_snk_zmq".into(),
             values: Default::default(),
         };

@@ -51,13 +51,9 @@ impl Composer<'_> {
                     self.name(g.port(p).name).to_owned()
                 }
             };
-            let alt = |p: PId, rn: bool| {
-                if rn {
-                    None
-                } else {
-                    self.syms[g.port(p).sym as usize].alt.map(|a| self.name(a).to_owned())
-                }
-            };
+            // A routing node's port carries the symbol of the first port of the pair it was
+            // made for, so its end shows that port's alternative name, as in smxc.
+            let alt = |p: PId| self.syms[g.port(p).sym as usize].alt.map(|a| self.name(a).to_owned());
             let sum = sp.ch_len.saturating_add(dp.ch_len);
             let kinds = [sp.rate.kind, dp.rate.kind];
             let timing = if kinds.contains(&RateKind::Tt) {
@@ -73,8 +69,8 @@ impl Composer<'_> {
                 target: ids[e.dst as usize],
                 source_port: port_name(e.sp, s_rn),
                 target_port: port_name(e.dp, d_rn),
-                nsrc: alt(e.sp, s_rn),
-                ndst: alt(e.dp, d_rn),
+                nsrc: alt(e.sp),
+                ndst: alt(e.dp),
                 label,
                 dsrc: e.dsrc,
                 ddst: e.ddst,

@@ -40,9 +40,10 @@ impl Composer<'_> {
                 }
             },
             NetExpr::Binary { op, lhs, rhs, .. } => {
-                let p = self.eval(g, lhs, crit);
-                let q = self.eval(g, rhs, crit);
-                let (p, q) = (p?, q?);
+                // As smxc: when the left operand fails, the right one is not evaluated, so the
+                // user sees the cause and not a cascade of messages about the rest.
+                let p = self.eval(g, lhs, crit)?;
+                let q = self.eval(g, rhs, crit)?;
                 Some(match op {
                     BinOp::Serial => self.serial(g, p, q, true, crit),
                     BinOp::SerialProp => self.serial(g, p, q, false, crit),

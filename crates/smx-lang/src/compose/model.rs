@@ -377,6 +377,11 @@ impl Graph {
     }
 }
 
+/// The still-live ports of `list`, reversed.
+pub fn rev_live<'g>(g: &'g Graph, list: &'g [PId]) -> impl Iterator<Item = PId> + 'g {
+    list.iter().rev().copied().filter(|&p| g.port(p).live())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,9 +460,4 @@ mod tests {
         assert_eq!(c.edges.len(), 2);
         assert_eq!(c.verts[1].ports.len(), 2);
     }
-}
-
-/// The still-live ports of `list`, reversed.
-pub fn rev_live<'g>(g: &'g Graph, list: &'g [PId]) -> impl Iterator<Item = PId> + 'g {
-    list.iter().rev().copied().filter(|&p| g.port(p).live())
 }

@@ -20,8 +20,18 @@ const PORT: &[PortSpec] = &[PortSpec::new("data")];
 
 fn registry() -> Registry {
     let mut r = Registry::empty();
-    r.register(BoxSpec::named("t_src").outputs(PORT).config(SRC_KEYS).create(never_built));
-    r.register(BoxSpec::named("t_snk").outputs(PORT).config(SNK_KEYS).create(never_built));
+    r.register(
+        BoxSpec::named("t_src")
+            .outputs(PORT)
+            .config(SRC_KEYS)
+            .create(never_built),
+    );
+    r.register(
+        BoxSpec::named("t_snk")
+            .outputs(PORT)
+            .config(SNK_KEYS)
+            .create(never_built),
+    );
     r
 }
 
@@ -186,7 +196,12 @@ fn bad_values_name_the_file_line() {
 #[test]
 fn impl_tables_are_checked_even_when_unused() {
     let mut r = registry();
-    r.register(BoxSpec::named("t_other").outputs(PORT).config(SRC_KEYS).create(never_built));
+    r.register(
+        BoxSpec::named("t_other")
+            .outputs(PORT)
+            .config(SRC_KEYS)
+            .create(never_built),
+    );
     let l = layers("[impl.t_other]\nsize = \"many\"\n");
     let err = l.resolve(&graph(), &r).unwrap_err();
     assert_eq!(err.net.as_deref(), Some("t_other"));

@@ -261,7 +261,10 @@ mod guard_tests {
         for _ in 0..StarvationGuard::PATIENCE - 1 {
             assert!(g.after_tick(false, false).is_none());
         }
-        assert!(g.after_tick(false, false).is_some_and(|w| w.contains("gave up SCHED_FIFO")));
+        assert!(
+            g.after_tick(false, false)
+                .is_some_and(|w| w.contains("gave up SCHED_FIFO"))
+        );
         assert!(g.after_tick(false, false).is_none(), "once");
     }
 

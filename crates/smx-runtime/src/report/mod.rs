@@ -21,6 +21,7 @@
 pub mod figures;
 pub mod firewall;
 pub mod json;
+pub mod platform;
 pub mod smxlog;
 pub mod text;
 
@@ -132,6 +133,10 @@ pub struct Report {
     pub channels: Vec<ChannelReport>,
     /// Temporal firewalls (filled by the time-triggered runtime).
     pub firewalls: Vec<FirewallReport>,
+    /// Empty loops at the firewalls' periods, run after the net ([`platform::probe_periods`];
+    /// empty unless asked for): the platform's floor to compare the firewalls with. Each entry
+    /// has the fields of `smxrun probe --json`.
+    pub probes: Vec<smx_timing::ProbeResult>,
     /// The figures of boxes that name a section ([`Stats::section`]), gathered per section
     /// (e.g. `zmq`: one row per ZeroMQ box), in net order.
     #[serde(serialize_with = "figures::serialize_sections")]

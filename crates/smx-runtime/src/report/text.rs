@@ -100,6 +100,7 @@ pub fn render(report: &Report) -> String {
             "to",
             "port",
             "kind",
+            "timing",
             "len",
             "written",
             "read",
@@ -109,17 +110,18 @@ pub fn render(report: &Report) -> String {
             "left",
         ],
         vec![
-            true, false, false, false, false, false, true, true, true, true, true, true, true,
+            true, false, false, false, false, false, false, true, true, true, true, true, true, true,
         ],
     );
     for c in &report.channels {
         channels.rows.push(vec![
             c.id.to_string(),
             c.name.clone(),
-            format!("{}({})", c.from, c.from_id),
-            format!("{}({})", c.to, c.to_id),
+            node(&c.from, c.from_id),
+            node(&c.to, c.to_id),
             c.port.clone(),
             c.smx_type.to_string(),
+            timing(c.timing).to_string(),
             c.len.to_string(),
             c.written.to_string(),
             c.read.to_string(),
@@ -132,6 +134,11 @@ pub fn render(report: &Report) -> String {
     if !report.channels.is_empty() {
         out.push_str("\nChannels\n");
         channels.render(&mut out);
+        for c in &report.channels {
+            if let Some(note) = channel_note(c) {
+                let _ = writeln!(out, "  {note}");
+            }
+        }
     }
 
     let with_stats: Vec<_> = report
@@ -142,7 +149,7 @@ pub fn render(report: &Report) -> String {
     if !with_stats.is_empty() {
         out.push_str("\nBox figures\n");
         for n in with_stats {
-            let _ = writeln!(out, "  {}(#{}): {}", n.name, n.id, figures_line(n));
+            let _ = writeln!(out, "  {}: {}", node(&n.name, n.id), figures_line(n));
         }
     }
     out.push_str(&super::firewall::render(&report.firewalls));
@@ -171,7 +178,44 @@ pub fn render(report: &Report) -> String {
         let _ = write!(out, " ({failed} net(s) failed)");
     }
     out.push('\n');
+    for line in super::platform::verdicts(report) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// A node as every part of smx spells it: instance and id, `Snk#3` (the configuration's
+/// `[net."Snk#3"]` and `--set Snk#3.KEY=VALUE` take the same form).
+pub fn node(name: &str, id: usize) -> String {
+    format!("{name}({id})")
+}
+
+fn timing(t: &str) -> &'static str {
+    match t {
+        "time_triggered" => "tt",
+        "time_bounded" => "tb",
+        _ => "-",
+    }
+}
+
+/// The explanation a channel row needs where its figures would surprise: a time-triggered
+/// channel of a coupled kind that shows overwrites.
+fn channel_note(c: &super::ChannelReport) -> Option<String> {
+    if c.timing != "time_triggered" || c.overwritten == 0 {
+        return None;
+    }
+    let consumer = node(&c.to, c.to_id);
+    let mut note = format!(
+        "channel {} is time-triggered: its {} overwritten are consume misses: the firewall's latest-value \
+         buffer to {consumer} was overwritten before {consumer} read it (a temporal firewall never waits \
+         for its consumer, whatever the kind {})",
+        c.id, c.overwritten, c.smx_type
+    );
+    if c.kind == "decoupled_producer" || c.kind == "decoupled" {
+        note.push_str(", or the decoupled producer side dropped its oldest message before the firewall took it");
+    }
+    note.push_str("; see Temporal firewalls");
+    Some(note)
 }
 
 /// `name=value` for every figure of a box.

@@ -1,0 +1,159 @@
+//! Could the platform hold the period? The answer to the first question a time-triggered run
+//! raises, from the run's own firewalls and an empty loop at the same period.
+//!
+//! [`probe_periods`] runs, after the net has ended, a short [`smx_timing::probe`] at each
+//! firewall period with the firewall's own scheduling (priority, core, spin): the same timer
+//! and release method with nothing in the loop, the machine's floor. [`verdicts`] compares:
+//!
+//! * the **platform holds** a period when the empty loop lost less than [`HELD_BELOW`] of its
+//!   ticks (a tick is lost when its whole period passed before the thread woke up);
+//! * this **run held** it when, in addition, every pair through a firewall of that period
+//!   missed less than [`HELD_BELOW`] of its deadlines ([`super::firewall::PairReport::miss_rate`]).
+//!
+//! Misses of the run beyond the probe's are the run's own doing (threads competing for cores,
+//! scheduling, boxes too slow for the period), not the timer's. The probe is short (at most
+//! [`PROBE_BUDGET`]), so it is a floor, not a forecast; the figures are printed with the
+//! verdict so that a reader can judge. Without a probe (a report of a library run, or a period
+//! too long for a short probe) the line gives the run's figures and the `smxrun probe` command
+//! that measures the floor.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use smx_timing::lateness::human_ns;
+use smx_timing::{ProbeOptions, ProbeResult, Spin};
+
+use super::Report;
+
+/// The longest an after-run probe of one period may take.
+pub const PROBE_BUDGET: Duration = Duration::from_millis(250);
+
+/// A probe shorter than this many ticks says too little; such a period is not probed.
+pub const MIN_PROBE_TICKS: u64 = 100;
+
+/// Below this share of lost ticks (platform) or missed deadlines (run), a period counts as held.
+pub const HELD_BELOW: f64 = 0.01;
+
+/// Runs an empty loop at each firewall period of `report` (with the scheduling its firewall
+/// had) for at most [`PROBE_BUDGET`] and stores the results in [`Report::probes`]. Periods
+/// too long for [`MIN_PROBE_TICKS`] ticks in the budget are skipped. Call it after the run:
+/// the probe must not compete with the net for the cores.
+pub fn probe_periods(report: &mut Report) {
+    let mut seen = Vec::new();
+    for f in &report.firewalls {
+        if f.period_ns == 0 || seen.contains(&f.period_ns) {
+            continue;
+        }
+        seen.push(f.period_ns);
+        let fit = PROBE_BUDGET.as_nanos() as u64 / f.period_ns;
+        let ticks = fit.min(f.ticks.max(MIN_PROBE_TICKS));
+        if ticks < MIN_PROBE_TICKS {
+            continue;
+        }
+        let opts = ProbeOptions {
+            period: Duration::from_nanos(f.period_ns),
+            ticks,
+            spin: if f.spin_ns == 0 {
+                Spin::Off
+            } else {
+                Spin::Fixed(Duration::from_nanos(f.spin_ns))
+            },
+            priority: f.priority,
+            lock_memory: false,
+            core: f.core,
+        };
+        if let Ok(result) = smx_timing::probe(&opts) {
+            report.probes.push(result);
+        }
+    }
+}
+
+/// One line per firewall period: whether the platform and this run held it, with the figures.
+pub fn verdicts(report: &Report) -> Vec<String> {
+    // Per period: (ticks, lost ticks, worst pair miss rate).
+    let mut periods: BTreeMap<u64, (u64, u64, f64)> = BTreeMap::new();
+    for f in &report.firewalls {
+        let e = periods.entry(f.period_ns).or_insert((0, 0, 0.0));
+        e.0 += f.ticks;
+        e.1 += f.missed_ticks;
+        for p in &f.pairs {
+            e.2 = e.2.max(p.miss_rate());
+        }
+    }
+    periods
+        .into_iter()
+        .map(|(period, (ticks, lost, worst))| {
+            let probe = report.probes.iter().find(|p| p.period_ns == period);
+            verdict(period, share(lost, ticks), worst, probe)
+        })
+        .collect()
+}
+
+fn share(n: u64, of: u64) -> f64 {
+    if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2} %", x * 100.0)
+}
+
+fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>) -> String {
+    let period = human_ns(period_ns);
+    let run = format!(
+        "this run's firewall lost {} of its ticks and its pairs missed up to {} of their deadlines",
+        pct(lost),
+        pct(worst)
+    );
+    let Some(p) = probe else {
+        return format!(
+            "Period {period}: {run}; not compared with the platform (`smxrun probe --period {}` runs the \
+             same loop with nothing in it)",
+            exact(period_ns)
+        );
+    };
+    let floor = share(p.misses, p.ticks);
+    let sched = if p.rt_priority_granted {
+        format!("SCHED_FIFO {}", p.fifo_priority.unwrap_or_default())
+    } else {
+        "normal scheduling".to_string()
+    };
+    let empty = format!(
+        "an empty loop at this period lost {} of {} ticks (probe after the run, {sched}, lateness p99 {})",
+        pct(floor),
+        p.ticks,
+        human_ns(p.lateness_ns.p99)
+    );
+    if floor >= HELD_BELOW {
+        format!("Period {period}: NOT held by this platform: {empty}; {run}")
+    } else if worst >= HELD_BELOW || lost >= HELD_BELOW {
+        format!(
+            "Period {period}: held by the platform but not by this run: {empty}; {run}, misses of the run's \
+             own (threads competing for cores, scheduling, boxes), not of the timer"
+        )
+    } else {
+        format!("Period {period}: held: {empty}; {run}")
+    }
+}
+
+/// A period as `smxrun probe --period` accepts it: the largest unit that keeps it exact.
+fn exact(ns: u64) -> String {
+    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns.is_multiple_of(scale) {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_are_written_as_the_probe_command_reads_them() {
+        assert_eq!(exact(10_000), "10us");
+        assert_eq!(exact(1_500_000), "1500us");
+        assert_eq!(exact(2_000_000_000), "2s");
+        assert_eq!(exact(1_250), "1250ns");
+    }
+}

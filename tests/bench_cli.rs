@@ -1,0 +1,247 @@
+//! `smxrun bench` as a user meets it (issue 14, item 11): every output path is checked before
+//! the first run, counts of 0 are refused with a clear message, `bench zmq --plot` says that it
+//! draws nothing, and the charts are drawn so that they do not mislead (log axis for miss
+//! rates, short tick labels, the measured counts as x ticks, the legend beside the plot).
+//! No test here measures anything: the refusals come before any run, and the charts are drawn
+//! from synthetic results.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use smxrun::bench::machine::MachineHeader;
+use smxrun::bench::result::{BenchResult, Case, FORMAT_VERSION, Run};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The line every experiment prints when it starts measuring.
+const STARTED: &str = "reading the machine";
+
+#[test]
+fn counts_of_zero_are_refused_before_anything_runs() {
+    for args in [
+        &["scaling", "--runs", "0"][..],
+        &["scaling", "--pairs", "1,0"],
+        &["scaling", "--count", "0"],
+        &["scaling", "--channel-len", "0"],
+        &["tt", "--pairs", "0"],
+        &["tt", "--ticks", "0"],
+        &["latency", "--count", "0"],
+        &["zmq", "--count", "0"],
+        &["--runs", "0", "all"],
+    ] {
+        let out = bench(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            !err.contains(STARTED) && !err.contains("syntax error"),
+            "{args:?}: {err}"
+        );
+        let flag = args.iter().find(|a| a.starts_with("--")).unwrap();
+        assert!(
+            err.contains(flag) && err.contains("'0'"),
+            "{args:?} names the value: {err}"
+        );
+    }
+    let err = stderr(&bench(&["scaling", "--pairs", "0"]));
+    assert!(err.contains("must be at least 1"), "{err}");
+}
+
+#[test]
+fn output_paths_are_checked_before_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("r");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "keep me").unwrap();
+    for (flag, path) in [
+        ("--json", missing.with_extension("json")),
+        ("--csv", missing.with_extension("csv")),
+        ("--markdown", missing.with_extension("md")),
+        ("--json", dir.path().to_path_buf()),
+        ("--plot", file.clone()),
+    ] {
+        let out = bench(&["scaling", "--pairs", "1", "--count", "10", flag, path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{flag} {}: {err}", path.display());
+        assert!(err.contains(flag) && !err.contains(STARTED), "{flag}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    // A writable path that does not exist yet is not left behind by the check.
+    let fresh = dir.path().join("fresh.csv");
+    let out = bench(&["scaling", "--count", "0", "--csv", fresh.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!fresh.exists());
+}
+
+#[test]
+fn bench_zmq_plot_says_that_it_draws_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("missing").join("r.json");
+    // The bad --json path stops the run at once; the note about --plot comes before it.
+    let out = bench(&[
+        "zmq",
+        "--plot",
+        dir.path().join("plots").to_str().unwrap(),
+        "--json",
+        bad.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bench zmq draws no chart") && err.contains("--plot writes nothing"),
+        "{err}"
+    );
+}
+
+// ---- the charts ----
+
+fn result(experiment: &str, cases: Vec<Case>) -> BenchResult {
+    BenchResult {
+        format: FORMAT_VERSION,
+        experiment: experiment.into(),
+        command: "test".into(),
+        machine: MachineHeader::collect(),
+        settings: [("channel_len".to_string(), "1".to_string())].into(),
+        cases,
+        tables: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn case(series: &str, params: &[(&str, &str)], metric: &str, values: &[f64]) -> Case {
+    let params: Vec<(&str, String)> = params.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    let mut c = Case::new(series, &params);
+    for v in values {
+        let mut run = Run::new();
+        run.set(metric, *v);
+        c.push(run);
+    }
+    c
+}
+
+/// The text of every `<text>` element of an SVG file.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let svg = std::fs::read_to_string(path).unwrap();
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+fn numeric(texts: &[String]) -> Vec<String> {
+    texts
+        .iter()
+        .filter(|t| t.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_tt_chart_has_a_log_axis_that_keeps_small_miss_rates() {
+    let mut cases = Vec::new();
+    for (period, rates) in [
+        ("10", [60.0, 70.0]),
+        ("20", [0.5, 0.7]),
+        ("40", [0.002, 0.004]),
+        ("100", [0.0, 0.0]),
+    ] {
+        cases.push(case(
+            "smx",
+            &[("period_us", period), ("pairs", "1"), ("mode", "threads")],
+            "miss_rate_pct",
+            &rates,
+        ));
+        cases.push(case("probe", &[("period_us", period)], "miss_rate_pct", &[0.001]));
+    }
+    let charts = smxrun::bench::tt::charts(&result("tt", cases));
+    let (name, chart) = &charts[0];
+    assert!(chart.log_y, "miss rates need a log axis");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    let texts = svg_texts(&path);
+    let labels = numeric(&texts);
+    // Decades from the smallest rate to the largest: 0.002 % is as visible as 60 %.
+    for tick in ["0.001", "0.01", "0.1", "1", "10", "100"] {
+        assert!(labels.iter().any(|l| l == tick), "no tick {tick} in {labels:?}");
+    }
+    // The periods, and nothing between them.
+    for x in ["20", "40"] {
+        assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
+    }
+    assert!(!labels.iter().any(|l| l == "30" || l.ends_with(".0")), "{labels:?}");
+    // A 0 % rate cannot sit on a log axis; the legend says where it is drawn.
+    assert!(texts.iter().any(|t| t.contains("bottom edge")), "{texts:?}");
+}
+
+#[test]
+fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
+    let mut cases = Vec::new();
+    for (threads, rate) in [
+        (2, 2_500_000.0),
+        (4, 4_800_000.0),
+        (8, 9_000_000.0),
+        (16, 9_500_000.0),
+        (32, 9_700_000.0),
+    ] {
+        let t = threads.to_string();
+        let p = (threads / 2).to_string();
+        cases.push(case(
+            "smx",
+            &[("threads", &t), ("pairs", &p)],
+            "msg_rate_hz",
+            &[rate, rate * 1.1],
+        ));
+        cases.push(case(
+            "crossbeam",
+            &[("threads", &t), ("pairs", &p)],
+            "msg_rate_hz",
+            &[rate * 1.2],
+        ));
+    }
+    let charts = smxrun::bench::scaling::charts(&result("scaling", cases));
+    let dir = tempfile::tempdir().unwrap();
+    let (name, chart) = &charts[0];
+    let path = dir.path().join(name);
+    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    let labels = numeric(&svg_texts(&path));
+    for x in ["2", "4", "8", "16", "32"] {
+        assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
+    }
+    assert!(labels.iter().any(|l| l.ends_with('M')), "{labels:?}");
+    assert!(
+        !labels.iter().any(|l| l.ends_with(".0") || l.len() > 6),
+        "long or fractional labels: {labels:?}"
+    );
+
+    let mut cases = Vec::new();
+    for hops in ["0", "1", "2", "4", "8"] {
+        cases.push(case(
+            "smx",
+            &[("hops", hops), ("size", "8")],
+            "latency_p50_ns",
+            &[2_000.0, 3_000.0],
+        ));
+    }
+    let charts = smxrun::bench::latency::charts(&result("latency", cases));
+    let (name, chart) = &charts[0];
+    let path = dir.path().join(name);
+    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    let labels = numeric(&svg_texts(&path));
+    for x in ["0", "1", "2", "4", "8"] {
+        assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
+    }
+    assert!(!labels.iter().any(|l| l == "3" || l.contains('.')), "{labels:?}");
+}
