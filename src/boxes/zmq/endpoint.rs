@@ -175,18 +175,28 @@ impl Endpoint {
         }
     }
 
-    /// For a wildcard tcp bind, the warning to print (naming the exposed port).
-    pub fn wildcard_warning(&self, port: Option<u16>) -> Option<String> {
-        match &self.transport {
-            Transport::Tcp { host, .. } if matches!(host.as_str(), "*" | "0.0.0.0" | "::" | "[::]") => {
-                let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
-                Some(format!(
-                    "binding {} exposes {port} on every network interface; bind to 127.0.0.1 to keep it local",
-                    self.written
-                ))
-            }
-            _ => None,
+    /// For a bind that other hosts can reach (a wildcard or any non-loopback address), the
+    /// warning to print, naming the exposed port: nothing authenticates the peers (this build's
+    /// libzmq has no CURVE, see the README's security section), so anyone who reaches the port
+    /// can send frames to a source or read a sink's stream.
+    pub fn exposure_warning(&self, port: Option<u16>) -> Option<String> {
+        let Transport::Tcp { host, .. } = &self.transport else {
+            return None;
+        };
+        if self.is_local() {
+            return None;
         }
+        let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
+        let reach = if matches!(host.as_str(), "*" | "0.0.0.0" | "::" | "[::]") {
+            "on every network interface"
+        } else {
+            "to other hosts"
+        };
+        Some(format!(
+            "binding {} exposes {port} {reach} without authentication: any peer that reaches it can send \
+             or read messages (bind to 127.0.0.1 to keep it local)",
+            self.written
+        ))
     }
 }
 
@@ -357,11 +367,19 @@ mod tests {
     }
 
     #[test]
-    fn wildcard_binds_are_flagged_with_their_port() {
+    fn exposed_binds_are_flagged_with_their_port() {
         let e = Endpoint::parse("tcp://*:50030", true).unwrap();
-        assert!(e.wildcard_warning(Some(50030)).unwrap().contains("port 50030"));
+        let warning = e.exposure_warning(Some(50030)).unwrap();
+        assert!(warning.contains("port 50030 on every network interface"), "{warning}");
+        let host = Endpoint::parse("tcp://192.0.2.7:50030", true).unwrap();
+        let warning = host.exposure_warning(Some(50030)).unwrap();
+        assert!(warning.contains("to other hosts without authentication"), "{warning}");
         let local = Endpoint::parse("tcp://127.0.0.1:50030", true).unwrap();
-        assert_eq!(local.wildcard_warning(Some(50030)), None);
+        assert_eq!(local.exposure_warning(Some(50030)), None);
+        assert_eq!(
+            Endpoint::parse("ipc:///tmp/x", true).unwrap().exposure_warning(None),
+            None
+        );
     }
 
     #[test]

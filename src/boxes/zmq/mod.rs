@@ -55,7 +55,7 @@ pub fn text_line(row: &Value) -> Option<String> {
     let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
     let n = |k: &str| row.get(k).and_then(Value::as_u64).unwrap_or(0);
     let head = format!("{} {} {} {}", s("name"), s("role"), s("pattern"), s("endpoint"));
-    match row.get("role")?.as_str()? {
+    let line = match row.get("role")?.as_str()? {
         "sink" => {
             let sent = n("sent");
             Some(format!(
@@ -113,7 +113,23 @@ pub fn text_line(row: &Value) -> Option<String> {
             ))
         }
         _ => None,
+    }?;
+    Some(line + &verdict_note(row))
+}
+
+/// For a row whose verdict is `incomplete` or `suspect`, the verdict and its problems (the
+/// `lossy` figures are on the line already).
+fn verdict_note(row: &Value) -> String {
+    let verdict = row.get("verdict").and_then(Value::as_str).unwrap_or("ok");
+    if !matches!(verdict, "incomplete" | "suspect") {
+        return String::new();
     }
+    let problems: Vec<&str> = row
+        .get("problems")
+        .and_then(Value::as_array)
+        .map(|p| p.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    format!("; {}: {}", verdict.to_uppercase(), problems.join("; "))
 }
 
 fn percent(part: u64, whole: u64) -> f64 {

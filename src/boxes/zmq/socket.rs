@@ -112,7 +112,7 @@ impl BoxSocket {
                 .and_then(Result::ok)
                 .unwrap_or_else(|| endpoint.resolved.clone());
             let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
-            if let Some(warning) = endpoint.wildcard_warning(port) {
+            if let Some(warning) = endpoint.exposure_warning(port) {
                 log::warn!("{}: {warning}", common.instance);
                 eprintln!("warning: {}: {warning}", common.instance);
             }
