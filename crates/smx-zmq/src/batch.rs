@@ -14,13 +14,13 @@
 //!
 //! A batch of one is never written: a lone message goes out as a plain data frame (kind 0),
 //! byte for byte what an unbatched sink sends. A body that does not parse exactly (a count or
-//! a length running past the end, bytes left over, a count of 0, numbers past `u64::MAX`) is
+//! a length running past the end, bytes left over, a count of 0, numbers past 2^53) is
 //! rejected as a whole before any of its messages is booked: the receiver counts it as one
 //! corrupt message, and the numbers it carried then show as lost.
 
 use std::ops::Range;
 
-use super::wire::{Corrupt, HEADER_LEN, Header, Kind};
+use super::wire::{Corrupt, HEADER_LEN, Header, Kind, MAX_SEQ};
 
 /// Largest batch body, header included: big payloads are not concatenated into huge frames
 /// (a payload that alone does not fit goes out as a plain data frame).
@@ -41,6 +41,8 @@ const LONE_AT: usize = RECORDS_AT + LEN_LEN - HEADER_LEN;
 pub struct BatchWriter {
     /// Header and count placeholders, then the records.
     buf: Vec<u8>,
+    /// Largest body: [`MAX_BATCH_BYTES`], or less when the link's `max_message` is smaller.
+    limit: usize,
     count: u32,
     /// `seal` rewrote the placeholders: the buffer must be cleared before the next push.
     sealed: bool,
@@ -54,10 +56,16 @@ impl Default for BatchWriter {
 
 impl BatchWriter {
     pub fn new() -> BatchWriter {
+        BatchWriter::with_limit(MAX_BATCH_BYTES)
+    }
+
+    /// A writer whose bodies stay within `limit` bytes (and [`MAX_BATCH_BYTES`]).
+    pub fn with_limit(limit: usize) -> BatchWriter {
         let mut buf = Vec::with_capacity(512);
         buf.resize(RECORDS_AT, 0);
         BatchWriter {
             buf,
+            limit: limit.min(MAX_BATCH_BYTES),
             count: 0,
             sealed: false,
         }
@@ -72,14 +80,14 @@ impl BatchWriter {
         self.count == 0
     }
 
-    /// Whether a payload of `len` bytes can join without the body passing [`MAX_BATCH_BYTES`].
+    /// Whether a payload of `len` bytes can join without the body passing the limit.
     pub fn fits(&self, len: usize) -> bool {
-        self.buf.len() + LEN_LEN + len <= MAX_BATCH_BYTES
+        self.buf.len() + LEN_LEN + len <= self.limit
     }
 
     /// Whether a payload of `len` bytes fits into an empty batch at all.
-    pub fn fits_alone(len: usize) -> bool {
-        RECORDS_AT + LEN_LEN + len <= MAX_BATCH_BYTES
+    pub fn fits_alone(&self, len: usize) -> bool {
+        RECORDS_AT + LEN_LEN + len <= self.limit
     }
 
     /// Adds a payload; the caller checked [`BatchWriter::fits`].
@@ -139,8 +147,8 @@ impl Records {
         if count == 0 {
             return Err(Corrupt::Batch("message count 0"));
         }
-        if first_seq.checked_add(u64::from(count) - 1).is_none() {
-            return Err(Corrupt::Batch("sequence numbers past the largest"));
+        if first_seq.checked_add(u64::from(count)).is_none_or(|end| end > MAX_SEQ) {
+            return Err(Corrupt::Impossible("a batch numbered past 2^53"));
         }
         for _ in 0..count {
             let (len, after) = take_u32(records).ok_or(Corrupt::Batch("more messages announced than present"))?;
@@ -179,9 +187,8 @@ impl Records {
         let seq = self.next_seq;
         self.left -= 1;
         self.at = end;
-        // No overflow: parse checked `first + count - 1`, and this is the last increment only
-        // when `left` reached 0.
-        self.next_seq = self.next_seq.wrapping_add(1);
+        // No overflow: parse checked `first + count <= MAX_SEQ`.
+        self.next_seq += 1;
         Some((seq, start..end))
     }
 }
@@ -264,8 +271,10 @@ mod tests {
         }
         let body = w.seal(1, 0, 0);
         assert!(body.len() <= MAX_BATCH_BYTES && body.len() + 1004 > MAX_BATCH_BYTES);
-        assert!(BatchWriter::fits_alone(MAX_BATCH_BYTES - 30));
-        assert!(!BatchWriter::fits_alone(MAX_BATCH_BYTES - 29));
+        assert!(w.fits_alone(MAX_BATCH_BYTES - 30));
+        assert!(!w.fits_alone(MAX_BATCH_BYTES - 29));
+        let small = BatchWriter::with_limit(1000);
+        assert!(small.fits_alone(970) && !small.fits_alone(971));
     }
 
     #[test]
@@ -288,7 +297,11 @@ mod tests {
             Records::parse(&huge_len, 0),
             Err(Corrupt::Batch("a payload runs past the end"))
         );
-        assert!(Records::parse(rest, u64::MAX - 1).is_ok());
+        assert!(Records::parse(rest, MAX_SEQ - 2).is_ok());
+        assert_eq!(
+            Records::parse(rest, MAX_SEQ - 1),
+            Err(Corrupt::Impossible("a batch numbered past 2^53"))
+        );
         assert!(Records::parse(rest, u64::MAX).is_err(), "numbers would wrap");
         let mut records = Records::parse(rest, 0).unwrap();
         assert_eq!(records.next(&rest[..6]), None, "other bytes end the records, no panic");
@@ -297,7 +310,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn payloads_round_trip(payloads in proptest::collection::vec(
-            proptest::collection::vec(proptest::num::u8::ANY, 0..40), 2..20), first in 0u64..1 << 60) {
+            proptest::collection::vec(proptest::num::u8::ANY, 0..40), 2..20), first in 0u64..MAX_SEQ - 20) {
             let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
             let (header, records) = decode(&encode(&refs, first)).unwrap();
             proptest::prop_assert_eq!(header.seq, first);
@@ -311,7 +324,7 @@ mod tests {
         fn any_batch_body_parses_or_fails_cleanly(
             rest in proptest::collection::vec(proptest::num::u8::ANY, 0..96),
             small_count in 0u32..6,
-            first in proptest::num::u64::ANY,
+            first in proptest::prop_oneof![0u64..MAX_SEQ, (MAX_SEQ - 8)..MAX_SEQ],
         ) {
             let mut bodies = vec![rest.clone()];
             // Also with a plausible count, so that parsing gets past the first check.

@@ -46,25 +46,25 @@ impl Endpoint {
         let forms = "write tcp://HOST:PORT, ipc://PATH (or ipc://NAME for a private directory) or inproc://NAME";
         let (scheme, rest) = text
             .split_once("://")
-            .ok_or_else(|| format!("endpoint '{text}' has no transport: {forms}"))?;
+            .ok_or_else(|| format!("'{text}' has no transport: {forms}"))?;
         let (resolved, transport) = match scheme {
             "tcp" => {
                 let (host, port) = rest
                     .rsplit_once(':')
-                    .ok_or_else(|| format!("endpoint '{text}' has no port: write tcp://HOST:PORT"))?;
+                    .ok_or_else(|| format!("'{text}' has no port: write tcp://HOST:PORT"))?;
                 if host.is_empty() || host.contains(['/', ' ']) {
-                    return Err(format!("endpoint '{text}' has no valid host: write tcp://HOST:PORT"));
+                    return Err(format!("'{text}' has no valid host: write tcp://HOST:PORT"));
                 }
                 let port = match port {
                     "*" | "0" if binding => None,
                     "*" | "0" => {
                         return Err(format!(
-                            "endpoint '{text}': a connecting socket needs a concrete port, not '{port}'"
+                            "'{text}': a connecting socket needs a concrete port, not '{port}'"
                         ));
                     }
                     p => match p.parse::<u16>() {
                         Ok(n) if n > 0 => Some(n),
-                        _ => return Err(format!("endpoint '{text}': port '{p}' is not a number in 1..65535")),
+                        _ => return Err(format!("'{text}': port '{p}' is not a number in 1..65535")),
                     },
                 };
                 let resolved = match port {
@@ -81,7 +81,7 @@ impl Endpoint {
             }
             "ipc" => {
                 if rest.is_empty() {
-                    return Err(format!("endpoint '{text}' has no path: {forms}"));
+                    return Err(format!("'{text}' has no path: {forms}"));
                 }
                 let (path, abstract_name) = if let Some(name) = rest.strip_prefix('@') {
                     (PathBuf::from(name), true)
@@ -90,7 +90,7 @@ impl Endpoint {
                 } else {
                     if rest.contains('/') {
                         return Err(format!(
-                            "endpoint '{text}': a relative ipc name may not contain '/': use an absolute path"
+                            "'{text}': a relative ipc name may not contain '/': use an absolute path"
                         ));
                     }
                     (private_dir()?.join(rest), false)
@@ -102,7 +102,7 @@ impl Endpoint {
                 };
                 if resolved.len() - "ipc://".len() > MAX_IPC_PATH {
                     return Err(format!(
-                        "endpoint '{text}': the socket path '{}' is longer than {MAX_IPC_PATH} bytes",
+                        "'{text}': the socket path '{}' is longer than {MAX_IPC_PATH} bytes",
                         path.display()
                     ));
                 }
@@ -110,11 +110,11 @@ impl Endpoint {
             }
             "inproc" => {
                 if rest.is_empty() {
-                    return Err(format!("endpoint '{text}' has no name: {forms}"));
+                    return Err(format!("'{text}' has no name: {forms}"));
                 }
                 (text.to_string(), Transport::Inproc { name: rest.to_string() })
             }
-            other => return Err(format!("endpoint '{text}': unknown transport '{other}': {forms}")),
+            other => return Err(format!("'{text}': unknown transport '{other}': {forms}")),
         };
         Ok(Endpoint {
             written: text.to_string(),
@@ -123,56 +123,125 @@ impl Endpoint {
         })
     }
 
-    /// For a wildcard tcp bind, the warning to print (naming the exposed port).
-    pub fn wildcard_warning(&self, port: Option<u16>) -> Option<String> {
+    /// Before the start: whether binding this endpoint can work now, checked without keeping
+    /// anything (a tcp port already in use, an ipc socket file another process listens on, an
+    /// ipc directory that is not private). Hosts that are not IP addresses (interface names,
+    /// host names) are left to libzmq.
+    pub fn check_bind(&self) -> Result<(), String> {
         match &self.transport {
-            Transport::Tcp { host, .. } if matches!(host.as_str(), "*" | "0.0.0.0" | "::" | "[::]") => {
-                let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
-                Some(format!(
-                    "binding {} exposes {port} on every network interface; bind to 127.0.0.1 to keep it local",
-                    self.written
-                ))
+            Transport::Tcp { host, port: Some(port) } => {
+                let ip = match host.as_str() {
+                    "*" => Some(std::net::IpAddr::from([0u8; 4])),
+                    h => h.trim_start_matches('[').trim_end_matches(']').parse().ok(),
+                };
+                let Some(ip) = ip else { return Ok(()) };
+                match std::net::TcpListener::bind((ip, *port)) {
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(format!(
+                        "cannot bind {}: address in use (another program or net is bound to it)",
+                        self.written
+                    )),
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => Err(format!(
+                        "cannot bind {}: no such local address or interface",
+                        self.written
+                    )),
+                    _ => Ok(()),
+                }
             }
-            _ => None,
+            Transport::Ipc {
+                path,
+                abstract_name: false,
+            } => {
+                if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
+                    return Err(format!(
+                        "cannot bind {}: another process is listening on {} (address in use)",
+                        self.written,
+                        path.display()
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
+    }
+
+    /// Whether the endpoint can only be reached from this host (loopback tcp, ipc, inproc).
+    pub fn is_local(&self) -> bool {
+        match &self.transport {
+            Transport::Tcp { host, .. } => {
+                let h = host.trim_start_matches('[').trim_end_matches(']');
+                h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            }
+            Transport::Ipc { .. } | Transport::Inproc { .. } => true,
+        }
+    }
+
+    /// For a bind that other hosts can reach (a wildcard or any non-loopback address), the
+    /// warning to print, naming the exposed port: nothing authenticates the peers (this build's
+    /// libzmq has no CURVE, see the README's security section), so anyone who reaches the port
+    /// can send frames to a source or read a sink's stream.
+    pub fn exposure_warning(&self, port: Option<u16>) -> Option<String> {
+        let Transport::Tcp { host, .. } = &self.transport else {
+            return None;
+        };
+        if self.is_local() {
+            return None;
+        }
+        let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
+        let reach = if matches!(host.as_str(), "*" | "0.0.0.0" | "::" | "[::]") {
+            "on every network interface"
+        } else {
+            "to other hosts"
+        };
+        Some(format!(
+            "binding {} exposes {port} {reach} without authentication: any peer that reaches it can send \
+             or read messages (bind to 127.0.0.1 to keep it local)",
+            self.written
+        ))
     }
 }
 
 /// The per-user private directory of bare ipc names: `$XDG_RUNTIME_DIR/smx-ipc` or
-/// `$TMPDIR/smx-ipc-UID`, created with mode 0700 and refused if someone else can enter it.
+/// `$TMPDIR/smx-ipc-UID`, refused if it exists and someone else can enter it. It is not
+/// created here: a binder creates it (mode 0700) and removes it again at the end if it is
+/// then empty, so checking a configuration leaves nothing behind.
 pub fn private_dir() -> Result<PathBuf, String> {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(base) if base.is_dir() => base.join("smx-ipc"),
-        _ => std::env::temp_dir().join(format!("smx-ipc-{uid}")),
-    };
-    ensure_private(&dir, uid)?;
+    let dir = private_dir_path();
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        ensure_private(&dir)?;
+    }
     Ok(dir)
 }
 
-fn ensure_private(dir: &Path, uid: u32) -> Result<(), String> {
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
-            if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
-                return Err(format!(
-                    "ipc directory {} is not a private directory of this user (want a directory with mode 0700)",
-                    dir.display()
-                ));
-            }
-            Ok(())
-        }
-        Err(e) => Err(format!("cannot create ipc directory {}: {e}", dir.display())),
+fn private_dir_path() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(base) if base.is_dir() => base.join("smx-ipc"),
+        _ => std::env::temp_dir().join(format!("smx-ipc-{}", uid())),
     }
+}
+
+fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// `dir` exists and is a directory of this user that nobody else may enter.
+fn ensure_private(dir: &Path) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != uid() || meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "ipc directory {} is not a private directory of this user (want a directory with mode 0700)",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The files a binder must remove at the end.
 #[derive(Debug, Default)]
 pub struct IpcFiles {
     socket: Option<PathBuf>,
-    created_dir: Option<PathBuf>,
+    /// Every directory this binder created, outermost first.
+    created_dirs: Vec<PathBuf>,
 }
 
 impl IpcFiles {
@@ -188,15 +257,11 @@ impl IpcFiles {
             return Ok(IpcFiles::default());
         };
         let mut files = IpcFiles::default();
-        if let Some(parent) = path.parent()
-            && !parent.exists()
-        {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .recursive(true)
-                .create(parent)
-                .map_err(|e| format!("cannot create ipc directory {}: {e}", parent.display()))?;
-            files.created_dir = Some(parent.to_path_buf());
+        if let Some(parent) = path.parent() {
+            files.create_dirs(parent)?;
+            if parent == private_dir_path() {
+                ensure_private(parent)?;
+            }
         }
         if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
             return Err(format!(
@@ -209,13 +274,36 @@ impl IpcFiles {
         Ok(files)
     }
 
-    /// Removes the socket file and a directory this binder created (if empty).
+    /// Creates `dir` and its missing ancestors, one level at a time with mode 0700, and
+    /// remembers each level it created (not one that another process created meanwhile).
+    fn create_dirs(&mut self, dir: &Path) -> Result<(), String> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .collect();
+        for level in missing.into_iter().rev() {
+            match std::fs::DirBuilder::new().mode(0o700).create(level) {
+                Ok(()) => self.created_dirs.push(level.to_path_buf()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    self.remove();
+                    return Err(format!("cannot create ipc directory {}: {e}", level.display()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the socket file and every directory this binder created, innermost first, as
+    /// far as they are empty (another socket in one of them keeps it and its parents).
     pub fn remove(&mut self) {
         if let Some(path) = self.socket.take() {
             let _ = std::fs::remove_file(path);
         }
-        if let Some(dir) = self.created_dir.take() {
-            let _ = std::fs::remove_dir(dir);
+        while let Some(dir) = self.created_dirs.pop() {
+            if std::fs::remove_dir(&dir).is_err() {
+                self.created_dirs.clear();
+            }
         }
     }
 }
@@ -256,9 +344,6 @@ mod tests {
         assert_eq!(abs.resolved, "ipc:///tmp/feeds/0");
         let bare = Endpoint::parse("ipc://feeds", true).unwrap();
         assert!(bare.resolved.ends_with("/feeds"), "{}", bare.resolved);
-        let dir = private_dir().unwrap();
-        let mode = std::fs::metadata(dir).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
     }
 
     #[test]
@@ -282,11 +367,19 @@ mod tests {
     }
 
     #[test]
-    fn wildcard_binds_are_flagged_with_their_port() {
+    fn exposed_binds_are_flagged_with_their_port() {
         let e = Endpoint::parse("tcp://*:50030", true).unwrap();
-        assert!(e.wildcard_warning(Some(50030)).unwrap().contains("port 50030"));
+        let warning = e.exposure_warning(Some(50030)).unwrap();
+        assert!(warning.contains("port 50030 on every network interface"), "{warning}");
+        let host = Endpoint::parse("tcp://192.0.2.7:50030", true).unwrap();
+        let warning = host.exposure_warning(Some(50030)).unwrap();
+        assert!(warning.contains("to other hosts without authentication"), "{warning}");
         let local = Endpoint::parse("tcp://127.0.0.1:50030", true).unwrap();
-        assert_eq!(local.wildcard_warning(Some(50030)), None);
+        assert_eq!(local.exposure_warning(Some(50030)), None);
+        assert_eq!(
+            Endpoint::parse("ipc:///tmp/x", true).unwrap().exposure_warning(None),
+            None
+        );
     }
 
     #[test]
@@ -301,6 +394,58 @@ mod tests {
         assert!(!parent.exists());
     }
 
+    /// `ipc:///a/b/c/sock` removed only `c` (issue 17).
+    #[test]
+    fn ipc_binder_removes_every_directory_it_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().join("a");
+        let e = Endpoint::parse(&format!("ipc://{}/b/c/sock", top.display()), true).unwrap();
+        let mut files = IpcFiles::prepare_bind(&e).unwrap();
+        for dir in [top.clone(), top.join("b"), top.join("b/c")] {
+            assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        }
+        std::fs::write(top.join("b/c/sock"), b"").unwrap();
+        files.remove();
+        assert!(!top.exists(), "every level the binder created is gone");
+        assert!(tmp.path().exists(), "what existed before stays");
+        // A directory that holds something else stays, and so do its parents.
+        let mut files = IpcFiles::prepare_bind(&e).unwrap();
+        std::fs::write(top.join("b/other"), b"").unwrap();
+        files.remove();
+        assert!(top.join("b/other").exists() && !top.join("b/c").exists());
+    }
+
+    #[test]
+    fn a_port_in_use_is_found_before_binding() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let e = Endpoint::parse(&format!("tcp://127.0.0.1:{port}"), true).unwrap();
+        assert!(e.check_bind().unwrap_err().contains("address in use"));
+        drop(listener);
+        assert_eq!(e.check_bind(), Ok(()));
+        assert_eq!(Endpoint::parse("tcp://127.0.0.1:*", true).unwrap().check_bind(), Ok(()));
+        let named = Endpoint::parse(&format!("tcp://lo:{port}"), true).unwrap();
+        assert_eq!(named.check_bind(), Ok(()), "interface names are left to libzmq");
+    }
+
+    #[test]
+    fn loopback_endpoints_are_local() {
+        for (text, local) in [
+            ("tcp://127.0.0.1:1", true),
+            ("tcp://127.0.0.2:1", true),
+            ("tcp://localhost:1", true),
+            ("tcp://[::1]:1", true),
+            ("tcp://*:1", false),
+            ("tcp://0.0.0.0:1", false),
+            ("tcp://192.0.2.7:1", false),
+            ("tcp://eth0:1", false),
+            ("ipc:///tmp/x", true),
+            ("inproc://x", true),
+        ] {
+            assert_eq!(Endpoint::parse(text, true).unwrap().is_local(), local, "{text}");
+        }
+    }
+
     #[test]
     fn a_listening_ipc_socket_is_in_use() {
         let tmp = tempfile::tempdir().unwrap();
@@ -308,5 +453,6 @@ mod tests {
         let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         let e = Endpoint::parse(&format!("ipc://{}", path.display()), true).unwrap();
         assert!(IpcFiles::prepare_bind(&e).unwrap_err().contains("address in use"));
+        assert!(e.check_bind().unwrap_err().contains("address in use"));
     }
 }

@@ -26,7 +26,9 @@
 //! sink whose process is killed sends nothing; its receivers end by their idle `timeout`, and
 //! messages after the last one received are then unknown (`tail_unknown`).
 
-use super::wire::Corrupt;
+use std::collections::HashSet;
+
+use super::wire::{Corrupt, MAX_SEQ, MAX_TOPIC_LEN};
 
 /// The topic frame of every end-of-stream marker.
 pub const CONTROL_TOPIC: &[u8] = b"\x00smx/eos";
@@ -34,8 +36,9 @@ pub const CONTROL_TOPIC: &[u8] = b"\x00smx/eos";
 /// How many times a sink sends its marker.
 pub const REPEATS: u64 = 3;
 
-/// Largest number of distinct topics one sink may use (keeps the marker a sane size).
-pub const MAX_TOPICS: usize = 65_536;
+/// Largest number of distinct topics one sink may use (keeps the marker a sane size: with
+/// topics of up to [`MAX_TOPIC_LEN`] bytes, at most about 17 MB).
+pub const MAX_TOPICS: usize = 16_384;
 
 /// What a sender reports about one topic.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,9 +57,16 @@ pub struct EndOfStream {
 }
 
 impl EndOfStream {
-    /// Messages sent under all topics.
+    /// Messages sent under all topics (saturating: a decoded marker's totals are each at most
+    /// [`MAX_SEQ`], so the sum only saturates for a marker built by hand).
     pub fn total(&self) -> u64 {
-        self.topics.iter().map(|t| t.sent).sum()
+        self.topics.iter().fold(0u64, |sum, t| sum.saturating_add(t.sent))
+    }
+
+    /// Bytes of the encoded body of a marker listing `topics` topics of `topic_bytes` bytes in
+    /// all.
+    pub fn encoded_len(topics: usize, topic_bytes: usize) -> usize {
+        4 + topics * (4 + 16) + topic_bytes
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -76,11 +86,16 @@ impl EndOfStream {
         if n > MAX_TOPICS {
             return Err(Corrupt::EndOfStream("too many topics"));
         }
-        let mut topics = Vec::with_capacity(n);
+        // Not more than the body can hold, whatever the count claims.
+        let mut topics = Vec::with_capacity(n.min(body.len() / 20));
+        let mut seen = HashSet::new();
         for _ in 0..n {
             let len = take_u32(&mut body)? as usize;
             if body.len() < len {
                 return Err(Corrupt::EndOfStream("topic runs past the end"));
+            }
+            if len > MAX_TOPIC_LEN {
+                return Err(Corrupt::Impossible("a marker's topic is longer than 1024 bytes"));
             }
             let (topic, rest) = body.split_at(len);
             body = rest;
@@ -88,6 +103,12 @@ impl EndOfStream {
             let dropped = take_u64(&mut body)?;
             if dropped > sent {
                 return Err(Corrupt::EndOfStream("more dropped than sent"));
+            }
+            if sent > MAX_SEQ {
+                return Err(Corrupt::Impossible("a marker's total is past 2^53"));
+            }
+            if !seen.insert(topic) {
+                return Err(Corrupt::EndOfStream("a topic listed twice"));
             }
             topics.push(TopicTotal {
                 topic: topic.to_vec(),
@@ -169,6 +190,31 @@ mod tests {
             topics: vec![topic(b"x", 1, 2)],
         };
         assert!(EndOfStream::decode(&impossible.encode()).is_err());
+    }
+
+    #[test]
+    fn markers_with_impossible_totals_are_corrupt() {
+        let at_limit = EndOfStream {
+            topics: vec![topic(b"x", MAX_SEQ, 0)],
+        };
+        assert_eq!(EndOfStream::decode(&at_limit.encode()), Ok(at_limit.clone()));
+        for eos in [
+            EndOfStream {
+                topics: vec![topic(b"x", MAX_SEQ + 1, 0)],
+            },
+            EndOfStream {
+                topics: vec![topic(b"x", u64::MAX, 0)],
+            },
+            EndOfStream {
+                topics: vec![topic(b"x", 1, 0), topic(b"x", 2, 0)],
+            },
+            EndOfStream {
+                topics: vec![topic(&[b'a'; MAX_TOPIC_LEN + 1], 1, 0)],
+            },
+        ] {
+            assert!(EndOfStream::decode(&eos.encode()).is_err(), "{eos:?}");
+        }
+        assert_eq!(EndOfStream::encoded_len(2, 7), at_limit.encode().len() + 20 + 6);
     }
 
     fn topic(t: &[u8], sent: u64, dropped: u64) -> TopicTotal {

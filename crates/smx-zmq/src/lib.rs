@@ -8,6 +8,7 @@
 //! * [`endpoint`], [`settings`]: validation before the net starts.
 //! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
 //! * [`sink`], [`source`]: the boxes.
+//! * [`verdict`]: what a row's books say about its link, in one word.
 
 pub mod batch;
 pub mod books;
@@ -19,6 +20,7 @@ pub mod settings;
 pub mod sink;
 pub mod socket;
 pub mod source;
+pub mod verdict;
 pub mod wire;
 
 #[cfg(test)]

@@ -10,10 +10,10 @@
 use std::time::{Duration, Instant};
 
 use super::batch::Records;
-use super::books::{SourceBooks, StreamId, Totals};
+use super::books::{Marker, SourceBooks, StreamId, Totals};
 use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
 use super::settings::{Pattern, SourceSettings};
-use super::socket::BoxSocket;
+use super::socket::{self, BoxSocket};
 use super::wire::{Corrupt, HEADER_LEN, Header, Kind};
 
 /// What [`Receiver::next`] found.
@@ -53,6 +53,11 @@ pub struct Receiver {
     pub corrupt_examples: Vec<String>,
     /// End-of-stream markers received, repeats included.
     pub markers: u64,
+    /// Markers whose body differed from the same sender's first (books flagged inconsistent).
+    pub conflicting_markers: u64,
+    /// Connections that ended while the stream was open (a sender stopped or was killed, or
+    /// libzmq cut a peer for a frame over `max_message` or bytes that are not ZeroMQ).
+    pub disconnects: u64,
     /// When traffic was last noticed; refreshed lazily (see `traffic_since`), so that a busy
     /// stream reads the clock once per empty socket, not once per message.
     last_traffic: Instant,
@@ -71,7 +76,7 @@ impl Receiver {
         let pattern = settings.common.pattern;
         let hwm = settings.common.hwm;
         let prefix = settings.subscribe.clone();
-        let socket = BoxSocket::open(&settings.common, kind, false, |s| {
+        let socket = BoxSocket::open(&settings.common, kind, true, |s| {
             s.set_rcvhwm(hwm)?;
             if pattern == Pattern::PubSub {
                 s.set_subscribe(CONTROL_TOPIC)?;
@@ -90,6 +95,8 @@ impl Receiver {
             corrupt: 0,
             corrupt_examples: Vec::new(),
             markers: 0,
+            conflicting_markers: 0,
+            disconnects: 0,
             last_traffic: Instant::now(),
             traffic_since: false,
             draining: false,
@@ -109,6 +116,11 @@ impl Receiver {
         self.books.totals()
     }
 
+    /// The books, for what they say about senders.
+    pub fn books(&self) -> &SourceBooks {
+        &self.books
+    }
+
     pub fn ended(&self) -> Option<EndReason> {
         self.ended
     }
@@ -123,7 +135,9 @@ impl Receiver {
 
     fn close(&mut self) {
         self.batch = None;
-        if let Some(sock) = self.socket.take() {
+        if let Some(mut sock) = self.socket.take() {
+            sock.poll_peers();
+            self.disconnects = sock.disconnects;
             let _ = sock.socket.set_linger(0);
             sock.close(Duration::ZERO);
         }
@@ -148,7 +162,9 @@ impl Receiver {
                 match batch.records.next(&self.body[HEADER_LEN..]) {
                     Some((seq, range)) => {
                         let sent_unix_ns = batch.sent_unix_ns;
-                        self.books.record_in(batch.stream, seq);
+                        // Records::parse kept the numbers below MAX_SEQ: always booked.
+                        let booked = self.books.record_in(batch.stream, seq);
+                        debug_assert!(booked);
                         return Ok(Event::Data {
                             topic: &self.topic,
                             seq,
@@ -159,12 +175,17 @@ impl Receiver {
                     None => self.batch = None,
                 }
             }
-            let Some(sock) = &self.socket else {
+            let Some(sock) = &mut self.socket else {
                 return Ok(Event::Ended(EndReason::Stopped));
             };
             match sock.socket.recv(&mut self.topic, zmq::DONTWAIT) {
                 Ok(()) => {}
                 Err(zmq::Error::EAGAIN) => {
+                    sock.poll_peers();
+                    self.disconnects = sock.disconnects;
+                    // Data of a sender without a marker that arrived while draining keeps the
+                    // stream open.
+                    self.draining = self.draining && self.books.complete(self.settings.senders);
                     if self.draining {
                         let reason = if self.books.aborted_senders() > 0 {
                             EndReason::Aborted
@@ -187,9 +208,9 @@ impl Receiver {
                     }
                     let slice = (wait - waited).min(self.settings.common.timeout - idle);
                     let ms = slice.as_millis().clamp(1, i64::MAX as u128) as i64;
-                    sock.socket
-                        .poll(zmq::POLLIN, ms)
-                        .map_err(|e| format!("{}: poll failed: {}", self.settings.common.instance, e.message()))?;
+                    sock.socket.poll(zmq::POLLIN, ms).map_err(|e| {
+                        format!("{}: poll failed: {}", self.settings.common.instance, socket::explain(e))
+                    })?;
                     continue;
                 }
                 Err(zmq::Error::EINTR) => continue,
@@ -197,7 +218,7 @@ impl Receiver {
                     return Err(format!(
                         "{}: receive failed: {}",
                         self.settings.common.instance,
-                        e.message()
+                        socket::explain(e)
                     ));
                 }
             }
@@ -205,7 +226,10 @@ impl Receiver {
             match self.receive_body() {
                 Err(why) => self.count_corrupt(why),
                 Ok(Some(header)) => {
-                    self.books.record(header.sender, &self.topic, header.seq);
+                    if let Err(why) = self.books.record(header.sender, &self.topic, header.seq) {
+                        self.count_corrupt(why);
+                        continue;
+                    }
                     return Ok(Event::Data {
                         topic: &self.topic,
                         seq: header.seq,
@@ -247,7 +271,7 @@ impl Receiver {
             Kind::Batch => {
                 let records = Records::parse(rest, header.seq)?;
                 self.batch = Some(Batch {
-                    stream: self.books.stream_of(header.sender, &self.topic),
+                    stream: self.books.stream_of(header.sender, &self.topic)?,
                     sent_unix_ns: header.sent_unix_ns,
                     records,
                 });
@@ -259,19 +283,34 @@ impl Receiver {
                 let prefix = &self.settings.subscribe;
                 let filtered = self.settings.common.pattern == Pattern::PubSub;
                 let aborted = header.kind == Kind::Abort;
-                let fresh = self
+                let booked = self
                     .books
-                    .finish(header.sender, &eos.topics, |t| !filtered || t.starts_with(prefix));
-                if fresh && aborted {
-                    self.books.mark_aborted(header.sender);
-                    log::warn!(
-                        "{}: the sender on {} aborted after sending {} message(s)",
-                        self.settings.common.instance,
-                        self.settings.common.endpoint.written,
-                        eos.total()
-                    );
+                    .finish(header.sender, rest, &eos.topics, |t| !filtered || t.starts_with(prefix))?;
+                match booked {
+                    Marker::First if aborted => {
+                        self.books.mark_aborted(header.sender);
+                        log::warn!(
+                            "{}: the sender on {} aborted after sending {} message(s)",
+                            self.settings.common.instance,
+                            self.settings.common.endpoint.written,
+                            eos.total()
+                        );
+                    }
+                    Marker::First | Marker::Repeat => {}
+                    Marker::Conflicting => {
+                        self.conflicting_markers += 1;
+                        if self.conflicting_markers == 1 {
+                            log::warn!(
+                                "{}: sender {:08x} on {} sent end markers with different totals: its books are \
+                                 inconsistent (a forged marker, or a restarted sender reusing its id)",
+                                self.settings.common.instance,
+                                header.sender,
+                                self.settings.common.endpoint.written,
+                            );
+                        }
+                    }
                 }
-                if self.books.finished_senders() as u64 >= self.settings.senders {
+                if self.books.complete(self.settings.senders) {
                     self.draining = true;
                 }
                 Ok(None)

@@ -12,7 +12,7 @@ use super::batch::BatchWriter;
 use super::eos::{self, CONTROL_TOPIC, EndOfStream, TopicTotal};
 use super::settings::{Pattern, SinkSettings};
 use super::socket::{self, BoxSocket};
-use super::wire::{self, Header, Kind};
+use super::wire::{self, HEADER_LEN, Header, Kind, MAX_TOPIC_LEN};
 
 /// Longest single blocking wait, so a stop request is noticed promptly.
 const SLICE_MS: i32 = 100;
@@ -57,6 +57,8 @@ pub struct Sender {
     /// Per topic: messages numbered so far (the next sequence number) and dropped.
     topics: Vec<TopicTotal>,
     topic_index: HashMap<Vec<u8>, usize>,
+    /// Bytes of all topics in `topics`, for the size of the marker that lists them.
+    topic_bytes: usize,
     /// The body of a message sent alone.
     body: Vec<u8>,
     /// Messages collected for one batch frame, of topic `pending_slot`, the first numbered
@@ -91,14 +93,16 @@ impl Sender {
             Ok(())
         })
         .map_err(|e| format!("{}: {e}", settings.common.instance))?;
+        let limit = usize::try_from(settings.common.max_message).unwrap_or(usize::MAX);
         Ok(Sender {
             settings,
             socket: Some(socket),
             id: random_id(),
             topics: Vec::new(),
             topic_index: HashMap::new(),
+            topic_bytes: 0,
             body: Vec::with_capacity(256),
-            pending: BatchWriter::new(),
+            pending: BatchWriter::with_limit(limit),
             pending_slot: 0,
             pending_first: 0,
             stats: SinkStats::default(),
@@ -173,6 +177,23 @@ impl Sender {
                 eos::MAX_TOPICS
             ));
         }
+        if topic.len() > MAX_TOPIC_LEN {
+            return Err(format!(
+                "{}: a topic of {} bytes is longer than the {MAX_TOPIC_LEN} bytes a receiver books",
+                self.settings.common.instance,
+                topic.len()
+            ));
+        }
+        let marker = HEADER_LEN + EndOfStream::encoded_len(self.topics.len() + 1, self.topic_bytes + topic.len());
+        if marker as u64 > self.settings.common.max_message {
+            return Err(format!(
+                "{}: the end-of-stream marker listing {} topics would be {marker} bytes, more than max_message ({})",
+                self.settings.common.instance,
+                self.topics.len() + 1,
+                self.settings.common.max_message
+            ));
+        }
+        self.topic_bytes += topic.len();
         self.topics.push(TopicTotal {
             topic: topic.to_vec(),
             sent: 0,
@@ -192,6 +213,14 @@ impl Sender {
     /// outcome of the frames this call sent ([`Sent::Accepted`] when it only collected the
     /// message). After [`Sent::GaveUp`] the message itself is counted as given up too.
     pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
+        if (HEADER_LEN + payload.len()) as u64 > self.settings.common.max_message {
+            return Err(format!(
+                "{}: a message of {} bytes does not fit max_message ({} bytes, {HEADER_LEN} of them the header); raise max_message on both ends",
+                self.settings.common.instance,
+                payload.len(),
+                self.settings.common.max_message
+            ));
+        }
         self.sends_since_poll += 1;
         if self.sends_since_poll >= 4096 {
             self.sends_since_poll = 0;
@@ -209,7 +238,7 @@ impl Sender {
                 }
             },
         };
-        let joins = self.settings.batch > 1 && BatchWriter::fits_alone(payload.len());
+        let joins = self.settings.batch > 1 && self.pending.fits_alone(payload.len());
         let mut outcome = Sent::Accepted;
         if !self.pending.is_empty() && (!joins || slot != self.pending_slot || !self.pending.fits(payload.len())) {
             outcome = self.flush(stop)?;
@@ -302,7 +331,7 @@ impl Sender {
             "{}: send to {} failed: {}",
             self.settings.common.instance,
             self.settings.common.endpoint.written,
-            e.message()
+            socket::explain(e)
         )
     }
 
@@ -350,10 +379,11 @@ impl Sender {
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
                     Err(e) => {
                         log::warn!(
-                            "{}: end-of-stream marker not sent to {}: {}",
+                            "{}: end-of-stream marker not sent to {} within timeout {:?}: {}",
                             self.settings.common.instance,
                             self.settings.common.endpoint.written,
-                            e.message()
+                            self.settings.common.timeout,
+                            socket::explain(e)
                         );
                         break 'repeat;
                     }

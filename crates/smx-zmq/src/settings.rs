@@ -75,6 +75,25 @@ const LINGER: ConfigKey = ConfigKey {
     choices: &[],
     help: "how long closing may wait to deliver queued messages",
 };
+/// The default of `max_message`: the largest frame a sink of this build sends for a payload of
+/// [`MAX_PAYLOAD`] bytes, the most `smx_src_rand` makes. Checked against the constants in a
+/// test.
+const MAX_MESSAGE_DEFAULT: &str = "67108886";
+const MAX_MESSAGE: ConfigKey = ConfigKey {
+    name: "max_message",
+    kind: ValueKind::Int,
+    default: Some(MAX_MESSAGE_DEFAULT),
+    choices: &[],
+    help: "largest ZeroMQ frame in bytes (payload + 22-byte header; ZMQ_MAXMSGSIZE): a source cuts a peer that sends a larger one, a sink refuses a larger message; default 64 MiB + 22",
+};
+
+/// The largest payload `smx_src_rand` makes (its `size` maximum), from which the default
+/// `max_message` is derived.
+pub const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
+
+/// The smallest `max_message`: room for a header and an end-of-stream marker of one short
+/// topic.
+pub const MIN_MAX_MESSAGE: u64 = 256;
 
 /// Keys of `smx_snk_zmq`.
 pub const SINK_KEYS: &[ConfigKey] = &[
@@ -118,6 +137,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         choices: &[],
         help: "most messages of one topic sent in one frame, taken only from what is already waiting (never waits, adds no latency); 1 = one frame per message",
     },
+    MAX_MESSAGE,
 ];
 
 /// Keys of `smx_src_zmq`.
@@ -148,6 +168,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         choices: &[],
         help: "how many sinks feed this source: it ends after this many end-of-stream markers",
     },
+    MAX_MESSAGE,
 ];
 
 /// Settings common to both roles.
@@ -160,6 +181,8 @@ pub struct Common {
     pub hwm: i32,
     pub timeout: Duration,
     pub linger: Duration,
+    /// Largest frame in bytes (`ZMQ_MAXMSGSIZE`), at least [`MIN_MAX_MESSAGE`].
+    pub max_message: u64,
 }
 
 /// Settings of a sink.
@@ -186,12 +209,33 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
     let pattern = Pattern::parse(config.str("pattern")?).map_err(|e| place("pattern", e))?;
     let bind = config.bool("bind")?;
     let endpoint = Endpoint::parse(config.str("endpoint")?, bind).map_err(|e| place("endpoint", e))?;
-    let hwm = i32::try_from(config.int("hwm")?).map_err(|_| place("hwm", "larger than 2147483647".into()))?;
+    let hwm = config.int("hwm")?;
+    let hwm = i32::try_from(hwm).map_err(|_| place("hwm", format!("{hwm} is larger than 2147483647")))?;
     let linger = config.duration("linger")?;
-    i32::try_from(linger.as_millis()).map_err(|_| place("linger", "longer than 24 days".into()))?;
+    i32::try_from(linger.as_millis()).map_err(|_| {
+        place(
+            "linger",
+            format!("{linger:?} is longer than 24 days (2147483647 ms, libzmq's limit)"),
+        )
+    })?;
     let timeout = config.duration("timeout")?;
     if timeout.is_zero() {
         return Err(place("timeout", "must be longer than 0 (e.g. 500ms, 10s)".into()));
+    }
+    // The receiver's waits are computed in milliseconds of an i64, the sink's deadlines on an
+    // Instant: keep both far from overflowing.
+    if timeout > MAX_TIMEOUT {
+        return Err(place("timeout", format!("{timeout:?} is longer than a year")));
+    }
+    let max_message = config.int("max_message")?;
+    if !(MIN_MAX_MESSAGE..=i64::MAX as u64).contains(&max_message) {
+        return Err(place(
+            "max_message",
+            format!(
+                "{max_message} is not a frame size in {MIN_MAX_MESSAGE}..{} bytes",
+                i64::MAX
+            ),
+        ));
     }
     Ok(Common {
         instance: config.instance.clone(),
@@ -201,8 +245,24 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
         hwm,
         timeout,
         linger,
+        max_message,
     })
 }
+
+impl Common {
+    /// For a binding box: whether its endpoint can be bound now (see [`Endpoint::check_bind`]).
+    pub fn check_bind(&self) -> Result<(), BoxError> {
+        if self.bind {
+            self.endpoint
+                .check_bind()
+                .map_err(|e| BoxError(format!("{}: endpoint: {e}", self.instance)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The longest `timeout`.
+const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 impl SinkSettings {
     pub fn from_config(config: &BoxConfig) -> Result<SinkSettings, BoxError> {

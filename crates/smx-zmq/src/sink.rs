@@ -17,6 +17,7 @@ use smx_box::prelude::*;
 
 use super::sender::{Sender, Sent, SinkStats};
 use super::settings::SinkSettings;
+use super::verdict::{Findings, Verdict};
 
 pub const INPUTS: &[PortSpec] = &[
     PortSpec::new("data").help("payloads to send"),
@@ -38,6 +39,14 @@ pub struct ZmqSink {
     /// Kept after cleanup for [`BoxImpl::stats`].
     endpoint: String,
     final_stats: SinkStats,
+}
+
+/// Checks everything about `config` that can be checked without a peer and without keeping
+/// anything: every key's value, and for a binding sink whether its endpoint is free now. A
+/// runtime calls it before any thread starts.
+pub fn validate(config: &BoxConfig) -> Result<(), BoxError> {
+    let settings = SinkSettings::from_config(config)?;
+    settings.common.check_bind()
 }
 
 pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
@@ -171,7 +180,9 @@ impl ZmqSink {
                 ""
             },
         );
-        Stats::new()
+        let findings = self.findings();
+        let summary = summary + &findings.note();
+        let row = Stats::new()
             .in_section("zmq")
             .with("name", common.instance.as_str())
             .with("role", "sink")
@@ -191,7 +202,69 @@ impl ZmqSink {
             .with("subscribers", s.subscribers)
             .with("markers", s.markers)
             .with("linger_expired", s.linger_expired)
-            .with("aborted", s.aborted)
-            .summary(summary)
+            .with("aborted", s.aborted);
+        findings.write_to(row).summary(summary)
+    }
+
+    fn findings(&self) -> Findings {
+        let s = &self.final_stats;
+        let common = &self.settings.common;
+        let dropped = s.dropped_hwm + s.dropped_timeout;
+        let mut f = Findings::default();
+        if s.sent > 0 && dropped == s.sent {
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "delivered nothing: all {} message(s) dropped ({})",
+                    s.sent,
+                    if s.dropped_timeout > 0 {
+                        format!("no receiver took a message within timeout {:?}", common.timeout)
+                    } else {
+                        "refused at the high-water mark".to_string()
+                    }
+                ),
+            );
+        } else if s.dropped_timeout > 0 {
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "gave up after {:?} without a receiver taking a message: {} message(s) dropped",
+                    common.timeout, s.dropped_timeout
+                ),
+            );
+        }
+        if s.aborted {
+            f.add(Verdict::Incomplete, "ended early with an abort marker");
+        }
+        if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() {
+            f.add(
+                Verdict::Incomplete,
+                format!("no end-of-stream marker was queued within timeout {:?}", common.timeout),
+            );
+        }
+        if s.linger_expired {
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "receivers had not confirmed the end when linger ({:?}) expired: messages still queued may be lost",
+                    common.linger
+                ),
+            );
+        }
+        if s.dropped_hwm > 0 && dropped < s.sent {
+            f.add(
+                Verdict::Lossy,
+                format!(
+                    "{} of {} message(s) refused at the high-water mark",
+                    s.dropped_hwm, s.sent
+                ),
+            );
+        }
+        f
+    }
+
+    /// The socket was opened (init ran): only then is a missing marker a finding.
+    fn endpoint_opened(&self) -> bool {
+        !self.endpoint.is_empty()
     }
 }

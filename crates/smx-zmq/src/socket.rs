@@ -35,6 +35,9 @@ pub struct BoxSocket {
     monitor: Option<zmq::Socket>,
     /// Peers connected now, as counted from the monitor's events.
     peers: i64,
+    /// Connections that ended (the peer closed, was killed, or libzmq cut it for a protocol
+    /// error such as a frame over `max_message`), as counted from the monitor's events.
+    pub disconnects: u64,
     context: Option<zmq::Context>,
     files: IpcFiles,
     /// The endpoint actually bound (an ephemeral tcp port resolved), or connected.
@@ -64,13 +67,18 @@ impl BoxSocket {
             Transport::Inproc { .. } => shared_context(),
             _ => zmq::Context::new(),
         };
-        let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", endpoint.written, e.message());
+        let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", endpoint.written, explain(e));
         let mut socket = context
             .socket(kind)
             .map_err(|e| cause("cannot create a socket for", e))?;
         socket
             .set_linger(common.linger.as_millis() as i32)
             .map_err(|e| cause("cannot set linger on", e))?;
+        // libzmq reads a frame's length before it allocates the frame, so a peer that announces
+        // more than this is cut off without costing memory.
+        socket
+            .set_maxmsgsize(i64::try_from(common.max_message).unwrap_or(i64::MAX))
+            .map_err(|e| cause("cannot set the largest message size on", e))?;
         // A receiver that starts before its sender has bound retries the connection at this
         // interval. libzmq's 100 ms default delayed the first message of a net whose two halves
         // start together by up to 100 ms (a third of a million-message run's wall time).
@@ -104,7 +112,7 @@ impl BoxSocket {
                 .and_then(Result::ok)
                 .unwrap_or_else(|| endpoint.resolved.clone());
             let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
-            if let Some(warning) = endpoint.wildcard_warning(port) {
+            if let Some(warning) = endpoint.exposure_warning(port) {
                 log::warn!("{}: {warning}", common.instance);
                 eprintln!("warning: {}: {warning}", common.instance);
             }
@@ -120,6 +128,7 @@ impl BoxSocket {
             socket,
             monitor,
             peers: 0,
+            disconnects: 0,
             context: own_context.then_some(context),
             files,
             endpoint: bound,
@@ -160,7 +169,10 @@ impl BoxSocket {
             };
             match zmq::SocketEvent::from_raw(u16::from_le_bytes([id[0], id[1]])) {
                 zmq::SocketEvent::ACCEPTED | zmq::SocketEvent::CONNECTED => self.peers += 1,
-                zmq::SocketEvent::DISCONNECTED => self.peers -= 1,
+                zmq::SocketEvent::DISCONNECTED => {
+                    self.peers -= 1;
+                    self.disconnects += 1;
+                }
                 _ => {}
             }
         }
@@ -205,6 +217,21 @@ fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Sock
     monitor.set_linger(0)?;
     monitor.connect(&endpoint)?;
     Ok(monitor)
+}
+
+/// A libzmq error in words a user understands: libzmq's own text for `EAGAIN` ("Resource
+/// temporarily unavailable") says nothing about what happened to the message.
+pub fn explain(e: zmq::Error) -> String {
+    match e {
+        zmq::Error::EAGAIN => "no peer took it in time (the receiver is absent, gone or not reading)".to_string(),
+        zmq::Error::EINTR => "interrupted by a signal".to_string(),
+        zmq::Error::ETERM => "the ZeroMQ context was shut down".to_string(),
+        zmq::Error::EHOSTUNREACH => "no route to the peer".to_string(),
+        zmq::Error::EMSGSIZE => "the message is larger than max_message".to_string(),
+        zmq::Error::ENOTSOCK => "the socket is closed".to_string(),
+        zmq::Error::EPROTONOSUPPORT => "the transport is not supported by this build of libzmq".to_string(),
+        e => e.message().to_string(),
+    }
 }
 
 /// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then

@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use smx_box::prelude::*;
 
+use super::eos::EndReason;
 use super::receiver::{Event, Receiver};
 use super::settings::SourceSettings;
+use super::verdict::{Findings, Verdict};
 use super::wire::unix_now_ns;
 
 pub const OUTPUTS: &[PortSpec] = &[
@@ -33,6 +35,14 @@ pub struct ZmqSource {
     receiver: Option<Receiver>,
     ports: Option<(OutPort, Option<OutPort>)>,
     endpoint: String,
+}
+
+/// Checks everything about `config` that can be checked without a peer and without keeping
+/// anything: every key's value, and for a binding source whether its endpoint is free now. A
+/// runtime calls it before any thread starts.
+pub fn validate(config: &BoxConfig) -> Result<(), BoxError> {
+    let settings = SourceSettings::from_config(config)?;
+    settings.common.check_bind()
 }
 
 pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
@@ -118,8 +128,17 @@ impl ZmqSource {
     fn row(&self) -> Stats {
         let common = &self.settings.common;
         let (t, corrupt, markers, end) = match &self.receiver {
-            Some(r) => (r.totals(), r.corrupt, r.markers, r.ended().map(|e| e.as_str())),
+            Some(r) => (r.totals(), r.corrupt, r.markers, r.ended()),
             None => (Default::default(), 0, 0, None),
+        };
+        let (conflicting, disconnects, seen, silent) = match &self.receiver {
+            Some(r) => (
+                r.conflicting_markers,
+                r.disconnects,
+                r.books().senders_seen(),
+                r.books().silent_senders(),
+            ),
+            None => (0, 0, 0, 0),
         };
         let endpoint = if self.endpoint.is_empty() {
             &common.endpoint.written
@@ -146,8 +165,8 @@ impl ZmqSource {
             t.duplicates,
             t.reordered,
             match end {
-                Some("aborted") => "sender aborted",
-                Some(other) => other,
+                Some(EndReason::Aborted) => "sender aborted",
+                Some(other) => other.as_str(),
                 None => "?",
             },
             if t.inconsistent > 0 {
@@ -156,7 +175,21 @@ impl ZmqSource {
                 ""
             },
         );
-        Stats::new()
+        let facts = SourceFacts {
+            totals: t,
+            corrupt,
+            end,
+            conflicting,
+            disconnects,
+            senders_seen: seen as u64,
+            silent_senders: silent as u64,
+            senders: self.settings.senders,
+            timeout: common.timeout,
+            max_message: common.max_message,
+        };
+        let findings = facts.findings();
+        let summary = summary + &findings.note();
+        let row = Stats::new()
             .in_section("zmq")
             .with("name", common.instance.as_str())
             .with("role", "source")
@@ -172,9 +205,117 @@ impl ZmqSource {
             .with("lost_before_first", t.lost_before_first)
             .with("lost_in_transit", t.lost_in_transit)
             .with("markers", markers)
-            .with("end", end)
+            .with("end", end.map(EndReason::as_str))
             .with("tail_unknown", t.unannounced > 0)
             .with("inconsistent_streams", t.inconsistent)
-            .summary(summary)
+            .with("conflicting_markers", conflicting)
+            .with("senders_seen", seen)
+            .with("silent_senders", silent)
+            .with("disconnects", disconnects);
+        findings.write_to(row).summary(summary)
+    }
+}
+
+/// What a source's verdict is made of.
+struct SourceFacts {
+    totals: super::books::Totals,
+    corrupt: u64,
+    end: Option<EndReason>,
+    conflicting: u64,
+    disconnects: u64,
+    senders_seen: u64,
+    silent_senders: u64,
+    senders: u64,
+    timeout: Duration,
+    max_message: u64,
+}
+
+impl SourceFacts {
+    fn findings(&self) -> Findings {
+        let t = &self.totals;
+        let mut f = Findings::default();
+        if self.corrupt > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} frame(s) could not be read or could not come from an honest sender (corrupt)",
+                    self.corrupt
+                ),
+            );
+        }
+        if t.inconsistent > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "the books of {} stream(s) are inconsistent: a sender contradicted its own numbers or end marker (a forged marker, or a restarted sender reusing its id)",
+                    t.inconsistent
+                ),
+            );
+        }
+        if self.conflicting > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} end marker(s) differ from their sender's first one",
+                    self.conflicting
+                ),
+            );
+        }
+        if self.senders_seen > self.senders {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} senders heard from, {} expected (senders = {}){}",
+                    self.senders_seen,
+                    self.senders,
+                    self.senders,
+                    if self.silent_senders > 0 {
+                        format!(", {} of them sent an end marker but no message", self.silent_senders)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        match self.end {
+            Some(EndReason::Aborted) => f.add(Verdict::Incomplete, "a sender aborted: its stream ended before its input did"),
+            Some(EndReason::Timeout) if t.received == 0 && t.sent == 0 => f.add(
+                Verdict::Incomplete,
+                format!("received nothing: no sender was heard from within timeout {:?}", self.timeout),
+            ),
+            Some(EndReason::Timeout) => f.add(
+                Verdict::Incomplete,
+                format!(
+                    "ended by timeout ({:?} without traffic) before every sender's end marker: the loss after the last message received is unknown",
+                    self.timeout
+                ),
+            ),
+            _ => {}
+        }
+        if t.received == 0 && t.sent > 0 {
+            f.add(
+                Verdict::Incomplete,
+                format!("received nothing of the {} message(s) announced", t.sent),
+            );
+        }
+        if self.disconnects > 0 {
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "{} connection(s) ended while receiving: a sender stopped or was killed, or libzmq cut a peer that sent a frame over max_message ({} bytes) or bytes that are not ZeroMQ",
+                    self.disconnects, self.max_message
+                ),
+            );
+        }
+        if t.lost > 0 {
+            f.add(
+                Verdict::Lossy,
+                format!(
+                    "lost {} of {} message(s) ({} dropped at the sender's HWM, {} before the first received, {} in transit)",
+                    t.lost, t.sent, t.sender_dropped, t.lost_before_first, t.lost_in_transit
+                ),
+            );
+        }
+        f
     }
 }

@@ -28,6 +28,17 @@ pub const VERSION: u8 = 1;
 /// Size of the fixed header at the start of the second frame.
 pub const HEADER_LEN: usize = 22;
 
+/// Every sequence number is below this, and every total a marker announces is at most this:
+/// 2^53, the largest count a JSON number (an IEEE double) holds exactly, and more messages than
+/// a sender at 100 million per second sends in two and a half years. A frame carrying a larger
+/// one cannot come from an honest sender: it is [`Corrupt::Impossible`], so that no crafted
+/// number can wrap or inflate a receiver's books past what they can state.
+pub const MAX_SEQ: u64 = 1 << 53;
+
+/// Longest topic frame a receiver books (a sink refuses longer topics): topics are the keys of
+/// a receiver's per-stream books, so their length bounds what a peer can make it keep.
+pub const MAX_TOPIC_LEN: usize = 1024;
+
 /// What the second frame carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -69,6 +80,9 @@ pub enum Corrupt {
     EndOfStream(&'static str),
     /// A batch body that does not parse exactly.
     Batch(&'static str),
+    /// A frame that parses but cannot come from an honest sender (a number past [`MAX_SEQ`],
+    /// more senders or streams than the books keep, a topic longer than [`MAX_TOPIC_LEN`]).
+    Impossible(&'static str),
 }
 
 impl fmt::Display for Corrupt {
@@ -83,6 +97,7 @@ impl fmt::Display for Corrupt {
             Corrupt::Frames(n) => write!(f, "message has {n} frames, expected 2 (topic, body)"),
             Corrupt::EndOfStream(why) => write!(f, "malformed end-of-stream marker: {why}"),
             Corrupt::Batch(why) => write!(f, "malformed batch of messages: {why}"),
+            Corrupt::Impossible(why) => write!(f, "impossible message: {why}"),
         }
     }
 }
@@ -124,6 +139,9 @@ impl Header {
             seq: u64_at(6),
             sent_unix_ns: u64_at(14),
         };
+        if header.seq >= MAX_SEQ {
+            return Err(Corrupt::Impossible("sequence number of 2^53 or more"));
+        }
         Ok((header, &body[HEADER_LEN..]))
     }
 }
@@ -176,6 +194,21 @@ mod tests {
         assert_eq!(Header::parse(&buf), Err(Corrupt::Kind(7)));
         buf[1] = 3;
         assert_eq!(Header::parse(&buf).unwrap().0.kind, Kind::Batch);
+    }
+
+    #[test]
+    fn numbers_past_the_books_are_impossible() {
+        for seq in [MAX_SEQ, u64::MAX] {
+            let mut buf = Vec::new();
+            let header = Header {
+                kind: Kind::Data,
+                sender: 1,
+                seq,
+                sent_unix_ns: 0,
+            };
+            encode_body(&header, b"", &mut buf);
+            assert!(matches!(Header::parse(&buf), Err(Corrupt::Impossible(_))), "{seq}");
+        }
     }
 
     proptest::proptest! {
