@@ -462,7 +462,8 @@ fn a_zmq_peer_killed_mid_stream_ends_the_receiver_by_timeout_with_the_loss_repor
     send.kill().unwrap();
     let _ = send.wait();
     let out = wait_with_deadline(recv, LIVENESS);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    // Every box ended, but the tail of the stream is unknown: exit 3, books not clean.
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report is printed");
     let source = report["sections"]["zmq"]
         .as_array()

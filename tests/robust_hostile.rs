@@ -20,9 +20,8 @@ use smx_runtime::report::{Report, Status};
 use smx_runtime::builder::NetBuilder;
 use smx_runtime::{RunOptions, run};
 
-/// The exit code of a run whose ZeroMQ books are not clean. The runtime does not map a row's
-/// verdict to an exit code yet (see the branch's report): until it does, such a run exits 0.
-const EXIT_BOOKS_NOT_CLEAN: i32 = 0;
+/// The exit code of a run whose ZeroMQ books are not clean (README, exit codes).
+const EXIT_BOOKS_NOT_CLEAN: i32 = 3;
 
 /// The sender id the honest peer uses.
 const HONEST: u32 = 1;

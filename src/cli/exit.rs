@@ -9,8 +9,11 @@ use std::fmt;
 pub const OK: i32 = 0;
 /// The net was rejected (diagnostics), or the configuration or the command line was wrong.
 pub const REJECTED: i32 = 1;
-/// A box failed (error or panic in create, init or a step); the report says which.
+/// A box failed while running (error or panic in a step or its cleanup); the report says which.
 pub const BOX_FAILED: i32 = 2;
+/// Every box ended, but a box reports books that are not clean (its figures' `verdict` is
+/// `incomplete` or `suspect`): the figures cannot be published as they are.
+pub const BOOKS_NOT_CLEAN: i32 = 3;
 /// Stopped by Ctrl-C (SIGINT) or SIGTERM; the report is partial.
 pub const INTERRUPTED: i32 = 130;
 
@@ -18,8 +21,10 @@ pub const INTERRUPTED: i32 = 130;
 pub const HELP: &str = "\
 Exit codes:
   0    ok (check: the net is accepted; warnings allowed)
-  1    the net was rejected, or a bad configuration, file or command line
+  1    the net was rejected, or a bad configuration, file or command line, or a box could not start
   2    a box failed while running (see the report's status column)
+  3    every box ended, but a box's books are not clean (a ZeroMQ link that delivered or received
+       nothing, lost its tail, or saw forged frames: its row's verdict is incomplete or suspect)
   130  interrupted by Ctrl-C or SIGTERM (the partial report is printed; a second Ctrl-C exits at once)
 
 Logging: RUST_LOG=info|debug|trace (default: warn), written to stderr.";

@@ -69,9 +69,36 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         exit::INTERRUPTED
     } else if report.failed() {
         exit::BOX_FAILED
+    } else if !unclean_books(&report).is_empty() {
+        exit::BOOKS_NOT_CLEAN
     } else {
         exit::OK
     })
+}
+
+/// The nets whose own figures say their books are not clean (`verdict` `incomplete` or
+/// `suspect`), each with its `problems`; one line each on stderr.
+fn unclean_books(report: &Report) -> Vec<String> {
+    use smx_box::StatValue;
+    let text = |stats: &smx_box::Stats, key| match stats.get(key) {
+        Some(StatValue::Text(t)) => t.clone(),
+        _ => String::new(),
+    };
+    report
+        .nets
+        .iter()
+        .filter(|n| matches!(text(&n.stats, "verdict").as_str(), "incomplete" | "suspect"))
+        .map(|n| {
+            format!(
+                "{}#{} ({}): books {}: {}",
+                n.name,
+                n.id,
+                n.implementation,
+                text(&n.stats, "verdict"),
+                text(&n.stats, "problems")
+            )
+        })
+        .collect()
 }
 
 /// `--pin` for the runtime; listed cores must be ones this process may run on.
@@ -127,6 +154,9 @@ fn summarise_problems(report: &Report, interrupted: bool) {
             net.implementation,
             net.error.as_deref().unwrap_or("no reason given")
         );
+    }
+    for line in unclean_books(report) {
+        eprintln!("warning: {line}");
     }
     if interrupted {
         eprintln!("smxrun: interrupted; the report covers the run up to the stop");
