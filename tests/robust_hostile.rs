@@ -9,31 +9,25 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::Value;
+use smx_box::{BoxConfig, ConfigValue};
+use smx_runtime::builder::NetBuilder;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{RunOptions, run};
 use smx_zmq::endpoint::Endpoint;
 use smx_zmq::eos::{CONTROL_TOPIC, EndOfStream, TopicTotal};
 use smx_zmq::receiver::{Event, Receiver};
 use smx_zmq::settings::{Common, Pattern, SourceSettings};
 use smx_zmq::wire::{self, Header, Kind, MAX_SEQ};
-use smx_box::{BoxConfig, ConfigValue};
-use smx_runtime::config::ConfigLayers;
-use smx_runtime::report::{Report, Status};
-use smx_runtime::builder::NetBuilder;
-use smx_runtime::{RunOptions, run};
+
+mod common;
+use common::zmq::free_tcp_endpoint;
 
 /// The exit code of a run whose ZeroMQ books are not clean (README, exit codes).
 const EXIT_BOOKS_NOT_CLEAN: i32 = 3;
 
 /// The sender id the honest peer uses.
 const HONEST: u32 = 1;
-
-fn free_tcp_endpoint() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp://127.0.0.1:{port}")
-}
 
 /// A raw PUSH socket connected to `endpoint`: what it sends waits in its queue until the source
 /// has bound, so a whole scenario can be queued before the net starts.

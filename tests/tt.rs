@@ -264,7 +264,7 @@ fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
     let report = run_tt(&tt_pair(T, T, None), 6);
     assert_eq!(report.status, Status::Ok, "{report:?}");
     let fws = &report.firewalls;
-    let f = single(&fws);
+    let f = single(fws);
     let p = &f.pairs[0];
     assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("Src", "Snk"));
     assert_eq!(f.period_ns, T.as_nanos() as u64);

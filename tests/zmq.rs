@@ -12,6 +12,9 @@ use smx_runtime::builder::NetBuilder;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{Registry, RunError, RunOptions, run};
 
+mod common;
+use common::zmq::{free_tcp_endpoint, row};
+
 /// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
 fn report_net() -> NetGraph {
     let mut net = NetBuilder::new();
@@ -52,24 +55,6 @@ fn run_net_with(
         ..RunOptions::default()
     };
     run(graph, registry, &opts).expect("net runs")
-}
-
-/// The `zmq` section row of `name`, as the JSON report has it (`"sections": {"zmq": [...]}`).
-fn row(report: &Report, name: &str) -> serde_json::Value {
-    let json = serde_json::to_value(report).unwrap();
-    json["sections"]["zmq"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["name"] == name).cloned())
-        .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.sections.get("zmq")))
-}
-
-fn free_tcp_endpoint() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp://127.0.0.1:{port}")
 }
 
 /// Runs the report's net with channels of 64 (as `--channel-len 64`), so that messages wait at

@@ -12,6 +12,9 @@ use smx_runtime::builder::NetBuilder;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{Registry, RunError, RunOptions, run};
 
+mod common;
+use common::zmq::row;
+
 /// Steps after which the failing sink's step returns an error.
 const FAIL_AFTER_STEPS: u64 = 200;
 
@@ -132,15 +135,6 @@ fn try_run_net(graph: &NetGraph, sets: &[(&str, &str, &str)]) -> Result<Report, 
         ..RunOptions::default()
     };
     run(graph, &registry, &opts)
-}
-
-/// The `zmq` section row of `name`, as the JSON report has it (`"sections": {"zmq": [...]}`).
-fn row(report: &Report, name: &str) -> serde_json::Value {
-    let json = serde_json::to_value(report).unwrap();
-    json["sections"]["zmq"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["name"] == name).cloned())
-        .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.sections.get("zmq")))
 }
 
 /// The line of the text report for the `zmq` row of `name` (the row's summary).

@@ -6,19 +6,13 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
+mod common;
+use common::zmq::free_tcp_endpoint;
+
 const N: u64 = 2000;
 
 fn net(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("nets").join(name)
-}
-
-fn free_tcp_endpoint() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp://127.0.0.1:{port}")
 }
 
 /// Starts `smxrun` on one half of the split, writing its JSON report to `report`.

@@ -60,7 +60,12 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let line = ProgressLine::start(!args.quiet, move || sampler.elapsed().map(|t| (sampler.messages(), t)));
     let result = smx_runtime::run(&graph, registry, &opts);
     line.finish();
-    let report = result.map_err(|e| CliError::rejected(e.to_string()))?;
+    let mut report = result.map_err(|e| CliError::rejected(e.to_string()))?;
+    if !stop.load(Ordering::SeqCst) {
+        // After the net, an empty loop at each firewall period: the report's last lines say
+        // whether the platform could hold the period at all.
+        report::platform::probe_periods(&mut report);
+    }
 
     output.write(&render(&report, args.report))?;
     let interrupted = stop.load(Ordering::SeqCst);

@@ -1,6 +1,8 @@
-//! Graphviz export for people: boxes as `instance : implementation`, routing nodes as small
-//! points, time-triggered channels bold and labelled with their periods, time-bounded ones
-//! dashed, decoupled ends drawn with an open circle, declared channel lengths in brackets.
+//! Graphviz export for people: boxes as `instance#id : implementation`, routing nodes as small
+//! points labelled `smx_rn#id` beside them, time-triggered channels bold and labelled with
+//! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
+//! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
+//! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it.
 
 use std::fmt::Write as _;
 
@@ -13,7 +15,10 @@ pub fn to_dot(g: &NetGraph) -> String {
     );
     for n in &g.nodes {
         let attrs = match n.kind {
-            NodeKind::RoutingNode => "shape=point, width=0.12, height=0.12, label=\"\"".to_owned(),
+            NodeKind::RoutingNode => format!(
+                "shape=point, width=0.12, height=0.12, label=\"\", xlabel=\"{}\", fontsize=8",
+                esc(&format!("{}#{}", n.label, n.id))
+            ),
             NodeKind::Box => {
                 let mut style = vec!["rounded"];
                 if n.is_static {
@@ -22,7 +27,7 @@ pub fn to_dot(g: &NetGraph) -> String {
                 if n.priority > 0 {
                     style.push("filled");
                 }
-                let mut label = esc(&format!("{} : {}", n.label, n.func));
+                let mut label = esc(&format!("{}#{} : {}", n.label, n.id, n.func));
                 if n.priority > 0 {
                     let _ = write!(label, "\\nprio {}", n.priority);
                 }
@@ -32,7 +37,10 @@ pub fn to_dot(g: &NetGraph) -> String {
                     label
                 )
             }
-            NodeKind::Unexpanded => format!("shape=box, style=dashed, color=red, label=\"{}\"", esc(&n.label)),
+            NodeKind::Unexpanded => format!(
+                "shape=box, style=dashed, color=red, label=\"{}\"",
+                esc(&format!("{}#{}", n.label, n.id))
+            ),
         };
         let _ = writeln!(s, "  n{} [{attrs}];", n.id);
     }

@@ -359,7 +359,6 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     for w in tt_note.into_iter().chain(realtime_note).chain(fw_warnings) {
         // Printed once, in the report's Warnings section (not also as a log line).
         if !report.warnings.contains(&w) {
-            log::warn!("{w}");
             report.warnings.push(w);
         }
     }
@@ -565,9 +564,6 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
     } else {
         Status::Ok
     };
-    for w in &warnings {
-        log::warn!("{w}");
-    }
     let mut sections: std::collections::BTreeMap<String, Vec<smx_box::Stats>> = Default::default();
     for n in &nets {
         if let Some(section) = n.stats.section {

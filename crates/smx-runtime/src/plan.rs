@@ -51,7 +51,7 @@ impl NetPlan {
     /// The node as the report, the configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=V`) and
     /// every warning spell it: instance and id, `Snk#3`. Also the thread's name.
     pub fn thread_name(&self) -> String {
-        format!("{}_{}", self.name, self.id)
+        format!("{}#{}", self.name, self.id)
     }
 }
 

@@ -68,7 +68,8 @@ impl Findings {
 
     /// `row` with `verdict` and `problems` (joined by "; ") added.
     pub fn write_to(&self, row: Stats) -> Stats {
-        row.with("verdict", self.verdict.as_str()).with("problems", self.problems.join("; "))
+        row.with("verdict", self.verdict.as_str())
+            .with("problems", self.problems.join("; "))
     }
 
     /// For the text report's line: the verdict and its problems when the row is `incomplete`
@@ -77,7 +78,11 @@ impl Findings {
         if self.verdict < Verdict::Incomplete {
             return String::new();
         }
-        format!("; {}: {}", self.verdict.as_str().to_uppercase(), self.problems.join("; "))
+        format!(
+            "; {}: {}",
+            self.verdict.as_str().to_uppercase(),
+            self.problems.join("; ")
+        )
     }
 }
 

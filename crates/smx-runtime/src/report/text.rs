@@ -136,7 +136,9 @@ pub fn render(report: &Report) -> String {
         channels.render(&mut out);
         for c in &report.channels {
             if let Some(note) = channel_note(c) {
-                let _ = writeln!(out, "  {note}");
+                for (i, line) in wrap(&note, 100).iter().enumerate() {
+                    let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
+                }
             }
         }
     }
@@ -187,7 +189,7 @@ pub fn render(report: &Report) -> String {
 /// A node as every part of smx spells it: instance and id, `Snk#3` (the configuration's
 /// `[net."Snk#3"]` and `--set Snk#3.KEY=VALUE` take the same form).
 pub fn node(name: &str, id: usize) -> String {
-    format!("{name}({id})")
+    format!("{name}#{id}")
 }
 
 fn timing(t: &str) -> &'static str {
@@ -206,16 +208,33 @@ fn channel_note(c: &super::ChannelReport) -> Option<String> {
     }
     let consumer = node(&c.to, c.to_id);
     let mut note = format!(
-        "channel {} is time-triggered: its {} overwritten are consume misses: the firewall's latest-value \
-         buffer to {consumer} was overwritten before {consumer} read it (a temporal firewall never waits \
-         for its consumer, whatever the kind {})",
-        c.id, c.overwritten, c.smx_type
+        "channel {} is time-triggered: its {} overwritten are consume misses, messages the firewall's \
+         latest-value buffer to {consumer} replaced before {consumer} read them",
+        c.id, c.overwritten
     );
     if c.kind == "decoupled_producer" || c.kind == "decoupled" {
-        note.push_str(", or the decoupled producer side dropped its oldest message before the firewall took it");
+        note.push_str(", and messages the decoupled producer side dropped before the firewall took them");
     }
-    note.push_str("; see Temporal firewalls");
+    note.push_str(&format!(
+        ". A temporal firewall never waits for its consumer, whatever the kind ({}); see Temporal firewalls.",
+        c.smx_type
+    ));
     Some(note)
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
 
 /// `name=value` for every figure of a box.

@@ -1,0 +1,268 @@
+//! The report read by a newcomer (issue 14, items 6 to 8): a time-triggered channel's overwrites
+//! are explained on the spot, the run ends with a verdict on the period, a correct fan-in does
+//! not read as a fault, and every node has one spelling, `Name#id`, with each warning printed
+//! once. Nets are written in the language and run through the library or the binary; every
+//! assertion is about behaviour, none about timing.
+
+use std::process::Command;
+
+use smx_lang::compose::{CompileOptions, compile};
+use smx_lang::diag::SourceFile;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::firewall::{FirewallReport, PairReport};
+use smx_runtime::report::{Report, platform, text};
+use smx_runtime::{RunOptions, run};
+use smx_timing::{LatenessSummary, ProbeResult};
+
+fn run_net(net: &str, sets: &[&str]) -> Report {
+    let compiled = compile(&SourceFile::new("t.smx", net), &CompileOptions::default());
+    assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
+    let registry = smxrun::builtin_registry();
+    let mut layers = ConfigLayers::new();
+    for set in sets {
+        layers.add_set(set).unwrap();
+    }
+    let opts = RunOptions {
+        settings: layers.resolve(&compiled.graph, &registry).unwrap(),
+        ..RunOptions::default()
+    };
+    run(&compiled.graph, &registry, &opts).expect("the net runs")
+}
+
+const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+
+/// A 10 us firewall serving `Src -> Snk` with these figures.
+fn firewall(ticks: u64, missed_ticks: u64, consume_misses: u64) -> FirewallReport {
+    FirewallReport {
+        name: "tf_10.0us_0".into(),
+        clock_source: "tsc".into(),
+        period_ns: 10_000,
+        ticks,
+        missed_ticks,
+        overruns: 0,
+        lateness_ns: LatenessSummary::default(),
+        priority: None,
+        core: None,
+        spin_ns: 0,
+        pairs: vec![PairReport {
+            producer: "Src".into(),
+            consumer: "Snk".into(),
+            ticks: ticks - missed_ticks,
+            forwarded: ticks - missed_ticks - consume_misses,
+            produce_misses: 0,
+            consume_misses,
+            missed_ticks,
+        }],
+    }
+}
+
+fn probe(ticks: u64, misses: u64) -> ProbeResult {
+    ProbeResult {
+        period_ns: 10_000,
+        ticks,
+        misses,
+        miss_rate: misses as f64 / ticks as f64,
+        lateness_ns: LatenessSummary::default(),
+        clock_source: "tsc".into(),
+        rt_priority_granted: false,
+        fifo_priority: None,
+        memory_locked: false,
+        spin_ns: 0,
+        wall: Default::default(),
+        warnings: Vec::new(),
+    }
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().last().unwrap()
+}
+
+// ---- item 6: the report explains itself where the surprise is ----
+
+#[test]
+fn a_time_triggered_channel_says_its_overwrites_are_consume_misses() {
+    let mut report = run_net(PAIR, &["Src.count=5"]);
+    let c = &mut report.channels[0];
+    // What a 10 us `tt[10us](Src.Snk)` run shows: a coupled kind with overwrites.
+    c.timing = "time_triggered";
+    c.read = 2;
+    c.overwritten = 3;
+    report.firewalls.push(firewall(10, 0, 3));
+    let out = text::render(&report);
+    let at = out
+        .find("channel 0 is time-triggered")
+        .unwrap_or_else(|| panic!("no note on the tt channel:\n{out}"));
+    // The note, its wrapped lines joined; it sits with the channels, before the firewalls.
+    let end = out[at..].find("\n\n").map_or(out.len(), |n| at + n);
+    let note = out[at..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(note.contains("3 overwritten are consume misses"), "{note}");
+    assert!(
+        note.contains("latest-value buffer to Snk#1 replaced before Snk#1 read them"),
+        "{note}"
+    );
+    assert!(at < out.find("\nTemporal firewalls").unwrap(), "{out}");
+    assert!(out[at..].lines().next().unwrap().len() <= 100, "wrapped:\n{out}");
+    // A channel without a firewall has no note, whatever it shows.
+    report.channels[0].timing = "none";
+    assert!(!text::render(&report).contains("is time-triggered"));
+}
+
+#[test]
+fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
+    let mut report = run_net(PAIR, &["Src.count=5"]);
+    // No firewall: no verdict.
+    assert!(last_line(&text::render(&report)).starts_with("Total:"));
+    report.firewalls.push(firewall(1000, 250, 700));
+
+    // Without a probe the figures are given and the probe command named.
+    let out = text::render(&report);
+    let line = last_line(&out);
+    assert!(line.starts_with("Period 10.0us:"), "{out}");
+    assert!(
+        line.contains("lost 25.00 % of its ticks") && line.contains("up to 95.00 %"),
+        "{line}"
+    );
+    assert!(line.contains("`smxrun probe --period 10us`"), "{line}");
+
+    // The empty loop misses too: the platform cannot hold the period.
+    report.probes = vec![probe(20_000, 9_000)];
+    let line = last_line(&text::render(&report)).to_string();
+    assert!(line.contains("NOT held by this platform"), "{line}");
+    assert!(line.contains("lost 45.00 % of 20000 ticks"), "{line}");
+
+    // The empty loop holds it: the misses are the run's.
+    report.probes = vec![probe(20_000, 0)];
+    let line = last_line(&text::render(&report)).to_string();
+    assert!(line.contains("held by the platform but not by this run"), "{line}");
+
+    // Both hold it.
+    report.firewalls = vec![firewall(1000, 0, 0)];
+    let line = last_line(&text::render(&report)).to_string();
+    assert!(line.starts_with("Period 10.0us: held:"), "{line}");
+
+    let json: serde_json::Value = serde_json::from_str(&smx_runtime::report::json::render(&report)).unwrap();
+    assert_eq!(json["probes"][0]["period_ns"], 10_000);
+}
+
+#[test]
+fn the_after_run_probe_measures_each_firewall_period_once() {
+    let mut report = run_net(PAIR, &["Src.count=5"]);
+    platform::probe_periods(&mut report);
+    assert!(report.probes.is_empty(), "no firewall, nothing to probe");
+    let mut fw = firewall(200, 0, 0);
+    fw.period_ns = 1_000_000;
+    report.firewalls = vec![fw.clone(), fw];
+    platform::probe_periods(&mut report);
+    assert_eq!(report.probes.len(), 1, "{:?}", report.probes);
+    let p = &report.probes[0];
+    assert_eq!(p.period_ns, 1_000_000);
+    assert!(p.ticks >= platform::MIN_PROBE_TICKS, "{p:?}");
+    assert!(p.misses <= p.ticks);
+    // A period too long for a short probe is not probed; the line then names the command.
+    let mut slow = firewall(3, 0, 0);
+    slow.period_ns = 1_000_000_000;
+    report.firewalls = vec![slow];
+    report.probes.clear();
+    platform::probe_periods(&mut report);
+    assert!(report.probes.is_empty());
+    assert!(last_line(&text::render(&report)).contains("smxrun probe --period 1s"));
+}
+
+// ---- item 7: order is per source ----
+
+#[test]
+fn a_correct_fan_in_is_in_order_per_source() {
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src!Src!Src).Snk\n";
+    let report = run_net(net, &["Src.count=2000"]);
+    let snk = report.net("Snk").unwrap();
+    assert_eq!(snk.stats.u64("received"), Some(6000));
+    assert_eq!(snk.stats.u64("out_of_order"), Some(0), "{:?}", snk.stats);
+    assert_eq!(snk.stats.u64("gaps"), Some(0));
+    assert_eq!(snk.stats.u64("streams"), Some(3));
+}
+
+#[test]
+fn a_loss_in_one_stream_is_still_a_gap() {
+    // A decoupled producer side of length 1 in front of a slow consumer drops messages; the
+    // sink books them as gaps of the one stream, and its order stays intact.
+    let net = "Src = box smx_src_rand( decoupled out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+               Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n";
+    let report = run_net(net, &["Src.count=20000"]);
+    let snk = report.net("Snk").unwrap();
+    let lost = report.channels.iter().map(|c| c.overwritten).sum::<u64>();
+    assert_eq!(snk.stats.u64("gaps"), Some(lost), "{:?}", report.channels);
+    assert_eq!(snk.stats.u64("out_of_order"), Some(0));
+    assert_eq!(snk.stats.u64("streams"), Some(1));
+}
+
+// ---- item 8: one spelling, each warning once ----
+
+#[test]
+fn the_text_report_spells_every_node_name_hash_id() {
+    let report = run_net(PAIR, &["Src.count=5", "Snk.expected_rate=1000000000000"]);
+    let out = text::render(&report);
+    assert!(out.contains("Src#0") && out.contains("Snk#1"), "{out}");
+    assert!(
+        !out.contains("Snk(1)") && !out.contains("(#1)") && !out.contains("Snk_1"),
+        "{out}"
+    );
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w.contains("expected rate"))
+        .unwrap_or_else(|| panic!("{:?}", report.warnings));
+    assert!(warning.starts_with("Snk#1: "), "{warning}");
+}
+
+fn smxrun(args: &[&str]) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_runtime_warning_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("pair.smx");
+    std::fs::write(&net, PAIR).unwrap();
+    let (stdout, stderr) = smxrun(&[
+        net.to_str().unwrap(),
+        "-n",
+        "5",
+        "--quiet",
+        "--set",
+        "Snk.expected_rate=1000000000000",
+    ]);
+    let all = format!("{stdout}{stderr}");
+    assert_eq!(all.matches("of the expected rate").count(), 1, "{all}");
+    assert!(stdout.contains("Warnings\n  Snk#1: net rate at"), "{stdout}");
+}
+
+#[test]
+fn the_dot_graph_shows_the_ids_the_configuration_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("fan_in.smx");
+    std::fs::write(
+        &net,
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src!Src).Snk\n",
+    )
+    .unwrap();
+    let (dot, _) = smxrun(&["graph", net.to_str().unwrap(), "--format", "dot"]);
+    for label in [
+        "Src#0 : smx_src_rand",
+        "Src#1 : smx_src_rand",
+        "Snk#3 : smx_snk_null",
+        "smx_rn#2",
+    ] {
+        assert!(dot.contains(label), "{label} missing from\n{dot}");
+    }
+    // The id shown is the one `--set NAME#ID.KEY=VALUE` accepts.
+    let (stdout, stderr) = smxrun(&[net.to_str().unwrap(), "--quiet", "-n", "3", "--set", "Src#1.count=7"]);
+    assert!(stdout.contains("Src#1: sent=7"), "{stdout}{stderr}");
+}
