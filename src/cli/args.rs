@@ -140,6 +140,10 @@ pub struct GraphArgs {
     /// Write to PATH instead of stdout
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
+
+    /// Resolve C box implementations in this shared library (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

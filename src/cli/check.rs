@@ -1,12 +1,10 @@
 //! `smxrun check FILE` and `smxrun graph FILE`: the front end alone, no thread started.
 
-use std::path::Path;
-
 use super::args::{CheckArgs, GraphArgs};
 use super::exit::{self, CliError};
 use super::load;
 use super::output::Output;
-use smx_graph::{NetGraph, NodeKind};
+use smx_graph::NodeKind;
 use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 
@@ -28,10 +26,16 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         return Ok(exit::REJECTED);
     }
     let registry = &load::with_c_boxes(&compiled.graph, registry, &libraries)?;
-    warn_unknown_implementations(file, &compiled.graph, registry, &libraries.names());
-    if let Some(layers) = &layers
-        && load::unknown_implementations(&compiled.graph, registry).is_empty()
-    {
+    if load::reject_unknown_implementations(file, &compiled.graph, registry, &libraries.names()).is_err() {
+        let unknown = load::unknown_implementations(&compiled.graph, registry).len();
+        eprintln!(
+            "{}: rejected ({})",
+            file.display(),
+            load::counts_with(&compiled, unknown)
+        );
+        return Ok(exit::REJECTED);
+    }
+    if let Some(layers) = &layers {
         layers.resolve(&compiled.graph, registry)?;
     }
     let g = &compiled.graph;
@@ -46,21 +50,13 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     Ok(exit::OK)
 }
 
-/// The language does not know implementations, so an accepted net may still name one that
-/// `smxrun` cannot run; say so without changing the verdict.
-fn warn_unknown_implementations(file: &Path, graph: &NetGraph, registry: &Registry, libs: &str) {
-    for node in load::unknown_implementations(graph, registry) {
-        eprintln!(
-            "{}",
-            load::unknown_implementation(file, node, registry, "warning", libs)
-        );
-    }
-}
-
 /// Writes the flattened graph of an accepted net in `args.format`.
-pub fn graph(args: &GraphArgs, _registry: &Registry) -> Result<i32, CliError> {
+pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
+    let libraries = load::open_libraries(&args.boxes)?;
+    let registry = &load::with_c_boxes(&g, registry, &libraries)?;
+    load::reject_unknown_implementations(&args.file, &g, registry, &libraries.names())?;
     let text = args.format.export(&g);
     output.write(&text)?;
     Ok(exit::OK)

@@ -6,7 +6,8 @@ use super::exit::{self, CliError};
 use smx_cbox::BoxLibraries;
 use smx_graph::{self, NetGraph, Node, NodeKind};
 use smx_lang::compose::{self, CompileOptions, Compiled};
-use smx_lang::diag::{Severity, SourceFile};
+use smx_lang::diag::{Diagnostic, Severity, SourceFile, Span};
+use smx_lang::syntax::ast;
 use smx_runtime::Registry;
 
 /// Reads and compiles `path`, printing every diagnostic to stderr in our format
@@ -43,12 +44,18 @@ pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
 
 /// `2 errors, 1 warning` for the summary of `smxrun check`.
 pub fn counts(compiled: &Compiled) -> String {
-    let errors = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    let warnings = compiled.diagnostics.len() - errors;
+    counts_with(compiled, 0)
+}
+
+/// [`counts`] with `more_errors` found after the front end (unknown implementations).
+pub fn counts_with(compiled: &Compiled, more_errors: usize) -> String {
+    let errors = more_errors
+        + compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+    let warnings = compiled.diagnostics.len() + more_errors - errors;
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
 }
@@ -63,22 +70,68 @@ pub fn unknown_implementations<'g>(graph: &'g NetGraph, registry: &Registry) -> 
         .collect()
 }
 
-/// `FILE:LINE: error: box 'A' uses unknown implementation 'x' (known boxes: ...)`, and the
-/// libraries that were searched for it (`libs`, empty when none).
+/// `FILE:LINE:COL: error: box 'A' uses unknown implementation 'x' (known boxes: ...)` with the
+/// declaration's line and a caret under the implementation name, and the libraries that were
+/// searched for it (`libs`, empty when none). A graph read from JSON has no text to point at:
+/// then the node's line alone.
 pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str, libs: &str) -> String {
     let searched = if libs.is_empty() {
         String::new()
     } else {
         format!("; no symbol '{}' in {libs}", node.func)
     };
-    format!(
-        "{}:{}: {severity}: box '{}' uses unknown implementation '{}' (known boxes: {}){searched}",
-        file.display(),
-        node.line,
+    let message = format!(
+        "box '{}' uses unknown implementation '{}' (known boxes: {}){searched}",
         node.label,
         node.func,
         registry.names().join(", ")
-    )
+    );
+    let source = SourceFile::read(file).ok();
+    let span = source
+        .as_ref()
+        .and_then(|s| implementation_span(s, &node.label, &node.func));
+    match (source, span) {
+        (Some(source), Some(span)) => {
+            let diag = if severity == "error" {
+                Diagnostic::error(message, Some(span))
+            } else {
+                Diagnostic::warning(message, Some(span))
+            };
+            source.render(&diag).trim_end().to_string()
+        }
+        _ => format!("{}:{}: {severity}: {message}", file.display(), node.line),
+    }
+}
+
+/// Where `label = box func(...)` names its implementation, in any scope of the program.
+fn implementation_span(source: &SourceFile, label: &str, func: &str) -> Option<Span> {
+    fn find(program: &ast::Program, label: &str, func: &str) -> Option<Span> {
+        program.decls.iter().find_map(|decl| match decl {
+            ast::Decl::Box(b) if b.implementation.name == func && b.name.name == label => Some(b.implementation.span),
+            ast::Decl::Wrapper(w) => find(&w.body, label, func),
+            _ => None,
+        })
+    }
+    find(smx_lang::syntax::parse(source).program.as_ref()?, label, func)
+}
+
+/// Every implementation of `graph` that `registry` does not know, as errors on stderr; exit 1
+/// when there is one. `check`, `graph` and `run` all ask here, so they give one verdict.
+pub fn reject_unknown_implementations(
+    file: &Path,
+    graph: &NetGraph,
+    registry: &Registry,
+    libs: &str,
+) -> Result<usize, CliError> {
+    let unknown = unknown_implementations(graph, registry);
+    for node in &unknown {
+        eprintln!("{}", unknown_implementation(file, node, registry, "error", libs));
+    }
+    if unknown.is_empty() {
+        Ok(0)
+    } else {
+        Err(CliError::silent(exit::REJECTED))
+    }
 }
 
 /// The C box libraries of a command: the config file's `boxes`, then `--boxes`.

@@ -27,16 +27,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let graph = load::checked_graph(file)?;
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
-    let unknown = load::unknown_implementations(&graph, registry);
-    if !unknown.is_empty() {
-        for node in unknown {
-            eprintln!(
-                "{}",
-                load::unknown_implementation(file, node, registry, "error", &libraries.names())
-            );
-        }
-        return Err(CliError::silent(exit::REJECTED));
-    }
+    load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
 
