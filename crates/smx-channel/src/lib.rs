@@ -26,7 +26,7 @@ pub mod latest;
 pub mod overwrite;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -103,6 +103,10 @@ pub struct Shared {
     /// Wakes a producer waiting for room in a full coupled channel ([`coupled::send`]); the
     /// consumer rings it after each message it takes.
     space: CachePadded<Doorbell>,
+    /// The consumer takes only what [`Shared::published`] counts ([`Reader::take_published_only`]).
+    guarded: AtomicBool,
+    /// Writes the producer has completed, counted only on a guarded channel.
+    published: CachePadded<AtomicU64>,
 }
 
 impl Shared {
@@ -135,6 +139,7 @@ pub fn channel<T: Clone>(kind: ChannelKind, len: usize) -> (Writer<T>, Reader<T>
         spin: DEFAULT_SPIN,
         kind,
         shared,
+        taken: None,
     };
     (writer, reader)
 }
@@ -179,6 +184,9 @@ impl<T> Writer<T> {
             (None, _) => false,
         };
         if delivered {
+            if self.shared.guarded.load(Ordering::Relaxed) {
+                self.shared.published.fetch_add(1, Ordering::Release);
+            }
             self.shared.doorbell.ring();
             Ok(())
         } else {
@@ -246,9 +254,25 @@ pub struct Reader<T> {
     spin: Duration,
     kind: ChannelKind,
     shared: Arc<Shared>,
+    /// Messages taken, on a guarded channel ([`Reader::take_published_only`]).
+    taken: Option<u64>,
 }
 
 impl<T: Clone> Reader<T> {
+    /// From now on [`Reader::take`] takes only messages whose write has completed, and never
+    /// looks at a slot the producer is still writing. The queue's own `try_recv` waits, without
+    /// yielding, for a slot whose write has begun: a consumer of higher real-time priority on
+    /// the producer's core (a SCHED_FIFO firewall) would wait there forever, since the producer
+    /// it waits for cannot run. Call it before the producer's first write, on a channel whose
+    /// producer side is coupled (a decoupled producer also takes messages out, which these
+    /// counts do not follow); a decoupled one is left as it is.
+    pub fn take_published_only(&mut self) {
+        if !self.kind.producer_decoupled() {
+            self.shared.guarded.store(true, Ordering::Relaxed);
+            self.taken = Some(0);
+        }
+    }
+
     pub fn kind(&self) -> ChannelKind {
         self.kind
     }
@@ -364,6 +388,14 @@ impl<T: Clone> Reader<T> {
         let Some(rx) = &self.rx else {
             return Poll::Ended;
         };
+        if let Some(taken) = self.taken {
+            if self.shared.published.load(Ordering::Acquire) <= taken {
+                // Nothing completed; the end only once the producer closed after its last write.
+                let ended = self.shared.producer_ended() && self.shared.published.load(Ordering::Acquire) <= taken;
+                return if ended { Poll::Ended } else { Poll::Empty };
+            }
+            self.taken = Some(taken + 1);
+        }
         let seen_ready = self.known_ready > 0;
         self.known_ready = self.known_ready.saturating_sub(1);
         let msg = match rx.try_recv() {
@@ -429,5 +461,39 @@ impl<T> Reader<T> {
 impl<T> Drop for Reader<T> {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guarded_reader_takes_every_completed_write_then_sees_the_end() {
+        let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 4);
+        r.take_published_only();
+        assert!(matches!(r.take(), Poll::Empty));
+        for i in 0..3 {
+            w.write(i).unwrap();
+        }
+        let got: Vec<u32> = (0..3)
+            .map(|_| match r.take() {
+                Poll::Message(m) => m,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got, [0, 1, 2]);
+        assert!(matches!(r.take(), Poll::Empty));
+        w.close();
+        assert!(matches!(r.take(), Poll::Ended));
+    }
+
+    #[test]
+    fn a_decoupled_producer_side_is_not_guarded() {
+        let (mut w, mut r) = channel::<u32>(ChannelKind::DecoupledProducer, 1);
+        r.take_published_only();
+        w.write(1).unwrap();
+        w.write(2).unwrap();
+        assert!(matches!(r.take(), Poll::Message(2)));
     }
 }

@@ -141,7 +141,9 @@ impl Firewall {
     }
 
     /// Adds a pair from existing channel ends (`output` must overwrite when full).
-    pub fn add_pair(&mut self, producer: &str, consumer: &str, input: Reader, output: Writer) {
+    pub fn add_pair(&mut self, producer: &str, consumer: &str, mut input: Reader, output: Writer) {
+        // The firewall may run at a real-time priority on its producer's core.
+        input.take_published_only();
         self.pairs.push(Pair::new(producer, consumer, input, output));
     }
 
