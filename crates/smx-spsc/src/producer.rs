@@ -1,0 +1,312 @@
+//! The producer's end.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use std::time::Duration;
+
+use crate::ring::Ring;
+use crate::sync::{Arc, fence, spin_loop, thread};
+use crate::wait::{Spin, WakeMark, light_barrier, park_until, spin_until};
+use crate::{Closed, TryPushError};
+
+/// The writing end of a queue (see [`crate::channel`]). Only one thread uses it at a time;
+/// it may move between threads.
+///
+/// Aligned to its own cache lines: the owner keeps it beside other hot data (smx puts both
+/// ends of a channel side by side when it builds a net), and the fields here change on every
+/// message.
+#[repr(align(128))]
+pub struct Producer<T> {
+    ring: Arc<Ring<T>>,
+    /// Index of the next message to write. Every write publishes it, so it also equals the
+    /// shared `tail`.
+    tail: u64,
+    /// `tail % slots`, kept beside it so that a write costs no division.
+    slot: usize,
+    /// The consumer's `head` as last loaded. It only grows, so this is a lower bound and
+    /// `tail - head_cache` over-states how full the queue is: the producer loads the real
+    /// `head` (the consumer's cache line) only when this copy says full, and then learns of
+    /// all the room made since in one load.
+    head_cache: u64,
+    /// Drop-oldest only: the consumer's `reading` as loaded right after the load that gave
+    /// `head_cache` (see `push_evicting`).
+    reading_cache: u64,
+    capacity: u64,
+    slots: usize,
+    lossy: bool,
+    /// The queue's handshake is membarrier: no fence after publishing.
+    asymmetric: bool,
+    spin: Spin,
+    /// The last park of the consumer this end woke.
+    woke: WakeMark,
+    closed: bool,
+}
+
+impl<T> Producer<T> {
+    pub(crate) fn new(ring: Arc<Ring<T>>, capacity: usize, lossy: bool) -> Self {
+        Producer {
+            slots: ring.slots(),
+            asymmetric: ring.asymmetric,
+            ring,
+            tail: 0,
+            slot: 0,
+            head_cache: 0,
+            reading_cache: crate::ring::IDLE,
+            capacity: capacity as u64,
+            lossy,
+            spin: Spin::new(capacity),
+            woke: WakeMark::default(),
+            closed: false,
+        }
+    }
+
+    /// Writes `value`.
+    ///
+    /// * Blocking queue: waits while the queue is full (spinning up to the spin budget, then
+    ///   parked until the consumer takes a message or closes). Returns `Ok(None)`.
+    /// * Drop-oldest queue: never waits. When the queue is full the oldest unread message is
+    ///   taken out and returned as `Ok(Some(oldest))`, for the caller to count as overwritten.
+    ///
+    /// Fails, handing `value` back, once the consumer has closed (or this end has).
+    #[inline]
+    pub fn push(&mut self, value: T) -> Result<Option<T>, Closed<T>> {
+        if self.refused() {
+            return Err(Closed(value));
+        }
+        if self.lossy {
+            return Ok(self.push_evicting(value));
+        }
+        if self.tail - self.head_cache == self.capacity && !self.wait_for_space() {
+            return Err(Closed(value));
+        }
+        self.write(value);
+        Ok(None)
+    }
+
+    /// Like [`Producer::push`] but never waits: a full blocking queue hands `value` back as
+    /// [`TryPushError::Full`]. A drop-oldest queue is never full.
+    #[inline]
+    pub fn try_push(&mut self, value: T) -> Result<Option<T>, TryPushError<T>> {
+        if self.refused() {
+            return Err(TryPushError::Closed(value));
+        }
+        if self.lossy {
+            return Ok(self.push_evicting(value));
+        }
+        if self.tail - self.head_cache == self.capacity {
+            self.head_cache = self.ring.consumer.head.load(Acquire);
+            if self.tail - self.head_cache == self.capacity {
+                return Err(TryPushError::Full(value));
+            }
+        }
+        self.write(value);
+        Ok(None)
+    }
+
+    /// True once the consumer has closed: every later write fails.
+    pub fn consumer_closed(&self) -> bool {
+        self.ring.flags.consumer_closed.load(Acquire)
+    }
+
+    /// Ends the producer's side (also done on drop): the consumer reads what is inside and
+    /// then sees the end.
+    pub fn close(&mut self) {
+        if !self.closed {
+            self.closed = true;
+            self.ring.flags.producer_closed.store(true, Release);
+            fence(SeqCst);
+            self.ring.data.wake(&mut self.woke);
+        }
+    }
+
+    /// How long a write into a full blocking queue spins before it parks (default
+    /// [`crate::DEFAULT_SPIN`]); zero parks at once (for ends sharing a core).
+    pub fn set_spin(&mut self, spin: Duration) {
+        self.spin.budget = spin;
+    }
+
+    /// Spin-loop hints between two looks at the consumer's index while waiting for room
+    /// (default [`crate::default_settle`] of the capacity).
+    pub fn set_settle(&mut self, settle: u32) {
+        self.spin.settle = settle;
+    }
+
+    /// Yield the core after every look that found nothing while spinning (default off): for
+    /// an end whose consumer runs on the same core, which can only make progress once this end
+    /// gives the core up. See [`crate::share_core`].
+    pub fn set_yield_each_look(&mut self, on: bool) {
+        self.spin.yield_each_look = on;
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
+    #[inline]
+    fn refused(&self) -> bool {
+        // The flag's line is written once, so this load stays in this core's cache.
+        self.closed || self.ring.flags.consumer_closed.load(Relaxed)
+    }
+
+    /// Writes the slot at `tail` (which the caller has made sure is free), publishes the new
+    /// tail and wakes a parked consumer.
+    #[inline]
+    fn write(&mut self, value: T) {
+        self.put(value);
+        // There is no separate "flush": every message is published at once, so one that the
+        // producer wrote is never stranded behind a batch however long the producer then
+        // pauses (what this costs and why it is cheap: see the crate docs).
+        self.publish();
+    }
+
+    /// Writes the slot at `tail` without publishing it.
+    #[inline(always)]
+    fn put(&mut self, value: T) {
+        // Safety: `tail - head < capacity <= slots` (or the eviction rule for drop-oldest),
+        // so the consumer is done with this slot, and only the producer writes slots.
+        unsafe { self.ring.write(self.slot, value) };
+        self.tail += 1;
+        self.slot += 1;
+        if self.slot == self.slots {
+            self.slot = 0;
+        }
+    }
+
+    /// Makes every slot written so far visible and wakes a parked consumer.
+    #[inline(always)]
+    fn publish(&mut self) {
+        // Release: the slots' contents are visible to whoever loads this tail with Acquire.
+        self.ring.tail.store(self.tail, Release);
+        light_barrier(self.asymmetric); // the wake-up handshake (crate::wait)
+        self.ring.data.wake(&mut self.woke);
+    }
+
+    /// Writes every message of `items`, oldest first, taking them out of it: the batched form
+    /// of [`Producer::push`]. A blocking queue publishes the tail (and, with fences, pays the
+    /// wake-up fence) once per run of free slots instead of once per message, and publishes before it waits
+    /// for room, so nothing written is ever held back past this call. A drop-oldest queue
+    /// writes them one by one and drops what it evicts. Returns how many were evicted; on
+    /// `Err` (the consumer closed) the messages not written are still in `items`.
+    pub fn push_from(&mut self, items: &mut VecDeque<T>) -> Result<usize, Closed<()>> {
+        let mut evicted = 0;
+        while !items.is_empty() {
+            if self.refused() {
+                return Err(Closed(()));
+            }
+            if self.lossy {
+                let value = items.pop_front().unwrap();
+                evicted += self.push_evicting(value).is_some() as usize;
+                continue;
+            }
+            if self.tail - self.head_cache == self.capacity && !self.wait_for_space() {
+                return Err(Closed(()));
+            }
+            let room = (self.capacity - (self.tail - self.head_cache)) as usize;
+            for value in items.drain(..room.min(items.len())) {
+                self.put(value);
+            }
+            self.publish();
+        }
+        Ok(evicted)
+    }
+
+    /// Waits until the consumer has made room (true) or has closed (false).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_space(&mut self) -> bool {
+        let ring = &*self.ring;
+        let (tail, capacity) = (self.tail, self.capacity);
+        let head_cache = &mut self.head_cache;
+        let mut ready = || {
+            *head_cache = ring.consumer.head.load(Acquire);
+            tail - *head_cache < capacity || ring.flags.consumer_closed.load(Acquire)
+        };
+        if !ready() && !spin_until(self.spin, &mut ready) {
+            park_until(|| std::iter::once(&*ring.space), ring.asymmetric, ready);
+        }
+        // The consumer drains the queue when it closes: a message put into the room that the
+        // drain made would never be read, so a close wins over room.
+        !ring.flags.consumer_closed.load(Acquire)
+    }
+
+    /// Drop-oldest write. The queue has `capacity + 2` slots, and the order is: write the new
+    /// message into a free slot, publish it, then evict the oldest if that made `capacity + 1`.
+    /// Publishing before evicting means the producer never makes the queue look emptier than it
+    /// was, so a consumer that saw a message can always take one; the one extra message is
+    /// inside only between the two steps, and the consumer never counts more than `capacity`
+    /// ([`crate::Consumer::len`]).
+    ///
+    /// Eviction races with the consumer for the oldest message, so on these queues both ends
+    /// claim a message by compare-and-swap on `head` before touching its slot, and whoever wins
+    /// copies it out. The consumer copies *after* its claim, so the producer must not reuse a
+    /// slot whose message the consumer has claimed but not finished copying: the consumer
+    /// announces that index in `reading`. The slot being written next last held index
+    /// `tail - slots`, which is below every head the producer has loaded (the queue never holds
+    /// more than `capacity + 1 < slots`); so if the consumer was copying it, it had announced
+    /// it before the claim that moved head past it, and the `reading` loaded after that head
+    /// shows it. Only then does the producer wait, for one copy (tens of nanoseconds, unless
+    /// the consumer is preempted mid-copy); with two spare slots that needs the producer to
+    /// write twice during one copy.
+    fn push_evicting(&mut self, value: T) -> Option<T> {
+        let slots = self.slots as u64;
+        if self.tail >= slots && self.reading_cache == self.tail - slots {
+            self.wait_for_copy(self.tail - slots);
+        }
+        self.write(value);
+        if self.tail - self.head_cache <= self.capacity {
+            return None;
+        }
+        let line = &self.ring.consumer;
+        let mut evicted = None;
+        let mut head = line.head.load(Acquire);
+        while self.tail - head > self.capacity {
+            match line.head.compare_exchange(head, head + 1, AcqRel, Acquire) {
+                Ok(_) => {
+                    // Safety: the claim made this slot ours; the consumer cannot claim it now.
+                    evicted = Some(unsafe { self.ring.read((head % slots) as usize) });
+                    head += 1;
+                }
+                Err(now) => head = now, // the consumer took it first
+            }
+        }
+        self.head_cache = head;
+        self.reading_cache = line.reading.load(Acquire);
+        evicted
+    }
+
+    /// Waits until the consumer has finished copying out index `index`.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_copy(&mut self, index: u64) {
+        let mut spins = 0u32;
+        loop {
+            self.reading_cache = self.ring.consumer.reading.load(Acquire);
+            if self.reading_cache != index {
+                return;
+            }
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                thread::yield_now();
+            } else {
+                spin_loop();
+            }
+        }
+    }
+}
+
+impl<T> Drop for Producer<T> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl<T> std::fmt::Debug for Producer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Producer")
+            .field("capacity", &self.capacity)
+            .field("drop_oldest", &self.lossy)
+            .field("tail", &self.tail)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}

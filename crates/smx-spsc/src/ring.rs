@@ -1,0 +1,120 @@
+//! The shared part of a queue: the slots, the two indices, the close flags and the two
+//! parking spots, each group on its own cache line.
+
+use std::mem::MaybeUninit;
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::sync::{AtomicBool, AtomicU64, UnsafeCell};
+use crate::wait::Waiter;
+
+/// Aligned (and so padded) to 128 bytes: two cache lines, because Intel's spatial prefetcher
+/// fetches lines in pairs, so 64 would still let two neighbours disturb each other.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// `reading` when the consumer is not copying a message out (drop-oldest queues only).
+pub(crate) const IDLE: u64 = u64::MAX;
+
+/// What the consumer writes on every message.
+#[derive(Debug, Default)]
+pub(crate) struct ConsumerLine {
+    /// Index of the next message to read; messages `head..tail` are in the queue. Only the
+    /// consumer moves it, except on a drop-oldest queue, where the producer may also move it
+    /// (by compare-and-swap) to evict the oldest message.
+    pub(crate) head: AtomicU64,
+    /// Drop-oldest queues only: the index whose slot the consumer is copying out, else
+    /// [`IDLE`]. The producer must not overwrite that slot until the copy is done.
+    pub(crate) reading: AtomicU64,
+}
+
+/// Written once each, read on every message: on a line of their own, which therefore stays
+/// in both ends' caches.
+#[derive(Debug, Default)]
+pub(crate) struct Flags {
+    pub(crate) producer_closed: AtomicBool,
+    pub(crate) consumer_closed: AtomicBool,
+}
+
+/// Indices are 64-bit and only ever grow (they do not wrap in practice: 2^64 messages), so
+/// `tail - head` is the number of messages inside and the slot of index `i` is `i % slots`.
+pub(crate) struct Ring<T> {
+    /// Index of the next message the producer will write, published after the slot is written.
+    pub(crate) tail: Padded<AtomicU64>,
+    pub(crate) consumer: Padded<ConsumerLine>,
+    pub(crate) flags: Padded<Flags>,
+    /// The consumer parks here waiting for a message.
+    pub(crate) data: Padded<Waiter>,
+    /// The producer parks here waiting for room (blocking queues only).
+    pub(crate) space: Padded<Waiter>,
+    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    /// The queue's handshake is membarrier (see `wait`); fixed at creation, so both ends agree.
+    pub(crate) asymmetric: bool,
+}
+
+// Safety: a slot is only written by the producer and read by the consumer (or, on eviction,
+// by the producer), never both at once: the index protocol in `producer` and `consumer`
+// hands each slot over with release/acquire.
+unsafe impl<T: Send> Send for Ring<T> {}
+unsafe impl<T: Send> Sync for Ring<T> {}
+
+impl<T> Ring<T> {
+    pub(crate) fn new(slots: usize, asymmetric: bool) -> Self {
+        Ring {
+            tail: Padded::default(),
+            consumer: Padded(ConsumerLine {
+                head: AtomicU64::new(0),
+                reading: AtomicU64::new(IDLE),
+            }),
+            flags: Padded::default(),
+            data: Padded::default(),
+            space: Padded::default(),
+            slots: (0..slots).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect(),
+            asymmetric,
+        }
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Safety: the caller owns slot `i` (it is empty and only this thread may write it).
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, i: usize, value: T) {
+        debug_assert!(i < self.slots.len());
+        unsafe { self.slots.get_unchecked(i).with_mut(|p| (*p).write(value)) };
+    }
+
+    /// Safety: the caller owns slot `i`, which holds a message; it is empty afterwards.
+    #[inline(always)]
+    pub(crate) unsafe fn read(&self, i: usize) -> T {
+        debug_assert!(i < self.slots.len());
+        unsafe { self.slots.get_unchecked(i).with(|p| (*p).assume_init_read()) }
+    }
+
+    /// Safety: slot `i` holds a message that nobody else touches while the borrow lives.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, i: usize) -> &T {
+        debug_assert!(i < self.slots.len());
+        unsafe { self.slots.get_unchecked(i).with(|p| (*p).assume_init_ref()) }
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    /// Both ends are gone: drop what is still inside (what a consumer left unread, or what a
+    /// producer slipped in while the consumer was closing).
+    fn drop(&mut self) {
+        let head = self.consumer.head.load(Relaxed);
+        let tail = self.tail.load(Relaxed);
+        for i in head..tail {
+            drop(unsafe { self.read((i % self.slots.len() as u64) as usize) });
+        }
+    }
+}
