@@ -258,16 +258,29 @@ fn a_missing_config_file_is_a_clear_error() {
 fn an_unwritable_report_path_fails_before_running() {
     let (dir, net) = net_file("src_snk.smx", SRC_SNK);
     let report = dir.path().join("no/such/dir/report.txt");
+    // count = 0 runs until stopped: only an early check lets this command end. A regression
+    // must fail here, not hang the suite: the run is killed after a generous bound.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args([arg(&net), "--set", "Src.count=0", "-o", arg(&report), "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let started = Instant::now();
-    // count = 0 runs until stopped: only an early check lets this command end.
-    let out = smxrun(&[arg(&net), "--set", "Src.count=0", "-o", arg(&report), "-q"]);
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the run started although its report path cannot be written");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
         stderr.contains(&format!("cannot write '{}'", report.display())),
         "{stderr}"
     );
-    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[test]

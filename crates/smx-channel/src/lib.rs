@@ -211,7 +211,18 @@ impl<T> Writer<T> {
         if self.tx.is_some() {
             self.shared.producer_done.store(true, Ordering::SeqCst);
             self.tx = None;
-            self.evict = None;
+            // A decoupled producer's write can land after the consumer ended and drained the
+            // channel (its eviction end keeps the queue open): the consumer will never count it,
+            // so the producer counts it as left here instead of letting it vanish.
+            if let Some(evict) = self.evict.take()
+                && self.shared.consumer_ended()
+            {
+                let mut left = 0;
+                while evict.try_recv().is_ok() {
+                    left += 1;
+                }
+                self.shared.counters.consumer.left.add(left);
+            }
             self.shared.doorbell.ring();
         }
     }
