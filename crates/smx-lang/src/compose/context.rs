@@ -101,6 +101,17 @@ impl<'a> Composer<'a> {
         format!("'{}'({})", self.vlabel(g, v), g.rank(v))
     }
 
+    /// `cannot connect open port 'x' in 'A'(0)`: an open port met a port it may not join.
+    pub fn open_port_error(&mut self, g: &Graph, port: PId) {
+        let msg = format!(
+            "cannot connect open port '{}' in {}",
+            self.pname(g, port),
+            self.quoted_inst(g, g.port(port).owner)
+        );
+        let span = self.inst_span(g, port);
+        self.error(msg, span);
+    }
+
     pub fn inst_span(&self, g: &Graph, p: PId) -> Option<Span> {
         g.vert(g.port(p).owner).span
     }

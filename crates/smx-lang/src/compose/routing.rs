@@ -100,14 +100,7 @@ impl Composer<'_> {
         }
         if a.open || b.open {
             if kind == RouteKind::Serial && a.open != b.open {
-                let o = if a.open { p1 } else { p2 };
-                let msg = format!(
-                    "cannot connect open port '{}' in {}",
-                    self.pname(g, o),
-                    self.quoted_inst(g, g.port(o).owner)
-                );
-                let span = self.inst_span(g, o);
-                self.error(msg, span);
+                self.open_port_error(g, if a.open { p1 } else { p2 });
             }
             return;
         }

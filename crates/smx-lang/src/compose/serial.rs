@@ -116,14 +116,7 @@ impl Composer<'_> {
         }
         if pl.open || pr.open {
             if pl.open != pr.open {
-                let o = if pl.open { l } else { r };
-                let msg = format!(
-                    "cannot connect open port '{}' in {}",
-                    self.pname(g, o),
-                    self.quoted_inst(g, g.port(o).owner)
-                );
-                let span = self.inst_span(g, o);
-                self.error(msg, span);
+                self.open_port_error(g, if pl.open { l } else { r });
             }
             return false;
         }
