@@ -231,3 +231,65 @@ fn stats_reach_the_report_typed_and_in_order() {
         .unwrap();
     assert_eq!(node["stats"]["received"], 3);
 }
+
+/// `t_slow(out data)`: two messages with a pause between them that is long against the
+/// sink's read timeout, then the end.
+const SLOW: BoxSpec = BoxSpec::named("t_slow")
+    .outputs(&[PortSpec::new("data")])
+    .create(|_| Ok(Box::new(Slow(0))));
+
+struct Slow(u64);
+
+impl BoxImpl for Slow {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        self.0 += 1;
+        if self.0 == 2 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let _ = io.write(OutPort(0), Message::now(self.0, &[1]));
+        Ok(if self.0 == 2 { Flow::End } else { Flow::Return })
+    }
+}
+
+/// `t_watchdog(in data)`: waits at most 20 ms for each message and counts the silences, one
+/// per step that found nothing although its input had not ended.
+fn watchdog_spec(silences: Arc<AtomicU64>, received: Arc<AtomicU64>) -> BoxSpec {
+    const DECLARED: SpecBuilder = BoxSpec::named("t_watchdog").inputs(&[PortSpec::new("data")]);
+    DECLARED.factory(move |_| Ok(Box::new(Watchdog(silences.clone(), received.clone()))))
+}
+
+struct Watchdog(Arc<AtomicU64>, Arc<AtomicU64>);
+
+impl BoxImpl for Watchdog {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        ctx.set_read_timeout(InPort(0), Some(std::time::Duration::from_millis(20)));
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        match io.read(InPort(0)) {
+            Some(_) => self.1.fetch_add(1, Ordering::Relaxed),
+            None if !io.input_ended(InPort(0)) => self.0.fetch_add(1, Ordering::Relaxed),
+            None => 0,
+        };
+        Ok(Flow::Return)
+    }
+}
+
+#[test]
+fn a_read_timeout_lets_the_box_step_on_silence_and_loses_nothing() {
+    let (silences, received) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let reg = registry([SLOW, watchdog_spec(silences.clone(), received.clone())]);
+    let report = run_net(
+        "S = box t_slow( out data )\nW = box t_watchdog( in data )\nconnect S.W\n",
+        &reg,
+        &[],
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(received.load(Ordering::Relaxed), 2);
+    // The source is silent for 300 ms: the 20 ms timeout must have fired in that gap.
+    assert!(
+        silences.load(Ordering::Relaxed) >= 1,
+        "the watchdog never stepped on silence"
+    );
+}

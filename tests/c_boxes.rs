@@ -607,3 +607,39 @@ fn smxrun_exports_the_c_abi() {
     }
     assert_eq!(exported.len(), 31, "{exported:?}");
 }
+
+#[test]
+fn a_read_timeout_bounds_the_firing_rule_of_a_c_box() {
+    // Lines pauses 150 ms after each value; Sink waits at most 20 ms (SMX_SET_READ_TIMEOUT in
+    // its init), so it must run on silence between values, see SMX_HAS_READ_TIMEOUT, and still
+    // get every value.
+    let lib = example_library();
+    let file = net_file(
+        "read_timeout",
+        "Lines = box c_lines( out value )\nSink = box c_sink( in value )\nconnect Lines.Sink\n",
+    );
+    let data = root().join("examples/c-boxes/data/numbers.txt");
+    let out = smxrun(&[
+        &file,
+        "--boxes",
+        lib,
+        "--set",
+        &format!("Lines.file={}", data.display()),
+        "--set",
+        "Lines.limit=3",
+        "--set",
+        "Lines.sleep_us=150000",
+        "--set",
+        "Sink.timeout_ms=20",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().next(),
+        Some("c_sink Sink: count=3 sum=17 min=3 max=7"),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no value within the timeout"), "{stderr}");
+}

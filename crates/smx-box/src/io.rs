@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::{BoxConfig, BoxError, Disconnected, Message};
 
@@ -48,6 +49,9 @@ pub mod host {
         fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
         /// The consumer ended (true when unconnected: nobody listens).
         fn output_ended(&self, port: usize) -> bool;
+        /// Bounds how long the firing rule waits for a message on this input (`None`: until
+        /// one comes or the producer ends). See [`Io::set_read_timeout`].
+        fn set_read_timeout(&mut self, port: usize, timeout: Option<Duration>);
     }
 
     /// The context of one step.
@@ -68,7 +72,7 @@ pub mod host {
     }
 
     /// The context of `init`.
-    pub fn init_ctx<'a>(instance: &'a str, config: &'a BoxConfig, ports: &'a dyn Ports) -> InitCtx<'a> {
+    pub fn init_ctx<'a>(instance: &'a str, config: &'a BoxConfig, ports: &'a mut dyn Ports) -> InitCtx<'a> {
         InitCtx {
             instance,
             config,
@@ -81,7 +85,7 @@ pub mod host {
 pub struct InitCtx<'a> {
     instance: &'a str,
     config: &'a BoxConfig,
-    ports: &'a dyn host::Ports,
+    ports: &'a mut dyn host::Ports,
 }
 
 impl<'a> InitCtx<'a> {
@@ -109,6 +113,12 @@ impl<'a> InitCtx<'a> {
 
     pub fn output_count(&self) -> usize {
         self.ports.output_count()
+    }
+
+    /// Bounds how long the firing rule waits for this input before the first step; see
+    /// [`Io::set_read_timeout`].
+    pub fn set_read_timeout(&mut self, port: InPort, timeout: Option<Duration>) {
+        self.ports.set_read_timeout(port.0, timeout);
     }
 
     /// Finds an input by name (for boxes whose ports come from the net); an error names the
@@ -188,6 +198,16 @@ impl<'a> Io<'a> {
     /// True once the consumer has ended (always for an unconnected port: nobody listens).
     pub fn output_ended(&self, port: OutPort) -> bool {
         self.ports.output_ended(port.0)
+    }
+
+    /// Bounds how long the firing rule waits for a message on a triggering (coupled) input
+    /// before the next step: once `timeout` passed with nothing on it, the step runs anyway and
+    /// a read of that input gives `None` while [`Io::input_ended`] is false. `None` waits until a
+    /// message comes or the producer ends (the default). This is the original runtime's read
+    /// timeout: a box that must act on silence (a watchdog, a heartbeat) needs a step without
+    /// a message. A cyclic executive never waits, so there it changes nothing.
+    pub fn set_read_timeout(&mut self, port: InPort, timeout: Option<Duration>) {
+        self.ports.set_read_timeout(port.0, timeout);
     }
 
     /// The number of the current iteration (1-based).

@@ -225,7 +225,13 @@ impl BoxImpl for CBox {
         // SAFETY: the library's `NAME_init` with a valid handle and a place for the state.
         let rc = unsafe { (self.functions.init)(self.h(), &mut state) };
         // SAFETY: the C call has returned.
-        unsafe { (*self.handle).state = state };
+        let timeouts = unsafe {
+            (*self.handle).state = state;
+            (*self.handle).read_timeout.clone()
+        };
+        for (i, timeout) in timeouts.into_iter().enumerate() {
+            ctx.set_read_timeout(InPort(i), timeout);
+        }
         if let Some(why) = self.take_failure() {
             return Err(BoxError::new(why));
         }

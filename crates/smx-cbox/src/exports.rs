@@ -75,6 +75,9 @@ fn read_error(hd: &Handle, io: &Io<'_>, i: usize) -> i32 {
         err::NO_TARGET
     } else if hd.inputs[i].decoupled {
         err::UNINITIALISED
+    } else if hd.read_timeout[i].is_some() {
+        // The firing rule gave up waiting, as the original's timed await does.
+        err::TIMEOUT
     } else {
         err::NO_DATA
     }
@@ -281,7 +284,8 @@ fn timeout(sec: c_long, nsec: c_long) -> Option<Option<Duration>> {
     Some((!t.is_zero()).then_some(t))
 }
 
-/// Bounds how long `smx_read_blocking` waits on input `in` (0, 0: no bound).
+/// Bounds how long the firing rule and `smx_read_blocking` wait on input `in` (0, 0: no
+/// bound). Set in `init`, it reaches the runtime when init returns; set in a step, at once.
 ///
 /// # Safety
 /// `h` must be NULL or the handle the runtime passed to the box.
@@ -295,6 +299,9 @@ pub unsafe extern "C" fn smx_set_read_timeout(h: *mut c_void, in_: c_int, sec: c
         match (index(in_, hd.inputs.len()), timeout(sec, nsec)) {
             (Some(i), Some(t)) => {
                 hd.read_timeout[i] = t;
+                if let Some(io) = io(hd) {
+                    io.set_read_timeout(InPort(i), t);
+                }
                 0
             }
             _ => -1,

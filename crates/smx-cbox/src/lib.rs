@@ -26,9 +26,10 @@
 //!   cleanly.
 //! * a message a C box writes travels as the [`smx_box::Message`] itself (no conversion between
 //!   C boxes); the runtime copies it with its `copy` function and frees it with `destroy`.
-//! * read timeouts bound `smx_read_blocking`; the firing rule is not bounded by them, and write
-//!   timeouts are accepted but not applied (a warning says so once): the runtime's channels
-//!   have no timed waits yet.
+//! * a read timeout bounds the firing rule's wait on that input, as in the original (v1.1+):
+//!   once it passed, the step runs and `smx_read` gives NULL with `SMX_CHANNEL_ERR_TIMEOUT`; it
+//!   also bounds `smx_read_blocking`. Write timeouts are accepted but not applied (a warning
+//!   says so once): smx's channels have no timed write.
 //!
 //! # Exporting the ABI from a program
 //!

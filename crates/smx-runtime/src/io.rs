@@ -6,6 +6,8 @@
 //! out. An optional port may have no channel: reads give `None`, writes are dropped and
 //! counted in the net's report.
 
+use std::time::Duration;
+
 use smx_box::io::host::Ports;
 use smx_box::{Disconnected, Message};
 
@@ -16,6 +18,8 @@ use crate::channel::{Reader, Writer};
 pub struct InputSlot {
     pub name: String,
     pub reader: Option<Reader>,
+    /// How long the firing rule waits for this input (set by the box, `None`: no bound).
+    pub read_timeout: Option<Duration>,
 }
 
 /// One output port of a net and its channel, if connected.
@@ -124,6 +128,12 @@ impl Ports for PortSet {
         match self.outputs.get(port).and_then(|p| p.writer.as_ref()) {
             Some(writer) => writer.consumer_ended(),
             None => true,
+        }
+    }
+
+    fn set_read_timeout(&mut self, port: usize, timeout: Option<Duration>) {
+        if let Some(slot) = self.inputs.get_mut(port) {
+            slot.read_timeout = timeout;
         }
     }
 }

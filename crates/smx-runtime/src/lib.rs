@@ -422,6 +422,7 @@ fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job
                 .map(|p| InputSlot {
                     name: p.name.clone(),
                     reader: p.channel.and_then(|id| readers[id].take()),
+                    read_timeout: None,
                 })
                 .collect();
             let outputs = net

@@ -2,7 +2,8 @@
 //!
 //! The net loop, one iteration:
 //! 1. **Firing rule**: wait until each triggering input (consumer side coupled) holds a
-//!    message or has ended. Decoupled-consumer inputs and unconnected ports are not waited on.
+//!    message or has ended, or its read timeout (set by the box) passed. Decoupled-consumer
+//!    inputs and unconnected ports are not waited on.
 //! 2. **End-of-stream**: if the box has triggering inputs, all of them have ended and are
 //!    drained, and its last step returned `Return` (or a stop was requested), the net ends
 //!    without running the step again.
@@ -26,7 +27,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::report::Status;
 use smx_box::io::host;
@@ -53,6 +54,30 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     driver.finish()
 }
 
+/// The firing rule's wait on an input with a read timeout: until it holds a message or has
+/// ended, `timeout` passed, or a stop. It polls with a growing nap (at most 1 ms late) rather
+/// than park, because a channel's doorbell has no timed wait; only inputs a box gave a
+/// timeout pay for that.
+fn wait_ready_for(reader: &mut crate::channel::Reader, timeout: Duration, stop: &AtomicBool) {
+    let deadline = Instant::now() + timeout;
+    let mut round = 0u32;
+    while !reader.ready_now() && !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        round += 1;
+        if round < 64 {
+            std::hint::spin_loop();
+        } else if round < 128 {
+            std::thread::yield_now();
+        } else {
+            let nap = Duration::from_micros(50 << (round - 128).min(4));
+            std::thread::sleep(nap.min(deadline - now));
+        }
+    }
+}
+
 /// One box between its init and its cleanup, and where its net loop stands.
 pub struct Driver {
     instance: Option<Box<dyn BoxImpl>>,
@@ -69,12 +94,12 @@ pub struct Driver {
 impl Driver {
     /// Creates and initialises the box; a failure is recorded in the outcome and the box will
     /// not run (its channels still close at [`Driver::start`], so its neighbours end).
-    pub fn new(plan: &NetPlan, spec: &BoxSpec, ports: PortSet, mut outcome: Outcome) -> Driver {
+    pub fn new(plan: &NetPlan, spec: &BoxSpec, mut ports: PortSet, mut outcome: Outcome) -> Driver {
         let config = &plan.settings.box_config;
         let mut instance: Option<Box<dyn BoxImpl>> = None;
         let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
             let mut made = spec.create(config).map_err(|e| format!("create failed: {e}"))?;
-            let result = made.init(&mut host::init_ctx(&plan.name, config, &ports));
+            let result = made.init(&mut host::init_ctx(&plan.name, config, &mut ports));
             instance = Some(made);
             result.map_err(|e| format!("init failed: {e}"))
         }));
@@ -166,11 +191,16 @@ impl Driver {
             return false;
         }
         for &i in &self.triggering {
-            if let Some(reader) = self.ports.inputs[i].reader.as_mut() {
-                if block {
+            let slot = &mut self.ports.inputs[i];
+            if let Some(reader) = slot.reader.as_mut() {
+                if !block {
+                    if !reader.ready_now() {
+                        return true;
+                    }
+                } else if let Some(timeout) = slot.read_timeout {
+                    wait_ready_for(reader, timeout, stop);
+                } else {
                     reader.wait_ready();
-                } else if !reader.ready_now() {
-                    return true;
                 }
             }
         }

@@ -151,6 +151,7 @@ mod tests {
                 .map(|r| InputSlot {
                     name: "x".into(),
                     reader: Some(r),
+                    read_timeout: None,
                 })
                 .collect(),
             outputs: outputs
