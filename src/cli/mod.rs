@@ -16,6 +16,7 @@ pub mod probe;
 pub mod progress;
 pub mod run;
 pub mod signals;
+pub mod stats;
 
 use clap::Parser;
 
