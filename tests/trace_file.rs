@@ -273,3 +273,34 @@ fn a_trace_path_that_cannot_be_written_is_an_error_before_the_run() {
     );
     assert!(out.stdout.is_empty(), "no report: the run did not start");
 }
+
+#[test]
+fn trace_view_draws_a_row_per_thread_and_rejects_what_is_not_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let svg = dir.path().join("t.svg");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "200",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    for track in ["Src#2", "Snk#3", "tf_10.0us_0"] {
+        assert!(picture.contains(track), "no row {track}");
+    }
+    assert!(picture.contains("<rect"), "slices are drawn");
+
+    std::fs::write(&trace, "{\"nothing\": 1}").unwrap();
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no traceEvents array"));
+    let out = smxrun(&["trace-view", "/nonexistent.json", "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
+}

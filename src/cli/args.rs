@@ -44,6 +44,8 @@ pub enum Command {
     Boxes(BoxesArgs),
     /// Write the port headers (NAME_sig.h, NAME.h) of the C boxes a net declares
     Headers(HeadersArgs),
+    /// Draw a --trace file as a timeline (SVG), one row per thread
+    TraceView(super::trace_view::TraceViewArgs),
     /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
     Probe(super::probe::ProbeArgs),
     /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
