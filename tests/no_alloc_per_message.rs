@@ -41,12 +41,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made while running `net` with `messages` messages per source.
-fn allocations(net: &str, messages: u64) -> u64 {
-    allocations_traced(net, messages, false)
-}
-
-/// [`allocations`], with a `--trace` recorder on every thread when `traced`.
+/// Allocations made while running `net` with `messages` messages per source, with a `--trace`
+/// recorder on every thread when `traced`.
 fn allocations_traced(net: &str, messages: u64, traced: bool) -> u64 {
     let file = SourceFile::new("alloc.smx", net);
     let compiled = compile(&file, &CompileOptions::default());
