@@ -304,3 +304,31 @@ fn trace_view_draws_a_row_per_thread_and_rejects_what_is_not_a_trace() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
 }
+
+#[test]
+fn a_run_that_cannot_start_leaves_no_trace_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!trace.exists(), "an empty file would pass for a trace");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "--set",
+        "Src.bogus=1",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!trace.exists(), "a rejected setting leaves no file");
+}

@@ -24,11 +24,6 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .as_deref()
         .ok_or_else(|| CliError::rejected("no net file given"))?;
     let output = Output::open(args.output.as_deref())?;
-    let trace_file = open_trace(args)?;
-    let stats_sink = args
-        .stats_every
-        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
-        .transpose()?;
     let layers = config_layers(args)?;
     let graph = load::checked_graph(file)?;
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
@@ -36,6 +31,12 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
+    // Opened last before the run, so that a net or setting rejected above leaves no file.
+    let trace_file = open_trace(args)?;
+    let stats_sink = args
+        .stats_every
+        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
+        .transpose()?;
 
     let stop = Arc::new(AtomicBool::new(false));
     signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
@@ -67,6 +68,12 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     line.finish();
     if let Some(lines) = stats_lines {
         lines.finish();
+    }
+    if result.is_err()
+        && let Some((path, _)) = &trace_file
+    {
+        // Nothing ran: no empty file is left behind to be taken for a trace.
+        let _ = std::fs::remove_file(path);
     }
     let mut report = result.map_err(|e| CliError::rejected(e.to_string()))?;
     if let (Some((path, mut file)), Some(tracer)) = (trace_file, &opts.trace) {
