@@ -41,8 +41,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made while running `net` with `messages` messages per source.
-fn allocations(net: &str, messages: u64) -> u64 {
+/// Allocations made while running `net` with `messages` messages per source, with a `--trace`
+/// recorder on every thread when `traced`.
+fn allocations_traced(net: &str, messages: u64, traced: bool) -> u64 {
     let file = SourceFile::new("alloc.smx", net);
     let compiled = compile(&file, &CompileOptions::default());
     assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
@@ -51,6 +52,7 @@ fn allocations(net: &str, messages: u64) -> u64 {
     layers.set_iterations(messages);
     let opts = RunOptions {
         settings: layers.resolve(&compiled.graph, &registry).unwrap(),
+        trace: traced.then(|| smx_runtime::trace::Tracer::new(1_000)),
         ..RunOptions::default()
     };
     let before = ALLOCATIONS.load(Ordering::Relaxed);
@@ -64,12 +66,16 @@ fn allocations(net: &str, messages: u64) -> u64 {
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn assert_no_allocation_per_message(net: &str) {
+    assert_no_allocation_per_message_traced(net, false);
+}
+
+fn assert_no_allocation_per_message_traced(net: &str, traced: bool) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (small, large) = (2_000, 40_000);
     // Warm up once so that one-time setup (lazy statics, thread-local buffers) is not counted.
-    allocations(net, small);
-    let at_small = allocations(net, small);
-    let at_large = allocations(net, large);
+    allocations_traced(net, small, traced);
+    let at_small = allocations_traced(net, small, traced);
+    let at_large = allocations_traced(net, large, traced);
     let extra = at_large.saturating_sub(at_small);
     println!("{net:?}: {at_small} allocations at {small} messages, {at_large} at {large}");
     assert!(
@@ -90,5 +96,15 @@ fn a_source_to_sink_channel_does_not_allocate_per_message() {
 fn a_copying_fan_out_does_not_allocate_per_message() {
     assert_no_allocation_per_message(
         "Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nconnect Src.(Snk|Snk)\n",
+    );
+}
+
+/// A traced run records into rings allocated before the threads run: a full ring overwrites,
+/// it never grows (the limit here is far below the events of either run).
+#[test]
+fn a_traced_run_does_not_allocate_per_message() {
+    assert_no_allocation_per_message_traced(
+        "Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nconnect Src.(Snk|Snk)\n",
+        true,
     );
 }

@@ -44,6 +44,8 @@ pub enum Command {
     Boxes(BoxesArgs),
     /// Write the port headers (NAME_sig.h, NAME.h) of the C boxes a net declares
     Headers(HeadersArgs),
+    /// Draw a --trace file as a timeline (SVG), one row per thread
+    TraceView(super::trace_view::TraceViewArgs),
     /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
     Probe(super::probe::ProbeArgs),
     /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
@@ -110,6 +112,25 @@ pub struct RunArgs {
     /// No progress line
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Write a timeline of the run to PATH in the Chrome trace event format (open it in
+    /// Perfetto or chrome://tracing): box steps, channel waits, firewall ticks and misses
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
+
+    /// Events kept per thread in the --trace file (the latest; older ones are counted as dropped)
+    #[arg(long, value_name = "N", default_value_t = smx_runtime::trace::DEFAULT_LIMIT,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
+    pub trace_limit: usize,
+
+    /// Every DURATION (e.g. 1s), one JSON line of live figures on stderr (or --stats-file):
+    /// loop rate per net, rate and fill per channel, misses per firewall
+    #[arg(long, value_name = "DURATION", value_parser = super::stats::parse_every)]
+    pub stats_every: Option<std::time::Duration>,
+
+    /// Write the --stats-every lines to PATH instead of stderr
+    #[arg(long, value_name = "PATH", requires = "stats_every")]
+    pub stats_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -16,6 +16,8 @@ pub mod probe;
 pub mod progress;
 pub mod run;
 pub mod signals;
+pub mod stats;
+pub mod trace_view;
 
 use clap::Parser;
 
@@ -65,6 +67,7 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         }
         Some(Command::Headers(a)) => headers::headers(&a, registry),
         Some(Command::Probe(a)) => probe::probe(&a),
+        Some(Command::TraceView(a)) => trace_view::trace_view(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
 }

@@ -11,10 +11,11 @@ use super::args::{Pin, ReportFormat, RunArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
-use super::{load, signals};
+use super::{load, signals, stats};
 use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{self, Report, Status};
+use smx_runtime::trace::Tracer;
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
@@ -30,6 +31,12 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
+    // Opened last before the run, so that a net or setting rejected above leaves no file.
+    let trace_file = open_trace(args)?;
+    let stats_sink = args
+        .stats_every
+        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
+        .transpose()?;
 
     let stop = Arc::new(AtomicBool::new(false));
     signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
@@ -45,13 +52,36 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
             mode: args.tt_mode,
             ..Default::default()
         },
+        trace: trace_file.as_ref().map(|_| Tracer::new(args.trace_limit)),
         ..RunOptions::default()
     };
     let sampler = opts.progress.clone();
-    let line = ProgressLine::start(!args.quiet, move || sampler.elapsed().map(|t| (sampler.messages(), t)));
+    // Stats lines on stderr would be torn by the progress line, so they replace it.
+    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
+    let show_line = !args.quiet && !stats_on_stderr;
+    let line = ProgressLine::start(show_line, move || sampler.snapshot().map(|s| (s.messages, s.elapsed)));
+    let stats_lines = args
+        .stats_every
+        .zip(stats_sink)
+        .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
     let result = smx_runtime::run(&graph, registry, &opts);
     line.finish();
+    if let Some(lines) = stats_lines {
+        lines.finish();
+    }
+    if result.is_err()
+        && let Some((path, _)) = &trace_file
+    {
+        // Nothing ran: no empty file is left behind to be taken for a trace.
+        let _ = std::fs::remove_file(path);
+    }
     let mut report = result.map_err(|e| CliError::rejected(e.to_string()))?;
+    if let (Some((path, mut file)), Some(tracer)) = (trace_file, &opts.trace) {
+        // Written after a stop too: the trace then covers the run up to the stop.
+        tracer
+            .write_chrome(&file_name(file_path_of(args)), stop.load(Ordering::SeqCst), &mut file)
+            .map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
+    }
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
         // whether the platform could hold the period at all.
@@ -70,6 +100,25 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     } else {
         exit::OK
     })
+}
+
+/// `--trace PATH`, created before the run so that a bad path is reported at once.
+fn open_trace(args: &RunArgs) -> Result<Option<(std::path::PathBuf, std::fs::File)>, CliError> {
+    let Some(path) = &args.trace else {
+        return Ok(None);
+    };
+    let file =
+        std::fs::File::create(path).map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
+    Ok(Some((path.clone(), file)))
+}
+
+fn file_path_of(args: &RunArgs) -> &std::path::Path {
+    args.file.as_deref().unwrap_or(std::path::Path::new("net"))
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// The nets whose own figures say their books are not clean (`verdict` `incomplete` or

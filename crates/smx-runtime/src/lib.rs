@@ -20,6 +20,7 @@ pub mod registry;
 pub mod report;
 pub mod routing;
 pub mod thread;
+pub mod trace;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
@@ -75,6 +76,9 @@ pub struct RunOptions {
     /// full coupled channel) spins before it parks (`--wait-spin`); zero parks at once. Ends
     /// pinned to one core always park at once. See [`channel::DEFAULT_SPIN`] for why.
     pub wait_spin: Duration,
+    /// Record a timeline of the run (`--trace`); write it with [`trace::Tracer::write_chrome`]
+    /// after the run.
+    pub trace: Option<trace::Tracer>,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -202,6 +206,7 @@ impl Default for RunOptions {
             firewall: firewall::FirewallOptions::default(),
             realtime: Realtime::Auto,
             wait_spin: channel::DEFAULT_SPIN,
+            trace: None,
         }
     }
 }
@@ -242,8 +247,12 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let plan = plan::build(graph, registry, opts)?;
     let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin);
     let shared = wired.shared;
-    opts.progress.attach(counted_channels(&plan, &shared));
+    let loops: Vec<Arc<progress::LoopCounter>> = plan.nets.iter().map(|_| Arc::default()).collect();
     let mut shards = firewall::plan::shards(&plan, tt, opts);
+    opts.progress.attach(
+        counted_channels(&plan, &shared),
+        live_view(&plan, &shared, &wired.producer_side, &loops, &shards),
+    );
     let (jobs, executive_jobs): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| executive[j.plan.id].is_none());
     for job in executive_jobs {
         let period = executive[job.plan.id];
@@ -252,14 +261,19 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         };
         if let Some(shard) = shards.iter_mut().find(|s| Some(s.config.period) == period) {
             shard.boxes.push(firewall::executive::ExecBox {
+                loops: loops[job.plan.id].clone(),
                 plan: job.plan,
                 spec,
                 ports: job.ports,
             });
         }
     }
-    for shard in &mut shards {
+    for (k, shard) in shards.iter_mut().enumerate() {
         shard.stop = opts.stop.clone();
+        shard.trace = opts.trace.clone().map(|t| (t, trace::firewall_tid(plan.nets.len(), k)));
+    }
+    if let Some(t) = &opts.trace {
+        t.mark_origin();
     }
 
     let common = Arc::new(Common {
@@ -267,6 +281,8 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         barrier: Barrier::new(jobs.len() + shards.len()),
         stop: opts.stop.clone(),
         start_failed: AtomicBool::new(false),
+        loops,
+        trace: opts.trace.clone(),
     });
     let wanted = jobs.len();
     let mut handles = Vec::with_capacity(wanted);
@@ -356,7 +372,13 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             merge_producer_segment(row, &producer.counters.final_snapshot(), in_series);
         }
     }
-    for w in tt_note.into_iter().chain(realtime_note).chain(fw_warnings) {
+    let trace_note = opts.trace.as_ref().and_then(trace::Tracer::dropped_warning);
+    for w in tt_note
+        .into_iter()
+        .chain(realtime_note)
+        .chain(fw_warnings)
+        .chain(trace_note)
+    {
         // Printed once, in the report's Warnings section (not also as a log line).
         if !report.warnings.contains(&w) {
             report.warnings.push(w);
@@ -444,6 +466,48 @@ fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job
         })
         .collect();
     (jobs, Wired { shared, producer_side }, tt)
+}
+
+/// What the live figures read: every net's loop count, every channel's counters (both
+/// segments of a time-triggered one), every firewall thread's tick and miss counts.
+fn live_view(
+    plan: &Plan,
+    shared: &[Arc<Shared>],
+    producer_side: &[Option<Arc<Shared>>],
+    loops: &[Arc<progress::LoopCounter>],
+    shards: &[firewall::Shard],
+) -> progress::Live {
+    progress::Live {
+        nets: plan
+            .nets
+            .iter()
+            .map(|n| progress::LiveNet {
+                id: n.id,
+                name: n.thread_name(),
+                loops: loops[n.id].clone(),
+            })
+            .collect(),
+        channels: plan
+            .channels
+            .iter()
+            .map(|c| progress::LiveChannel {
+                id: c.id,
+                from: plan.nets[c.from].thread_name(),
+                to: plan.nets[c.to].thread_name(),
+                len: if firewall::plan::is_time_triggered(c) {
+                    firewall::plan::consumer_side_len(c)
+                } else {
+                    c.len
+                },
+                // The producer segment's length as `firewall::plan::TtWiring::wire` makes it.
+                producer: producer_side[c.id]
+                    .clone()
+                    .map(|p| (p, if c.src_period.is_zero() { c.len } else { 1 })),
+                consumer: shared[c.id].clone(),
+            })
+            .collect(),
+        firewalls: shards.iter().map(|s| (s.config.name.clone(), s.live.clone())).collect(),
+    }
 }
 
 /// Channels into sink nets (nets without a connected output); all channels when there is no

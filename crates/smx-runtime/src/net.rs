@@ -26,6 +26,7 @@
 //! fires each box at most once per tick and skips a box whose inputs are not ready).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,7 +36,10 @@ use smx_box::{BoxImpl, BoxSpec, Flow};
 
 use crate::io::PortSet;
 use crate::plan::NetPlan;
+use crate::progress::LoopCounter;
 use crate::thread::{Common, Outcome, panic_text, place};
+use crate::trace::ports::TracedPorts;
+use crate::trace::{Labels, Recorder, What};
 
 /// Runs one box instance to the end on the calling thread.
 pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) -> Outcome {
@@ -45,6 +49,12 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     }
     place(&plan, &mut outcome);
     let mut driver = Driver::new(&plan, &spec, ports, outcome);
+    let tid = crate::trace::net_tid(plan.id);
+    let recorder = common
+        .trace
+        .as_ref()
+        .map(|t| t.recorder(Labels::for_net(&plan, tid, plan.thread_name())));
+    driver.instrument(common.loops[plan.id].clone(), recorder);
     if driver.failed() {
         common.start_failed.store(true, Ordering::SeqCst);
     }
@@ -89,6 +99,10 @@ pub struct Driver {
     outcome: Outcome,
     started: Instant,
     running: bool,
+    /// Where the loop count is published for live figures.
+    loops: Arc<LoopCounter>,
+    /// The trace ring, when the run is traced.
+    trace: Option<Box<Recorder>>,
 }
 
 impl Driver {
@@ -125,7 +139,15 @@ impl Driver {
             outcome,
             started: Instant::now(),
             running: false,
+            loops: Arc::default(),
+            trace: None,
         }
+    }
+
+    /// Publishes the loop count to `loops` and, with a recorder, traces the steps.
+    pub fn instrument(&mut self, loops: Arc<LoopCounter>, trace: Option<Recorder>) {
+        self.loops = loops;
+        self.trace = trace.map(Box::new);
     }
 
     /// Whether create or init failed.
@@ -184,11 +206,15 @@ impl Driver {
         self.end();
     }
 
-    /// [`Driver::fire`] without the unwind guard: the caller catches panics.
+    /// [`Driver::fire`] without the unwind guard: the caller catches panics. Tracing costs an
+    /// untraced run this one branch per step.
     #[inline]
     fn fire_unguarded(&mut self, stop: &AtomicBool, block: bool) -> bool {
         if !self.running {
             return false;
+        }
+        if self.trace.is_some() {
+            return self.fire_traced(stop, block);
         }
         for &i in &self.triggering {
             let slot = &mut self.ports.inputs[i];
@@ -204,6 +230,72 @@ impl Driver {
                 }
             }
         }
+        if let Some(running) = self.before_step(stop) {
+            return running;
+        }
+        let Some(instance) = self.instance.as_mut() else {
+            self.end();
+            return false;
+        };
+        // Counted before it runs: a step that panics is counted.
+        self.outcome.loop_count += 1;
+        let count = self.outcome.loop_count;
+        self.loops.set(count);
+        let (stepped, stopped) = step_once(instance.as_mut(), &mut self.ports, count, stop);
+        self.after_step(count, stepped, stopped)
+    }
+
+    /// [`Driver::fire_unguarded`] recording the firing rule's waits, the step, and the waits
+    /// inside the step.
+    #[inline(never)]
+    fn fire_traced(&mut self, stop: &AtomicBool, block: bool) -> bool {
+        let Some(mut rec) = self.trace.take() else {
+            return true;
+        };
+        let running = self.fire_traced_with(&mut rec, stop, block);
+        self.trace = Some(rec);
+        running
+    }
+
+    fn fire_traced_with(&mut self, rec: &mut Recorder, stop: &AtomicBool, block: bool) -> bool {
+        for &i in &self.triggering {
+            if let Some(reader) = self.ports.inputs[i].reader.as_mut() {
+                if !block {
+                    if !reader.ready_now() {
+                        return true;
+                    }
+                } else if reader.triggering() && !reader.has_message() {
+                    let start = rec.now();
+                    reader.wait_ready();
+                    rec.wait(What::WaitRead(i as u32), start, rec.now());
+                }
+            }
+        }
+        if let Some(running) = self.before_step(stop) {
+            return running;
+        }
+        let Some(instance) = self.instance.as_mut() else {
+            self.end();
+            return false;
+        };
+        // Counted before it runs: a step that panics is counted.
+        self.outcome.loop_count += 1;
+        let count = self.outcome.loop_count;
+        self.loops.set(count);
+        let start = rec.now();
+        let mut ports = TracedPorts {
+            ports: &mut self.ports,
+            rec,
+        };
+        let (stepped, stopped) = step_once(instance.as_mut(), &mut ports, count, stop);
+        let end = ports.rec.now();
+        ports.rec.step(start, end);
+        self.after_step(count, stepped, stopped)
+    }
+
+    /// Steps 2 and 3 of the loop (end of stream, stop): `Some(false)` when the net ends here.
+    #[inline]
+    fn before_step(&mut self, stop: &AtomicBool) -> Option<bool> {
         let stopping = stop.load(Ordering::Relaxed);
         if !self.triggering.is_empty()
             && (self.last == Flow::Return || stopping)
@@ -213,22 +305,19 @@ impl Driver {
                 .all(|&i| self.ports.inputs[i].reader.as_ref().is_none_or(|r| r.ended()))
         {
             self.end();
-            return false;
+            return Some(false);
         }
         if stopping && self.triggering.is_empty() {
             self.outcome.status = Status::Stopped;
             self.end();
-            return false;
+            return Some(false);
         }
-        let Some(instance) = self.instance.as_mut() else {
-            self.end();
-            return false;
-        };
-        self.outcome.loop_count += 1;
-        let count = self.outcome.loop_count;
-        let mut io = host::step_io(&mut self.ports, count, stop);
-        let stepped = instance.step(&mut io);
-        let stopped = host::stop_seen(&io);
+        None
+    }
+
+    /// Decides, after step `count`, whether the net goes on.
+    #[inline]
+    fn after_step(&mut self, count: u64, stepped: Result<Flow, smx_box::BoxError>, stopped: bool) -> bool {
         self.last = match stepped {
             Ok(flow) => flow,
             Err(e) => {
@@ -273,6 +362,9 @@ impl Driver {
     /// Runs the box's cleanup and hands back what happened.
     pub fn finish(mut self) -> Outcome {
         self.end();
+        if let Some(rec) = self.trace.take() {
+            rec.deposit();
+        }
         self.outcome.unconnected_writes = self.ports.unconnected_writes;
         if let Some(mut instance) = self.instance.take() {
             let failure =
@@ -297,4 +389,17 @@ impl Driver {
         }
         self.outcome
     }
+}
+
+/// Runs one step of `instance` on `ports`; the step's result and whether it saw a stop.
+#[inline]
+fn step_once(
+    instance: &mut dyn BoxImpl,
+    ports: &mut dyn host::Ports,
+    count: u64,
+    stop: &AtomicBool,
+) -> (Result<Flow, smx_box::BoxError>, bool) {
+    let mut io = host::step_io(ports, count, stop);
+    let stepped = instance.step(&mut io);
+    (stepped, host::stop_seen(&io))
 }

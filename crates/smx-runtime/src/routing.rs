@@ -22,7 +22,9 @@ use crate::channel::Poll;
 use crate::channel::doorbell::spin_until;
 use crate::io::PortSet;
 use crate::plan::NetPlan;
+use crate::progress::LoopCounter;
 use crate::thread::{Common, Outcome, panic_text, place};
+use crate::trace::{Recorder, What};
 use smx_box::Message;
 
 /// Runs one routing node to the end.
@@ -34,7 +36,12 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
     place(&plan, &mut outcome);
     common.barrier.wait();
     let start = Instant::now();
-    match catch_unwind(AssertUnwindSafe(|| route(&mut ports))) {
+    let loops = &common.loops[plan.id];
+    let mut rec = common.trace.as_ref().map(|t| {
+        let tid = crate::trace::net_tid(plan.id);
+        t.recorder(crate::trace::Labels::for_net(&plan, tid, plan.thread_name()))
+    });
+    match catch_unwind(AssertUnwindSafe(|| route_with(&mut ports, loops, rec.as_mut()))) {
         Ok(count) => outcome.loop_count = count,
         Err(panic) => outcome.fail(format!("routing {}", panic_text(panic))),
     }
@@ -44,7 +51,14 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
     outcome
 }
 
+#[cfg(test)]
 fn route(ports: &mut PortSet) -> u64 {
+    route_with(ports, &LoopCounter::default(), None)
+}
+
+/// Routes until the end, publishing the count to `loops` and, with a recorder, tracing each
+/// forwarded message as a step and each wait for input.
+fn route_with(ports: &mut PortSet, loops: &LoopCounter, mut rec: Option<&mut Recorder>) -> u64 {
     let mut live: Vec<bool> = ports.inputs.iter().map(|p| p.reader.is_some()).collect();
     let mut out_live: Vec<bool> = ports.outputs.iter().map(|p| p.writer.is_some()).collect();
     let mut next = 0;
@@ -70,12 +84,22 @@ fn route(ports: &mut PortSet) -> u64 {
                 Poll::Ended => live[i] = false,
             }
         }
+        let begun = rec.as_ref().map(|r| r.now());
         match taken {
             Some(msg) => {
                 forward(ports, &mut out_live, msg);
                 forwarded += 1;
+                loops.set(forwarded);
+                if let (Some(r), Some(t)) = (rec.as_deref_mut(), begun) {
+                    r.step(t, r.now());
+                }
             }
-            None => wait_any(ports, &live),
+            None => {
+                wait_any(ports, &live);
+                if let (Some(r), Some(t)) = (rec.as_deref_mut(), begun) {
+                    r.wait(What::WaitAny, t, r.now());
+                }
+            }
         }
     }
     forwarded

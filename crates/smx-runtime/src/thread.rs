@@ -77,6 +77,10 @@ pub struct Common {
     /// Some box failed before the start barrier (create or init): no box runs a step, and the
     /// run is rejected like any other bad value.
     pub start_failed: AtomicBool,
+    /// Each net's published loop count, by id.
+    pub loops: Vec<Arc<crate::progress::LoopCounter>>,
+    /// The run's trace, when one was asked for.
+    pub trace: Option<crate::trace::Tracer>,
 }
 
 /// What a net thread reports back.

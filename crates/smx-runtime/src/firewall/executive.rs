@@ -55,6 +55,8 @@ pub struct ExecBox {
     pub plan: NetPlan,
     pub spec: BoxSpec,
     pub ports: PortSet,
+    /// Where its loop count is published.
+    pub loops: std::sync::Arc<crate::progress::LoopCounter>,
 }
 
 #[cfg(test)]

@@ -180,6 +180,7 @@ impl Firewall {
                 boxes: Vec::new(),
                 stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
                 live: Arc::new(ShardLive::default()),
+                trace: None,
             })
             .collect()
     }

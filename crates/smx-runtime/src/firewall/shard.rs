@@ -17,6 +17,7 @@ use crate::firewall::pair::Pair;
 use crate::net::Driver;
 use crate::report::firewall::{FirewallReport, PairReport};
 use crate::thread::Outcome;
+use crate::trace::{Labels, Recorder, What};
 use smx_timing::clock::monotonic_ns;
 use smx_timing::realtime::{self, RtRequest};
 use smx_timing::{Spin, Ticker};
@@ -44,6 +45,11 @@ pub struct ShardLive {
     /// Test hook: before its next wait the thread stalls this long, as if preempted (then
     /// resets it).
     pub stall_ns: AtomicU64,
+    /// The report's figures so far, published after every tick for live figures.
+    pub missed_ticks: AtomicU64,
+    pub overruns: AtomicU64,
+    pub produce_misses: AtomicU64,
+    pub consume_misses: AtomicU64,
 }
 
 /// A firewall thread's work.
@@ -55,6 +61,8 @@ pub struct Shard {
     /// The run's stop request, seen by the boxes.
     pub stop: Arc<AtomicBool>,
     pub live: Arc<ShardLive>,
+    /// The run's trace and this thread's track, when traced.
+    pub trace: Option<(crate::trace::Tracer, u32)>,
 }
 
 /// What a firewall thread hands back: its report, warnings, and the outcome of each box it
@@ -114,12 +122,31 @@ pub fn run(
     let ids: Vec<usize> = boxes.iter().map(|b| b.plan.id).collect();
     let mut drivers: Vec<(usize, Driver)> = Vec::with_capacity(boxes.len());
     let mut pending = Some(boxes);
+    let trace = shard.trace.take();
+    let mut rec = trace.as_ref().map(|(t, tid)| {
+        t.recorder(Labels {
+            tid: *tid,
+            thread: cfg.name.clone(),
+            owner: cfg.name.clone(),
+            pairs: shard
+                .pairs
+                .iter()
+                .map(|p| format!("{} -> {}", p.producer, p.consumer))
+                .collect(),
+            ..Labels::default()
+        })
+    });
     let mut init = || {
         for b in pending.take().into_iter().flatten() {
             let mut outcome = Outcome::new();
             outcome.core = core;
             outcome.priority = grant.fifo_priority;
-            drivers.push((b.plan.id, Driver::new(&b.plan, &b.spec, b.ports, outcome)));
+            let mut driver = Driver::new(&b.plan, &b.spec, b.ports, outcome);
+            let recorder = trace
+                .as_ref()
+                .map(|(t, tid)| t.recorder(Labels::for_net(&b.plan, *tid, cfg.name.clone())));
+            driver.instrument(b.loops, recorder);
+            drivers.push((b.plan.id, driver));
         }
         drivers.iter().all(|(_, d)| !d.failed())
     };
@@ -164,10 +191,19 @@ pub fn run(
                 pair.missed_ticks += lost;
             }
         }
+        if lost > 0
+            && let Some(rec) = rec.as_mut()
+        {
+            rec.instant(What::MissedTicks, tick.woke_ns, lost);
+        }
         let cutoff = tick.scheduled_ns.saturating_sub(offset);
         let before: u64 = shard.pairs.iter().map(|p| p.forwarded).sum();
-        for pair in shard.pairs.iter_mut() {
+        for (k, pair) in shard.pairs.iter_mut().enumerate() {
+            let misses = (pair.produce_misses, pair.consume_misses);
             pair.on_tick(cutoff);
+            if let Some(rec) = rec.as_mut() {
+                trace_misses(rec, k, misses, pair, tick.index);
+            }
         }
         let moved = shard.pairs.iter().map(|p| p.forwarded).sum::<u64>() > before;
         if let Some(why) = guard.after_tick(moved, stop.load(Ordering::Relaxed)) {
@@ -176,10 +212,25 @@ pub fn run(
         for (_, d) in drivers.iter_mut() {
             d.fire(&stop, false);
         }
-        if monotonic_ns() > ticker.due(tick.index + 1) {
+        let ended = monotonic_ns();
+        if ended > ticker.due(tick.index + 1) {
             overruns += 1;
+            if let Some(rec) = rec.as_mut() {
+                rec.instant(What::Overrun, ended, tick.index);
+            }
+        }
+        if let Some(rec) = rec.as_mut() {
+            let late = tick.woke_ns.saturating_sub(tick.scheduled_ns);
+            rec.slice(
+                What::Tick,
+                tick.woke_ns,
+                ended.saturating_sub(tick.woke_ns),
+                tick.index,
+                late,
+            );
         }
         last_index = tick.index;
+        publish(&shard.live, &shard.pairs, ticker.missed(), overruns);
     }
     report.ticks = last_index;
     report.missed_ticks = ticker.missed();
@@ -191,6 +242,27 @@ pub fn run(
         report,
         warnings,
         outcomes,
+    }
+}
+
+/// The figures the report will show, so far, for live figures.
+fn publish(live: &ShardLive, pairs: &[Pair], missed: u64, overruns: u64) {
+    live.missed_ticks.store(missed, Ordering::Relaxed);
+    live.overruns.store(overruns, Ordering::Relaxed);
+    let produce = pairs.iter().map(|p| p.produce_misses).sum();
+    let consume = pairs.iter().map(|p| p.consume_misses).sum();
+    live.produce_misses.store(produce, Ordering::Relaxed);
+    live.consume_misses.store(consume, Ordering::Relaxed);
+}
+
+/// Instants for the misses pair `k` just counted at tick `tick` (`before`: its counts before).
+fn trace_misses(rec: &mut Recorder, k: usize, before: (u64, u64), pair: &Pair, tick: u64) {
+    let at = rec.now();
+    if pair.produce_misses > before.0 {
+        rec.instant(What::ProduceMiss(k as u32), at, tick);
+    }
+    if pair.consume_misses > before.1 {
+        rec.instant(What::ConsumeMiss(k as u32), at, tick);
     }
 }
 

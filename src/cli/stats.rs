@@ -1,0 +1,113 @@
+//! `--stats-every DURATION`: one JSON line of live figures per interval, on stderr or in
+//! `--stats-file PATH`, for a dashboard or a script that follows a long run.
+//!
+//! Its own thread takes a [`Snapshot`] of the run every interval and writes
+//! [`smx_runtime::progress::stats_line`] of it; after the run one last line with `"final":
+//! true` carries the final counts, which are the report's. A write that fails (a closed pipe)
+//! stops the lines, never the run.
+
+use std::io::Write;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+
+use super::exit::CliError;
+use smx_runtime::Progress;
+use smx_runtime::progress::{Snapshot, stats_line};
+
+/// Where the lines go.
+pub enum Sink {
+    Stderr,
+    File(std::fs::File),
+}
+
+impl Sink {
+    /// `--stats-file PATH` (created or truncated before the run), else stderr.
+    pub fn open(path: Option<&Path>) -> Result<Sink, CliError> {
+        match path {
+            None => Ok(Sink::Stderr),
+            Some(p) => std::fs::File::create(p)
+                .map(Sink::File)
+                .map_err(|e| CliError::rejected(format!("--stats-file {}: {e}", p.display()))),
+        }
+    }
+
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        match self {
+            Sink::Stderr => writeln!(std::io::stderr().lock(), "{text}"),
+            Sink::File(f) => {
+                writeln!(f, "{text}")?;
+                f.flush()
+            }
+        }
+    }
+}
+
+/// A running writer of stats lines; [`StatsLines::finish`] writes the final line.
+pub struct StatsLines {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<(Sink, Option<Snapshot>)>>,
+    progress: Progress,
+}
+
+impl StatsLines {
+    pub fn start(progress: Progress, every: Duration, sink: Sink) -> StatsLines {
+        let (stop, stopped) = bounded::<()>(0);
+        let sampler = progress.clone();
+        let thread = std::thread::Builder::new()
+            .name("smx-stats".to_string())
+            .spawn(move || write_every(&sampler, every, sink, &stopped))
+            .ok();
+        StatsLines {
+            stop: Some(stop),
+            thread,
+            progress,
+        }
+    }
+
+    /// After the run: stops the thread and writes the line of the final counts.
+    pub fn finish(mut self) {
+        self.stop.take();
+        let Some((mut sink, last)) = self.thread.take().and_then(|t| t.join().ok()) else {
+            return;
+        };
+        if let Some(now) = self.progress.snapshot() {
+            let _ = sink.line(&stats_line(last.as_ref(), &now));
+        }
+    }
+}
+
+fn write_every(
+    progress: &Progress,
+    every: Duration,
+    mut sink: Sink,
+    stopped: &Receiver<()>,
+) -> (Sink, Option<Snapshot>) {
+    let mut last: Option<Snapshot> = None;
+    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+        let Some(now) = progress.snapshot() else {
+            continue;
+        };
+        if now.finished {
+            break;
+        }
+        if sink.line(&stats_line(last.as_ref(), &now)).is_err() {
+            break;
+        }
+        last = Some(now);
+    }
+    (sink, last)
+}
+
+/// `--stats-every`: a duration above zero.
+pub fn parse_every(text: &str) -> Result<Duration, String> {
+    let d = smx_box::parse_duration(text)?;
+    if d < Duration::from_millis(1) {
+        return Err(format!(
+            "'{text}' is shorter than 1ms; give an interval such as 500ms or 1s"
+        ));
+    }
+    Ok(d)
+}

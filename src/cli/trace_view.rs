@@ -1,0 +1,245 @@
+//! `smxrun trace-view FILE.json -o PICTURE.svg`: a `--trace` file drawn as a timeline, one row
+//! per thread as Perfetto shows it, for a README or a machine without a browser.
+//!
+//! It draws what the file says and nothing else: slices (`X`) as bars, nested ones (a write
+//! inside a step) below their parent, instants (`i`, firewall misses) as red marks; the
+//! colour is the category (step, wait, firewall tick). A window (`--from`, `--to`, in µs since
+//! the run's start) zooms in; by default the whole trace is shown.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use plotters::prelude::*;
+use serde_json::Value;
+
+use super::exit::{self, CliError};
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceViewArgs {
+    /// A trace written by `smxrun run NET --trace FILE.json`
+    #[arg(value_name = "FILE.json")]
+    pub file: PathBuf,
+
+    /// The picture to write (SVG)
+    #[arg(short = 'o', long = "output", value_name = "PATH.svg")]
+    pub output: PathBuf,
+
+    /// Start of the window, in microseconds since the run's start
+    #[arg(long, value_name = "US")]
+    pub from: Option<f64>,
+
+    /// End of the window, in microseconds since the run's start
+    #[arg(long, value_name = "US")]
+    pub to: Option<f64>,
+
+    /// Width of the picture in pixels
+    #[arg(long, default_value_t = 1400, value_parser = clap::value_parser!(u32).range(400..=10_000))]
+    pub width: u32,
+}
+
+struct Slice {
+    ts: f64,
+    dur: f64,
+    name: String,
+    cat: String,
+}
+
+struct Track {
+    name: String,
+    slices: Vec<Slice>,
+    instants: Vec<(f64, String)>,
+}
+
+pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
+    let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
+    let text = std::fs::read_to_string(&args.file).map_err(|e| fail(e.to_string()))?;
+    let trace: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
+    let tracks = tracks(&trace).map_err(fail)?;
+    let (first, last) = span(&tracks);
+    let from = args.from.unwrap_or(first);
+    let to = args.to.unwrap_or(last);
+    if to <= from || !to.is_finite() || !from.is_finite() {
+        return Err(CliError::rejected(format!(
+            "trace-view: the window {from}..{to} us is empty (the trace spans {first:.1}..{last:.1} us)"
+        )));
+    }
+    let title = trace["otherData"]["net"].as_str().unwrap_or("trace").to_string();
+    draw(&args.output, args.width, &title, &tracks, from, to)
+        .map_err(|e| CliError::rejected(format!("{}: {e}", args.output.display())))?;
+    Ok(exit::OK)
+}
+
+/// The file's tracks in tid order, with their slices and instants.
+fn tracks(trace: &Value) -> Result<Vec<Track>, String> {
+    let events = trace["traceEvents"]
+        .as_array()
+        .ok_or("no traceEvents array (not a trace event file)")?;
+    let mut by_tid: BTreeMap<u64, Track> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        let tid = e["tid"].as_u64().ok_or_else(|| format!("event {i} has no tid"))?;
+        let name = e["name"].as_str().unwrap_or("").to_string();
+        if e["ph"] == "M" && name != "thread_name" {
+            continue;
+        }
+        let t = by_tid.entry(tid).or_insert_with(|| Track {
+            name: format!("tid {tid}"),
+            slices: Vec::new(),
+            instants: Vec::new(),
+        });
+        match e["ph"].as_str() {
+            Some("M") if name == "thread_name" => {
+                t.name = e["args"]["name"].as_str().unwrap_or("").to_string();
+            }
+            Some("X") => {
+                let ts = e["ts"].as_f64().ok_or_else(|| format!("event {i} has no ts"))?;
+                let dur = e["dur"].as_f64().ok_or_else(|| format!("event {i} has no dur"))?;
+                let cat = e["cat"].as_str().unwrap_or("").to_string();
+                t.slices.push(Slice { ts, dur, name, cat });
+            }
+            Some("i") => {
+                let ts = e["ts"].as_f64().ok_or_else(|| format!("event {i} has no ts"))?;
+                t.instants.push((ts, name));
+            }
+            _ => {}
+        }
+    }
+    Ok(by_tid.into_values().collect())
+}
+
+/// First and last instant of the trace (µs).
+fn span(tracks: &[Track]) -> (f64, f64) {
+    let starts = tracks
+        .iter()
+        .flat_map(|t| t.slices.iter().map(|s| s.ts).chain(t.instants.iter().map(|i| i.0)));
+    let ends = tracks.iter().flat_map(|t| {
+        t.slices
+            .iter()
+            .map(|s| s.ts + s.dur)
+            .chain(t.instants.iter().map(|i| i.0))
+    });
+    (
+        {
+            let first = starts.fold(f64::INFINITY, f64::min);
+            if first.is_finite() { first } else { 0.0 }
+        },
+        ends.fold(0.0, f64::max),
+    )
+}
+
+const LABELS: i32 = 130;
+const ROW: i32 = 46;
+const TOP: i32 = 58;
+const AXIS: i32 = 44;
+
+fn colour(cat: &str, depth: usize) -> RGBColor {
+    match (cat, depth) {
+        ("step", 0) => RGBColor(66, 133, 198),
+        ("step", _) => RGBColor(120, 170, 220),
+        ("wait", _) => RGBColor(240, 170, 60),
+        ("firewall", _) => RGBColor(90, 175, 120),
+        _ => RGBColor(150, 150, 150),
+    }
+}
+
+/// Nesting depth of each slice of a track (slices sorted by start, parents first).
+fn depths(slices: &[Slice]) -> Vec<usize> {
+    let mut open: Vec<f64> = Vec::new();
+    slices
+        .iter()
+        .map(|s| {
+            while open.last().is_some_and(|&end| end <= s.ts) {
+                open.pop();
+            }
+            let depth = open.len();
+            open.push(s.ts + s.dur);
+            depth
+        })
+        .collect()
+}
+
+fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<(), String> {
+    let height = (TOP + ROW * tracks.len() as i32 + AXIS) as u32;
+    let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+    let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let plot_w = width as i32 - LABELS - 20;
+    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+    let font = ("sans-serif", 14).into_font();
+    let small = ("sans-serif", 11).into_font();
+    let head = format!("{title}: {:.1} us to {:.1} us since the run's start", from, to);
+    root.draw(&Text::new(head, (LABELS, 8), font.clone())).map_err(e)?;
+    let legend = [
+        ("step", "step / batch of steps"),
+        ("wait", "wait on a channel"),
+        ("firewall", "firewall tick"),
+    ];
+    let mut lx = LABELS;
+    for (cat, text) in legend {
+        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], colour(cat, 0).filled()))
+            .map_err(e)?;
+        root.draw(&Text::new(text, (lx + 20, 31), small.clone())).map_err(e)?;
+        lx += 190;
+    }
+    root.draw(&Polygon::new(vec![(lx, 32), (lx + 12, 32), (lx + 6, 44)], RED.filled()))
+        .map_err(e)?;
+    root.draw(&Text::new("miss (instant)", (lx + 18, 31), small.clone()))
+        .map_err(e)?;
+    for (row, track) in tracks.iter().enumerate() {
+        let y0 = TOP + ROW * row as i32;
+        let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
+        root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + ROW)], band.filled()))
+            .map_err(e)?;
+        root.draw(&Text::new(track.name.clone(), (8, y0 + ROW / 2 - 8), font.clone()))
+            .map_err(e)?;
+        for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
+            if s.ts + s.dur < from || s.ts > to {
+                continue;
+            }
+            let top = y0 + 4 + 13 * depth.min(2) as i32;
+            let (a, b) = (x(s.ts.max(from)), x((s.ts + s.dur).min(to)).max(x(s.ts.max(from)) + 1));
+            let fill = colour(&s.cat, depth);
+            root.draw(&Rectangle::new([(a, top), (b, top + 12)], fill.filled()))
+                .map_err(e)?;
+            if b - a > 7 * s.name.len() as i32 {
+                root.draw(&Text::new(s.name.clone(), (a + 3, top), small.clone().color(&WHITE)))
+                    .map_err(e)?;
+            }
+        }
+        for (ts, _) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
+            let (cx, by) = (x(*ts), y0 + ROW - 4);
+            root.draw(&Polygon::new(
+                vec![(cx - 5, by - 9), (cx + 5, by - 9), (cx, by)],
+                RED.filled(),
+            ))
+            .map_err(e)?;
+        }
+    }
+    let axis_y = TOP + ROW * tracks.len() as i32;
+    root.draw(&PathElement::new(
+        vec![(LABELS, axis_y), (LABELS + plot_w, axis_y)],
+        BLACK,
+    ))
+    .map_err(e)?;
+    let step = nice_step((to - from) / 8.0);
+    let mut t = (from / step).ceil() * step;
+    while t <= to {
+        let tx = x(t);
+        root.draw(&PathElement::new(vec![(tx, axis_y), (tx, axis_y + 5)], BLACK))
+            .map_err(e)?;
+        root.draw(&Text::new(format!("{t} us"), (tx - 20, axis_y + 9), small.clone()))
+            .map_err(e)?;
+        t += step;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p)
+}

@@ -1,0 +1,334 @@
+//! `smxrun run NET --trace FILE.json`: the file is a Chrome trace event file that Perfetto
+//! and chrome://tracing can open, and its step slices account for every loop of the report.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn smxrun(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn net(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("nets")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Runs `net` with a trace and a JSON report; both parsed.
+fn traced(net: &str, extra: &[&str]) -> (Value, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.json");
+    let mut args = vec![net, "-q", "--report", "json", "--trace", trace.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = smxrun(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let file = std::fs::read(&trace).unwrap();
+    (report, serde_json::from_slice(&file).expect("the trace is JSON"))
+}
+
+fn events(trace: &Value) -> &Vec<Value> {
+    trace["traceEvents"].as_array().expect("a traceEvents array")
+}
+
+/// The structure every trace must have; returns the thread names by tid.
+fn check_structure(trace: &Value) -> BTreeMap<u64, String> {
+    let events = events(trace);
+    let names: BTreeMap<u64, String> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut last_ts: BTreeMap<u64, f64> = BTreeMap::new();
+    for e in events {
+        let ph = e["ph"].as_str().expect("every event has a phase");
+        if ph == "M" {
+            continue;
+        }
+        let tid = e["tid"].as_u64().expect("tid");
+        assert!(e["pid"].is_u64(), "{e}");
+        assert!(e["name"].is_string(), "{e}");
+        assert!(names.contains_key(&tid), "tid {tid} has no thread_name: {e}");
+        let ts = e["ts"].as_f64().expect("ts");
+        assert!(ts >= 0.0, "{e}");
+        match ph {
+            "X" => {
+                assert!(e["dur"].as_f64().is_some_and(|d| d >= 0.0), "{e}");
+                let before = last_ts.insert(tid, ts).unwrap_or(0.0);
+                assert!(ts >= before, "X events of tid {tid} out of order at {e}");
+            }
+            "i" => assert_eq!(e["s"], "t", "{e}"),
+            other => panic!("unexpected phase {other}: {e}"),
+        }
+    }
+    names
+}
+
+/// Steps per net (by the report's spelling), summed over the step slices' counts.
+fn steps_by_net(trace: &Value) -> BTreeMap<String, u64> {
+    let mut steps = BTreeMap::new();
+    for e in events(trace).iter().filter(|e| e["cat"] == "step") {
+        let net = e["args"]["net"].as_str().unwrap().to_string();
+        *steps.entry(net).or_insert(0) += e["args"]["steps"].as_u64().unwrap();
+    }
+    steps
+}
+
+fn loops_by_net(report: &Value) -> BTreeMap<String, u64> {
+    report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                format!("{}#{}", n["name"].as_str().unwrap(), n["id"]),
+                n["loop_count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_trace_of_src_snk_has_a_track_per_thread_and_a_step_for_every_loop() {
+    let (report, trace) = traced(&net("src_snk.smx"), &["-n", "3000", "--trace-limit", "1000000"]);
+    let names = check_structure(&trace);
+    assert_eq!(trace["otherData"]["dropped_events"], 0);
+    assert_eq!(trace["otherData"]["partial"], false);
+    // Two boxes on their own threads, and the cyclic executive running the other two.
+    let tracks: BTreeSet<&str> = names.values().map(String::as_str).collect();
+    let firewall = report["firewalls"][0]["name"].as_str().unwrap();
+    for name in ["Src#2", "Snk#3", firewall] {
+        assert!(tracks.contains(name), "no track {name}: {tracks:?}");
+    }
+    assert_eq!(steps_by_net(&trace), loops_by_net(&report));
+    let ticks = events(&trace).iter().filter(|e| e["cat"] == "firewall").count() as u64;
+    assert!(ticks > 0 && ticks <= report["firewalls"][0]["ticks"].as_u64().unwrap());
+    let missed: u64 = events(&trace)
+        .iter()
+        .filter(|e| e["name"] == "missed ticks")
+        .map(|e| e["args"]["ticks"].as_u64().unwrap())
+        .sum();
+    assert_eq!(missed, report["firewalls"][0]["missed_ticks"].as_u64().unwrap());
+}
+
+#[test]
+fn routing_nodes_and_zeromq_boxes_have_tracks_with_their_steps() {
+    let (report, trace) = traced(&net("fan_out.smx"), &["-n", "2000", "--trace-limit", "1000000"]);
+    check_structure(&trace);
+    let routing: Vec<&Value> = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["kind"] == "routing_node")
+        .collect();
+    assert!(!routing.is_empty());
+    assert_eq!(steps_by_net(&trace), loops_by_net(&report));
+
+    let config = net("zmq_pipeline_ipc.toml");
+    let (report, trace) = traced(
+        &net("zmq_pipeline_ipc.smx"),
+        &[
+            "--config",
+            &config,
+            "-n",
+            "500",
+            "--set",
+            "Snk2.path=/dev/null",
+            "--trace-limit",
+            "1000000",
+        ],
+    );
+    let names = check_structure(&trace);
+    let steps = steps_by_net(&trace);
+    for n in report["nets"].as_array().unwrap() {
+        let spelled = format!("{}#{}", n["name"].as_str().unwrap(), n["id"]);
+        assert!(names.values().any(|t| *t == spelled), "no track for {spelled}");
+        assert_eq!(
+            steps.get(&spelled).copied().unwrap_or(0),
+            n["loop_count"].as_u64().unwrap(),
+            "{spelled}"
+        );
+    }
+}
+
+#[test]
+fn a_small_limit_keeps_the_latest_events_and_says_what_it_dropped() {
+    let (report, trace) = traced(&net("src_snk.smx"), &["-n", "3000", "--trace-limit", "50"]);
+    let names = check_structure(&trace);
+    let dropped = trace["otherData"]["dropped_events"].as_u64().unwrap();
+    assert!(dropped > 0);
+    let by_thread = trace["otherData"]["dropped_by_thread"].as_object().unwrap();
+    assert_eq!(by_thread.values().map(|v| v.as_u64().unwrap()).sum::<u64>(), dropped);
+    for tid in names.keys() {
+        let kept = events(&trace)
+            .iter()
+            .filter(|e| e["ph"] != "M" && e["tid"].as_u64() == Some(*tid))
+            .count();
+        assert!(kept <= 50, "{kept} events on tid {tid}");
+    }
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("trace:") && w.contains("dropped")),
+        "{warnings:?}"
+    );
+    // The latest events are kept: the last step of each box thread is there.
+    let last_step_end = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "step")
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let run_us = report["wall_time_s"].as_f64().unwrap() * 1e6;
+    assert!(last_step_end > run_us / 2.0, "{last_step_end} of {run_us}");
+}
+
+#[test]
+fn a_run_stopped_by_a_signal_still_writes_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args([
+            &net("src_snk.smx"),
+            "--set",
+            "Src.count=0",
+            "-q",
+            "--report",
+            "json",
+            "--trace",
+        ])
+        .arg(&trace)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the nets run (their threads exist), then stop them.
+    let start = Instant::now();
+    while std::fs::read_dir(format!("/proc/{}/task", child.id())).map_or(0, |d| d.count()) < 4
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: plain FFI call sending a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("smxrun did not stop");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    check_structure(&trace);
+    assert_eq!(trace["otherData"]["partial"], true);
+    assert!(events(&trace).iter().any(|e| e["cat"] == "step"));
+}
+
+#[test]
+fn a_trace_path_that_cannot_be_written_is_an_error_before_the_run() {
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "10",
+        "--trace",
+        "/nonexistent/dir/t.json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--trace") && stderr.contains("/nonexistent/dir/t.json"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "no report: the run did not start");
+}
+
+#[test]
+fn trace_view_draws_a_row_per_thread_and_rejects_what_is_not_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let svg = dir.path().join("t.svg");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "200",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    for track in ["Src#2", "Snk#3", "tf_10.0us_0"] {
+        assert!(picture.contains(track), "no row {track}");
+    }
+    assert!(picture.contains("<rect"), "slices are drawn");
+
+    std::fs::write(&trace, "{\"nothing\": 1}").unwrap();
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no traceEvents array"));
+    let out = smxrun(&["trace-view", "/nonexistent.json", "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
+}
+
+#[test]
+fn a_run_that_cannot_start_leaves_no_trace_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!trace.exists(), "an empty file would pass for a trace");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "--set",
+        "Src.bogus=1",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!trace.exists(), "a rejected setting leaves no file");
+}
