@@ -64,6 +64,15 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     driver.finish()
 }
 
+/// The firing rule's wait on one triggering input.
+#[inline]
+fn wait_input(reader: &mut crate::channel::Reader, read_timeout: Option<Duration>, stop: &AtomicBool) {
+    match read_timeout {
+        Some(timeout) => wait_ready_for(reader, timeout, stop),
+        None => reader.wait_ready(),
+    }
+}
+
 /// The firing rule's wait on an input with a read timeout: until it holds a message or has
 /// ended, `timeout` passed, or a stop. It polls with a growing nap (at most 1 ms late) rather
 /// than park, because a channel's doorbell has no timed wait; only inputs a box gave a
@@ -223,10 +232,8 @@ impl Driver {
                     if !reader.ready_now() {
                         return true;
                     }
-                } else if let Some(timeout) = slot.read_timeout {
-                    wait_ready_for(reader, timeout, stop);
                 } else {
-                    reader.wait_ready();
+                    wait_input(reader, slot.read_timeout, stop);
                 }
             }
         }
@@ -259,14 +266,15 @@ impl Driver {
 
     fn fire_traced_with(&mut self, rec: &mut Recorder, stop: &AtomicBool, block: bool) -> bool {
         for &i in &self.triggering {
-            if let Some(reader) = self.ports.inputs[i].reader.as_mut() {
+            let slot = &mut self.ports.inputs[i];
+            if let Some(reader) = slot.reader.as_mut() {
                 if !block {
                     if !reader.ready_now() {
                         return true;
                     }
                 } else if reader.triggering() && !reader.has_message() {
                     let start = rec.now();
-                    reader.wait_ready();
+                    wait_input(reader, slot.read_timeout, stop);
                     rec.wait(What::WaitRead(i as u32), start, rec.now());
                 }
             }

@@ -66,4 +66,8 @@ impl Ports for TracedPorts<'_> {
     fn output_ended(&self, port: usize) -> bool {
         self.ports.output_ended(port)
     }
+
+    fn set_read_timeout(&mut self, port: usize, timeout: Option<std::time::Duration>) {
+        self.ports.set_read_timeout(port, timeout);
+    }
 }
