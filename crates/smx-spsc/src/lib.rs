@@ -81,7 +81,7 @@ mod ring;
 mod sync;
 mod wait;
 
-pub use consumer::{Consumer, wait_any};
+pub use consumer::{Consumer, wait_any, wait_any_of};
 pub use producer::Producer;
 pub use wait::{DEFAULT_SPIN, Handshake, default_settle};
 
