@@ -12,6 +12,7 @@ pub mod gstreamer;
 pub mod pairs;
 pub mod ring;
 pub mod zmq_raw;
+pub mod zmq_shaped;
 
 pub use pairs::PairShape;
 
