@@ -9,8 +9,9 @@
 //! * `pairs/<n>`: n independent `Src.Snk` pairs, aggregate messages per second.
 //!
 //! Plain measurements instead of criterion (`SMX_BENCH_ROUNDS`, default 7, sets the rounds):
-//! * `SMX_BENCH=compare cargo bench --bench channels`: `Src.Snk` vs the baseline at length 1
-//!   and 64, interleaved round by round, median rates and their ratio;
+//! * `SMX_BENCH=compare cargo bench --bench channels`: `Src.Snk` vs the three pair peers of
+//!   `smxrun bench scaling` at length 1, 64 and 1024, interleaved round by round, median rates,
+//!   smx over the best peer, CPU per message;
 //! * `SMX_BENCH=pairs ...`: 1, 2, 4, 8, 16 pairs, median aggregate rate and share of the best
 //!   (`SMX_BENCH_PAIR_MESSAGES`, default 500,000, sets each source's count);
 //! * `SMX_BENCH=rss ...`: `Src.Snk` over 10 million messages, resident memory every 100 ms.
@@ -311,53 +312,46 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// `Src.Snk` against the crossbeam baseline, interleaved round by round so that load changes
-/// on a shared machine hit both alike; prints the median rates and their ratio, and the median
-/// CPU time per message (less sensitive to other load than the rate).
+/// `Src.Snk` against the three pair peers of `smxrun bench` (crossbeam blocking, crossbeam
+/// busy-polling, an rtrb ring: the same message, order check and pinning), interleaved round
+/// by round so that load changes on a shared machine hit all alike; prints the median rates,
+/// smx over the best peer, and the median CPU time per message.
 fn compare_run(rounds: usize) {
+    use smxrun::bench::baseline::{PAIR_PEERS, PairShape};
     let registry = smxrun::builtin_registry();
-    for (len, count) in [(1u32, 1_000_000u64), (64, 1_000_000)] {
+    let count = 1_000_000u64;
+    for len in [1u32, 64, 1024] {
         let graph = pairs(1, len);
         let auto = options(&graph, &registry, count, PinMode::Auto);
-        let off = options(&graph, &registry, count, PinMode::Off);
-        let mut results: Vec<(&str, Vec<f64>, Vec<f64>)> =
-            ["smx pinned", "crossbeam pinned", "smx unpinned", "crossbeam unpinned"]
-                .into_iter()
-                .map(|name| (name, Vec::new(), Vec::new()))
-                .collect();
-        let mut ratios = (Vec::new(), Vec::new());
+        let shape = PairShape {
+            pairs: 1,
+            count,
+            len: len as usize,
+            size: 8,
+            pin: true,
+        };
+        let names: Vec<&str> = std::iter::once("smx").chain(PAIR_PEERS.iter().map(|p| p.0)).collect();
+        let mut rates = vec![Vec::new(); names.len()];
+        let mut cpus = vec![Vec::new(); names.len()];
         for _ in 0..rounds {
-            let runs = [
-                measured(count, || smx_run(&graph, &registry, &auto)),
-                measured(count, || baseline_run(len as usize, count, true)),
-                measured(count, || smx_run(&graph, &registry, &off)),
-                measured(count, || baseline_run(len as usize, count, false)),
-            ];
-            ratios.0.push(runs[0].0 / runs[1].0);
-            ratios.1.push(runs[2].0 / runs[3].0);
-            for (slot, (rate, cpu)) in results.iter_mut().zip(runs) {
-                slot.1.push(rate);
-                slot.2.push(cpu);
+            let mut runs = vec![measured(count, || smx_run(&graph, &registry, &auto))];
+            for (_, peer) in PAIR_PEERS {
+                runs.push(measured(count, || {
+                    let run = peer(shape);
+                    Duration::from_secs_f64(run.metrics.get("wall_s").copied().unwrap_or(f64::NAN))
+                }));
+            }
+            for (i, (rate, cpu)) in runs.into_iter().enumerate() {
+                rates[i].push(rate);
+                cpus[i].push(cpu);
             }
         }
-        let m: Vec<(&str, f64, f64)> = results.into_iter().map(|(n, r, c)| (n, median(r), median(c))).collect();
-        for (n, r, c) in &m {
-            println!("len {len:>2}, {count} msgs, median of {rounds}: {n:<18} {r:>10.0} msg/s  {c:>6.0} ns CPU/msg");
+        let rates: Vec<f64> = rates.into_iter().map(median).collect();
+        for ((n, r), c) in names.iter().zip(&rates).zip(cpus.into_iter().map(median)) {
+            println!("len {len:>4}, {count} msgs, median of {rounds}: {n:<15} {r:>10.0} msg/s  {c:>6.0} ns CPU/msg");
         }
-        println!(
-            "len {len:>2}: smx/crossbeam rate pinned {:.1}%, unpinned {:.1}%; CPU per message pinned {:.1}%, unpinned {:.1}%",
-            100.0 * m[0].1 / m[1].1,
-            100.0 * m[2].1 / m[3].1,
-            100.0 * m[0].2 / m[1].2,
-            100.0 * m[2].2 / m[3].2
-        );
-        // The machine's speed drifts between rounds; a ratio taken within one round (the two
-        // runs seconds apart) cancels the drift, so its median is the steadier figure.
-        println!(
-            "len {len:>2}: median of the per-round ratios pinned {:.1}%, unpinned {:.1}%",
-            100.0 * median(ratios.0),
-            100.0 * median(ratios.1)
-        );
+        let best = rates[1..].iter().copied().fold(0.0, f64::max);
+        println!("len {len:>4}: smx / best peer {:.2}", rates[0] / best);
     }
 }
 

@@ -243,44 +243,41 @@ fn case_with(series: &str, params: &[(&str, &str)], runs: &[&[(&str, f64)]]) -> 
 }
 
 #[test]
-fn scaling_table_has_one_row_per_pair_count_and_the_ratio() {
-    let smx_case = |p: &str, rate: f64| {
+fn scaling_table_has_one_row_per_cell_and_the_ratio_to_the_best_peer() {
+    let case = |series: &str, p: &str, rate: f64| {
         case_with(
-            "smx",
-            &[("pairs", p), ("threads", "x")],
-            &[&[
-                ("msg_rate_hz", rate),
-                ("wall_s", 1.0),
-                ("wall_per_thread_s", 0.5),
-                ("rate_per_pair_hz", rate),
-            ]],
-        )
-    };
-    let base = |p: &str, rate: f64| {
-        case_with(
-            "crossbeam",
-            &[("pairs", p), ("threads", "x")],
-            &[&[("msg_rate_hz", rate)]],
+            series,
+            &[("pairs", p), ("len", "1"), ("threads", "x")],
+            &[&[("msg_rate_hz", rate), ("wall_s", 1.0), ("cpu_s_per_m", 0.5)]],
         )
     };
     let r = result_with(
         "scaling",
         vec![
-            smx_case("1", 900.0),
-            base("1", 1000.0),
-            smx_case("2", 3000.0),
-            base("2", 2000.0),
+            case("smx", "1", 900.0),
+            case("crossbeam", "1", 1000.0),
+            case("crossbeam-spin", "1", 500.0),
+            case("smx", "2", 3000.0),
+            case("crossbeam", "2", 1000.0),
+            case("rtrb", "2", 2000.0),
         ],
     );
-    let t = smxrun::bench::scaling::table(&r, &[1, 2, 4], false);
-    assert_eq!(t.columns.len(), 7);
+    let t = smxrun::bench::scaling::table(&r, &[1, 2, 4], &[1], false);
+    let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
     assert_eq!(t.rows.len(), 2, "pair count 4 has no cases and no row");
     assert_eq!(t.rows[0][0], "2");
-    assert_eq!(t.rows[0][6], "0.90");
-    assert_eq!(t.rows[1][6], "1.50");
-    let with_peer = smxrun::bench::scaling::table(&r, &[1], true);
-    assert_eq!(with_peer.columns.len(), 9);
-    assert_eq!(with_peer.rows[0][8], "-");
+    assert_eq!(t.rows[0][col("smx/best peer")], "0.90");
+    assert_eq!(
+        t.rows[1][col("smx/best peer")],
+        "1.50",
+        "the best peer of 2 pairs is rtrb"
+    );
+    assert_eq!(t.rows[0][col("rtrb [k/s]")], "-");
+    let with_peer = smxrun::bench::scaling::table(&r, &[1], &[1], true);
+    assert_eq!(with_peer.columns.len(), t.columns.len() + 2);
+    assert_eq!(with_peer.rows[0].last().unwrap(), "-");
+    let ratios = smxrun::bench::scaling::ratio_table(&r, &[1, 2], &[1, 64]);
+    assert_eq!(ratios.rows[1], ["2", "1.50 (rtrb)", "-"]);
     let charts = smxrun::bench::scaling::charts(&r);
     assert_eq!(charts.len(), 1);
 }

@@ -43,6 +43,22 @@ fn the_channels_know_no_box_api_and_no_runtime() {
 }
 
 #[test]
+fn the_channels_stand_on_the_spsc_queue_which_knows_nothing_of_smx() {
+    assert!(crate_deps("smx-channel").contains("smx-spsc"));
+    assert_none_of(
+        "smx-spsc",
+        &[
+            "smx-box",
+            "smx-channel",
+            "smx-runtime",
+            "smx-graph",
+            "smx-timing",
+            "crossbeam-channel",
+        ],
+    );
+}
+
+#[test]
 fn timing_reaches_into_neither_runtime_nor_configuration() {
     assert_none_of(
         "smx-timing",

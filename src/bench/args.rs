@@ -51,7 +51,7 @@ pub struct CommonArgs {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum Experiment {
-    /// Message rate of 1..16 Src.Snk pairs (2..32 threads) beside a plain crossbeam program
+    /// Message rate of 1..16 Src.Snk pairs per channel length beside three queue peers
     Scaling(ScalingArgs),
     /// Deadline misses of tt[T](Src.Snk) per period and pair count, beside the timer floor
     Tt(TtArgs),
@@ -71,9 +71,9 @@ pub struct ScalingArgs {
     /// Messages per pair [default: 1000000; quick: 100000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
-    /// Channel length (the report's runtime used 1) [default: 1]
-    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u32).range(1..))]
-    pub channel_len: Option<u32>,
+    /// Channel lengths, a cell each (the report's runtime used 1) [default: 1,64,1024; quick: 1,64]
+    #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Vec<u32>,
     /// Payload bytes per message [default: 8]
     #[arg(long, value_name = "BYTES")]
     pub size: Option<usize>,

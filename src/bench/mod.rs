@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod baseline;
+pub mod cpu;
 pub mod latency;
 pub mod latency_boxes;
 pub mod machine;

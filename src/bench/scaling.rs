@@ -1,18 +1,20 @@
-//! Experiment 1, the report's thread scaling: 1, 2, 4, 8, 16 `Src.Snk` pairs.
+//! Experiment 1, the report's thread scaling: 1, 2, 4, 8, 16 `Src.Snk` pairs at channel
+//! lengths 1, 64 and 1024.
 //!
-//! For each pair count the report's net is generated (`A = Src.Snk`, `B = A|A|A|A`,
-//! `connect B|B`, ...), compiled and run; beside it, in the same loop, the plain crossbeam
-//! program with the same pairs, channel length, message size and count (and GStreamer with
-//! `--peer gstreamer`). Runs of the three are interleaved (smx, baseline, peer, smx, ...) so a
-//! slow drift of the machine affects all of them alike. The table is the report's (threads,
-//! wall time, wall time per thread, total message rate, rate per pair) with median and
-//! min-max, the baseline's rate and the ratio of the medians.
+//! For each cell (pair count, length) the report's net is generated (`A = Src.Snk`,
+//! `B = A|A|A|A`, `connect B|B`, ...), compiled and run; beside it, in the same loop, the three
+//! pair peers of [`baseline::PAIR_PEERS`] (crossbeam blocking, crossbeam busy-polling, an rtrb
+//! ring) with the same pairs, length, message (sequence number, timestamp, payload) and
+//! pinning, and GStreamer with `--peer gstreamer`. Runs are interleaved (smx, peers, smx, ...)
+//! so a slow drift of the machine affects all of them alike. The tables give per cell the
+//! median rates, smx over the best peer, and the CPU seconds per million messages.
 
 use smx_runtime::Registry;
 
 use super::Session;
 use super::args::{ScalingArgs, or_default, pick};
-use super::baseline::{crossbeam, gstreamer};
+use super::baseline::{self, gstreamer};
+use super::cpu;
 use super::net::{self, Override};
 use super::plot::{Chart, Point, Series};
 use super::result::{BenchResult, Case, Run, Table};
@@ -36,8 +38,8 @@ pub fn net_text(pairs: usize) -> String {
 
 struct Settings {
     pairs: Vec<usize>,
+    lens: Vec<u32>,
     count: u64,
-    len: u32,
     size: usize,
     runs: usize,
 }
@@ -46,16 +48,16 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     let quick = session.quick;
     let s = Settings {
         pairs: or_default(&args.pairs, quick, &[1, 2, 4], &[1, 2, 4, 8, 16]),
+        lens: or_default(&args.channel_len, quick, &[1, 64], &[1, 64, 1024]),
         count: pick(args.count, quick, 100_000, 1_000_000),
-        len: pick(args.channel_len, quick, 1, 1).max(1),
         size: pick(args.size, quick, 8, 8),
-        runs: session.runs(2, 3),
+        runs: session.runs(2, 5),
     };
     let mut result = session.start("scaling");
     for (k, v) in [
         ("pairs", format!("{:?}", s.pairs)),
         ("count", s.count.to_string()),
-        ("channel_len", s.len.to_string()),
+        ("channel_len", format!("{:?}", s.lens)),
         ("size", s.size.to_string()),
         ("runs", s.runs.to_string()),
         ("warmup_runs", "1".to_string()),
@@ -76,65 +78,99 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     };
     let registry = crate::builtin_registry();
     for &pairs in &s.pairs {
-        let params = [("pairs", pairs.to_string()), ("threads", (2 * pairs).to_string())];
-        let mut smx = Case::new("smx", &params);
-        let mut plain = Case::new("crossbeam", &params);
-        let mut peer = Case::new("gstreamer", &params);
-        let graph = match net::compile_net(&format!("scaling-{pairs}.smx"), &net_text(pairs)) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                smx.push(Run::failed(e));
-                None
-            }
-        };
-        let setup_s = gst.as_ref().map(|p| gst_setup(p, s.size, s.len as usize, pairs));
-        for i in 0..=s.runs {
-            let warmup = i == 0;
-            if let Some(g) = &graph {
-                let run = smx_run(g, &registry, &s, pairs);
-                session.progress("scaling", &smx, i, s.runs, &run, "msg_rate_hz");
-                if !warmup {
-                    smx.push(run);
-                }
-            }
-            let run = crossbeam::run(crossbeam::PairShape {
-                pairs,
-                count: s.count,
-                len: s.len as usize,
-                size: s.size,
-                pin: true,
-            });
-            session.progress("scaling", &plain, i, s.runs, &run, "msg_rate_hz");
-            if !warmup {
-                plain.push(add_scaling_metrics(run, pairs));
-            }
-            if let (Some(path), Some(setup)) = (&gst, &setup_s) {
-                let run = match setup {
-                    Ok(setup) => gstreamer::run(path, s.count, s.size, s.len as usize, pairs, *setup),
-                    Err(e) => Run::failed(e.clone()),
-                };
-                session.progress("scaling", &peer, i, s.runs, &run, "msg_rate_hz");
-                if !warmup {
-                    peer.push(add_scaling_metrics(run, pairs));
-                }
-            }
-        }
-        result.cases.push(smx);
-        result.cases.push(plain);
-        if gst.is_some() {
-            result.cases.push(peer);
+        let graph = net::compile_net(&format!("scaling-{pairs}.smx"), &net_text(pairs));
+        for &len in &s.lens {
+            let cell = Cell { pairs, len };
+            run_cell(&s, cell, &graph, &registry, gst.as_ref(), session, &mut result);
         }
     }
-    result.tables.push(table(&result, &s.pairs, gst.is_some()));
+    result.tables.push(table(&result, &s.pairs, &s.lens, gst.is_some()));
+    result.tables.push(ratio_table(&result, &s.pairs, &s.lens));
     result
 }
 
-fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, pairs: usize) -> Run {
+#[derive(Clone, Copy)]
+struct Cell {
+    pairs: usize,
+    len: u32,
+}
+
+/// One cell: smx, the pair peers (and GStreamer), interleaved over a warm-up and `runs` rounds.
+fn run_cell(
+    s: &Settings,
+    cell: Cell,
+    graph: &Result<smx_graph::NetGraph, String>,
+    registry: &Registry,
+    gst: Option<&std::path::PathBuf>,
+    session: &mut Session,
+    result: &mut BenchResult,
+) {
+    let Cell { pairs, len } = cell;
+    let params = [
+        ("pairs", pairs.to_string()),
+        ("len", len.to_string()),
+        ("threads", (2 * pairs).to_string()),
+    ];
+    let mut smx = Case::new("smx", &params);
+    let mut peers: Vec<Case> = baseline::PAIR_PEERS
+        .iter()
+        .map(|(name, _)| Case::new(name, &params))
+        .collect();
+    let mut peer = Case::new("gstreamer", &params);
+    if let Err(e) = graph {
+        smx.push(Run::failed(e.clone()));
+    }
+    let setup_s = gst.map(|p| gst_setup(p, s.size, len as usize, pairs));
+    let shape = baseline::PairShape {
+        pairs,
+        count: s.count,
+        len: len as usize,
+        size: s.size,
+        pin: true,
+    };
+    for i in 0..=s.runs {
+        let warmup = i == 0;
+        if let Ok(g) = graph {
+            let run = smx_run(g, registry, s, cell);
+            session.progress("scaling", &smx, i, s.runs, &run, "msg_rate_hz");
+            if !warmup {
+                smx.push(run);
+            }
+        }
+        for (case, (_, peer_run)) in peers.iter_mut().zip(baseline::PAIR_PEERS) {
+            let run = peer_run(shape);
+            session.progress("scaling", case, i, s.runs, &run, "msg_rate_hz");
+            if !warmup {
+                case.push(add_scaling_metrics(run, pairs));
+            }
+        }
+        if let (Some(path), Some(setup)) = (gst, &setup_s) {
+            let run = match setup {
+                Ok(setup) => gstreamer::run(path, s.count, s.size, len as usize, pairs, *setup),
+                Err(e) => Run::failed(e.clone()),
+            };
+            session.progress("scaling", &peer, i, s.runs, &run, "msg_rate_hz");
+            if !warmup {
+                peer.push(add_scaling_metrics(run, pairs));
+            }
+        }
+    }
+    result.cases.push(smx);
+    result.cases.extend(peers);
+    if gst.is_some() {
+        result.cases.push(peer);
+    }
+}
+
+fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, cell: Cell) -> Run {
     let overrides = [
         Override::new("smx_src_rand", "count", s.count),
         Override::new("smx_src_rand", "size", s.size),
     ];
-    match net::run_graph(graph, registry, &overrides, Some(s.len)) {
+    let cpu = cpu::process_cpu_s();
+    let outcome = net::run_graph(graph, registry, &overrides, Some(cell.len));
+    let cpu = cpu::process_cpu_s() - cpu;
+    match outcome {
         Err(e) => Run::failed(e),
         Ok(report) => {
             let mut run = Run::new();
@@ -146,8 +182,9 @@ fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, pairs
                     "msg_rate_hz",
                     if wall > 0.0 { report.messages as f64 / wall } else { 0.0 },
                 );
-            net::validate(&report, s.count * pairs as u64, &mut run);
-            add_scaling_metrics(run, pairs)
+            cpu::set_cpu(&mut run, cpu, report.messages);
+            net::validate(&report, s.count * cell.pairs as u64, &mut run);
+            add_scaling_metrics(run, cell.pairs)
         }
     }
 }
@@ -180,62 +217,120 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
-pub fn table(result: &BenchResult, pairs: &[usize], with_peer: bool) -> Table {
-    let mut columns = vec![
-        "threads",
-        "wall [s]",
-        "wall/thread [s]",
-        "msg rate [k/s]",
-        "rate/pair [k/s]",
-        "crossbeam [k/s]",
-        "smx/crossbeam",
-    ];
+/// The pair peer with the highest median rate in a cell, with that rate.
+pub fn best_peer<'a>(result: &'a BenchResult, pairs: &str, len: &str) -> Option<(&'a str, f64)> {
+    baseline::PAIR_PEERS
+        .iter()
+        .filter_map(|(name, _)| {
+            let case = result.find(name, &[("pairs", pairs), ("len", len)])?;
+            Some((*name, case.median("msg_rate_hz")?))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// One row per cell: rates of smx and every peer, smx over the best peer, CPU per message.
+pub fn table(result: &BenchResult, pairs: &[usize], lens: &[u32], with_peer: bool) -> Table {
+    let names: Vec<&str> = baseline::PAIR_PEERS.iter().map(|(n, _)| *n).collect();
+    let mut columns: Vec<String> = ["threads", "len", "wall [s]", "smx [k/s]"].map(String::from).to_vec();
+    columns.extend(names.iter().map(|n| format!("{n} [k/s]")));
+    columns.extend(["smx/best peer".to_string(), "CPU s/M msg: smx".to_string()]);
+    columns.extend(names.iter().map(|n| n.to_string()));
     if with_peer {
-        columns.extend(["gstreamer [k/s]", "smx/gstreamer"]);
+        columns.extend(["gstreamer [k/s]".to_string(), "smx/gstreamer".to_string()]);
     }
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut t = Table::new(
-        "scaling: Src.Snk pairs (median (min-max) of the valid runs; rates in thousand messages/s)",
+        "scaling: Src.Snk pairs (median (min-max) of the valid runs; rates in thousand messages/s; \
+         CPU seconds per million messages)",
         &columns,
     );
     for &p in pairs {
-        let key = p.to_string();
-        let find = |series: &str| result.find(series, &[("pairs", key.as_str())]);
-        let (Some(smx), Some(plain)) = (find("smx"), find("crossbeam")) else {
-            continue;
-        };
-        let mut row = vec![
-            smx.label(2 * p),
-            smx.cell_auto("wall_s", 1.0),
-            smx.cell_auto("wall_per_thread_s", 1.0),
-            smx.cell("msg_rate_hz", 1e-3, 1),
-            smx.cell("rate_per_pair_hz", 1e-3, 1),
-            plain.cell("msg_rate_hz", 1e-3, 1),
-            ratio(smx.median("msg_rate_hz"), plain.median("msg_rate_hz")),
-        ];
-        if with_peer {
-            let peer = find("gstreamer");
-            row.push(
-                peer.map(|c| c.cell("msg_rate_hz", 1e-3, 1))
-                    .unwrap_or_else(|| "-".into()),
+        for &len in lens {
+            let (key, len_key) = (p.to_string(), len.to_string());
+            let find = |series: &str| result.find(series, &[("pairs", key.as_str()), ("len", len_key.as_str())]);
+            let Some(smx) = find("smx") else {
+                continue;
+            };
+            let peers: Vec<Option<&Case>> = names.iter().map(|n| find(n)).collect();
+            let dash = || "-".to_string();
+            let mut row = vec![
+                smx.label(2 * p),
+                len_key.clone(),
+                smx.cell_auto("wall_s", 1.0),
+                smx.cell("msg_rate_hz", 1e-3, 1),
+            ];
+            row.extend(
+                peers
+                    .iter()
+                    .map(|c| c.map_or_else(dash, |c| c.cell("msg_rate_hz", 1e-3, 1))),
             );
             row.push(ratio(
                 smx.median("msg_rate_hz"),
-                peer.and_then(|c| c.median("msg_rate_hz")),
+                best_peer(result, &key, &len_key).map(|b| b.1),
             ));
+            row.push(smx.cell_auto("cpu_s_per_m", 1.0));
+            row.extend(
+                peers
+                    .iter()
+                    .map(|c| c.map_or_else(dash, |c| c.cell_auto("cpu_s_per_m", 1.0))),
+            );
+            if with_peer {
+                let peer = find("gstreamer");
+                row.push(peer.map_or_else(dash, |c| c.cell("msg_rate_hz", 1e-3, 1)));
+                row.push(ratio(
+                    smx.median("msg_rate_hz"),
+                    peer.and_then(|c| c.median("msg_rate_hz")),
+                ));
+            }
+            t.row(row);
+        }
+    }
+    t
+}
+
+/// smx over the best peer, pairs down and lengths across, with the best peer's name.
+pub fn ratio_table(result: &BenchResult, pairs: &[usize], lens: &[u32]) -> Table {
+    let mut columns = vec!["pairs".to_string()];
+    columns.extend(lens.iter().map(|l| format!("len {l}")));
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new("scaling: smx / best peer (ratio of median rates; best peer)", &columns);
+    for &p in pairs {
+        let key = p.to_string();
+        let mut row = vec![key.clone()];
+        for &len in lens {
+            let len_key = len.to_string();
+            let smx = result.find("smx", &[("pairs", key.as_str()), ("len", len_key.as_str())]);
+            row.push(
+                match (
+                    smx.and_then(|c| c.median("msg_rate_hz")),
+                    best_peer(result, &key, &len_key),
+                ) {
+                    (Some(smx), Some((name, best))) if best > 0.0 => format!("{:.2} ({name})", smx / best),
+                    _ => "-".into(),
+                },
+            );
         }
         t.row(row);
     }
     t
 }
 
-/// Message rate vs threads, smx with its run range, the baselines as reference lines.
+/// Message rate vs threads, one chart per channel length: smx with its run range, the peers
+/// as reference lines.
 pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
+    let mut lens: Vec<Option<&str>> = result.cases.iter().map(|c| c.param("len")).collect();
+    lens.sort();
+    lens.dedup();
+    lens.into_iter().map(|len| chart(result, len)).collect()
+}
+
+fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
     let series = |name: &str, label: &str, reference: bool| Series {
         name: label.to_string(),
         points: result
             .cases
             .iter()
-            .filter(|c| c.series == name)
+            .filter(|c| c.series == name && c.param("len") == len)
             .filter_map(|c| {
                 let s = c.summary.get("msg_rate_hz")?;
                 Some(Point {
@@ -250,24 +345,27 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
     };
     let mut all = vec![
         series("smx", "smx (median, min-max)", false),
-        series("crossbeam", "plain crossbeam program", true),
+        series("crossbeam", "crossbeam, blocking", true),
+        series("crossbeam-spin", "crossbeam, busy-polling", true),
+        series("rtrb", "rtrb ring, busy-polling", true),
         series("gstreamer", "gstreamer fakesrc ! queue ! fakesink", true),
     ];
     all.retain(|s| !s.points.is_empty());
-    vec![(
-        "scaling_rate_vs_threads.svg".into(),
+    let (file, shown) = match len {
+        Some(len) => (format!("scaling_rate_vs_threads_len{len}.svg"), len),
+        None => ("scaling_rate_vs_threads.svg".to_string(), "?"),
+    };
+    (
+        file,
         Chart {
-            title: format!(
-                "Total message rate vs threads (channel length {})",
-                result.settings.get("channel_len").map(String::as_str).unwrap_or("?")
-            ),
+            title: format!("Total message rate vs threads (channel length {shown})"),
             x_label: "threads (2 per pair; log)".into(),
             y_label: "messages per second".into(),
             series: all,
             log_y: false,
             log_x: true,
         },
-    )]
+    )
 }
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 //! The report's net (`Src1.Snk1 | Src2.Snk2`: random data into a ZMQ sink, read back by a ZMQ
 //! source into a dump sink writing to /dev/null) is run for each pattern (`pubsub`, `pipeline`)
 //! and transport (`tcp` on loopback, `ipc` in a private directory), beside a raw zmq-crate
-//! PUSH/PULL program on the same transport in the same loop. Loss comes from the ZMQ boxes'
-//! exact accounting in the report (sent by the sender, received and lost at the receiver).
+//! PUSH/PULL program on the same transport in the same loop, and a raw program of the net's own
+//! shape at each channel length (producer thread -> queue -> PUSH ... PULL -> queue -> consumer
+//! thread, [`super::baseline::zmq_shaped`]). Loss comes from the ZMQ boxes' exact accounting in
+//! the report (sent by the sender, received and lost at the receiver). CPU seconds per million
+//! messages are the process's over each run.
 //!
 //! Loss is measured end to end from the runtime's channel counts (messages the ZMQ sink read minus
 //! messages reaching the consumer behind the ZMQ source); the boxes' own books (sent, dropped
@@ -24,6 +27,7 @@ use smx_runtime::report::Report;
 use super::Session;
 use super::args::{ZmqArgs, or_default, pick};
 use super::baseline::zmq_raw::{self, Transport};
+use super::cpu;
 use super::net::{self, Override};
 use super::plot::Chart;
 use super::result::{BenchResult, Case, Run, Table};
@@ -126,11 +130,27 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
                 Case::new("smx", &params)
             })
             .collect();
+        let mut shaped: Vec<Case> = lens
+            .iter()
+            .map(|len| {
+                Case::new(
+                    "zmq-raw-net",
+                    &[("transport", t.clone()), ("channel_len", len.to_string())],
+                )
+            })
+            .collect();
         for i in 0..=runs {
             let r = zmq_raw::run(transport(t), count, size, Duration::from_secs(10));
             session.progress("zmq", &raw, i, runs, &r, "msg_rate_hz");
             if i > 0 {
                 raw.push(r);
+            }
+            for (case, len) in shaped.iter_mut().zip(&lens) {
+                let r = zmq_raw::run_shaped(transport(t), count, size, Duration::from_secs(10), Some(*len as usize));
+                session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
+                if i > 0 {
+                    case.push(r);
+                }
             }
             for (case, (pattern, len, place)) in cases.iter_mut().zip(&combos) {
                 let shape = Shape {
@@ -141,10 +161,13 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
                     channel_len: *len,
                     chains: place.as_str() == "chains",
                 };
-                let r = match &graph {
+                let cpu = cpu::process_cpu_s();
+                let mut r = match &graph {
                     Err(e) => Run::failed(e.clone()),
                     Ok(g) => smx_run(g, &registry, &shape),
                 };
+                let received = r.metrics.get("received").copied().unwrap_or(0.0) as u64;
+                cpu::set_cpu(&mut r, cpu::process_cpu_s() - cpu, received);
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
                     case.push(r);
@@ -152,6 +175,7 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             }
         }
         result.cases.push(raw);
+        result.cases.extend(shaped);
         result.cases.extend(cases);
     }
     result
@@ -368,6 +392,11 @@ pub fn table(
             "receive rate",
             "raw PUSH/PULL",
             "smx/raw",
+            "raw net shape",
+            "smx/net shape",
+            "CPU s/M: smx",
+            "raw",
+            "net shape",
         ],
     );
     for tr in transports {
@@ -384,9 +413,14 @@ pub fn table(
             ) else {
                 continue;
             };
-            let ratio = match (case.median("msg_rate_hz"), raw.and_then(|r| r.median("msg_rate_hz"))) {
-                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-                _ => "-".into(),
+            let ratio =
+                |peer: Option<&Case>| match (case.median("msg_rate_hz"), peer.and_then(|r| r.median("msg_rate_hz"))) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => "-".into(),
+                };
+            let shaped = result.find("zmq-raw-net", &[("transport", tr.as_str()), ("channel_len", &len)]);
+            let cell = |c: Option<&Case>, metric: &str, scale: f64| {
+                c.map_or_else(|| "-".into(), |c| c.cell_auto(metric, scale))
             };
             t.row(vec![
                 case.label(p),
@@ -400,7 +434,14 @@ pub fn table(
                 case.cell("msg_rate_hz", 1e-3, 1),
                 raw.map(|r| r.cell("msg_rate_hz", 1e-3, 1))
                     .unwrap_or_else(|| "-".into()),
-                ratio,
+                ratio(raw),
+                shaped
+                    .map(|r| r.cell("msg_rate_hz", 1e-3, 1))
+                    .unwrap_or_else(|| "-".into()),
+                ratio(shaped),
+                case.cell_auto("cpu_s_per_m", 1.0),
+                cell(raw, "cpu_s_per_m", 1.0),
+                cell(shaped, "cpu_s_per_m", 1.0),
             ]);
         }
     }

@@ -1,7 +1,7 @@
 //! Per-channel counters: cheap enough for the per-message path, exact at the end of a run.
 //!
-//! Every counter has exactly one writing thread (the producer writes `written`, `overwritten`
-//! and `dropped`; the consumer writes `read`, `duplicated` and `left`), so an increment is a
+//! Every counter has exactly one writing thread (the producer writes `written`, `overwritten`,
+//! `dropped` and its share of `left`; the consumer writes `read`, `duplicated` and `left`), so an increment is a
 //! relaxed load and store, not a locked read-modify-write. The two sides live on separate
 //! cache lines so that the producer's stores do not keep evicting the consumer's line. Other
 //! threads (the progress line, the report) only read them.
@@ -43,6 +43,9 @@ pub struct ProducerCounts {
     /// Writes refused because the consumer had ended (the message was discarded and never
     /// entered the channel).
     pub dropped: Counter,
+    /// Writes that entered the channel after the consumer's close had counted what was left
+    /// (a write racing with the close), counted by the producer's close: part of `left`.
+    pub left: Counter,
 }
 
 /// Counters written by the consumer.
@@ -92,7 +95,7 @@ impl Counters {
             overwritten: self.producer.overwritten.get(),
             duplicated: self.consumer.duplicated.get(),
             dropped: self.producer.dropped.get(),
-            left: self.consumer.left.get(),
+            left: self.consumer.left.get() + self.producer.left.get(),
         }
     }
 }

@@ -14,12 +14,9 @@
 //! forwarded.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Duration, Instant, SystemTime};
-
-use crossbeam_channel::Select;
+use std::time::{Instant, SystemTime};
 
 use crate::channel::Poll;
-use crate::channel::doorbell::spin_until;
 use crate::io::PortSet;
 use crate::plan::NetPlan;
 use crate::progress::LoopCounter;
@@ -138,28 +135,15 @@ fn wait_any(ports: &mut PortSet, live: &[bool]) {
         }
         return;
     }
-    // Spin first, as a single channel's firing rule does (crossbeam's selection parks after a
-    // few microseconds, and a parked node costs each producer a slow wake-up). The shortest
-    // budget of the inputs: a producer on this node's core (budget zero) only runs once the
-    // node stops spinning. An ended producer is left to the selection, which sees its queue
-    // disconnect.
+    // One wait for all of them: spins for the shortest budget of the inputs (a producer on
+    // this node's core, which yields, only runs once the node gives the core up), then parks
+    // until any producer writes or ends.
     let live_readers = || {
         (0..live.len())
             .filter(|&i| live[i])
             .filter_map(|i| ports.inputs[i].reader.as_ref())
     };
-    let budget = live_readers().map(|r| r.spin()).min().unwrap_or(Duration::ZERO);
-    let ready = || live_readers().any(|r| r.receiver().is_some_and(|rx| !rx.is_empty()));
-    if spin_until(0, budget, &ready) {
-        return;
-    }
-    let mut select = Select::new();
-    for i in (0..live.len()).filter(|&i| live[i]) {
-        if let Some(rx) = ports.inputs[i].reader.as_ref().and_then(|r| r.receiver()) {
-            select.recv(rx);
-        }
-    }
-    select.ready();
+    crate::channel::wait_any(live_readers);
 }
 
 #[cfg(test)]

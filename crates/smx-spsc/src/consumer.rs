@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::Duration;
 
 use crate::TryPopError;
-use crate::ring::{IDLE, Ring};
+use crate::ring::{CONSUMER_DONE, IDLE, PRODUCER_DONE, Ring};
 use crate::sync::Arc;
 use crate::wait::{Spin, WakeMark, heavy_barrier, light_barrier, park_until, spin_until};
 
@@ -197,8 +197,21 @@ impl<T> Consumer<T> {
 
     /// True once the producer has ended and everything it wrote has been read (or this end
     /// has closed).
-    pub fn ended(&mut self) -> bool {
-        self.closed || (self.ring.flags.producer_closed.load(Acquire) && !self.look())
+    pub fn ended(&self) -> bool {
+        if self.closed {
+            return true;
+        }
+        // The flag first (Acquire): once it is set the tail loaded after it is the last one.
+        if !self.ring.flags.producer_closed.load(Acquire) {
+            return false;
+        }
+        // On a drop-oldest queue the producer may have moved the head past this end's copy.
+        let head = if self.lossy {
+            self.ring.consumer.head.load(Acquire)
+        } else {
+            self.head
+        };
+        self.ring.tail.load(Acquire) <= head
     }
 
     /// True once the producer has closed (messages may still be inside).
@@ -210,9 +223,11 @@ impl<T> Consumer<T> {
     /// what is still inside and returns how many that was.
     ///
     /// One write can race with the close (the producer checked the flag just before it was
-    /// set; the fences order every later one after it): that message is either among those
-    /// counted here (so the count can be one above the capacity) or lands after the count and
-    /// is dropped with the queue, never read. Either way its push returned `Ok`.
+    /// set; the fences order every later one after it): its push returned `Ok`, and the
+    /// message is counted exactly once, by one of the two ends: here (so the count can be one
+    /// above the capacity) if the producer has closed by the time this end is done, else by
+    /// the producer's [`crate::Producer::close`]. So every accepted push is read, evicted, or
+    /// counted by one close.
     pub fn close(&mut self) -> usize {
         if self.closed {
             return 0;
@@ -222,12 +237,22 @@ impl<T> Consumer<T> {
         // barrier is what bounds the writes racing with the close to one.
         heavy_barrier(self.asymmetric);
         self.ring.space.wake(&mut self.woke); // a producer waiting for room sees the close
-        let mut left = 0;
-        while self.try_pop().is_ok() {
-            left += 1;
+        let mut left = self.drain();
+        // AcqRel: a producer that closed first made all its writes visible; a write that came
+        // after the drain above is then taken here, else the producer counts it.
+        if self.ring.flags.done.fetch_or(CONSUMER_DONE, AcqRel) & PRODUCER_DONE != 0 {
+            left += self.drain();
         }
         self.closed = true;
         left
+    }
+
+    fn drain(&mut self) -> usize {
+        let mut n = 0;
+        while self.try_pop().is_ok() {
+            n += 1;
+        }
+        n
     }
 
     /// How long [`Consumer::wait_ready`] and [`Consumer::pop`] spin before they park (default
@@ -330,23 +355,32 @@ impl<T> std::fmt::Debug for Consumer<T> {
 /// (a fan-in routing node's wait). Returns at once if one is ready. Spins first for the
 /// shortest spin budget among them.
 pub fn wait_any<T>(consumers: &[&Consumer<T>]) {
+    wait_any_of(|| consumers.iter().copied());
+}
+
+/// [`wait_any`] over the consumers an iterator yields (called several times; it must yield
+/// the same ones each time), so that a caller whose ends are not in one slice need not
+/// collect them (nothing is allocated).
+pub fn wait_any_of<'a, T: 'a, I>(consumers: impl Fn() -> I)
+where
+    I: Iterator<Item = &'a Consumer<T>>,
+{
     // Looks at the shared indices directly (the ends' caches need `&mut`); the caller's
     // `has_message` afterwards refreshes them.
     let ready = || {
-        consumers
-            .iter()
+        consumers()
             .any(|c| c.closed || c.tail_cache > c.head || c.ring.tail.load(Acquire) > c.head || c.producer_closed())
     };
     let mut ready_mut = ready;
     // The shortest budget, the least settle, yielding if any end shares its core.
     let spin = Spin {
-        budget: consumers.iter().map(|c| c.spin.budget).min().unwrap_or(Duration::ZERO),
-        settle: consumers.iter().map(|c| c.spin.settle).min().unwrap_or(0),
-        yield_each_look: consumers.iter().any(|c| c.spin.yield_each_look),
+        budget: consumers().map(|c| c.spin.budget).min().unwrap_or(Duration::ZERO),
+        settle: consumers().map(|c| c.spin.settle).min().unwrap_or(0),
+        yield_each_look: consumers().any(|c| c.spin.yield_each_look),
     };
     if ready_mut() || spin_until(spin, &mut ready_mut) {
         return;
     }
-    let asymmetric = consumers.iter().any(|c| c.asymmetric);
-    park_until(|| consumers.iter().map(|c| &*c.ring.data), asymmetric, ready);
+    let asymmetric = consumers().any(|c| c.asymmetric);
+    park_until(|| consumers().map(|c| &*c.ring.data), asymmetric, ready);
 }

@@ -1,8 +1,8 @@
 //! A bounded single-producer single-consumer queue with blocking ends, for smx's channels.
 //!
 //! Every channel of a flattened Streamix net has exactly one producer and one consumer, so
-//! the general multi-producer channel (crossbeam's) plus smx's doorbells can give way to this
-//! queue, which is built for that case and for messages of about 72 bytes.
+//! smx-channel builds each of them on this queue instead of a general multi-producer channel
+//! plus doorbells; it is built for that case and for messages of about 72 bytes.
 //!
 //! # Shape
 //!
@@ -81,7 +81,7 @@ mod ring;
 mod sync;
 mod wait;
 
-pub use consumer::{Consumer, wait_any};
+pub use consumer::{Consumer, wait_any, wait_any_of};
 pub use producer::Producer;
 pub use wait::{DEFAULT_SPIN, Handshake, default_settle};
 

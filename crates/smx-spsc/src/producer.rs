@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::time::Duration;
 
-use crate::ring::Ring;
+use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring};
 use crate::sync::{Arc, fence, spin_loop, thread};
 use crate::wait::{Spin, WakeMark, light_barrier, park_until, spin_until};
 use crate::{Closed, TryPushError};
@@ -110,13 +110,25 @@ impl<T> Producer<T> {
 
     /// Ends the producer's side (also done on drop): the consumer reads what is inside and
     /// then sees the end.
-    pub fn close(&mut self) {
-        if !self.closed {
-            self.closed = true;
-            self.ring.flags.producer_closed.store(true, Release);
-            fence(SeqCst);
-            self.ring.data.wake(&mut self.woke);
+    ///
+    /// Returns how many of this end's writes nobody will ever read: those that landed after
+    /// a consumer's close had counted what was inside (see [`crate::Consumer::close`]); they
+    /// are dropped with the queue. Zero while the consumer is open, and on a second call.
+    pub fn close(&mut self) -> usize {
+        if self.closed {
+            return 0;
         }
+        self.closed = true;
+        self.ring.flags.producer_closed.store(true, Release);
+        fence(SeqCst);
+        self.ring.data.wake(&mut self.woke);
+        // AcqRel: if the consumer finished first, its last head is visible here; if not, it
+        // sees every write of this end when it finds this bit.
+        let done = self.ring.flags.done.fetch_or(PRODUCER_DONE, AcqRel);
+        if done & CONSUMER_DONE == 0 {
+            return 0;
+        }
+        (self.tail - self.ring.consumer.head.load(Acquire)) as usize
     }
 
     /// How long a write into a full blocking queue spins before it parks (default

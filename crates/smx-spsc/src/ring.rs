@@ -41,7 +41,16 @@ pub(crate) struct ConsumerLine {
 pub(crate) struct Flags {
     pub(crate) producer_closed: AtomicBool,
     pub(crate) consumer_closed: AtomicBool,
+    /// Which ends have finished closing ([`PRODUCER_DONE`], [`CONSUMER_DONE`]), set by a
+    /// read-modify-write so that exactly one end, the second, sees the other's bit and counts
+    /// what is still inside (see `Consumer::close`).
+    pub(crate) done: AtomicU64,
 }
+
+/// The producer has closed: it writes nothing more.
+pub(crate) const PRODUCER_DONE: u64 = 1;
+/// The consumer has closed and drained the queue: it takes nothing more.
+pub(crate) const CONSUMER_DONE: u64 = 2;
 
 /// Indices are 64-bit and only ever grow (they do not wrap in practice: 2^64 messages), so
 /// `tail - head` is the number of messages inside and the slot of index `i` is `i % slots`.

@@ -96,8 +96,8 @@ pub(crate) fn heavy_barrier(asymmetric: bool) {
 ///
 /// A park costs the other end a wake-up (a system call) when it next writes or reads, and on
 /// a virtual machine the parked thread takes long to run again; spinning through that keeps
-/// both ends awake while messages flow. smx measured 50 us on its 2-vCPU CI machine
-/// (`runtime/channel/doorbell.rs`); the value is kept so the two can be compared.
+/// both ends awake while messages flow. smx measured 50 us on its 2-vCPU CI machine with its
+/// earlier crossbeam-based channels, and keeps that value (`--wait-spin` sets another).
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 
 /// Spin-loop hints between two reads of the clock, each followed by a yield so that a thread

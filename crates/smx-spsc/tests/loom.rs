@@ -171,3 +171,33 @@ fn wait_any_sees_either_queue() {
         );
     });
 }
+
+#[test]
+fn every_accepted_push_is_read_evicted_or_counted_by_one_close() {
+    for kind in [Kind::Blocking, Kind::DropOldest] {
+        model(move || {
+            let (mut tx, mut rx) = ends::<u32>(1, kind);
+            let ((accepted, evicted, late), (read, left)) = both(
+                move || {
+                    let (mut accepted, mut evicted) = (0, 0);
+                    for i in 0..3 {
+                        // A blocking push into a full queue would wait for the close; try.
+                        match tx.try_push(i) {
+                            Ok(old) => {
+                                accepted += 1;
+                                evicted += old.is_some() as usize;
+                            }
+                            Err(_) => {}
+                        }
+                    }
+                    (accepted, evicted, tx.close())
+                },
+                move || {
+                    let read = rx.try_pop().is_ok() as usize;
+                    (read, rx.close())
+                },
+            );
+            assert_eq!(read + evicted + left + late, accepted, "{kind:?}");
+        });
+    }
+}

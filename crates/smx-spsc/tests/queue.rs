@@ -320,3 +320,18 @@ fn a_batch_stops_at_the_consumers_close_and_keeps_the_rest() {
     assert_eq!(rx.pop_into(&mut out, 10), 2);
     assert_eq!(out, [3, 4]);
 }
+
+#[test]
+fn a_write_after_the_consumers_close_is_counted_by_the_producers_close() {
+    let (mut tx, mut rx) = channel::<u32>(2, Kind::DropOldest);
+    tx.push(0).unwrap();
+    assert_eq!(rx.close(), 1);
+    // A push that checked the flag before the close and landed after its count, as a racing
+    // one can: here a push is refused, so only the ends' own accounting can be shown.
+    assert_eq!(tx.push(1), Err(Closed(1)));
+    assert_eq!(tx.close(), 0, "nothing landed after the consumer's count");
+    let (mut tx, mut rx) = channel::<u32>(2, Kind::Blocking);
+    tx.push(0).unwrap();
+    assert_eq!(tx.close(), 0, "the consumer is open: it will count what is inside");
+    assert_eq!(rx.close(), 1);
+}

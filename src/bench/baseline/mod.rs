@@ -7,8 +7,25 @@
 //! side, check the sequence.
 
 pub mod crossbeam;
+pub mod crossbeam_spin;
 pub mod gstreamer;
+pub mod pairs;
+pub mod ring;
 pub mod zmq_raw;
+pub mod zmq_shaped;
+
+pub use pairs::PairShape;
+
+/// Runs one pair peer once.
+pub type PeerRun = fn(PairShape) -> super::result::Run;
+
+/// The pair peers the scaling experiment runs beside smx, by series name: the same message and
+/// order check, each in its own queue ([`pairs::Link`]).
+pub const PAIR_PEERS: [(&str, PeerRun); 3] = [
+    ("crossbeam", pairs::run::<crossbeam::Blocking>),
+    ("crossbeam-spin", pairs::run::<crossbeam_spin::Spin>),
+    ("rtrb", pairs::run::<ring::Rtrb>),
+];
 
 /// xorshift64*: a cheap deterministic generator, so payload filling costs the same in every run.
 #[derive(Debug, Clone)]

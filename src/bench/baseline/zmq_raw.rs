@@ -9,10 +9,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use smx_box::now_ns;
-
 use super::super::result::Run;
-use super::{PayloadRng, touch};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -29,18 +26,35 @@ impl Transport {
     }
 }
 
-const HEADER: usize = 16;
+use super::zmq_shaped::{Drain, Feed, HEADER};
 
 /// Runs `count` messages of `size` bytes through PUSH/PULL once. Metrics: `wall_s`, `sent`,
-/// `received`, `lost`, `loss_pct`, `msg_rate_hz` (received per second).
+/// `received`, `lost`, `loss_pct`, `msg_rate_hz` (received per second), `cpu_s`, `cpu_s_per_m`.
 pub fn run(transport: Transport, count: u64, size: usize, timeout: Duration) -> Run {
-    match try_run(transport, count, size, timeout) {
-        Ok(run) => run,
-        Err(e) => Run::failed(format!("zmq PUSH/PULL over {}: {e}", transport.name())),
-    }
+    run_shaped(transport, count, size, timeout, None)
 }
 
-fn try_run(transport: Transport, count: u64, size: usize, timeout: Duration) -> Result<Run, String> {
+/// [`run`], or with `queues: Some(len)` the report net's shape: producer thread -> queue of
+/// `len` -> PUSH ... PULL -> queue of `len` -> consumer thread (see [`super::zmq_shaped`]).
+pub fn run_shaped(transport: Transport, count: u64, size: usize, timeout: Duration, queues: Option<usize>) -> Run {
+    let cpu = super::super::cpu::process_cpu_s();
+    let mut run = match try_run(transport, count, size, timeout, queues) {
+        Ok(run) => run,
+        Err(e) => Run::failed(format!("zmq PUSH/PULL over {}: {e}", transport.name())),
+    };
+    let cpu = super::super::cpu::process_cpu_s() - cpu;
+    let received = run.metrics.get("received").copied().unwrap_or(0.0) as u64;
+    super::super::cpu::set_cpu(&mut run, cpu, received);
+    run
+}
+
+fn try_run(
+    transport: Transport,
+    count: u64,
+    size: usize,
+    timeout: Duration,
+    queues: Option<usize>,
+) -> Result<Run, String> {
     let ctx = zmq::Context::new();
     let push = ctx
         .socket(zmq::PUSH)
@@ -79,22 +93,18 @@ fn try_run(transport: Transport, count: u64, size: usize, timeout: Duration) -> 
         // Always meet the sender, also after a failed setup, so it never waits forever.
         b.wait();
         let pull = pull?;
-        let mut received = 0u64;
-        let mut in_order = true;
-        let mut checksum = 0u64;
+        let mut drain = match queues {
+            Some(len) => Drain::queued(len),
+            None => Drain::direct(),
+        };
         let mut frame = zmq::Message::new();
         loop {
             match pull.recv(&mut frame, 0) {
-                Ok(()) if frame.is_empty() => return Ok((received, in_order)),
+                Ok(()) if frame.is_empty() => return Ok(drain.finish()),
                 Ok(()) if frame.len() < HEADER => return Err("short frame".into()),
-                Ok(()) => {
-                    let seq = u64::from_le_bytes(frame[..8].try_into().unwrap_or_default());
-                    in_order &= seq == received;
-                    checksum ^= touch(&frame[HEADER..]);
-                    received += 1;
-                }
+                Ok(()) => drain.put(&frame),
                 Err(zmq::Error::EAGAIN) => {
-                    std::hint::black_box(checksum);
+                    let (received, _) = drain.finish();
                     return Err(format!(
                         "no end marker: receiver idle for {timeout_ms} ms after {received} messages"
                     ));
@@ -105,20 +115,21 @@ fn try_run(transport: Transport, count: u64, size: usize, timeout: Duration) -> 
     });
     barrier.wait();
     let start = Instant::now();
-    let mut rng = PayloadRng::new(7);
+    let mut feed = match queues {
+        Some(len) => Feed::queued(count, size, len),
+        None => Feed::direct(count),
+    };
     let mut frame = vec![0u8; HEADER + size];
     let mut sent = 0u64;
     let mut send_error = None;
-    for seq in 0..count {
-        frame[..8].copy_from_slice(&seq.to_le_bytes());
-        frame[8..16].copy_from_slice(&now_ns().to_le_bytes());
-        rng.fill(&mut frame[HEADER..]);
+    while feed.next(&mut frame) {
         if let Err(e) = push.send(&frame[..], 0) {
-            send_error = Some(format!("send of message {seq} failed: {e}"));
+            send_error = Some(format!("send of message {sent} failed: {e}"));
             break;
         }
         sent += 1;
     }
+    feed.finish();
     if send_error.is_none()
         && let Err(e) = push.send(&[][..], 0)
     {
@@ -194,6 +205,15 @@ mod tests {
             assert!(run.valid, "{}: {:?}", transport.name(), run.problems);
             assert_eq!(run.metrics["received"], 300.0);
             assert_eq!(run.metrics["lost"], 0.0);
+        }
+    }
+
+    #[test]
+    fn the_net_shaped_peer_delivers_everything_in_order() {
+        for len in [1, 64] {
+            let run = run_shaped(Transport::Ipc, 300, 8, Duration::from_secs(10), Some(len));
+            assert!(run.valid, "{len}: {:?}", run.problems);
+            assert_eq!(run.metrics["received"], 300.0);
         }
     }
 }

@@ -1,0 +1,189 @@
+//! The consumer's end: the firing rule's look, the reads with their counts, and the latest
+//! value of a decoupled consumer side.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use smx_spsc::{Consumer, TryPopError};
+
+use super::{ChannelKind, Shared, latest};
+
+/// What a non-blocking take found.
+#[derive(Debug)]
+pub enum Poll<T> {
+    Message(T),
+    Empty,
+    Ended,
+}
+
+/// The consumer's end (cache-line aligned, see [`super::Writer`]).
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Reader<T> {
+    rx: Option<Consumer<T>>,
+    /// `Some(last value)` on a decoupled consumer side.
+    latest: Option<Option<T>>,
+    kind: ChannelKind,
+    shared: Arc<Shared>,
+}
+
+impl<T: Clone> Reader<T> {
+    pub(crate) fn new(rx: Consumer<T>, kind: ChannelKind, shared: Arc<Shared>) -> Self {
+        Reader {
+            rx: Some(rx),
+            latest: kind.consumer_decoupled().then_some(None),
+            kind,
+            shared,
+        }
+    }
+
+    /// [`Reader::take`] takes only messages whose write has completed, and never waits on a
+    /// slot the producer is still writing: a consumer of higher real-time priority on the
+    /// producer's core (a SCHED_FIFO firewall) would wait there forever, since the producer it
+    /// waits for cannot run. The queue always works that way (a message becomes visible when
+    /// its index is published, after the slot is written, and a decoupled producer publishes
+    /// before it evicts), so this only states that the caller relies on it.
+    pub fn take_published_only(&mut self) {}
+
+    pub fn kind(&self) -> ChannelKind {
+        self.kind
+    }
+
+    /// How long the firing rule spins on an empty channel before it parks (default
+    /// [`super::DEFAULT_SPIN`]; zero parks at once).
+    pub fn set_spin(&mut self, spin: Duration) {
+        if let Some(rx) = &mut self.rx {
+            rx.set_spin(spin);
+        }
+    }
+
+    pub fn spin(&self) -> Duration {
+        self.rx.as_ref().map_or(Duration::ZERO, |rx| rx.spin())
+    }
+
+    /// Whether the firing rule waits on this input (its consumer side is coupled).
+    pub fn triggering(&self) -> bool {
+        !self.kind.consumer_decoupled()
+    }
+
+    /// The firing rule for one input: blocks until a message is there or the producer has
+    /// ended. Returns at once on a decoupled consumer side.
+    #[inline]
+    pub fn wait_ready(&mut self) {
+        if self.triggering() {
+            self.wait_message();
+        }
+    }
+
+    /// The firing rule without waiting: whether a message is there or the producer has ended.
+    pub fn ready_now(&mut self) -> bool {
+        match &mut self.rx {
+            Some(rx) => rx.has_message() || rx.producer_closed(),
+            None => true,
+        }
+    }
+
+    /// Looks at once whenever it waits, whatever the length: for a channel whose producer
+    /// writes once per period (a firewall), where nothing gathers while the consumer waits
+    /// and a late look only costs the consumer time of its period.
+    pub fn look_at_once(&mut self) {
+        if let Some(rx) = &mut self.rx {
+            rx.set_settle(0);
+        }
+    }
+
+    /// Whether a new message is waiting now (never a duplicate; no waiting).
+    #[inline]
+    pub fn has_message(&mut self) -> bool {
+        self.rx.as_mut().is_some_and(|rx| rx.has_message())
+    }
+
+    /// Blocks until a new message is there or the producer has ended, whatever the kind. The
+    /// message stays in the channel (and keeps its slot) until it is read.
+    #[inline]
+    pub fn wait_message(&mut self) {
+        if let Some(rx) = &mut self.rx {
+            rx.wait_ready();
+        }
+    }
+
+    /// The next message without blocking; on a decoupled consumer side the latest value again
+    /// when nothing new came (counted as duplicated).
+    #[inline]
+    pub fn read(&mut self) -> Option<T> {
+        match self.take() {
+            Poll::Message(msg) => Some(msg),
+            Poll::Empty | Poll::Ended => self.duplicate(),
+        }
+    }
+
+    #[inline(never)]
+    fn duplicate(&self) -> Option<T> {
+        let last = self.latest.as_ref()?;
+        latest::duplicate(last, &self.shared.counters.consumer.duplicated)
+    }
+
+    /// Blocks until a new message arrives (never a duplicate) or the producer has ended.
+    pub fn read_blocking(&mut self) -> Option<T> {
+        self.wait_message();
+        match self.take() {
+            Poll::Message(msg) => Some(msg),
+            Poll::Empty | Poll::Ended => None,
+        }
+    }
+
+    /// A new message if one is there (never a duplicate), without blocking.
+    #[inline]
+    pub fn take(&mut self) -> Poll<T> {
+        let Some(rx) = &mut self.rx else {
+            return Poll::Ended;
+        };
+        match rx.try_pop() {
+            Ok(msg) => {
+                self.shared.counters.consumer.read.bump();
+                if let Some(last) = &mut self.latest {
+                    *last = Some(msg.clone());
+                }
+                Poll::Message(msg)
+            }
+            Err(TryPopError::Empty) => Poll::Empty,
+            Err(TryPopError::Ended) => Poll::Ended,
+        }
+    }
+
+    /// True once the producer has ended and everything buffered has been read.
+    pub fn ended(&self) -> bool {
+        self.rx.as_ref().is_none_or(|rx| rx.ended())
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn queue(&mut self) -> Option<&mut Consumer<T>> {
+        self.rx.as_mut()
+    }
+}
+
+impl<T> Reader<T> {
+    pub(crate) fn queue_ref(&self) -> Option<&Consumer<T>> {
+        self.rx.as_ref()
+    }
+
+    /// Ends the consumer side: counts what is still buffered as left and makes later writes
+    /// fail.
+    pub fn close(&mut self) {
+        if let Some(mut rx) = self.rx.take() {
+            self.shared.consumer_done.store(true, Ordering::Release);
+            let left = rx.close();
+            self.shared.counters.consumer.left.add(left as u64);
+        }
+    }
+}
+
+impl<T> Drop for Reader<T> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

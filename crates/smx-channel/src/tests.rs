@@ -1,0 +1,103 @@
+use super::*;
+
+#[test]
+fn a_guarded_reader_takes_every_completed_write_then_sees_the_end() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 4);
+    r.take_published_only();
+    assert!(matches!(r.take(), Poll::Empty));
+    for i in 0..3 {
+        w.write(i).unwrap();
+    }
+    let got: Vec<u32> = (0..3)
+        .map(|_| match r.take() {
+            Poll::Message(m) => m,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, [0, 1, 2]);
+    assert!(matches!(r.take(), Poll::Empty));
+    w.close();
+    assert!(matches!(r.take(), Poll::Ended));
+}
+
+#[test]
+fn a_decoupled_producer_drops_the_oldest_and_keeps_the_order() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::DecoupledProducer, 2);
+    r.take_published_only();
+    for i in 0..5 {
+        w.write(i).unwrap();
+    }
+    assert!(matches!(r.take(), Poll::Message(3)));
+    assert!(matches!(r.take(), Poll::Message(4)));
+    let s = w.shared().counters.snapshot();
+    assert_eq!((s.written, s.overwritten, s.read), (5, 3, 2));
+}
+
+#[test]
+fn a_decoupled_consumer_reads_the_latest_value_again() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::DecoupledConsumer, 1);
+    assert_eq!(r.read(), None, "nothing ever arrived");
+    r.wait_ready(); // never waits on a decoupled consumer side
+    w.write(7).unwrap();
+    assert_eq!(r.read(), Some(7));
+    assert_eq!(r.read(), Some(7));
+    let s = r.shared().counters.snapshot();
+    assert_eq!((s.read, s.duplicated), (1, 1));
+}
+
+#[test]
+fn a_reader_close_fails_later_writes_and_the_books_balance_in_every_kind() {
+    for kind in [
+        ChannelKind::Coupled,
+        ChannelKind::DecoupledProducer,
+        ChannelKind::DecoupledConsumer,
+        ChannelKind::Decoupled,
+    ] {
+        let (mut w, mut r) = channel::<u32>(kind, 2);
+        w.write(0).unwrap();
+        w.write(1).unwrap();
+        assert!(matches!(r.take(), Poll::Message(0)));
+        r.close();
+        assert!(w.consumer_ended());
+        assert_eq!(w.write(2), Err(Closed), "{kind:?}");
+        w.close();
+        let s = w.shared().counters.final_snapshot();
+        assert_eq!((s.written, s.read, s.left, s.dropped), (3, 1, 1, 1), "{kind:?}");
+        assert_eq!(s.written, s.read + s.overwritten + s.dropped + s.left, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_waiting_reader_sees_the_end_after_draining() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 4);
+    let consumer = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        while let Some(m) = r.read_blocking() {
+            got.push(m);
+        }
+        assert!(r.ended());
+        got
+    });
+    for i in 0..100 {
+        w.write(i).unwrap();
+    }
+    w.close();
+    assert_eq!(consumer.join().unwrap(), (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn wait_any_returns_when_one_input_has_a_message_or_ended() {
+    let (mut w1, r1) = channel::<u32>(ChannelKind::Coupled, 1);
+    let (mut w2, r2) = channel::<u32>(ChannelKind::Coupled, 1);
+    let readers = [r1, r2];
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        w2.write(9).unwrap();
+        w1.close();
+        w2
+    });
+    wait_any(|| readers.iter());
+    let _w2 = writer.join().unwrap();
+    let [r1, mut r2] = readers;
+    assert!(r2.has_message() || r1.ended());
+}

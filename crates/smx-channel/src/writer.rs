@@ -1,0 +1,92 @@
+//! The producer's end: counts every write and hands it to the queue.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use smx_spsc::Producer;
+
+use super::{Closed, Shared};
+
+/// The producer's end.
+///
+/// Aligned to its own cache lines, as is [`super::Reader`]: both ends are allocated side by
+/// side by the thread that builds the net, and the reader's per-message bookkeeping would
+/// otherwise keep evicting the line the writer reads on every send (false sharing).
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Writer<T> {
+    tx: Option<Producer<T>>,
+    shared: Arc<Shared>,
+}
+
+impl<T> Writer<T> {
+    pub(crate) fn new(tx: Producer<T>, shared: Arc<Shared>) -> Self {
+        Writer { tx: Some(tx), shared }
+    }
+
+    /// Writes `msg`: blocks while a coupled channel is full, drops the oldest message of a full
+    /// decoupled one. Fails (and counts the message as dropped) once the consumer has ended.
+    #[inline]
+    pub fn write(&mut self, msg: T) -> Result<(), Closed> {
+        let counts = &self.shared.counters.producer;
+        counts.written.bump();
+        let outcome = match &mut self.tx {
+            Some(tx) => tx.push(msg).map_err(|_| Closed),
+            None => Err(Closed),
+        };
+        match outcome {
+            Ok(None) => Ok(()),
+            Ok(Some(oldest)) => {
+                drop(oldest);
+                counts.overwritten.bump();
+                Ok(())
+            }
+            Err(Closed) => {
+                counts.dropped.bump();
+                Err(Closed)
+            }
+        }
+    }
+
+    /// True once the consumer has ended.
+    pub fn consumer_ended(&self) -> bool {
+        match &self.tx {
+            Some(tx) => tx.consumer_closed(),
+            None => self.shared.consumer_ended(),
+        }
+    }
+
+    /// How long a write into a full coupled channel spins before it parks (default
+    /// [`super::DEFAULT_SPIN`]; zero parks at once).
+    pub fn set_spin(&mut self, spin: Duration) {
+        if let Some(tx) = &mut self.tx {
+            tx.set_spin(spin);
+        }
+    }
+
+    /// Ends the producer side: the consumer drains the buffer and then sees the end.
+    pub fn close(&mut self) {
+        if let Some(mut tx) = self.tx.take() {
+            self.shared.producer_done.store(true, Ordering::Release);
+            // Writes that landed after the consumer's close had counted the buffer: nobody
+            // reads them, so they are left, counted here (the queue says how many).
+            let late = tx.close();
+            self.shared.counters.producer.left.add(late as u64);
+        }
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn queue(&mut self) -> Option<&mut Producer<T>> {
+        self.tx.as_mut()
+    }
+}
+
+impl<T> Drop for Writer<T> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
