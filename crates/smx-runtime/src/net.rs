@@ -244,6 +244,7 @@ impl Driver {
     pub fn finish(mut self) -> Outcome {
         self.end();
         self.outcome.unconnected_writes = self.ports.unconnected_writes;
+        self.outcome.latency = self.ports.take_latency();
         if let Some(mut instance) = self.instance.take() {
             let failure =
                 (self.outcome.status == Status::Failed).then(|| self.outcome.error.clone().unwrap_or_default());
