@@ -581,7 +581,8 @@ fn assemble(
     let latency = report::latency::assemble(plan, latency_mode, samples, &mut channels);
     if latency.clock_anomalies > 0 {
         warnings.push(format!(
-            "{} latency samples read the clock before their stamp (the clock went backwards): counted as clock              anomalies, not as latency",
+            "{} latency samples read the clock before their stamp (the clock went backwards): counted as clock \
+             anomalies, not as latency",
             latency.clock_anomalies
         ));
     }

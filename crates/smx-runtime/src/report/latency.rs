@@ -138,6 +138,7 @@ pub fn assemble(
     report.sinks = per_sink
         .iter()
         .enumerate()
+        .filter(|(_, s)| s.as_ref().is_some_and(|s| s.count() > 0 || s.clock_anomalies > 0))
         .filter_map(|(id, s)| {
             Some(SinkLatency {
                 id,
@@ -148,6 +149,7 @@ pub fn assemble(
         .collect();
     report.paths = per_path
         .iter()
+        .filter(|(_, s)| s.count() > 0)
         .map(|(&(from, to), s)| PathLatency {
             from: name(from),
             from_id: from,
