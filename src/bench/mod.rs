@@ -17,6 +17,8 @@ pub mod args;
 pub mod baseline;
 pub mod latency;
 pub mod latency_boxes;
+pub mod latency_cost;
+pub mod latency_raw;
 pub mod machine;
 pub mod net;
 pub mod output;
