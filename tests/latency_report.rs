@@ -242,3 +242,39 @@ fn json_latency_fields_have_the_documented_layout() {
     assert_eq!(row["count"], 0);
     assert!(row["p50"].is_null() && row["max"].is_null());
 }
+
+/// A time-triggered channel: the firewall's pair row has the firewall's share (producer's
+/// write → hand-over at a tick), the channel row the whole way to the consumer's read, which
+/// is never shorter for any message.
+#[test]
+fn a_firewall_reports_its_share_apart_from_the_whole_way() {
+    use smx_lang::compose::{CompileOptions, compile};
+    use smx_lang::diag::SourceFile;
+    let text = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+                connect tt[1ms](Src.Snk)\n";
+    let file = SourceFile::new("tt.smx", text);
+    let compiled = compile(&file, &CompileOptions::default());
+    assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
+    let registry = registry();
+    let mut layers = smx_runtime::config::ConfigLayers::new();
+    layers.set_iterations(COUNT);
+    let opts = RunOptions {
+        settings: layers.resolve(&compiled.graph, &registry).unwrap(),
+        latency: LatencyMode::Full,
+        ..RunOptions::default()
+    };
+    let report = run(&compiled.graph, &registry, &opts).unwrap();
+    let pair = &report.firewalls[0].pairs[0];
+    let row = report.channels.iter().find(|c| c.timing == "time_triggered").unwrap();
+    assert_eq!(pair.firewall_ns.count, pair.forwarded);
+    assert_eq!(row.latency_ns.count, row.read);
+    assert!(pair.firewall_ns.count > 0);
+    assert!(
+        row.latency_ns.p50.unwrap() >= pair.firewall_ns.p50.unwrap() * 99 / 100,
+        "{:?} vs {:?}",
+        row.latency_ns,
+        pair.firewall_ns
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert!(json["firewalls"][0]["pairs"][0]["firewall_ns"]["count"].is_u64());
+}

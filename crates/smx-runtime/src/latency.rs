@@ -180,7 +180,7 @@ impl Samples {
 }
 
 /// Percentiles of one set of samples, in nanoseconds (`null` when there is no sample).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub p50: Option<u64>,
     pub p99: Option<u64>,
