@@ -36,7 +36,7 @@ impl BoxImpl for SleepFwd {
     }
 }
 
-fn over_zmq(batch: u64) {
+fn run_over_zmq(batch: u64, extra: &[&str]) -> smx_runtime::report::Report {
     let mut registry = smxrun::builtin_registry();
     registry.register(SLEEP);
     let mut net = NetBuilder::new();
@@ -51,13 +51,14 @@ fn over_zmq(batch: u64) {
     let graph = net.build();
     let endpoint = free_tcp_endpoint();
     let mut layers = ConfigLayers::new();
-    for set in [
+    let sets = [
         format!("Src1.count={COUNT}"),
         format!("Snk1.endpoint={endpoint}"),
         format!("Src2.endpoint={endpoint}"),
         format!("Snk1.batch={batch}"),
-    ] {
-        layers.add_set(&set).unwrap();
+    ];
+    for set in sets.iter().map(String::as_str).chain(extra.iter().copied()) {
+        layers.add_set(set).unwrap();
     }
     let opts = RunOptions {
         settings: layers.resolve(&graph, &registry).unwrap(),
@@ -71,6 +72,11 @@ fn over_zmq(batch: u64) {
         "{}",
         smx_runtime::report::text::render(&report)
     );
+    report
+}
+
+fn over_zmq(batch: u64) {
+    let report = run_over_zmq(batch, &[]);
     let floor = DELAY.as_nanos() as u64 * 99 / 100;
     let far = report
         .latency
@@ -90,6 +96,7 @@ fn over_zmq(batch: u64) {
         "{far:?} vs {last:?}"
     );
     assert_eq!(report.latency.clock_anomalies, 0);
+    assert_eq!(common::zmq::row(&report, "Src2")["latency_from"], "creation");
 }
 
 #[test]
@@ -100,4 +107,14 @@ fn the_creation_time_crosses_a_zeromq_link() {
 #[test]
 fn the_creation_time_crosses_a_zeromq_link_in_batches() {
     over_zmq(64);
+}
+
+/// A sender whose clock is not known to agree: the report says the age starts at arrival.
+#[test]
+fn a_clock_not_known_to_agree_is_said_and_not_used() {
+    let report = run_over_zmq(1, &["Src2.clock=not_comparable"]);
+    assert_eq!(common::zmq::row(&report, "Src2")["latency_from"], "arrival");
+    let text = smx_runtime::report::text::render(&report);
+    assert!(text.contains("counts from arrival here"), "{text}");
+    assert_eq!(report.latency.clock_anomalies, 0);
 }
