@@ -300,17 +300,21 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
         })
         .collect();
     let r = result_with("latency", cases);
-    let f = smxrun::bench::latency::fit(&r, 8, "latency_p50_ns").unwrap();
+    let f = smxrun::bench::latency::fit(&r, "smx", 8, "latency_p50_ns").unwrap();
     assert!(approx(f.slope, 1500.0) && approx(f.intercept, 2000.0) && approx(f.r_squared, 1.0));
+    assert!(smxrun::bench::latency::fit(&r, "raw", 8, "latency_p50_ns").is_none());
+    // One row per size and chain: smx, then its raw peer.
     let t = smxrun::bench::latency::fit_table(&r, &[8, 1024]);
-    assert_eq!(t.rows.len(), 2);
-    assert_eq!(t.rows[0][1], "1.50");
-    assert_eq!(t.rows[0][2], "2.00");
-    assert_eq!(t.rows[0][4], "4.50");
-    assert_eq!(t.rows[1][1], "-", "no cases of 1024 bytes: no fit");
+    assert_eq!(t.rows.len(), 4);
+    assert_eq!(t.rows[0][1], "smx");
+    assert_eq!(t.rows[0][2], "1.50");
+    assert_eq!(t.rows[0][3], "2.00");
+    assert_eq!(t.rows[0][5], "4.50");
+    assert_eq!(t.rows[1][2], "-", "no raw cases: no fit");
+    assert_eq!(t.rows[2][2], "-", "no cases of 1024 bytes: no fit");
     let p = smxrun::bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
     assert_eq!(p.rows.len(), 5);
-    assert_eq!(p.rows[1][2], "3.5");
+    assert_eq!(p.rows[1][3], "3.5");
 }
 
 #[test]

@@ -52,6 +52,7 @@ fn firewall(ticks: u64, missed_ticks: u64, consume_misses: u64) -> FirewallRepor
             produce_misses: 0,
             consume_misses,
             missed_ticks,
+            firewall_ns: Default::default(),
         }],
     }
 }

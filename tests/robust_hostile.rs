@@ -146,6 +146,7 @@ fn receiver(timeout: Duration, senders: u64) -> Receiver {
         },
         subscribe: Vec::new(),
         senders,
+        comparable_clock: true,
     })
     .unwrap()
 }

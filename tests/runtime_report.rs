@@ -39,7 +39,7 @@ fn report() -> smx_runtime::report::Report {
 fn json_has_the_documented_keys() {
     let report = report();
     let value: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
-    assert_eq!(value["format_version"], 2);
+    assert_eq!(value["format_version"], 3);
     assert!(value["wall_time_s"].as_f64().unwrap() > 0.0);
     assert_eq!(value["status"], "ok");
     assert_eq!(value["messages"], 250);

@@ -139,6 +139,16 @@ pub struct LatencyArgs {
     /// Messages per run, one in flight at a time [default: 20000; quick: 1000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
+    /// Messages per run of the cost comparison (Src.Snk with the report's latency off, sampled,
+    /// full) [default: 2000000; quick: 100000]; 0 skips it
+    #[arg(long, value_name = "N")]
+    pub cost_count: Option<u64>,
+    /// Rounds of the cost comparison [default: 5; quick: 1]
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub cost_rounds: Option<usize>,
+    /// Only the cost comparison, no hop chains
+    #[arg(long)]
+    pub cost_only: bool,
 }
 
 /// A count that must be at least 1 (runs, pairs): 0 would measure nothing, or build a net

@@ -61,24 +61,39 @@ pub fn run(args: &LatencyArgs, session: &mut Session) -> BenchResult {
     ] {
         result.settings.insert(k.into(), v);
     }
+    let cost_count = pick(args.cost_count, quick, 100_000, 2_000_000);
+    if cost_count > 0 {
+        let rounds = args.cost_rounds.unwrap_or(if quick { 1 } else { 5 });
+        super::latency_cost::run(cost_count, rounds, session, &mut result);
+    }
+    if args.cost_only {
+        return result;
+    }
     let registry = registry();
     for &size in &sizes {
         for &h in &hops {
-            let mut case = Case::new("smx", &[("hops", h.to_string()), ("size", size.to_string())]);
+            let params = [("hops", h.to_string()), ("size", size.to_string())];
+            let mut case = Case::new("smx", &params);
+            let mut raw = Case::new("raw", &params);
             match net::compile_net(&format!("latency-{h}.smx"), &net_text(h)) {
                 Err(e) => case.push(Run::failed(e)),
                 Ok(graph) => {
+                    // smx and its raw peer alternate, so that both see the same minutes.
                     for i in 0..=runs {
                         let n = if i == 0 { WARMUP_COUNT.min(count) } else { count };
                         let run = one_run(&graph, &registry, n, size);
                         session.progress("latency", &case, i, runs, &run, "latency_p50_ns");
+                        let peer = raw_run(h, size, n);
+                        session.progress("latency", &raw, i, runs, &peer, "latency_p50_ns");
                         if i > 0 {
                             case.push(run);
+                            raw.push(peer);
                         }
                     }
                 }
             }
             result.cases.push(case);
+            result.cases.push(raw);
         }
     }
     result.tables.push(percentile_table(&result, &sizes, &hops));
@@ -109,7 +124,23 @@ fn one_run(graph: &smx_graph::NetGraph, registry: &Registry, count: u64, size: u
     if out_of_order > 0 {
         run.invalidate(format!("{out_of_order} messages arrived out of order"));
     }
-    match Percentiles::of(&mut samples) {
+    set_percentiles(&mut run, &mut samples);
+    run
+}
+
+/// One run of the raw peer ([`super::latency_raw`]).
+fn raw_run(hops: usize, size: usize, count: u64) -> Run {
+    let mut samples = super::latency_raw::run(hops, size, count);
+    let mut run = Run::new();
+    if samples.len() as u64 != count {
+        run.invalidate(format!("{} of {count} latencies recorded", samples.len()));
+    }
+    set_percentiles(&mut run, &mut samples);
+    run
+}
+
+fn set_percentiles(run: &mut Run, samples: &mut [u64]) {
+    match Percentiles::of(samples) {
         None => run.invalidate("no latency recorded"),
         Some(p) => {
             run.set("messages", p.count as f64).set("latency_min_ns", p.min as f64);
@@ -120,39 +151,41 @@ fn one_run(graph: &smx_graph::NetGraph, registry: &Registry, count: u64, size: u
             run.set("latency_mean_ns", mean);
         }
     }
-    run
 }
 
 pub fn percentile_table(result: &BenchResult, sizes: &[usize], hops: &[usize]) -> Table {
     let mut t = Table::new(
-        "latency: one-way, one message in flight (median over runs of each run's percentile; microseconds)",
-        &["size [B]", "hops", "p50", "p90", "p99", "p99.9", "max"],
+        "latency: one-way, one message in flight (median over runs of each run's percentile; microseconds); raw = \
+         plain threads joined by rtrb rings",
+        &["size [B]", "hops", "chain", "p50", "p90", "p99", "p99.9", "max"],
     );
     for size in sizes {
         for h in hops {
             let (sk, hk) = (size.to_string(), h.to_string());
-            let Some(case) = result.find("smx", &[("size", sk.as_str()), ("hops", hk.as_str())]) else {
-                continue;
-            };
-            let mut row = vec![sk.clone(), case.label(h)];
-            row.extend(PERCENTILE_METRICS.iter().map(|(_, m)| {
-                case.median(m)
-                    .map(|v| format!("{:.1}", v / 1e3))
-                    .unwrap_or_else(|| "-".into())
-            }));
-            t.row(row);
+            for series in ["smx", "raw"] {
+                let Some(case) = result.find(series, &[("size", sk.as_str()), ("hops", hk.as_str())]) else {
+                    continue;
+                };
+                let mut row = vec![sk.clone(), case.label(h), series.to_string()];
+                row.extend(PERCENTILE_METRICS.iter().map(|(_, m)| {
+                    case.median(m)
+                        .map(|v| format!("{:.1}", v / 1e3))
+                        .unwrap_or_else(|| "-".into())
+                }));
+                t.row(row);
+            }
         }
     }
     t
 }
 
 /// The line through (hops, median percentile) for one size.
-pub fn fit(result: &BenchResult, size: usize, metric: &str) -> Option<LinearFit> {
+pub fn fit(result: &BenchResult, series: &str, size: usize, metric: &str) -> Option<LinearFit> {
     let sk = size.to_string();
     let (xs, ys): (Vec<f64>, Vec<f64>) = result
         .cases
         .iter()
-        .filter(|c| c.series == "smx" && c.param("size") == Some(sk.as_str()))
+        .filter(|c| c.series == series && c.param("size") == Some(sk.as_str()))
         .filter_map(|c| Some((c.param_f64("hops")?, c.median(metric)?)))
         .unzip();
     LinearFit::fit(&xs, &ys)
@@ -163,6 +196,7 @@ pub fn fit_table(result: &BenchResult, sizes: &[usize]) -> Table {
         "latency added per hop (least-squares line through the medians over hop counts)",
         &[
             "size [B]",
+            "chain",
             "p50 per hop [us]",
             "p50 at 0 hops [us]",
             "r² (p50)",
@@ -171,17 +205,21 @@ pub fn fit_table(result: &BenchResult, sizes: &[usize]) -> Table {
         ],
     );
     for &size in sizes {
-        let p50 = fit(result, size, "latency_p50_ns");
-        let p99 = fit(result, size, "latency_p99_ns");
-        let f = |v: Option<f64>, scale: f64, d: usize| v.map(|v| format!("{:.*}", d, v * scale)).unwrap_or("-".into());
-        t.row(vec![
-            size.to_string(),
-            f(p50.map(|x| x.slope), 1e-3, 2),
-            f(p50.map(|x| x.intercept), 1e-3, 2),
-            f(p50.map(|x| x.r_squared), 1.0, 3),
-            f(p99.map(|x| x.slope), 1e-3, 2),
-            f(p99.map(|x| x.r_squared), 1.0, 3),
-        ]);
+        for series in ["smx", "raw"] {
+            let p50 = fit(result, series, size, "latency_p50_ns");
+            let p99 = fit(result, series, size, "latency_p99_ns");
+            let f =
+                |v: Option<f64>, scale: f64, d: usize| v.map(|v| format!("{:.*}", d, v * scale)).unwrap_or("-".into());
+            t.row(vec![
+                size.to_string(),
+                series.to_string(),
+                f(p50.map(|x| x.slope), 1e-3, 2),
+                f(p50.map(|x| x.intercept), 1e-3, 2),
+                f(p50.map(|x| x.r_squared), 1.0, 3),
+                f(p99.map(|x| x.slope), 1e-3, 2),
+                f(p99.map(|x| x.r_squared), 1.0, 3),
+            ]);
+        }
     }
     t
 }
@@ -199,16 +237,26 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
         .into_iter()
         .map(|size| {
             let sk = size.to_string();
-            let series = PERCENTILE_METRICS[..4]
+            // p90 is left out so that two chains' lines stay readable; the table has it.
+            let series = ["smx", "raw"]
                 .iter()
-                .map(|(label, metric)| Series {
-                    name: label.to_string(),
+                .flat_map(|chain| {
+                    [PERCENTILE_METRICS[0], PERCENTILE_METRICS[2], PERCENTILE_METRICS[3]]
+                        .into_iter()
+                        .map(move |m| (*chain, m))
+                })
+                .map(|(chain, (label, metric))| Series {
+                    name: if chain == "raw" {
+                        format!("raw threads + rtrb, {label}")
+                    } else {
+                        format!("smx, {label}")
+                    },
                     points: result
                         .cases
                         .iter()
-                        .filter(|c| c.param("size") == Some(sk.as_str()))
+                        .filter(|c| c.series == chain && c.param("size") == Some(sk.as_str()))
                         .filter_map(|c| {
-                            let s = c.summary.get(*metric)?;
+                            let s = c.summary.get(metric)?;
                             Some(Point {
                                 x: c.param_f64("hops")?,
                                 y: s.median / 1e3,
@@ -217,7 +265,7 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
                             })
                         })
                         .collect(),
-                    reference: false,
+                    reference: chain == "raw",
                 })
                 .filter(|s| !s.points.is_empty())
                 .collect();

@@ -18,6 +18,8 @@ pub mod baseline;
 pub mod cpu;
 pub mod latency;
 pub mod latency_boxes;
+pub mod latency_cost;
+pub mod latency_raw;
 pub mod machine;
 pub mod net;
 pub mod output;

@@ -423,6 +423,7 @@ mod tests {
             produce_misses,
             consume_misses,
             missed_ticks,
+            firewall_ns: Default::default(),
         };
         let firewall = |missed_ticks, overruns, [p50, p99, p999, max]: [u64; 4], pairs| FirewallReport {
             name: "tf".into(),

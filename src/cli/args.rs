@@ -84,6 +84,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = smx_box::parse_duration)]
     pub wait_spin: Option<std::time::Duration>,
 
+    /// Latency figures of the report: sampled (every 64th write of each channel, the default),
+    /// full (every message), off, or a number N (every Nth write)
+    #[arg(long, value_name = "sampled|full|off|N", default_value = "sampled")]
+    pub latency: smx_runtime::latency::LatencyMode,
+
     /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -48,6 +48,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         progress: Progress::new(),
         realtime: args.rt,
         wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
+        latency: args.latency,
         firewall: smx_runtime::firewall::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()

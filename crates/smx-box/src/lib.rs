@@ -71,6 +71,11 @@
 //! * **Failure while running is contained.** An `Err` from `step` or `cleanup` (or a panic)
 //!   ends this box as failed with the message in the report; its channels close, so its
 //!   neighbours end cleanly. [`BoxImpl::abort`] then [`BoxImpl::cleanup`] still run.
+//! * **Latency is measured for you.** Every run reports each channel's latency and each sink's
+//!   end-to-end latency, counted from [`Message::sent_ns`], the message's creation. Pass a
+//!   message on as it is or with [`Message::with_payload`] and its age goes on counting; make a
+//!   new message (a source, or a box that combines several inputs into a new datum) with
+//!   [`now_ns`] and a new age starts there (the [`Message`] docs say why).
 //! * **Every message is booked.** A write to an ended consumer returns [`Disconnected`] and is
 //!   counted as dropped; nothing is lost without a counter.
 //!

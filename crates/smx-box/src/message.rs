@@ -1,10 +1,10 @@
 //! Messages: what flows through channels.
 //!
-//! A message carries a sequence number and a send timestamp beside its payload, so that loss,
+//! A message carries a sequence number and a creation timestamp beside its payload, so that loss,
 //! order and latency can be measured anywhere (in-process and over ZMQ) without the boxes
-//! doing anything special. Small payloads live inline (no heap allocation per message on the
-//! hot path); larger ones are shared behind an `Arc`, so fan-out through a routing node and the
-//! "latest value again" reads of decoupled channels copy a pointer, not the bytes.
+//! doing anything special. Small payloads live inline (no heap allocation per message
+//! on the hot path); larger ones are shared behind an `Arc`, so fan-out through a routing node
+//! and the "latest value again" reads of decoupled channels copy a pointer, not the bytes.
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -67,12 +67,30 @@ impl Drop for Foreign {
 
 /// One message. Cloning is cheap: inline bytes are copied, shared ones reference-counted (a
 /// foreign payload, a C box's message, is copied by its own copy function).
+///
+/// **Which time a message carries.** `sent_ns` is when the message was *created*: the box that
+/// makes a new message (a source, or a box whose output is not one of its inputs) stamps it
+/// with [`now_ns`]; a box that passes a message on (forwarding it as it is, or
+/// [`Message::with_payload`] for a new payload standing for the same datum) keeps it, and so do
+/// routing nodes, firewalls and ZeroMQ links. The run's end-to-end latency at a sink is the
+/// time since that stamp. A box that computes a new datum from several inputs (an average, a
+/// join) starts a new message with a new stamp: which input's age the output should inherit is
+/// the box's decision, not the runtime's, and a latency that silently took the oldest or the
+/// newest input would say something the box never meant.
+///
+/// Beside it the runtime keeps a second stamp of its own, the time of the last write into a
+/// channel ([`Message::written_ns`]), for the per-channel latency of the report; it is
+/// overwritten at every write and not for boxes to set.
 #[derive(Clone)]
 pub struct Message {
     /// Sequence number given by the producer (a source counts 0, 1, 2, ...).
     pub seq: u64,
-    /// Send time in nanoseconds since [`epoch`], on the monotonic clock.
+    /// Creation time in nanoseconds since [`epoch`], on the monotonic clock (see [`Message`] for
+    /// who keeps it and who starts a new one). 0: unknown (no end-to-end latency).
     pub sent_ns: u64,
+    /// When the runtime last wrote the message into a channel (0: not stamped, the write was
+    /// not sampled). The runtime's alone: see [`Message::written_ns`].
+    written_ns: u64,
     payload: Payload,
 }
 
@@ -89,7 +107,12 @@ impl Message {
         } else {
             Payload::Shared(Arc::from(bytes))
         };
-        Message { seq, sent_ns, payload }
+        Message {
+            seq,
+            sent_ns,
+            written_ns: 0,
+            payload,
+        }
     }
 
     /// A message of `len` bytes written in place by `fill`: a small payload goes straight into
@@ -108,7 +131,12 @@ impl Message {
             fill(&mut bytes);
             Payload::Shared(Arc::from(bytes))
         };
-        Message { seq, sent_ns, payload }
+        Message {
+            seq,
+            sent_ns,
+            written_ns: 0,
+            payload,
+        }
     }
 
     /// A message sharing an existing buffer (no copy).
@@ -116,6 +144,7 @@ impl Message {
         Message {
             seq,
             sent_ns,
+            written_ns: 0,
             payload: Payload::Shared(bytes),
         }
     }
@@ -129,6 +158,22 @@ impl Message {
     /// A message stamped with the current time.
     pub fn now(seq: u64, bytes: &[u8]) -> Self {
         Message::new(seq, now_ns(), bytes)
+    }
+
+    /// When the runtime last wrote this message into a channel, in [`now_ns`] time; 0 when
+    /// that write was not sampled for latency. The reader of the channel records the time
+    /// since then; a box never needs it.
+    #[inline]
+    pub fn written_ns(&self) -> u64 {
+        self.written_ns
+    }
+
+    /// The runtime's stamp at a write (0: not sampled). Every write sets it, so a forwarded
+    /// message never carries the stamp of an earlier hop.
+    #[doc(hidden)]
+    #[inline]
+    pub fn set_written_ns(&mut self, ns: u64) {
+        self.written_ns = ns;
     }
 
     pub fn payload(&self) -> &[u8] {
@@ -158,6 +203,7 @@ impl Message {
         Message {
             seq,
             sent_ns,
+            written_ns: 0,
             payload: Payload::Foreign(Foreign { ptr, vtable }),
         }
     }

@@ -5,6 +5,10 @@
 //! in declaration order for a spec whose ports come from the net; [`crate::plan`] lays them
 //! out. An optional port may have no channel: reads give `None`, writes are dropped and
 //! counted in the net's report.
+//!
+//! Every write goes through the output's [`Stamper`] and every message taken through the
+//! input's [`InputLatency`] ([`crate::latency`]): the per-channel and end-to-end latency of the
+//! report are recorded here, by the thread that owns the port.
 
 use std::time::Duration;
 
@@ -12,6 +16,7 @@ use smx_box::io::host::Ports;
 use smx_box::{Disconnected, Message};
 
 use crate::channel::{Reader, Writer};
+use crate::latency::{ChannelSamples, InputLatency, LatencyMode, Stamper};
 
 /// One input port of a net and its channel, if connected.
 #[derive(Debug)]
@@ -20,6 +25,32 @@ pub struct InputSlot {
     pub reader: Option<Reader>,
     /// How long the firing rule waits for this input (set by the box, `None`: no bound).
     pub read_timeout: Option<Duration>,
+    /// The channel's id in the plan (for the report's latency rows).
+    pub channel: Option<usize>,
+    pub latency: InputLatency,
+}
+
+impl InputSlot {
+    /// `sink`: the port's net has no connected output, so its reads also measure end to end.
+    pub fn new(name: &str, reader: Option<Reader>, channel: Option<usize>, sink: bool) -> Self {
+        InputSlot {
+            name: name.to_string(),
+            reader,
+            channel,
+            latency: InputLatency::new(sink),
+            read_timeout: None,
+        }
+    }
+
+    /// Takes the next message as the runtime's non-blocking readers do, noting its latency.
+    #[inline]
+    pub fn take(&mut self) -> Option<crate::channel::Poll<Message>> {
+        let poll = self.reader.as_mut()?.take();
+        if let crate::channel::Poll::Message(msg) = &poll {
+            self.latency.note(msg);
+        }
+        Some(poll)
+    }
 }
 
 /// One output port of a net and its channel, if connected.
@@ -27,6 +58,17 @@ pub struct InputSlot {
 pub struct OutputSlot {
     pub name: String,
     pub writer: Option<Writer>,
+    pub stamper: Stamper,
+}
+
+impl OutputSlot {
+    pub fn new(name: &str, writer: Option<Writer>, mode: LatencyMode) -> Self {
+        OutputSlot {
+            name: name.to_string(),
+            writer,
+            stamper: Stamper::new(mode),
+        }
+    }
 }
 
 /// The ports of one net, owned by its thread.
@@ -56,6 +98,19 @@ impl PortSet {
 
     fn reader(&mut self, port: usize) -> Option<&mut Reader> {
         self.inputs.get_mut(port)?.reader.as_mut()
+    }
+
+    /// The latency samples of every connected input, for the report (taken once, at the end).
+    pub fn take_latency(&mut self) -> Vec<ChannelSamples> {
+        self.inputs
+            .iter_mut()
+            .filter_map(|p| {
+                Some(ChannelSamples {
+                    channel: p.channel?,
+                    latency: std::mem::take(&mut p.latency),
+                })
+            })
+            .collect()
     }
 
     /// Whether every connected input has ended and been drained (false for a net without
@@ -93,7 +148,10 @@ impl Ports for PortSet {
 
     #[inline]
     fn read(&mut self, port: usize) -> Option<Message> {
-        self.reader(port)?.read()
+        let slot = self.inputs.get_mut(port)?;
+        let msg = slot.reader.as_mut()?.read()?;
+        slot.latency.note(&msg);
+        Some(msg)
     }
 
     fn has_message(&mut self, port: usize) -> bool {
@@ -101,7 +159,10 @@ impl Ports for PortSet {
     }
 
     fn read_blocking(&mut self, port: usize) -> Option<Message> {
-        self.reader(port)?.read_blocking()
+        let slot = self.inputs.get_mut(port)?;
+        let msg = slot.reader.as_mut()?.read_blocking()?;
+        slot.latency.note(&msg);
+        Some(msg)
     }
 
     fn input_ended(&self, port: usize) -> bool {
@@ -112,11 +173,16 @@ impl Ports for PortSet {
     }
 
     #[inline]
-    fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
+    fn write(&mut self, port: usize, mut msg: Message) -> Result<(), Disconnected> {
         match self.outputs.get_mut(port) {
             Some(OutputSlot {
-                writer: Some(writer), ..
-            }) => writer.write(msg).map_err(|_| Disconnected),
+                writer: Some(writer),
+                stamper,
+                ..
+            }) => {
+                stamper.stamp(&mut msg);
+                writer.write(msg).map_err(|_| Disconnected)
+            }
             _ => {
                 self.unconnected_writes += 1;
                 Ok(())

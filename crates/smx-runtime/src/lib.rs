@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod firewall;
 pub mod io;
+pub mod latency;
 pub mod net;
 pub mod plan;
 pub mod progress;
@@ -79,6 +80,8 @@ pub struct RunOptions {
     /// Record a timeline of the run (`--trace`); write it with [`trace::Tracer::write_chrome`]
     /// after the run.
     pub trace: Option<trace::Tracer>,
+    /// Which channel writes are stamped for the report's latency figures (`--latency`).
+    pub latency: latency::LatencyMode,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -207,6 +210,7 @@ impl Default for RunOptions {
             realtime: Realtime::Auto,
             wait_spin: channel::DEFAULT_SPIN,
             trace: None,
+            latency: latency::LatencyMode::default(),
         }
     }
 }
@@ -245,7 +249,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
-    let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin);
+    let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin, opts.latency);
     let shared = wired.shared;
     let loops: Vec<Arc<progress::LoopCounter>> = plan.nets.iter().map(|_| Arc::default()).collect();
     let mut shards = firewall::plan::shards(&plan, tt, opts);
@@ -361,7 +365,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         return Err(RunError::NotStarted(failures));
     }
     let wall = t0.elapsed().as_secs_f64();
-    let mut report = assemble(&plan, &shared, outcomes, started_at, wall);
+    let mut report = assemble(&plan, &shared, outcomes, started_at, wall, opts.latency);
     report.firewalls = firewalls;
     for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
         if firewall::plan::is_time_triggered(c) {
@@ -404,7 +408,12 @@ struct Wired {
     producer_side: Vec<Option<Arc<Shared>>>,
 }
 
-fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
+fn wire(
+    plan: &Plan,
+    executive: &[Option<Duration>],
+    spin: Duration,
+    latency: latency::LatencyMode,
+) -> (Vec<Job>, Wired, firewall::plan::TtWiring) {
     let mut tt = firewall::plan::TtWiring::new();
     let mut producer_side = Vec::with_capacity(plan.channels.len());
     let mut writers: Vec<Option<Writer>> = Vec::with_capacity(plan.channels.len());
@@ -434,26 +443,21 @@ fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job
         writers.push(Some(w));
         readers.push(Some(r));
     }
+    let sink = sinks(plan);
     let jobs = plan
         .nets
         .iter()
         .map(|net| {
+            let sink = sink[net.id];
             let inputs = net
                 .inputs
                 .iter()
-                .map(|p| InputSlot {
-                    name: p.name.clone(),
-                    reader: p.channel.and_then(|id| readers[id].take()),
-                    read_timeout: None,
-                })
+                .map(|p| InputSlot::new(&p.name, p.channel.and_then(|id| readers[id].take()), p.channel, sink))
                 .collect();
             let outputs = net
                 .outputs
                 .iter()
-                .map(|p| OutputSlot {
-                    name: p.name.clone(),
-                    writer: p.channel.and_then(|id| writers[id].take()),
-                })
+                .map(|p| OutputSlot::new(&p.name, p.channel.and_then(|id| writers[id].take()), latency))
                 .collect();
             Job {
                 plan: net.clone(),
@@ -510,14 +514,23 @@ fn live_view(
     }
 }
 
+/// Per net, whether it is a sink: a net without a connected output.
+fn sinks(plan: &Plan) -> Vec<bool> {
+    let mut sink = vec![true; plan.nets.len()];
+    for c in &plan.channels {
+        sink[c.from] = false;
+    }
+    sink
+}
+
 /// Channels into sink nets (nets without a connected output); all channels when there is no
 /// sink.
 fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
-    let is_sink = |net: usize| !plan.channels.iter().any(|c| c.from == net);
+    let sink = sinks(plan);
     let into_sinks: Vec<Arc<Shared>> = plan
         .channels
         .iter()
-        .filter(|c| is_sink(c.to))
+        .filter(|c| sink[c.to])
         .map(|c| shared[c.id].clone())
         .collect();
     if into_sinks.is_empty() {
@@ -545,10 +558,19 @@ fn merge_producer_segment(row: &mut crate::report::ChannelReport, producer: &cha
     }
 }
 
-fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started_at: SystemTime, wall: f64) -> Report {
+fn assemble(
+    plan: &Plan,
+    shared: &[Arc<Shared>],
+    outcomes: Vec<Outcome>,
+    started_at: SystemTime,
+    wall: f64,
+    latency_mode: latency::LatencyMode,
+) -> Report {
     let mut warnings: Vec<String> = Vec::new();
     let mut nets = Vec::with_capacity(plan.nets.len());
-    for (net, outcome) in plan.nets.iter().zip(outcomes) {
+    let mut samples = Vec::new();
+    for (net, mut outcome) in plan.nets.iter().zip(outcomes) {
+        samples.append(&mut outcome.latency);
         for w in outcome.warnings {
             if !warnings.contains(&w) {
                 warnings.push(w);
@@ -615,9 +637,19 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
                 duplicated: counts.duplicated,
                 dropped: counts.dropped,
                 left: counts.left,
+                latency_ns: Default::default(),
             }
         })
         .collect();
+    let mut channels = channels;
+    let latency = report::latency::assemble(plan, latency_mode, samples, &mut channels);
+    if latency.clock_anomalies > 0 {
+        warnings.push(format!(
+            "{} latency samples read the clock before their stamp (the clock went backwards): counted as clock \
+             anomalies, not as latency",
+            latency.clock_anomalies
+        ));
+    }
     let messages = counted_channels(plan, shared)
         .iter()
         .map(|c| c.counters.final_snapshot().read)
@@ -636,7 +668,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         }
     }
     Report {
-        format_version: 2,
+        format_version: 3,
         wall_time_s: wall,
         status,
         messages,
@@ -644,6 +676,7 @@ fn assemble(plan: &Plan, shared: &[Arc<Shared>], outcomes: Vec<Outcome>, started
         nets,
         channels,
         firewalls: Vec::new(),
+        latency,
         probes: Vec::new(),
         sections,
         warnings,

@@ -374,6 +374,7 @@ impl Driver {
             rec.deposit();
         }
         self.outcome.unconnected_writes = self.ports.unconnected_writes;
+        self.outcome.latency = self.ports.take_latency();
         if let Some(mut instance) = self.instance.take() {
             let failure =
                 (self.outcome.status == Status::Failed).then(|| self.outcome.error.clone().unwrap_or_default());

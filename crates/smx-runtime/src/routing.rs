@@ -45,6 +45,7 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
     outcome.wall = start.elapsed();
     outcome.ended_at = SystemTime::now();
     ports.close_all();
+    outcome.latency = ports.take_latency();
     outcome
 }
 
@@ -68,10 +69,10 @@ fn route_with(ports: &mut PortSet, loops: &LoopCounter, mut rec: Option<&mut Rec
             if !live[i] {
                 continue;
             }
-            let Some(reader) = ports.inputs[i].reader.as_mut() else {
+            let Some(poll) = ports.inputs[i].take() else {
                 continue;
             };
-            match reader.take() {
+            match poll {
                 Poll::Message(msg) => {
                     taken = Some(msg);
                     next = (i + 1) % n;
@@ -103,6 +104,8 @@ fn route_with(ports: &mut PortSet, loops: &LoopCounter, mut rec: Option<&mut Rec
 }
 
 /// Writes `msg` to every live output; an output whose consumer ended is dropped from the set.
+/// Each copy is stamped at its own write: a wait on one coupled output is not the next one's
+/// channel latency. The creation time travels unchanged.
 fn forward(ports: &mut PortSet, out_live: &mut [bool], msg: Message) {
     let last = out_live.iter().rposition(|l| *l);
     let mut msg = Some(msg);
@@ -114,9 +117,9 @@ fn forward(ports: &mut PortSet, out_live: &mut [bool], msg: Message) {
             continue;
         };
         let copy = if Some(i) == last { msg.take() } else { msg.clone() };
-        if let Some(copy) = copy
-            && writer.write(copy).is_err()
-        {
+        let Some(mut copy) = copy else { continue };
+        slot.stamper.stamp(&mut copy);
+        if writer.write(copy).is_err() {
             out_live[i] = false;
         }
     }
@@ -156,18 +159,11 @@ mod tests {
         PortSet {
             inputs: inputs
                 .into_iter()
-                .map(|r| InputSlot {
-                    name: "x".into(),
-                    reader: Some(r),
-                    read_timeout: None,
-                })
+                .map(|r| InputSlot::new("x", Some(r), None, false))
                 .collect(),
             outputs: outputs
                 .into_iter()
-                .map(|w| OutputSlot {
-                    name: "x".into(),
-                    writer: Some(w),
-                })
+                .map(|w| OutputSlot::new("x", Some(w), crate::latency::LatencyMode::Off))
                 .collect(),
             unconnected_writes: 0,
         }

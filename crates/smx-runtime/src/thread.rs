@@ -96,6 +96,8 @@ pub struct Outcome {
     pub core: Option<usize>,
     pub priority: Option<u8>,
     pub warnings: Vec<String>,
+    /// The latency samples of the net's inputs ([`crate::latency`]).
+    pub latency: Vec<crate::latency::ChannelSamples>,
 }
 
 impl Default for Outcome {
@@ -117,6 +119,7 @@ impl Outcome {
             core: None,
             priority: None,
             warnings: Vec::new(),
+            latency: Vec::new(),
         }
     }
 

@@ -66,6 +66,8 @@ pub struct Sender {
     pending: BatchWriter,
     pending_slot: usize,
     pending_first: u64,
+    /// The creation time the pending frame carries (its first message's).
+    pending_created: u64,
     pub stats: SinkStats,
     sends_since_poll: u32,
     /// The slot of the configured topic, once used.
@@ -105,6 +107,7 @@ impl Sender {
             pending: BatchWriter::with_limit(limit),
             pending_slot: 0,
             pending_first: 0,
+            pending_created: 0,
             stats: SinkStats::default(),
             sends_since_poll: 0,
             default_slot: None,
@@ -213,6 +216,24 @@ impl Sender {
     /// outcome of the frames this call sent ([`Sent::Accepted`] when it only collected the
     /// message). After [`Sent::GaveUp`] the message itself is counted as given up too.
     pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
+        self.send_created(topic, payload, 0, stop)
+    }
+
+    /// [`Sender::send`] for a message created at `created_unix_ns` (wall clock; 0: unknown,
+    /// the frame carries the send time instead), which the frame carries so that the
+    /// receiving side keeps the message's age (see [`super::wire`]).
+    pub fn send_created(
+        &mut self,
+        topic: Option<&[u8]>,
+        payload: &[u8],
+        created_unix_ns: u64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Sent, String> {
+        let created = if created_unix_ns != 0 {
+            created_unix_ns
+        } else {
+            wire::unix_now_ns()
+        };
         if (HEADER_LEN + payload.len()) as u64 > self.settings.common.max_message {
             return Err(format!(
                 "{}: a message of {} bytes does not fit max_message ({} bytes, {HEADER_LEN} of them the header); raise max_message on both ends",
@@ -256,6 +277,7 @@ impl Sender {
             if self.pending.is_empty() {
                 self.pending_slot = slot;
                 self.pending_first = seq;
+                self.pending_created = created;
             }
             self.pending.push(payload);
             if self.pending.count() >= self.settings.batch {
@@ -267,7 +289,7 @@ impl Sender {
             kind: Kind::Data,
             sender: self.id,
             seq,
-            sent_unix_ns: wire::unix_now_ns(),
+            sent_unix_ns: created,
         };
         let mut body = std::mem::take(&mut self.body);
         wire::encode_body(&header, payload, &mut body);
@@ -283,7 +305,7 @@ impl Sender {
         }
         let n = self.pending.count() as u64;
         let mut pending = std::mem::take(&mut self.pending);
-        let frame = pending.seal(self.id, self.pending_first, wire::unix_now_ns());
+        let frame = pending.seal(self.id, self.pending_first, self.pending_created);
         let sent = self.transmit(self.pending_slot, frame, n, stop);
         pending.clear();
         self.pending = pending;

@@ -169,6 +169,15 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         help: "how many sinks feed this source: it ends after this many end-of-stream markers",
     },
     MAX_MESSAGE,
+    ConfigKey {
+        name: "clock",
+        kind: ValueKind::Str,
+        default: Some("auto"),
+        choices: &["auto", "comparable", "not_comparable"],
+        help: "whether the senders' clocks agree with this host's: end-to-end latency behind the source counts \
+               from the message's creation if so, else from its arrival here (auto: comparable for ipc, inproc and \
+               loopback tcp, the same host)",
+    },
 ];
 
 /// Settings common to both roles.
@@ -202,6 +211,8 @@ pub struct SourceSettings {
     pub common: Common,
     pub subscribe: Vec<u8>,
     pub senders: u64,
+    /// The senders' creation times are on a clock comparable with this host's (`clock`).
+    pub comparable_clock: bool,
 }
 
 fn common(config: &BoxConfig) -> Result<Common, BoxError> {
@@ -292,10 +303,17 @@ impl SourceSettings {
                 config.instance, config.implementation
             )));
         }
+        let common = common(config)?;
+        let comparable_clock = match config.str("clock")? {
+            "comparable" => true,
+            "not_comparable" => false,
+            _ => common.endpoint.is_local(),
+        };
         Ok(SourceSettings {
-            common: common(config)?,
+            common,
             subscribe: config.str("subscribe")?.as_bytes().to_vec(),
             senders,
+            comparable_clock,
         })
     }
 }

@@ -18,6 +18,7 @@ use smx_box::prelude::*;
 use super::sender::{Sender, Sent, SinkStats};
 use super::settings::SinkSettings;
 use super::verdict::{Findings, Verdict};
+use super::wire;
 
 pub const INPUTS: &[PortSpec] = &[
     PortSpec::new("data").help("payloads to send"),
@@ -82,6 +83,9 @@ impl BoxImpl for ZmqSink {
             self.synced = true;
         }
         let mut outcome = Sent::Accepted;
+        // Wall clock minus the message clock: the frame carries each message's creation time
+        // as wall-clock time, which the receiving process places on its own message clock.
+        let offset = wire::unix_now_ns().wrapping_sub(now_ns());
         for i in 0..BATCH {
             // The firing rule saw a message on every coupled input before the first read; a
             // data message read after that needs its topic, so only while both are waiting.
@@ -91,7 +95,12 @@ impl BoxImpl for ZmqSink {
             let Some(msg) = io.read(data) else { break };
             let topic_msg = topic.and_then(|t| io.read(t));
             let topic_bytes = topic_msg.as_ref().map(|t| t.payload());
-            outcome = sender.send(topic_bytes, msg.payload(), &|| io.stop_requested())?;
+            let created = if msg.sent_ns == 0 {
+                0
+            } else {
+                msg.sent_ns.wrapping_add(offset)
+            };
+            outcome = sender.send_created(topic_bytes, msg.payload(), created, &|| io.stop_requested())?;
             if outcome == Sent::GaveUp {
                 break;
             }

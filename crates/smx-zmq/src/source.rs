@@ -73,6 +73,7 @@ impl BoxImpl for ZmqSource {
         // Wall clock minus monotonic clock, to place the senders' wall-clock send times on
         // this process's message clock.
         let offset = unix_now_ns() as i128 - now_ns() as i128;
+        let comparable = self.settings.comparable_clock;
         let mut emitted = 0usize;
         while emitted < BATCH {
             if io.stop_requested() {
@@ -88,7 +89,13 @@ impl BoxImpl for ZmqSource {
                     sent_unix_ns,
                     payload,
                 } => {
-                    let sent_ns = (sent_unix_ns as i128 - offset).clamp(0, u64::MAX as i128) as u64;
+                    // Another host's creation time says nothing on this clock: the message's
+                    // age then starts at its arrival here.
+                    let sent_ns = if comparable {
+                        (sent_unix_ns as i128 - offset).clamp(1, u64::MAX as i128) as u64
+                    } else {
+                        now_ns().max(1)
+                    };
                     (
                         Message::new(seq, sent_ns, payload),
                         topic.map(|_| Message::new(seq, sent_ns, t)),
@@ -188,7 +195,13 @@ impl ZmqSource {
             max_message: common.max_message,
         };
         let findings = facts.findings();
-        let summary = summary + &findings.note();
+        let mut summary = summary + &findings.note();
+        if !self.settings.comparable_clock {
+            summary.push_str(
+                "; end-to-end latency behind it counts from arrival here (the senders' clocks are not known to agree \
+                 with this host's: clock = comparable if they do)",
+            );
+        }
         let row = Stats::new()
             .in_section("zmq")
             .with("name", common.instance.as_str())
@@ -211,7 +224,15 @@ impl ZmqSource {
             .with("conflicting_markers", conflicting)
             .with("senders_seen", seen)
             .with("silent_senders", silent)
-            .with("disconnects", disconnects);
+            .with("disconnects", disconnects)
+            .with(
+                "latency_from",
+                if self.settings.comparable_clock {
+                    "creation"
+                } else {
+                    "arrival"
+                },
+            );
         findings.write_to(row).summary(summary)
     }
 }

@@ -49,6 +49,7 @@ fn source(pattern: Pattern, endpoint: &str, hwm: i32, timeout: Duration) -> Rece
         common: common(pattern, endpoint, false, hwm, timeout),
         subscribe: Vec::new(),
         senders: 1,
+        comparable_clock: true,
     })
     .unwrap()
 }
@@ -220,6 +221,7 @@ fn topic_filters_do_not_look_like_loss() {
         common: common(Pattern::PubSub, &bound, false, 1000, Duration::from_secs(20)),
         subscribe: b"a".to_vec(),
         senders: 1,
+        comparable_clock: true,
     })
     .unwrap();
     tx.wait_for_subscribers(&|| false).unwrap();
@@ -396,6 +398,7 @@ fn a_source_ends_after_the_markers_of_all_its_senders() {
         ),
         subscribe: Vec::new(),
         senders: 2,
+        comparable_clock: true,
     })
     .unwrap();
     let bound = rx.endpoint().to_string();

@@ -10,7 +10,7 @@
 //! |   | 1 | kind: 0 = data, 1 = end of stream, 2 = abort (end of stream before the input ended), 3 = batch |
 //! |   | 2..6 | sender id, u32 little endian (random per sink instance) |
 //! |   | 6..14 | sequence number, u64 LE, counted per (sender, topic) from 0 (batch: the first's) |
-//! |   | 14..22 | send time, ns since the Unix epoch (wall clock, comparable across hosts) |
+//! |   | 14..22 | creation time of the message, ns since the Unix epoch (wall clock; batch: the first message's) |
 //! |   | 22.. | payload (data), the end-of-stream body for kinds 1 and 2 (see [`super::eos`]), or for kind 3 a count and length-prefixed payloads (see [`super::batch`]) |
 //!
 //! A batch (kind 3) carries several messages of one topic that were already waiting at the
@@ -18,6 +18,15 @@
 //! The header is kept at 22 bytes so that a header plus the default 8-byte payload stays within
 //! libzmq's inline "very small message" size (33 bytes) and costs no allocation per message.
 //! Anything that does not parse is a [`Corrupt`] value, never a panic.
+//!
+//! The time field carries the message's creation time (`smx_box::Message::sent_ns`, placed on
+//! the wall clock by the sink), so that the receiving net's end-to-end latency counts from the
+//! creation in the sending process, not from the hand-over to ZeroMQ; a message without one
+//! carries its send time. Both processes convert between their monotonic message clock and the
+//! wall clock, so on one host the figures are exact up to the wall clock's adjustments during
+//! the run; between hosts they are as good as the hosts' clock synchronisation. The field
+//! name stays `sent_unix_ns`: the layout and the version did not change, only what the sink
+//! puts there.
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use crate::channel::{Poll, Reader, Shared, Writer};
+use crate::latency::Samples;
 use smx_box::Message;
 
 /// A pair and its counters (written only by the firewall thread serving it).
@@ -38,6 +39,8 @@ pub struct Pair {
     pub consume_misses: u64,
     /// Ticks lost by the firewall while this pair was served.
     pub missed_ticks: u64,
+    /// The firewall's share of sampled messages' latency (producer's write → hand-over).
+    pub firewall_ns: Samples,
 }
 
 impl Pair {
@@ -58,6 +61,7 @@ impl Pair {
             produce_misses: 0,
             consume_misses: 0,
             missed_ticks: 0,
+            firewall_ns: Samples::new(),
         }
     }
 
@@ -99,6 +103,10 @@ impl Pair {
         self.ticks += 1;
         match msg {
             Some(msg) if self.producer_in_pass || msg.sent_ns < cutoff_ns => {
+                if msg.written_ns() != 0 {
+                    // The stamp stays on the message: the consumer's read measures the whole way.
+                    self.firewall_ns.record(msg.written_ns(), smx_box::now_ns());
+                }
                 let overwritten = &self.output_shared.counters.producer.overwritten;
                 let before = overwritten.get();
                 if self.output.write(msg).is_err() {

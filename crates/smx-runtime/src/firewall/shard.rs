@@ -275,6 +275,7 @@ fn pair_report(p: &Pair) -> PairReport {
         produce_misses: p.produce_misses,
         consume_misses: p.consume_misses,
         missed_ticks: p.missed_ticks,
+        firewall_ns: p.firewall_ns.summary(),
     }
 }
 

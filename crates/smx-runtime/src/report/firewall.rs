@@ -52,6 +52,12 @@ pub struct PairReport {
     /// deadlines missed without a pass.
     #[serde(default)]
     pub missed_ticks: u64,
+    /// The firewall's share of the latency of sampled messages: from the producer's write to
+    /// the pass that handed the message to the consumer side (the hold of logical execution
+    /// time, a period at most unless ticks were lost). The channel row's latency covers the
+    /// whole way to the consumer's read.
+    #[serde(default)]
+    pub firewall_ns: crate::latency::LatencySummary,
 }
 
 impl PairReport {
@@ -116,7 +122,7 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
             f.lateness_ns.to_text()
         );
         for p in &f.pairs {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "    {} -> {}: {} ticks, {} forwarded, produce misses {}, consume misses {}, missed ticks {}, \
                  miss rate {:.4} %",
@@ -129,6 +135,10 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
                 p.missed_ticks,
                 p.miss_rate() * 100.0
             );
+            if p.firewall_ns.count > 0 {
+                let _ = write!(out, ", held {}", super::latency::cell(&p.firewall_ns));
+            }
+            out.push('\n');
         }
     }
     out

@@ -1,17 +1,23 @@
 //! The JSON report (`--report json`): `serde_json` of [`Report`], documented and stable.
 //!
-//! Layout (`format_version` 2; it rises on an incompatible change: 2 moved the ZeroMQ rows into `sections`):
+//! Layout (`format_version` 3; it rises on an incompatible change: 3 added the latency fields,
+//! 2 moved the ZeroMQ rows into `sections`; README.md "The JSON report" is the full layout):
 //!
 //! ```text
-//! { "format_version": 2, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
+//! { "format_version": 3, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
 //!   "messages": u64, "messages_per_s": f64,
 //!   "nets": [ { "id", "name", "impl", "kind": "box"|"routing_node", "core": int|null,
 //!               "priority": int|null, "loop_count", "loop_rate", "wall_time_s",
 //!               "status", "error": string|null, "unconnected_writes", "stats": {..} } ],
 //!   "channels": [ { "id", "name", "from", "from_id", "from_port", "to", "to_id", "port",
 //!                   "kind", "smx_type", "timing", "len", "written", "read", "overwritten",
-//!                   "duplicated", "dropped", "left" } ],
-//!   "firewalls": [..], "sections": {"zmq": [..]}, "warnings": [string] }
+//!                   "duplicated", "dropped", "left",
+//!                   "latency_ns": {"p50","p99","p999","max","count"} } ],
+//!   "firewalls": [..],
+//!   "latency": { "mode", "every", "clock", "clock_anomalies",
+//!                "sinks": [ { "id", "name", "latency_ns" } ],
+//!                "paths": [ { "from", "from_id", "to", "to_id", "latency_ns" } ] },
+//!   "probes": [..], "sections": {"zmq": [..]}, "warnings": [string] }
 //! ```
 //!
 //! Times are seconds, rates per second, counts messages. Field meanings: [`Report`].

@@ -21,6 +21,7 @@
 pub mod figures;
 pub mod firewall;
 pub mod json;
+pub mod latency;
 pub mod platform;
 pub mod smxlog;
 pub mod text;
@@ -114,6 +115,10 @@ pub struct ChannelReport {
     pub dropped: u64,
     /// Messages still in the channel when its consumer ended.
     pub left: u64,
+    /// Write → read of the sampled messages ([`crate::latency`] says what is a sample). On a
+    /// time-triggered row: the producer's write → the consumer's read, the firewall's hold
+    /// included (the firewall's own share is on its pair row).
+    pub latency_ns: crate::latency::LatencySummary,
 }
 
 /// A whole run.
@@ -133,6 +138,8 @@ pub struct Report {
     pub channels: Vec<ChannelReport>,
     /// Temporal firewalls (filled by the time-triggered runtime).
     pub firewalls: Vec<FirewallReport>,
+    /// How latency was sampled, end-to-end latency per sink and per source → sink path.
+    pub latency: latency::LatencyReport,
     /// Empty loops at the firewalls' periods, run after the net ([`platform::probe_periods`];
     /// empty unless asked for): the platform's floor to compare the firewalls with. Each entry
     /// has the fields of `smxrun probe --json`.

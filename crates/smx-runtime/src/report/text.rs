@@ -108,9 +108,10 @@ pub fn render(report: &Report) -> String {
             "duplicated",
             "dropped",
             "left",
+            "latency p50/p99/p99.9/max (samples)",
         ],
         vec![
-            true, false, false, false, false, false, false, true, true, true, true, true, true, true,
+            true, false, false, false, false, false, false, true, true, true, true, true, true, true, false,
         ],
     );
     for c in &report.channels {
@@ -129,6 +130,7 @@ pub fn render(report: &Report) -> String {
             c.duplicated.to_string(),
             c.dropped.to_string(),
             c.left.to_string(),
+            super::latency::cell(&c.latency_ns),
         ]);
     }
     if !report.channels.is_empty() {
@@ -154,6 +156,7 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {}: {}", node(&n.name, n.id), figures_line(n));
         }
     }
+    out.push_str(&super::latency::render(&report.latency));
     out.push_str(&super::firewall::render(&report.firewalls));
     for (section, rows) in &report.sections {
         let _ = writeln!(out, "\n{section}");
