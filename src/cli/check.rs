@@ -22,17 +22,27 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     let compiled = load::compile_file(file)?;
     if !compiled.accepted() {
-        eprintln!("{}: rejected ({})", file.display(), load::counts(&compiled));
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
         return Ok(exit::REJECTED);
     }
     let registry = &load::with_c_boxes(&compiled.graph, registry, &libraries)?;
     if load::reject_unknown_implementations(file, &compiled.graph, registry, &libraries.names()).is_err() {
         let unknown = load::unknown_implementations(&compiled.graph, registry).len();
-        eprintln!(
+        crate::cli::say(&format!(
             "{}: rejected ({})",
             file.display(),
             load::counts_with(&compiled, unknown)
-        );
+        ));
+        return Ok(exit::REJECTED);
+    }
+    if let Err(e) = load::unrunnable(file, &compiled.graph) {
+        crate::cli::say(&format!("error: {e}"));
+        let problems = smx_graph::check::problems(&compiled.graph).len();
+        crate::cli::say(&format!(
+            "{}: rejected ({})",
+            file.display(),
+            load::counts_with(&compiled, problems)
+        ));
         return Ok(exit::REJECTED);
     }
     if let Some(layers) = &layers {

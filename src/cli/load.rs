@@ -35,11 +35,22 @@ pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
         return smx_graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
     }
     let compiled = compile_file(path)?;
-    if compiled.accepted() {
-        Ok(compiled.graph)
-    } else {
-        Err(CliError::silent(exit::REJECTED))
+    if !compiled.accepted() {
+        return Err(CliError::silent(exit::REJECTED));
     }
+    unrunnable(path, &compiled.graph)?;
+    Ok(compiled.graph)
+}
+
+/// The problems that make an accepted net impossible to run ([`smx_graph::check`]: a feedback
+/// loop no message can enter, a period no timer can wait), one error line each; exit 1.
+pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
+    let problems = smx_graph::check::problems(graph);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
+    Err(CliError::rejected(lines.join("\nerror: ")))
 }
 
 /// `2 errors, 1 warning` for the summary of `smxrun check`.
@@ -125,7 +136,7 @@ pub fn reject_unknown_implementations(
 ) -> Result<usize, CliError> {
     let unknown = unknown_implementations(graph, registry);
     for node in &unknown {
-        eprintln!("{}", unknown_implementation(file, node, registry, "error", libs));
+        crate::cli::say(&unknown_implementation(file, node, registry, "error", libs));
     }
     if unknown.is_empty() {
         Ok(0)

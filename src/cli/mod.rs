@@ -44,7 +44,7 @@ where
         Ok(code) => code,
         Err(e) => {
             if !e.message.is_empty() {
-                eprintln!("error: {}", e.message);
+                say(&format!("error: {}", e.message));
             }
             e.code
         }
@@ -67,6 +67,14 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         Some(Command::Probe(a)) => probe::probe(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
+}
+
+/// Writes `line` and a newline to stderr. A closed or full stderr is ignored: a message that
+/// cannot be shown must not turn into a panic (`smxrun check bad.smx 2>&1 | head -c1`).
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.

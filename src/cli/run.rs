@@ -18,6 +18,9 @@ use smx_runtime::report::{self, Report, Status};
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
+    // First of all, so that a signal during the checks below still ends in a report.
+    let stop = Arc::new(AtomicBool::new(false));
+    let run_ended = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let file = args
         .file
         .as_deref()
@@ -31,8 +34,6 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let opts = RunOptions {
         pin,
         default_channel_len: args.channel_len,
@@ -50,6 +51,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let sampler = opts.progress.clone();
     let line = ProgressLine::start(!args.quiet, move || sampler.elapsed().map(|t| (sampler.messages(), t)));
     let result = smx_runtime::run(&graph, registry, &opts);
+    run_ended.store(true, Ordering::SeqCst);
     line.finish();
     let mut report = result.map_err(|e| CliError::rejected(e.to_string()))?;
     if !stop.load(Ordering::SeqCst) {
@@ -143,18 +145,18 @@ fn render(report: &Report, format: ReportFormat) -> String {
 /// exit code is explained even when the report went to a file.
 fn summarise_problems(report: &Report, interrupted: bool) {
     for net in report.nets.iter().filter(|n| n.status == Status::Failed) {
-        eprintln!(
+        crate::cli::say(&format!(
             "error: net '{}' (id {}, {}) failed: {}",
             net.name,
             net.id,
             net.implementation,
             net.error.as_deref().unwrap_or("no reason given")
-        );
+        ));
     }
     for line in unclean_books(report) {
-        eprintln!("warning: {line}");
+        crate::cli::say(&format!("warning: {line}"));
     }
     if interrupted {
-        eprintln!("smxrun: interrupted; the report covers the run up to the stop");
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
     }
 }

@@ -25,6 +25,7 @@
 //! fires each box at most once per tick and skips a box whose inputs are not ready).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
@@ -43,7 +44,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         return outcome;
     }
     place(&plan, &mut outcome);
-    let mut driver = Driver::new(&plan, &spec, ports, outcome);
+    let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
     if driver.failed() {
         common.start_failed.store(true, Ordering::SeqCst);
     }
@@ -69,12 +70,12 @@ pub struct Driver {
 impl Driver {
     /// Creates and initialises the box; a failure is recorded in the outcome and the box will
     /// not run (its channels still close at [`Driver::start`], so its neighbours end).
-    pub fn new(plan: &NetPlan, spec: &BoxSpec, ports: PortSet, mut outcome: Outcome) -> Driver {
+    pub fn new(plan: &NetPlan, spec: &BoxSpec, ports: PortSet, mut outcome: Outcome, stop: &Arc<AtomicBool>) -> Driver {
         let config = &plan.settings.box_config;
         let mut instance: Option<Box<dyn BoxImpl>> = None;
         let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
             let mut made = spec.create(config).map_err(|e| format!("create failed: {e}"))?;
-            let result = made.init(&mut host::init_ctx(&plan.name, config, &ports));
+            let result = made.init(&mut host::init_ctx(&plan.name, config, &ports, stop));
             instance = Some(made);
             result.map_err(|e| format!("init failed: {e}"))
         }));
