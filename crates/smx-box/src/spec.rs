@@ -188,8 +188,14 @@ pub struct BoxSpec {
     /// Keys the spec does not declare are accepted too and kept as text (for boxes that read
     /// their configuration by name at run time, as boxes of the original runtime do).
     pub open_config: bool,
+    /// Checks a configuration without making an instance ([`SpecBuilder::validate`]).
+    pub validate: Option<Validator>,
     pub factory: Factory,
 }
+
+/// Checks what can be checked of a configuration before the run (values, a port still free),
+/// without keeping anything open.
+pub type Validator = fn(&BoxConfig) -> Result<(), BoxError>;
 
 /// A [`BoxSpec`] being declared: everything but the constructor.
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +205,7 @@ pub struct SpecBuilder {
     ports: Ports,
     config: &'static [ConfigKey],
     open_config: bool,
+    validate: Option<Validator>,
 }
 
 impl BoxSpec {
@@ -213,7 +220,15 @@ impl BoxSpec {
             },
             config: &[],
             open_config: false,
+            validate: None,
         }
+    }
+
+    /// Checks `config` the way the spec's validator does (`Ok` without one): a runtime calls it
+    /// for every box before any thread starts, so that a bad value found only when the box
+    /// would be created stops the run at once.
+    pub fn check(&self, config: &BoxConfig) -> Result<(), BoxError> {
+        self.validate.map_or(Ok(()), |v| v(config))
     }
 
     /// Makes one instance.
@@ -303,6 +318,14 @@ impl SpecBuilder {
         }
     }
 
+    /// A check of a configuration without making an instance (see [`BoxSpec::check`]).
+    pub const fn validate(self, validate: Validator) -> Self {
+        SpecBuilder {
+            validate: Some(validate),
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -323,6 +346,7 @@ impl SpecBuilder {
             ports: self.ports,
             config: self.config,
             open_config: self.open_config,
+            validate: self.validate,
             factory,
         }
     }

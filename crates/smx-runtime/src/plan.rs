@@ -144,6 +144,10 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                     settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
                 }
                 settings.box_config.id = node.id;
+                spec.check(&settings.box_config).map_err(|e| RunError::BadValue {
+                    instance: format!("{}#{}", node.label, node.id),
+                    message: e.to_string(),
+                })?;
                 let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
                 (Role::Box(spec), inputs, outputs)
             }

@@ -35,11 +35,13 @@ pub fn specs() -> Vec<BoxSpec> {
             .summary("sends each message over ZeroMQ (pubsub or pipeline), ending with an end-of-stream marker")
             .inputs(sink::INPUTS)
             .config(settings::SINK_KEYS)
+            .validate(sink::validate)
             .create(sink::create),
         BoxSpec::named("smx_src_zmq")
             .summary("emits each message received over ZeroMQ and accounts for every lost one")
             .outputs(source::OUTPUTS)
             .config(settings::SOURCE_KEYS)
+            .validate(source::validate)
             .create(source::create),
     ]
 }

@@ -1,0 +1,219 @@
+//! Output that is neither lost nor amplified (issue 17, items 8, 9, 11, 12): `-o` is atomic and
+//! works onto special files, a closed pipe is never a panic, diagnostics of a huge bad file
+//! stay small, and bad box values stop the run before it starts.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn smxrun() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+
+#[test]
+fn concurrent_runs_onto_one_file_leave_one_whole_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let report = dir.path().join("report.json");
+    for _ in 0..3 {
+        let children: Vec<_> = (0..4)
+            .map(|i| {
+                smxrun()
+                    .arg(&net)
+                    .args(["-q", "--report", "json", "-n"])
+                    .arg((20_000 * (i + 1)).to_string())
+                    .arg("-o")
+                    .arg(&report)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let text = std::fs::read_to_string(&report).unwrap();
+        let parsed: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("a broken report: {e}: {text}"));
+        assert_eq!(parsed["status"], "ok");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "no temporary files left behind: {left:?}");
+}
+
+#[test]
+fn dash_dev_stdout_on_a_pipe_and_a_fifo_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    for target in ["-", "/dev/stdout"] {
+        let out = smxrun()
+            .arg(&net)
+            .args(["-q", "-n", "100", "-o", target])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Total:"), "{target}");
+    }
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: plain FFI call on a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "-n", "100", "-o"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(reader.join().unwrap().contains("Total:"));
+}
+
+#[test]
+fn a_report_onto_a_full_disk_fails_with_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "-n", "100", "-o", "/dev/full"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write '/dev/full'") && err.contains("No space left"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_command_panics_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "pair.smx", PAIR);
+    let bad = write(dir.path(), "bad.smx", "A = box smx_src_rand( out data )\nconnect A.B\n");
+    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    let cases: [(&[&str], i32); 6] = [
+        (&["check", bad], 1),
+        (&["check", good], 0),
+        (&["graph", good], 0),
+        (&["boxes"], 0),
+        (&["run", good, "-n", "1000", "-q"], 0),
+        (&["run", bad], 1),
+    ];
+    for (args, code) in cases {
+        // Both streams are pipes whose reader is gone before smxrun writes.
+        let mut child = smxrun()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}
+
+#[test]
+fn bench_refuses_more_pairs_than_a_run_has_threads() {
+    let out = smxrun()
+        .args(["bench", "scaling", "--pairs", "100000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at most 2048 pairs") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn thousands_of_errors_on_one_long_line_print_a_bounded_text() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3000 redefinitions on one 93 KB line: each diagnostic used to repeat the whole line.
+    let line = vec!["A = box smx_src_rand(out data)"; 3_000].join(" ") + " connect A\n";
+    let net = write(dir.path(), "many.smx", &line);
+    let out = smxrun().arg("check").arg(&net).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 100_000, "{} bytes of diagnostics", err.len());
+    assert!(
+        err.contains("and 2900 more (2900 errors, 0 warnings) not shown"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rejected (3000 errors, 0 warnings)"),
+        "the summary counts all"
+    );
+
+    let huge = dir.path().join("huge.smx");
+    std::fs::write(&huge, vec![b' '; 17 << 20]).unwrap();
+    let out = smxrun().arg("check").arg(&huge).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("larger than the limit of 16777216 bytes"), "{err}");
+}
+
+#[test]
+fn a_bad_zmq_value_stops_the_run_before_it_starts() {
+    // The sink would otherwise open its socket and wait out its 10 s timeout for a receiver
+    // after the source's bad value failed the start.
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "zmq.smx",
+        "Src1 = box smx_src_rand( out data )\nSnk1 = box smx_snk_zmq( in data, in topic open )\n\
+         Src2 = box smx_src_zmq( out data, out topic )\nSnk2 = box smx_snk_dump( in data, in topic )\n\
+         connect (Src1.Snk1) | (Src2.Snk2)\n",
+    );
+    for bad in ["timeout=0s", "senders=0", "hwm=3000000000", "endpoint=foo://x"] {
+        let start = Instant::now();
+        let out = smxrun()
+            .arg(&net)
+            .args([
+                "-q",
+                "-n",
+                "10",
+                "--set",
+                "Snk2.path=/dev/null",
+                "--set",
+                &format!("Src2.{bad}"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Src2") && err.contains(bad.split('=').next().unwrap()),
+            "{bad}: {err}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{bad}: took {:?} (nothing may wait for a peer)",
+            start.elapsed()
+        );
+    }
+}
