@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn smxrun() -> Command {
     Command::new(env!("CARGO_BIN_EXE_smxrun"))
 }
@@ -216,4 +218,32 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
             start.elapsed()
         );
     }
+}
+
+#[test]
+fn a_zmq_net_in_one_process_totals_the_messages_its_final_sinks_got() {
+    // Src1 -> Snk1 ~zmq~> Src2 -> Snk2 (data and topic): before, the total counted Snk1's
+    // input, Snk2's data and Snk2's topics: three times the count.
+    let endpoint = common::zmq::free_tcp_endpoint();
+    let out = smxrun()
+        .args([
+            "nets/zmq_pipeline_tcp.smx",
+            "--config",
+            "nets/zmq_pipeline_tcp.toml",
+            "-q",
+            "-n",
+            "1000",
+        ])
+        .args(["--report", "json", "--set", "Snk2.path=/dev/null"])
+        .args([
+            "--set",
+            &format!("Snk1.endpoint={endpoint}"),
+            "--set",
+            &format!("Src2.endpoint={endpoint}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["messages"], 1000, "{}", report["messages"]);
 }

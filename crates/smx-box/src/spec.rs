@@ -190,6 +190,8 @@ pub struct BoxSpec {
     pub open_config: bool,
     /// Checks a configuration without making an instance ([`SpecBuilder::validate`]).
     pub validate: Option<Validator>,
+    /// The box passes what it reads on outside the net ([`SpecBuilder::bridge`]).
+    pub bridge: bool,
     pub factory: Factory,
 }
 
@@ -206,6 +208,7 @@ pub struct SpecBuilder {
     config: &'static [ConfigKey],
     open_config: bool,
     validate: Option<Validator>,
+    bridge: bool,
 }
 
 impl BoxSpec {
@@ -221,6 +224,7 @@ impl BoxSpec {
             config: &[],
             open_config: false,
             validate: None,
+            bridge: false,
         }
     }
 
@@ -326,6 +330,13 @@ impl SpecBuilder {
         }
     }
 
+    /// The box sends what it reads out of the net (a ZeroMQ sink): as a sink of its net it is
+    /// not where messages end, so a run's total of delivered messages leaves it out when the
+    /// net has another sink (a receiver in the same run would count each message again).
+    pub const fn bridge(self) -> Self {
+        SpecBuilder { bridge: true, ..self }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -347,6 +358,7 @@ impl SpecBuilder {
             config: self.config,
             open_config: self.open_config,
             validate: self.validate,
+            bridge: self.bridge,
             factory,
         }
     }

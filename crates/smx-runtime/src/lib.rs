@@ -445,15 +445,20 @@ fn wire(plan: &Plan, executive: &[Option<Duration>], spin: Duration) -> (Vec<Job
     (jobs, Wired { shared, producer_side }, tt)
 }
 
-/// Channels into sink nets (nets without a connected output); all channels when there is no
-/// sink.
+/// The channels whose reads are the run's `messages`: into each final sink net (a net without
+/// a connected output that is not a bridge out of the net, such as a ZeroMQ sink, unless every
+/// sink is one) its first connected input in port order, so that a sink reading data and topic
+/// in pairs counts each pair once; all channels when there is no sink.
 fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
     let is_sink = |net: usize| !plan.channels.iter().any(|c| c.from == net);
-    let into_sinks: Vec<Arc<Shared>> = plan
-        .channels
-        .iter()
-        .filter(|c| is_sink(c.to))
-        .map(|c| shared[c.id].clone())
+    let bridge = |n: &plan::NetPlan| matches!(&n.role, Role::Box(spec) if spec.bridge);
+    let sinks: Vec<&plan::NetPlan> = plan.nets.iter().filter(|n| is_sink(n.id)).collect();
+    let only_bridges = sinks.iter().all(|n| bridge(n));
+    let into_sinks: Vec<Arc<Shared>> = sinks
+        .into_iter()
+        .filter(|n| only_bridges || !bridge(n))
+        .filter_map(|n| n.inputs.iter().find_map(|p| p.channel))
+        .map(|id| shared[id].clone())
         .collect();
     if into_sinks.is_empty() {
         shared.to_vec()

@@ -36,6 +36,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .inputs(sink::INPUTS)
             .config(settings::SINK_KEYS)
             .validate(sink::validate)
+            .bridge()
             .create(sink::create),
         BoxSpec::named("smx_src_zmq")
             .summary("emits each message received over ZeroMQ and accounts for every lost one")
