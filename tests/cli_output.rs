@@ -247,3 +247,36 @@ fn a_zmq_net_in_one_process_totals_the_messages_its_final_sinks_got() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["messages"], 1000, "{}", report["messages"]);
 }
+
+#[test]
+fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    // 4294967295 slots per channel: before, every slot was allocated and the process aborted.
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "--channel-len", "4294967295"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the channels need") && err.contains("--channel-len"),
+        "{err}"
+    );
+
+    // Two ZeroMQ boxes under `ulimit -n 30`: before, libzmq aborted (exit 134).
+    let endpoint = common::zmq::free_tcp_endpoint();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 30 && exec {} nets/zmq_pipeline_tcp.smx --config nets/zmq_pipeline_tcp.toml -q -n 10 \
+             --set Snk2.path=/dev/null --set Snk1.endpoint={endpoint} --set Src2.endpoint={endpoint}",
+            env!("CARGO_BIN_EXE_smxrun")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("file descriptors") && err.contains("ulimit -n"), "{err}");
+}

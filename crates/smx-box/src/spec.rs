@@ -192,6 +192,8 @@ pub struct BoxSpec {
     pub validate: Option<Validator>,
     /// The box passes what it reads on outside the net ([`SpecBuilder::bridge`]).
     pub bridge: bool,
+    /// File descriptors one instance may hold open ([`SpecBuilder::file_descriptors`]).
+    pub file_descriptors: u32,
     pub factory: Factory,
 }
 
@@ -209,6 +211,7 @@ pub struct SpecBuilder {
     open_config: bool,
     validate: Option<Validator>,
     bridge: bool,
+    file_descriptors: u32,
 }
 
 impl BoxSpec {
@@ -225,6 +228,7 @@ impl BoxSpec {
             open_config: false,
             validate: None,
             bridge: false,
+            file_descriptors: 0,
         }
     }
 
@@ -337,6 +341,17 @@ impl SpecBuilder {
         SpecBuilder { bridge: true, ..self }
     }
 
+    /// How many file descriptors one instance may hold open (sockets, files, a library's
+    /// internal ones): a runtime adds them up and refuses, before the start, a net that the
+    /// process's limit (`ulimit -n`) cannot hold, instead of a library aborting the process
+    /// when it runs out.
+    pub const fn file_descriptors(self, n: u32) -> Self {
+        SpecBuilder {
+            file_descriptors: n,
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -359,6 +374,7 @@ impl SpecBuilder {
             open_config: self.open_config,
             validate: self.validate,
             bridge: self.bridge,
+            file_descriptors: self.file_descriptors,
             factory,
         }
     }

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod progress;
 pub mod registry;
 pub mod report;
+pub mod resources;
 pub mod routing;
 pub mod thread;
 
@@ -240,6 +241,9 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
+    if let Some(message) = resources::shortfall(&plan) {
+        return Err(RunError::Resources(message));
+    }
     let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin);
     let shared = wired.shared;
     opts.progress.attach(counted_channels(&plan, &shared));
