@@ -191,6 +191,17 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
          Src2 = box smx_src_zmq( out data, out topic )\nSnk2 = box smx_snk_dump( in data, in topic )\n\
          connect (Src1.Snk1) | (Src2.Snk2)\n",
     );
+    // `check --config` gives the run's verdict.
+    let config = write(dir.path(), "bad.toml", "[net.Src2]\ntimeout = \"0s\"\n");
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timeout: must be longer than 0"));
     for bad in ["timeout=0s", "senders=0", "hwm=3000000000", "endpoint=foo://x"] {
         let start = Instant::now();
         let out = smxrun()

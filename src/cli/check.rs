@@ -46,7 +46,15 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         return Ok(exit::REJECTED);
     }
     if let Some(layers) = &layers {
-        layers.resolve(&compiled.graph, registry)?;
+        // The values a run would refuse before its start (the boxes' own checks) are refused
+        // here too, so that check and run give one verdict.
+        let settings = layers.resolve(&compiled.graph, registry)?;
+        for (node, set) in compiled.graph.nodes.iter().zip(&settings) {
+            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box) {
+                spec.check(&set.box_config)
+                    .map_err(|e| CliError::rejected(format!("{}#{}: {e}", node.label, node.id)))?;
+            }
+        }
     }
     let g = &compiled.graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();

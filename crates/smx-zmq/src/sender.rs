@@ -404,11 +404,14 @@ impl Sender {
                     Ok(()) => break,
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
                     Err(e) => {
+                        let within = match stop_seen {
+                            Some(_) => format!("{STOP_GRACE:?} of the stop"),
+                            None => format!("timeout {:?}", self.settings.common.timeout),
+                        };
                         log::warn!(
-                            "{}: end-of-stream marker not sent to {} within timeout {:?}: {}",
+                            "{}: end-of-stream marker not sent to {} within {within}: {}",
                             self.settings.common.instance,
                             self.settings.common.endpoint.written,
-                            self.settings.common.timeout,
                             socket::explain(e)
                         );
                         break 'repeat;
