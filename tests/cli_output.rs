@@ -202,27 +202,27 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(String::from_utf8_lossy(&out.stderr).contains("timeout: must be longer than 0"));
-    for bad in ["timeout=0s", "senders=0", "hwm=3000000000", "endpoint=foo://x"] {
+    let bad_values = [
+        "Src2.timeout=0s",
+        "Src2.senders=0",
+        "Src2.hwm=3000000000",
+        "Src2.endpoint=foo://x",
+        "Src2.endpoint=tcp://127.0.0.1:0",
+        "Snk1.batch=0",
+        "Snk1.max_message=10",
+        "Src1.size=999999999999",
+    ];
+    for bad in bad_values {
         let start = Instant::now();
         let out = smxrun()
             .arg(&net)
-            .args([
-                "-q",
-                "-n",
-                "10",
-                "--set",
-                "Snk2.path=/dev/null",
-                "--set",
-                &format!("Src2.{bad}"),
-            ])
+            .args(["-q", "-n", "10", "--set", "Snk2.path=/dev/null", "--set", bad])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("Src2") && err.contains(bad.split('=').next().unwrap()),
-            "{bad}: {err}"
-        );
+        let (instance, key) = bad.split_once('=').unwrap().0.split_once('.').unwrap();
+        assert!(err.contains(instance) && err.contains(key), "{bad}: {err}");
         assert!(
             start.elapsed() < Duration::from_secs(8),
             "{bad}: took {:?} (nothing may wait for a peer)",
