@@ -211,6 +211,9 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
         "Snk1.batch=0",
         "Snk1.max_message=10",
         "Src1.size=999999999999",
+        // Found only in init (the file cannot be opened): the run is refused and the sink,
+        // whose socket is open by then, does not wait for a receiver.
+        "Snk2.path=/nonexistent/dir/path",
     ];
     for bad in bad_values {
         let start = Instant::now();

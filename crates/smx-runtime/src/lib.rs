@@ -60,7 +60,8 @@ pub struct RunOptions {
     pub default_channel_len: Option<u32>,
     /// One entry per graph node (by id); empty: every box with its spec's defaults.
     pub settings: Vec<NetSettings>,
-    /// Set it (e.g. from a Ctrl-C handler) to end the sources; everything then drains.
+    /// Set it (e.g. from a Ctrl-C handler) to end the sources; everything then drains. The run
+    /// sets it itself when a box fails to start (nothing runs, and nothing may wait for peers).
     pub stop: Arc<AtomicBool>,
     /// Sampled by the caller for a progress line.
     pub progress: Progress,

@@ -49,7 +49,13 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         common.start_failed.store(true, Ordering::SeqCst);
     }
     common.barrier.wait();
-    driver.start(common.start_failed.load(Ordering::SeqCst));
+    let cancelled = common.start_failed.load(Ordering::SeqCst);
+    if cancelled {
+        // No box runs: a box that opened a connection in init must not wait for its peers in
+        // cleanup (a ZeroMQ sink's marker), so the refused run ends at once.
+        common.stop.store(true, Ordering::SeqCst);
+    }
+    driver.start(cancelled);
     driver.run_to_end(&common.stop);
     driver.finish()
 }
