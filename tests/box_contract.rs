@@ -197,7 +197,7 @@ fn a_cleanup_that_fails_fails_the_box_and_the_run() {
 #[test]
 fn a_box_that_cannot_be_created_stops_the_run_before_any_step() {
     let reg = registry([CONST]);
-    // size over the maximum: smx_src_rand refuses it when it is created.
+    // size over the maximum: smx_src_rand's check refuses it before any thread starts.
     let err = try_run(
         "A = box t_const( out data )\nB = box smx_src_rand( out data )\nS = box smx_snk_null( in data )\nN = box smx_snk_null( in data )\nconnect A.S | B.N\n",
         &reg,
@@ -205,7 +205,7 @@ fn a_box_that_cannot_be_created_stops_the_run_before_any_step() {
     )
     .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, RunError::NotStarted(_)), "{text}");
+    assert!(matches!(err, RunError::BadValue { .. }), "{text}");
     assert!(text.contains("B#") && text.contains("size"), "{text}");
 }
 

@@ -255,10 +255,11 @@ fn a_port_in_use_fails_the_run_before_it_starts() {
         settings: settings(&graph, &registry, &sets),
         ..RunOptions::default()
     };
-    // The sink's init fails, so no box runs a step and the run is refused (not a report).
+    // The sink's validator finds the port taken before any thread starts: the run is refused
+    // (not a report).
     let err = run(&graph, &registry, &opts).expect_err("a port in use refuses the run");
     let error = err.to_string();
-    assert!(matches!(err, RunError::NotStarted(_)), "{error}");
+    assert!(matches!(err, RunError::BadValue { .. }), "{error}");
     assert!(error.contains("Snk1") && error.contains("address in use"), "{error}");
 }
 

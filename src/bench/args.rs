@@ -66,7 +66,7 @@ pub enum Experiment {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScalingArgs {
     /// Pair counts to run (threads = 2 x pairs) [default: 1,2,4,8,16; quick: 1,2,4]
-    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = positive_usize)]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = pair_count)]
     pub pairs: Vec<usize>,
     /// Messages per pair [default: 1000000; quick: 100000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
@@ -88,7 +88,7 @@ pub struct TtArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_period, value_name = "T,..")]
     pub periods: Vec<Duration>,
     /// Pair counts [default: 1,3]
-    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = positive_usize)]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = pair_count)]
     pub pairs: Vec<usize>,
     /// Ticks per run [default: 100000; quick: 2000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
@@ -158,6 +158,22 @@ fn positive_usize(text: &str) -> Result<usize, String> {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("not a whole number: {e}")),
+    }
+}
+
+/// Most pairs of one run: two threads each, and a run has at most 4096 threads (the baselines
+/// spawn as many); more would end in the system's thread limit, not in a figure.
+pub const MAX_PAIRS: usize = 2048;
+
+/// A pair count: at least 1, at most [`MAX_PAIRS`].
+fn pair_count(text: &str) -> Result<usize, String> {
+    match positive_usize(text)? {
+        n if n > MAX_PAIRS => Err(format!(
+            "{n} pairs are {} threads; at most {MAX_PAIRS} pairs ({} threads) are run",
+            2 * n,
+            2 * MAX_PAIRS
+        )),
+        n => Ok(n),
     }
 }
 

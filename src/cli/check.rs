@@ -22,21 +22,39 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     let compiled = load::compile_file(file)?;
     if !compiled.accepted() {
-        eprintln!("{}: rejected ({})", file.display(), load::counts(&compiled));
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
         return Ok(exit::REJECTED);
     }
     let registry = &load::with_c_boxes(&compiled.graph, registry, &libraries)?;
     if load::reject_unknown_implementations(file, &compiled.graph, registry, &libraries.names()).is_err() {
         let unknown = load::unknown_implementations(&compiled.graph, registry).len();
-        eprintln!(
+        crate::cli::say(&format!(
             "{}: rejected ({})",
             file.display(),
             load::counts_with(&compiled, unknown)
-        );
+        ));
+        return Ok(exit::REJECTED);
+    }
+    if let Err(e) = load::unrunnable(file, &compiled.graph) {
+        crate::cli::say(&format!("error: {e}"));
+        let problems = smx_graph::check::problems(&compiled.graph).len();
+        crate::cli::say(&format!(
+            "{}: rejected ({})",
+            file.display(),
+            load::counts_with(&compiled, problems)
+        ));
         return Ok(exit::REJECTED);
     }
     if let Some(layers) = &layers {
-        layers.resolve(&compiled.graph, registry)?;
+        // The values a run would refuse before its start (the boxes' own checks) are refused
+        // here too, so that check and run give one verdict.
+        let settings = layers.resolve(&compiled.graph, registry)?;
+        for (node, set) in compiled.graph.nodes.iter().zip(&settings) {
+            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box) {
+                spec.check(&set.box_config)
+                    .map_err(|e| CliError::rejected(format!("{}#{}: {e}", node.label, node.id)))?;
+            }
+        }
     }
     let g = &compiled.graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();

@@ -14,18 +14,21 @@ pub const BOX_FAILED: i32 = 2;
 /// Every box ended, but a box reports books that are not clean (its figures' `verdict` is
 /// `incomplete` or `suspect`): the figures cannot be published as they are.
 pub const BOOKS_NOT_CLEAN: i32 = 3;
-/// Stopped by Ctrl-C (SIGINT) or SIGTERM; the report is partial.
+/// Stopped by Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGQUIT; the report is partial.
 pub const INTERRUPTED: i32 = 130;
 
 /// The exit codes as `smxrun --help` shows them.
 pub const HELP: &str = "\
 Exit codes:
   0    ok (check: the net is accepted; warnings allowed)
-  1    the net was rejected, or a bad configuration, file or command line, or a box could not start
+  1    the net was rejected, or a bad configuration, file or command line, or a box could not start,
+       or the run needs more memory or file descriptors than the process may have, or the report
+       could not be written
   2    a box failed while running (see the report's status column)
   3    every box ended, but a box's books are not clean (a ZeroMQ link that delivered or received
        nothing, lost its tail, or saw forged frames: its row's verdict is incomplete or suspect)
-  130  interrupted by Ctrl-C or SIGTERM (the partial report is printed; a second Ctrl-C exits at once)
+  130  interrupted by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (the partial report is printed; a second
+       signal more than 500 ms later, or a run not ended 5 s after the stop, exits without one)
 
 Logging: RUST_LOG=info|debug|trace (default: warn), written to stderr.";
 

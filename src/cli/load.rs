@@ -14,15 +14,51 @@ use smx_runtime::Registry;
 /// (`FILE:LINE:COL: error: ...`, the line, a caret). A file that cannot be read is an error
 /// naming it.
 pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
-    let source =
-        SourceFile::read(path).map_err(|e| CliError::rejected(format!("cannot read '{}': {e}", path.display())))?;
+    let bytes = read_capped(path)?;
+    let source = SourceFile::new(path.display().to_string(), String::from_utf8_lossy(&bytes).into_owned());
     let compiled = compose::compile(&source, &CompileOptions::default());
     let mut err = std::io::stderr().lock();
-    for diag in &compiled.diagnostics {
-        use std::io::Write;
+    use std::io::Write;
+    for diag in compiled.diagnostics.iter().take(MAX_DIAGNOSTICS) {
         let _ = err.write_all(source.render(diag).as_bytes());
     }
+    let rest = &compiled.diagnostics[compiled.diagnostics.len().min(MAX_DIAGNOSTICS)..];
+    if !rest.is_empty() {
+        let errors = rest.iter().filter(|d| d.severity == Severity::Error).count();
+        let _ = writeln!(
+            err,
+            "note: ... and {} more ({errors} errors, {} warnings) not shown; the first {MAX_DIAGNOSTICS} are above",
+            rest.len(),
+            rest.len() - errors
+        );
+    }
     Ok(compiled)
+}
+
+/// Diagnostics printed for one file; the rest are counted (as rustc and gcc do), so that a
+/// file with thousands of mistakes does not bury the first under megabytes.
+pub const MAX_DIAGNOSTICS: usize = 100;
+
+/// The largest net file read (16 MiB; a 50,000-box net is about 1 MB).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The bytes of `path`, refused when there are more than [`MAX_SOURCE_BYTES`] (read up to one
+/// past the limit, so a FIFO or a device cannot make it read for ever either).
+pub fn read_capped(path: &Path) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| CliError::rejected(format!("cannot read '{}': {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(CliError::rejected(format!(
+            "cannot read '{}': larger than the limit of {MAX_SOURCE_BYTES} bytes (16 MiB) for a net file",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The graph of an accepted net; a rejected one (its diagnostics already shown) is exit 1.
@@ -30,16 +66,28 @@ pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
 /// produced by other tools run too.
 pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::rejected(format!("cannot read '{}': {e}", path.display())))?;
+        let bytes = read_capped(path)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| CliError::rejected(format!("cannot read '{}': not UTF-8 ({e})", path.display())))?;
         return smx_graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
     }
     let compiled = compile_file(path)?;
-    if compiled.accepted() {
-        Ok(compiled.graph)
-    } else {
-        Err(CliError::silent(exit::REJECTED))
+    if !compiled.accepted() {
+        return Err(CliError::silent(exit::REJECTED));
     }
+    unrunnable(path, &compiled.graph)?;
+    Ok(compiled.graph)
+}
+
+/// The problems that make an accepted net impossible to run ([`smx_graph::check`]: a feedback
+/// loop no message can enter, a period no timer can wait), one error line each; exit 1.
+pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
+    let problems = smx_graph::check::problems(graph);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
+    Err(CliError::rejected(lines.join("\nerror: ")))
 }
 
 /// `2 errors, 1 warning` for the summary of `smxrun check`.
@@ -125,7 +173,7 @@ pub fn reject_unknown_implementations(
 ) -> Result<usize, CliError> {
     let unknown = unknown_implementations(graph, registry);
     for node in &unknown {
-        eprintln!("{}", unknown_implementation(file, node, registry, "error", libs));
+        crate::cli::say(&unknown_implementation(file, node, registry, "error", libs));
     }
     if unknown.is_empty() {
         Ok(0)

@@ -42,11 +42,11 @@ where
             return if e.use_stderr() { exit::REJECTED } else { exit::OK };
         }
     };
-    match dispatch(cli, &registry) {
+    match guarded(|| dispatch(cli, &registry)) {
         Ok(code) => code,
         Err(e) => {
             if !e.message.is_empty() {
-                eprintln!("error: {}", e.message);
+                say(&format!("error: {}", e.message));
             }
             e.code
         }
@@ -70,6 +70,42 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         Some(Command::TraceView(a)) => trace_view::trace_view(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
+}
+
+/// Runs a command; a `print!` onto a closed stdout or stderr (which panics in the standard
+/// library: `smxrun bench ... | head -1`) ends it quietly with exit 1 instead of a panic
+/// message and 101. Every other panic goes on as before.
+fn guarded(command: impl FnOnce() -> Result<i32, CliError>) -> Result<i32, CliError> {
+    fn is_print_failure(text: &str) -> bool {
+        text.starts_with("failed printing to std")
+    }
+    fn text(payload: &(dyn std::any::Any + Send)) -> &str {
+        payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("")
+    }
+    let previous = std::sync::Arc::new(std::panic::take_hook());
+    let hook = previous.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_print_failure(text(info.payload())) {
+            hook(info);
+        }
+    }));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)) {
+        Ok(result) => result,
+        Err(payload) if is_print_failure(text(payload.as_ref())) => Err(CliError::silent(exit::REJECTED)),
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// Writes `line` and a newline to stderr. A closed or full stderr is ignored: a message that
+/// cannot be shown must not turn into a panic (`smxrun check bad.smx 2>&1 | head -c1`).
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.

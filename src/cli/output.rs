@@ -1,13 +1,18 @@
-//! Where a command's result goes: stdout, or the file given with `-o PATH`.
+//! Where a command's result goes: stdout, or the file given with `-o PATH` (`-o -`: stdout).
 //!
-//! The file is opened when the command starts, before anything runs, so that a run of minutes
-//! does not end in "cannot write the report" and lose its figures. It is not truncated until
-//! the result is written; a file this command created but never wrote (because the net was
-//! rejected, say) is removed again, so a failed command leaves nothing behind.
+//! The destination is checked when the command starts, before anything runs, so that a run of
+//! minutes does not end in "cannot write the report" for a reason that was known at once.
+//! A regular file (or a new one) is written atomically: the result goes to a temporary file in
+//! the same directory, which then replaces the target in one rename, so a reader (or another
+//! run writing the same path) sees the old file or the new one, never a mix or a truncated
+//! one; a write that fails (a full disk) leaves the target as it was. Anything else that
+//! exists (`/dev/null`, a FIFO, `/dev/stdout` on a pipe) is written directly.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
 
 use super::exit::CliError;
 
@@ -20,46 +25,62 @@ pub struct Output {
 #[derive(Debug)]
 enum Target {
     Stdout,
-    File {
+    /// A regular file, written through a temporary file beside it.
+    Replace {
         path: PathBuf,
-        file: Option<File>,
-        /// This command created the file (so it removes it when nothing was written).
-        created: bool,
+        temp: NamedTempFile,
+    },
+    /// A FIFO, a device or another special file, opened now and written as it is.
+    Direct {
+        path: PathBuf,
+        file: File,
     },
 }
 
 impl Output {
-    /// Standard output, or `path` opened for writing now. An unwritable path is an error
-    /// naming it and the cause.
+    /// Standard output (no path, or `-`), or `path` made ready for writing now. An unwritable
+    /// path is an error naming it and the cause.
     pub fn open(path: Option<&Path>) -> Result<Output, CliError> {
-        let Some(path) = path else {
+        let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
             return Ok(Output { target: Target::Stdout });
         };
-        if path.is_dir() {
-            return Err(CliError::rejected(format!(
-                "cannot write '{}': it is a directory",
-                path.display()
-            )));
-        }
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| CliError::rejected(format!("cannot write '{}': {e}", path.display())))?;
-        Ok(Output {
-            target: Target::File {
+        let cannot = |e: &dyn std::fmt::Display| CliError::rejected(format!("cannot write '{}': {e}", path.display()));
+        let target = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return Err(cannot(&"it is a directory")),
+            Ok(m) if !m.is_file() => Target::Direct {
                 path: path.to_path_buf(),
-                file: Some(file),
-                created: !existed,
+                file: OpenOptions::new().write(true).open(path).map_err(|e| cannot(&e))?,
             },
-        })
+            _ => {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                if let Ok(m) = std::fs::metadata(path)
+                    && m.permissions().readonly()
+                {
+                    return Err(cannot(&"the file is read-only"));
+                }
+                let temp = tempfile::Builder::new()
+                    .prefix(".smxrun-")
+                    .suffix(".tmp")
+                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+                    .tempfile_in(dir)
+                    .map_err(|e| cannot(&e))?;
+                Target::Replace {
+                    path: path.to_path_buf(),
+                    temp,
+                }
+            }
+        };
+        Ok(Output { target })
     }
 
     /// Writes `text` as the whole result (replacing what the file held before).
-    pub fn write(mut self, text: &str) -> Result<(), CliError> {
-        match &mut self.target {
+    pub fn write(self, text: &str) -> Result<(), CliError> {
+        let failed =
+            |path: &Path, e: std::io::Error| CliError::rejected(format!("cannot write '{}': {e}", path.display()));
+        match self.target {
             Target::Stdout => {
                 let mut out = std::io::stdout().lock();
                 // A closed pipe (`smxrun ... | head`) is not an error worth an exit code.
@@ -70,14 +91,21 @@ impl Output {
                     _ => Ok(()),
                 }
             }
-            Target::File { path, file, .. } => {
-                let mut f = file
-                    .take()
-                    .ok_or_else(|| CliError::rejected("output already written"))?;
-                f.set_len(0)
-                    .and_then(|()| f.write_all(text.as_bytes()))
-                    .and_then(|()| f.flush())
-                    .map_err(|e| CliError::rejected(format!("cannot write '{}': {e}", path.display())))
+            Target::Direct { path, mut file } => file
+                .write_all(text.as_bytes())
+                .and_then(|()| file.flush())
+                .map_err(|e| failed(&path, e)),
+            Target::Replace { path, mut temp } => {
+                // The old file's permissions carry over; a new file gets the usual 0666 & ~umask.
+                if let Ok(m) = std::fs::metadata(&path) {
+                    let _ = temp.as_file().set_permissions(m.permissions());
+                }
+                temp.write_all(text.as_bytes())
+                    .and_then(|()| temp.flush())
+                    .and_then(|()| temp.as_file().sync_all())
+                    .map_err(|e| failed(&path, e))?;
+                // On failure the temporary file is removed when `temp` drops.
+                temp.persist(&path).map(drop).map_err(|e| failed(&path, e.error))
             }
         }
     }
@@ -86,20 +114,7 @@ impl Output {
     pub fn path(&self) -> Option<&Path> {
         match &self.target {
             Target::Stdout => None,
-            Target::File { path, .. } => Some(path),
-        }
-    }
-}
-
-impl Drop for Output {
-    fn drop(&mut self) {
-        if let Target::File {
-            path,
-            file: Some(_),
-            created: true,
-        } = &self.target
-        {
-            let _ = std::fs::remove_file(path);
+            Target::Replace { path, .. } | Target::Direct { path, .. } => Some(path),
         }
     }
 }
@@ -122,14 +137,24 @@ mod tests {
         );
         out.write("new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
     }
 
     #[test]
-    fn a_created_file_that_is_never_written_is_removed() {
+    fn a_file_that_is_never_written_is_never_created_or_changed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.json");
         drop(Output::open(Some(&path)).unwrap());
         assert!(!path.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no temporary file left"
+        );
 
         std::fs::write(&path, "kept").unwrap();
         drop(Output::open(Some(&path)).unwrap());
@@ -138,6 +163,26 @@ mod tests {
             "kept",
             "an existing file is left alone"
         );
+    }
+
+    #[test]
+    fn special_files_are_written_directly_and_dash_is_stdout() {
+        Output::open(Some(Path::new("/dev/null")))
+            .unwrap()
+            .write("gone")
+            .unwrap();
+        assert_eq!(Output::open(Some(Path::new("-"))).unwrap().path(), None);
+    }
+
+    #[test]
+    fn a_full_disk_is_an_error_naming_the_path() {
+        // /dev/full is a device: written directly, and every write fails with ENOSPC.
+        let err = Output::open(Some(Path::new("/dev/full")))
+            .unwrap()
+            .write("lost")
+            .unwrap_err();
+        assert!(err.message.starts_with("cannot write '/dev/full'"), "{err}");
+        assert_eq!(err.code, crate::cli::exit::REJECTED);
     }
 
     #[test]

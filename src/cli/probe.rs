@@ -51,7 +51,7 @@ impl ProbeArgs {
 pub fn probe(args: &ProbeArgs) -> Result<i32, CliError> {
     let result = smx_timing::probe(&args.options()).map_err(CliError::rejected)?;
     for warning in &result.warnings {
-        eprintln!("warning: {warning}");
+        crate::cli::say(&format!("warning: {warning}"));
     }
     let text = if args.json {
         serde_json::to_string(&result).map_err(|e| CliError::rejected(e.to_string()))? + "\n"

@@ -19,6 +19,9 @@ use smx_runtime::trace::Tracer;
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
+    // First of all, so that a signal during the checks below still ends in a report.
+    let stop = Arc::new(AtomicBool::new(false));
+    let run_ended = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let file = args
         .file
         .as_deref()
@@ -38,8 +41,6 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .map(|_| stats::Sink::open(args.stats_file.as_deref()))
         .transpose()?;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let opts = RunOptions {
         pin,
         default_channel_len: args.channel_len,
@@ -66,6 +67,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .zip(stats_sink)
         .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
     let result = smx_runtime::run(&graph, registry, &opts);
+    run_ended.store(true, Ordering::SeqCst);
     line.finish();
     if let Some(lines) = stats_lines {
         lines.finish();
@@ -193,18 +195,18 @@ fn render(report: &Report, format: ReportFormat) -> String {
 /// exit code is explained even when the report went to a file.
 fn summarise_problems(report: &Report, interrupted: bool) {
     for net in report.nets.iter().filter(|n| n.status == Status::Failed) {
-        eprintln!(
+        crate::cli::say(&format!(
             "error: net '{}' (id {}, {}) failed: {}",
             net.name,
             net.id,
             net.implementation,
             net.error.as_deref().unwrap_or("no reason given")
-        );
+        ));
     }
     for line in unclean_books(report) {
-        eprintln!("warning: {line}");
+        crate::cli::say(&format!("warning: {line}"));
     }
     if interrupted {
-        eprintln!("smxrun: interrupted; the report covers the run up to the stop");
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
     }
 }

@@ -1,25 +1,72 @@
-//! Ctrl-C and SIGTERM: the first asks the run to stop, a second one ends the process.
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT: the first asks the run to stop, a later one ends the
+//! process.
 //!
-//! The first signal only sets the run's stop flag: sources end, the nets drain what is
-//! buffered, and the partial report is printed as usual (exit code 130). If a net does not
-//! drain (a box stuck in a step), a second Ctrl-C or SIGTERM exits at once with 130.
-//! signal-hook does the async-signal-safe part; nothing here runs inside a handler.
+//! The first signal sets the run's stop flag (inside the handler, through signal-hook, so it
+//! works even when no other thread gets a core): sources end, the nets drain what is
+//! buffered, and the partial report is printed as usual (exit code 130). A signal repeated
+//! within [`REPEAT_WINDOW`] is the same stop: GNU `timeout` sends its signal to the process
+//! and then to its process group, so smxrun gets it twice at once. A signal after that window
+//! exits at once with 130 and one line saying there is no report. If the run has not ended
+//! [`STUCK_AFTER`] after the stop (a box stuck in a step or in a blocking call of a library),
+//! smxrun exits in the same way: a stop always ends the process.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::flag;
+use signal_hook::iterator::Signals;
 
 use super::exit::INTERRUPTED;
 
-/// Makes SIGINT and SIGTERM set `stop` (and exit with 130 if it is set already).
-pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
-    for signal in [SIGINT, SIGTERM] {
-        // Registered first, so it sees the flag as it was before this signal: set only when an
-        // earlier signal already asked for a stop.
-        flag::register_conditional_shutdown(signal, INTERRUPTED, Arc::clone(stop))?;
+/// The signals that stop a run.
+pub const STOP_SIGNALS: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
+
+/// A second signal this soon after the first is the same stop.
+pub const REPEAT_WINDOW: Duration = Duration::from_millis(500);
+
+/// How long after a stop the run may take to end before smxrun exits without it.
+pub const STUCK_AFTER: Duration = Duration::from_secs(5);
+
+/// Makes the stop signals set `stop`; returns the flag to set once the run has ended (after
+/// which only a second signal ends the process early, never the stuck-run timer).
+pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
+    for signal in STOP_SIGNALS {
         flag::register(signal, Arc::clone(stop))?;
     }
-    Ok(())
+    let mut signals = Signals::new(STOP_SIGNALS)?;
+    let ended = Arc::new(AtomicBool::new(false));
+    let run_ended = Arc::clone(&ended);
+    std::thread::Builder::new()
+        .name("smxrun-signals".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut first: Option<Instant> = None;
+            loop {
+                for _ in signals.pending() {
+                    match first {
+                        None => first = Some(Instant::now()),
+                        Some(at) if at.elapsed() < REPEAT_WINDOW => {}
+                        Some(_) => leave("a second signal"),
+                    }
+                }
+                if let Some(at) = first
+                    && at.elapsed() > STUCK_AFTER
+                    && !run_ended.load(Ordering::SeqCst)
+                {
+                    leave(&format!(
+                        "the run did not end within {} s of the stop",
+                        STUCK_AFTER.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })?;
+    Ok(ended)
+}
+
+fn leave(why: &str) -> ! {
+    super::say(&format!("smxrun: {why}: exiting at once, without a report"));
+    std::process::exit(INTERRUPTED)
 }

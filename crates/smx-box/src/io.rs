@@ -10,6 +10,7 @@
 //! (smx's threads, a test harness, a cyclic executive) can drive a box.
 
 use std::cell::Cell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -72,11 +73,17 @@ pub mod host {
     }
 
     /// The context of `init`.
-    pub fn init_ctx<'a>(instance: &'a str, config: &'a BoxConfig, ports: &'a mut dyn Ports) -> InitCtx<'a> {
+    pub fn init_ctx<'a>(
+        instance: &'a str,
+        config: &'a BoxConfig,
+        ports: &'a mut dyn Ports,
+        stop: &Arc<AtomicBool>,
+    ) -> InitCtx<'a> {
         InitCtx {
             instance,
             config,
             ports,
+            stop: Arc::clone(stop),
         }
     }
 }
@@ -86,9 +93,17 @@ pub struct InitCtx<'a> {
     instance: &'a str,
     config: &'a BoxConfig,
     ports: &'a mut dyn host::Ports,
+    stop: Arc<AtomicBool>,
 }
 
 impl<'a> InitCtx<'a> {
+    /// The run's stop request, to keep: set when the run is asked to stop (Ctrl-C). For a box
+    /// whose `cleanup` or `abort` waits on something outside the net (a peer that must confirm,
+    /// a retry), so that those waits end at a stop too.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
     /// Instance name of this net (`Src`).
     pub fn instance(&self) -> &str {
         self.instance

@@ -188,8 +188,18 @@ pub struct BoxSpec {
     /// Keys the spec does not declare are accepted too and kept as text (for boxes that read
     /// their configuration by name at run time, as boxes of the original runtime do).
     pub open_config: bool,
+    /// Checks a configuration without making an instance ([`SpecBuilder::validate`]).
+    pub validate: Option<Validator>,
+    /// The box passes what it reads on outside the net ([`SpecBuilder::bridge`]).
+    pub bridge: bool,
+    /// File descriptors one instance may hold open ([`SpecBuilder::file_descriptors`]).
+    pub file_descriptors: u32,
     pub factory: Factory,
 }
+
+/// Checks what can be checked of a configuration before the run (values, a port still free),
+/// without keeping anything open.
+pub type Validator = fn(&BoxConfig) -> Result<(), BoxError>;
 
 /// A [`BoxSpec`] being declared: everything but the constructor.
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +209,9 @@ pub struct SpecBuilder {
     ports: Ports,
     config: &'static [ConfigKey],
     open_config: bool,
+    validate: Option<Validator>,
+    bridge: bool,
+    file_descriptors: u32,
 }
 
 impl BoxSpec {
@@ -213,7 +226,17 @@ impl BoxSpec {
             },
             config: &[],
             open_config: false,
+            validate: None,
+            bridge: false,
+            file_descriptors: 0,
         }
+    }
+
+    /// Checks `config` the way the spec's validator does (`Ok` without one): a runtime calls it
+    /// for every box before any thread starts, so that a bad value found only when the box
+    /// would be created stops the run at once.
+    pub fn check(&self, config: &BoxConfig) -> Result<(), BoxError> {
+        self.validate.map_or(Ok(()), |v| v(config))
     }
 
     /// Makes one instance.
@@ -303,6 +326,32 @@ impl SpecBuilder {
         }
     }
 
+    /// A check of a configuration without making an instance (see [`BoxSpec::check`]).
+    pub const fn validate(self, validate: Validator) -> Self {
+        SpecBuilder {
+            validate: Some(validate),
+            ..self
+        }
+    }
+
+    /// The box sends what it reads out of the net (a ZeroMQ sink): as a sink of its net it is
+    /// not where messages end, so a run's total of delivered messages leaves it out when the
+    /// net has another sink (a receiver in the same run would count each message again).
+    pub const fn bridge(self) -> Self {
+        SpecBuilder { bridge: true, ..self }
+    }
+
+    /// How many file descriptors one instance may hold open (sockets, files, a library's
+    /// internal ones): a runtime adds them up and refuses, before the start, a net that the
+    /// process's limit (`ulimit -n`) cannot hold, instead of a library aborting the process
+    /// when it runs out.
+    pub const fn file_descriptors(self, n: u32) -> Self {
+        SpecBuilder {
+            file_descriptors: n,
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -323,6 +372,9 @@ impl SpecBuilder {
             ports: self.ports,
             config: self.config,
             open_config: self.open_config,
+            validate: self.validate,
+            bridge: self.bridge,
+            file_descriptors: self.file_descriptors,
             factory,
         }
     }

@@ -24,6 +24,7 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_src_rand")
             .default_value("1")
             .help("seed of the random bytes (same seed, same bytes)"),
     ])
+    .validate(validate)
     .create(create);
 
 const DATA: OutPort = OutPort(0);
@@ -31,7 +32,9 @@ const DATA: OutPort = OutPort(0);
 /// The largest payload accepted, so that a typo cannot exhaust memory.
 const MAX_SIZE: u64 = 64 * 1024 * 1024;
 
-fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+/// The checks of `create`, before the run starts (so that no other box of the net waits for
+/// a peer while this one is refused).
+fn validate(config: &BoxConfig) -> Result<(), BoxError> {
     let size = config.int("size")?;
     if size > MAX_SIZE {
         return Err(BoxError(format!(
@@ -39,6 +42,12 @@ fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
             config.instance
         )));
     }
+    Ok(())
+}
+
+fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    validate(config)?;
+    let size = config.int("size")?;
     Ok(Box::new(SrcRand {
         count: config.int("count")?,
         sent: 0,

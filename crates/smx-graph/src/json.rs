@@ -10,7 +10,8 @@ pub fn to_json(g: &NetGraph) -> String {
 }
 
 /// Reads a graph written by [`to_json`] (or by another tool) and checks that its ids and
-/// edge ends are consistent, so the runtime never indexes out of range.
+/// edge ends are consistent, so the runtime never indexes out of range, and that it can run
+/// at all ([`crate::check::problems`]).
 pub fn from_json(text: &str) -> Result<NetGraph, String> {
     let g: NetGraph = serde_json::from_str(text).map_err(|e| format!("invalid net graph JSON: {e}"))?;
     for (i, n) in g.nodes.iter().enumerate() {
@@ -28,6 +29,12 @@ pub fn from_json(text: &str) -> Result<NetGraph, String> {
         if e.len == 0 {
             return Err(format!("edge {i} has length 0"));
         }
+    }
+    // A graph from another tool gets the checks a compiled net gets from the front end and
+    // the runtime, before anything runs.
+    let problems = crate::check::problems(&g);
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
     }
     Ok(g)
 }

@@ -10,6 +10,7 @@
 //! both ends (after wrapper renaming an edge's `label` may differ from the box port it ends
 //! at), because the runtime needs to know which port of which box a channel joins.
 
+pub mod check;
 pub mod dot;
 mod format;
 pub mod gml;

@@ -166,16 +166,15 @@ impl SourceFile {
                     diag.severity.as_str(),
                     diag.message
                 );
-                let text = self.line_text(line);
-                let shown: String = text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
                 let (end_line, end_col) = self.line_col(span.end.max(span.start + 1) - 1);
                 let width = if end_line == line {
                     (end_col + 1).saturating_sub(col).max(1)
                 } else {
                     1
                 };
+                let (shown, caret_at, width) = snippet(self.line_text(line), col - 1, width);
                 let _ = writeln!(out, "  {shown}");
-                let _ = writeln!(out, "  {}{}", " ".repeat(col - 1), "^".repeat(width));
+                let _ = writeln!(out, "  {}{}", " ".repeat(caret_at), "^".repeat(width));
             }
             None => {
                 let _ = writeln!(out, "{}: {}: {}", self.name, diag.severity.as_str(), diag.message);
@@ -204,6 +203,33 @@ impl SourceFile {
     }
 }
 
+/// Characters of a line shown around the column (a caret line as long again at most).
+pub const SNIPPET_CHARS: usize = 100;
+
+/// The part of `line` shown under a diagnostic at character `col` (0-based) with a caret
+/// `width` wide: the whole line when it is short, else [`SNIPPET_CHARS`] around the column with
+/// `...` where it was cut, so a long line does not repeat itself in every diagnostic. Returns
+/// the text, where the caret starts in it, and its width.
+fn snippet(line: &str, col: usize, width: usize) -> (String, usize, usize) {
+    let plain = |c: char| if c == '\t' { ' ' } else { c };
+    let count = line.chars().count();
+    if count <= SNIPPET_CHARS {
+        return (line.chars().map(plain).collect(), col, width);
+    }
+    let from = col.saturating_sub(SNIPPET_CHARS / 2).min(count - SNIPPET_CHARS);
+    let to = from + SNIPPET_CHARS;
+    let mut shown = String::new();
+    if from > 0 {
+        shown.push_str("...");
+    }
+    shown.extend(line.chars().skip(from).take(SNIPPET_CHARS).map(plain));
+    if to < count {
+        shown.push_str("...");
+    }
+    let caret_at = col - from + if from > 0 { 3 } else { 0 };
+    (shown, caret_at, width.min(to.saturating_sub(col)).max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +245,24 @@ mod tests {
         assert_eq!(f.line_text(2), "cd");
         assert_eq!(f.line_text(4), "xyz");
         assert_eq!(f.line_text(9), "");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_column() {
+        let line = format!("{}B{}", "a".repeat(5_000), "c".repeat(5_000));
+        let f = SourceFile::new("t.smx", line);
+        let d = Diagnostic::error("use of undeclared identifier 'B'", Some(Span::new(5_000, 5_001)));
+        let text = f.render(&d);
+        assert!(text.starts_with("t.smx:1:5001: error:"), "{text}");
+        assert!(text.len() < 400, "{} bytes", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(lines[1].as_bytes()[caret], b'B', "{text}");
+        assert!(lines[1].starts_with("  ...") && lines[1].ends_with("..."), "{text}");
+        // A short line stays whole.
+        let f = SourceFile::new("t.smx", "connect A.B\n");
+        let d = Diagnostic::error("x", Some(Span::new(10, 11)));
+        assert_eq!(f.render(&d).lines().nth(1), Some("  connect A.B"));
     }
 
     #[test]

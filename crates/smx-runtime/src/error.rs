@@ -24,6 +24,10 @@ pub enum RunError {
     BadGraph(String),
     /// More threads than allowed (`RunOptions::max_threads`) or than the system gave us.
     ThreadLimit { wanted: usize, message: String },
+    /// The run would need more memory or file descriptors than the process can have.
+    Resources(String),
+    /// A box's configuration failed its spec's check ([`smx_box::BoxSpec::check`]).
+    BadValue { instance: String, message: String },
     /// Boxes failed to start (create or init), so no box ran; one line per failed box.
     NotStarted(Vec<String>),
 }
@@ -55,6 +59,8 @@ impl fmt::Display for RunError {
             RunError::ThreadLimit { wanted, message } => {
                 write!(f, "cannot start {wanted} threads (one per net): {message}")
             }
+            RunError::Resources(message) => write!(f, "cannot start this run: {message}"),
+            RunError::BadValue { instance, message } => write!(f, "{instance}: {message}"),
             RunError::NotStarted(failures) => {
                 write!(f, "the net did not start (no box ran): {}", failures.join("; "))
             }

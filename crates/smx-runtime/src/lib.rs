@@ -19,6 +19,7 @@ pub mod plan;
 pub mod progress;
 pub mod registry;
 pub mod report;
+pub mod resources;
 pub mod routing;
 pub mod thread;
 pub mod trace;
@@ -61,7 +62,8 @@ pub struct RunOptions {
     pub default_channel_len: Option<u32>,
     /// One entry per graph node (by id); empty: every box with its spec's defaults.
     pub settings: Vec<NetSettings>,
-    /// Set it (e.g. from a Ctrl-C handler) to end the sources; everything then drains.
+    /// Set it (e.g. from a Ctrl-C handler) to end the sources; everything then drains. The run
+    /// sets it itself when a box fails to start (nothing runs, and nothing may wait for peers).
     pub stop: Arc<AtomicBool>,
     /// Sampled by the caller for a progress line.
     pub progress: Progress,
@@ -249,6 +251,9 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
     let opts = &decided;
     let plan = plan::build(graph, registry, opts)?;
+    if let Some(message) = resources::shortfall(&plan) {
+        return Err(RunError::Resources(message));
+    }
     let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin, opts.latency);
     let shared = wired.shared;
     let loops: Vec<Arc<progress::LoopCounter>> = plan.nets.iter().map(|_| Arc::default()).collect();
@@ -523,15 +528,21 @@ fn sinks(plan: &Plan) -> Vec<bool> {
     sink
 }
 
-/// Channels into sink nets (nets without a connected output); all channels when there is no
-/// sink.
+/// The channels whose reads are the run's `messages`: into each final sink net (a net without
+/// a connected output that is not a bridge out of the net, such as a ZeroMQ sink, unless every
+/// sink is one) its first connected input in port order, so that a sink reading data and topic
+/// in pairs counts each pair once; all channels when there is no sink.
 fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
     let sink = sinks(plan);
-    let into_sinks: Vec<Arc<Shared>> = plan
-        .channels
-        .iter()
-        .filter(|c| sink[c.to])
-        .map(|c| shared[c.id].clone())
+    let is_sink = |net: usize| sink[net];
+    let bridge = |n: &plan::NetPlan| matches!(&n.role, Role::Box(spec) if spec.bridge);
+    let sinks: Vec<&plan::NetPlan> = plan.nets.iter().filter(|n| is_sink(n.id)).collect();
+    let only_bridges = sinks.iter().all(|n| bridge(n));
+    let into_sinks: Vec<Arc<Shared>> = sinks
+        .into_iter()
+        .filter(|n| only_bridges || !bridge(n))
+        .filter_map(|n| n.inputs.iter().find_map(|p| p.channel))
+        .map(|id| shared[id].clone())
         .collect();
     if into_sinks.is_empty() {
         shared.to_vec()

@@ -48,7 +48,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         return outcome;
     }
     place(&plan, &mut outcome);
-    let mut driver = Driver::new(&plan, &spec, ports, outcome);
+    let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
     let tid = crate::trace::net_tid(plan.id);
     let recorder = common
         .trace
@@ -59,7 +59,13 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         common.start_failed.store(true, Ordering::SeqCst);
     }
     common.barrier.wait();
-    driver.start(common.start_failed.load(Ordering::SeqCst));
+    let cancelled = common.start_failed.load(Ordering::SeqCst);
+    if cancelled {
+        // No box runs: a box that opened a connection in init must not wait for its peers in
+        // cleanup (a ZeroMQ sink's marker), so the refused run ends at once.
+        common.stop.store(true, Ordering::SeqCst);
+    }
+    driver.start(cancelled);
     driver.run_to_end(&common.stop);
     driver.finish()
 }
@@ -117,12 +123,18 @@ pub struct Driver {
 impl Driver {
     /// Creates and initialises the box; a failure is recorded in the outcome and the box will
     /// not run (its channels still close at [`Driver::start`], so its neighbours end).
-    pub fn new(plan: &NetPlan, spec: &BoxSpec, mut ports: PortSet, mut outcome: Outcome) -> Driver {
+    pub fn new(
+        plan: &NetPlan,
+        spec: &BoxSpec,
+        mut ports: PortSet,
+        mut outcome: Outcome,
+        stop: &Arc<AtomicBool>,
+    ) -> Driver {
         let config = &plan.settings.box_config;
         let mut instance: Option<Box<dyn BoxImpl>> = None;
         let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
             let mut made = spec.create(config).map_err(|e| format!("create failed: {e}"))?;
-            let result = made.init(&mut host::init_ctx(&plan.name, config, &mut ports));
+            let result = made.init(&mut host::init_ctx(&plan.name, config, &mut ports, stop));
             instance = Some(made);
             result.map_err(|e| format!("init failed: {e}"))
         }));

@@ -104,6 +104,10 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
             message,
         });
     }
+    let problems = smx_graph::check::problems(graph);
+    if !problems.is_empty() {
+        return Err(RunError::BadGraph(problems.join("; ")));
+    }
     let channels = plan_channels(graph, opts)?;
     let mut nets = Vec::with_capacity(graph.nodes.len());
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -140,6 +144,10 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                     settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
                 }
                 settings.box_config.id = node.id;
+                spec.check(&settings.box_config).map_err(|e| RunError::BadValue {
+                    instance: format!("{}#{}", node.label, node.id),
+                    message: e.to_string(),
+                })?;
                 let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
                 (Role::Box(spec), inputs, outputs)
             }
@@ -260,13 +268,16 @@ fn box_ports(
         instance: node.label.clone(),
         message,
     };
-    for channel in channels {
-        let (list, port, direction, mode) = if channel.to == index {
-            (&mut inputs, &channel.to_port, "input", PortMode::In)
-        } else if channel.from == index {
-            (&mut outputs, &channel.from_port, "output", PortMode::Out)
-        } else {
-            continue;
+    // A feedback loop (an edge from a box to itself) joins one input and one output.
+    let ends = channels.iter().flat_map(|c| {
+        let input = (c.to == index).then_some((c, PortMode::In));
+        let output = (c.from == index).then_some((c, PortMode::Out));
+        input.into_iter().chain(output)
+    });
+    for (channel, end) in ends {
+        let (list, port, direction, mode) = match end {
+            PortMode::In => (&mut inputs, &channel.to_port, "input", PortMode::In),
+            PortMode::Out => (&mut outputs, &channel.from_port, "output", PortMode::Out),
         };
         let Some(decl) = node.ports.iter().find(|p| p.mode == mode && &p.name == port) else {
             let known: Vec<&str> = node

@@ -12,6 +12,7 @@
 //! which trades CPU time for precision. [`Spin::Auto`] measures the wake-up latency of the
 //! calling thread first and spins only when that latency is a noticeable share of the period.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::clock::{MonotonicClock, TimeSource};
@@ -53,6 +54,10 @@ impl Spin {
 /// [`Spin::Auto`] spins when the measured wake-up latency is at least this share of the
 /// period (1/20 = 5 %): below it, sleeping alone already releases well inside the period.
 pub const AUTO_SPIN_SHARE: u64 = 20;
+
+/// The longest single sleep of a [`Ticker::wait_or_stop`]: how late, at most, a stop is seen
+/// (20 ms; a period shorter than that is slept in one piece, as before).
+pub const STOP_POLL_NS: u64 = 20_000_000;
 
 /// One release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,22 +116,34 @@ impl<C: TimeSource> Ticker<C> {
     /// Waits for the next due tick and releases it. Does not allocate, lock or log.
     #[inline]
     pub fn wait(&mut self) -> Tick {
+        let never = AtomicBool::new(false);
+        // Without a stop flag nothing can end the wait early.
+        self.wait_or_stop(&never).unwrap_or_else(|| unreachable!())
+    }
+
+    /// [`Ticker::wait`], but gives up as soon as `stop` is set (`None`: no tick released, the
+    /// schedule's books unchanged). A long period is slept in slices of at most
+    /// [`STOP_POLL_NS`], so a stop is seen within that long whatever the period; the last
+    /// slice still ends on the absolute instant, so precision is the same.
+    #[inline]
+    pub fn wait_or_stop(&mut self, stop: &AtomicBool) -> Option<Tick> {
         let due = self.due(self.next);
         let mut now = self.clock.now_ns();
         if now < due {
-            if self.spin_ns == 0 {
-                self.clock.sleep_until(due);
-                now = self.clock.now_ns();
-            } else {
-                let wake = due.saturating_sub(self.spin_ns);
-                if now < wake {
-                    self.clock.sleep_until(wake);
+            let wake = due.saturating_sub(self.spin_ns);
+            while now < wake {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
                 }
+                self.clock.sleep_until(wake.min(now.saturating_add(STOP_POLL_NS)));
                 now = self.clock.now_ns();
-                while now < due {
-                    std::hint::spin_loop();
-                    now = self.clock.now_ns();
+            }
+            while now < due {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
                 }
+                std::hint::spin_loop();
+                now = self.clock.now_ns();
             }
         }
         let late = now.saturating_sub(due);
@@ -136,12 +153,12 @@ impl<C: TimeSource> Ticker<C> {
         self.missed += lost;
         self.released += 1;
         self.next = index + 1;
-        Tick {
+        Some(Tick {
             index,
             scheduled_ns: self.due(index),
             woke_ns: now,
             missed: lost,
-        }
+        })
     }
 
     /// The scheduled instant of tick `index`.
@@ -295,6 +312,30 @@ mod tests {
         t.skip_to(2);
         let tick = t.wait();
         assert_eq!((tick.index, tick.woke_ns), (2, 2_000));
+    }
+
+    #[test]
+    fn a_stop_ends_a_long_wait_without_releasing_a_tick() {
+        let stop = AtomicBool::new(false);
+        let mut t = Ticker::with_clock(fake(0), 0, 3_600 * 1_000_000_000, 0);
+        t.skip_to(1);
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(t.wait_or_stop(&stop), None);
+        assert_eq!((t.released(), t.missed()), (0, 0));
+        // The real clock: an hour's period, stopped from another thread, returns at once.
+        let clock = MonotonicClock;
+        let mut t = Ticker::new(clock.now_ns(), Duration::from_secs(3_600), 0);
+        t.skip_to(1);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let setter = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        assert_eq!(t.wait_or_stop(&stop), None, "a stop ends the hour's wait");
+        setter.join().unwrap();
     }
 
     #[test]

@@ -28,6 +28,11 @@ mod tests;
 
 use smx_box::BoxSpec;
 
+/// Descriptors a ZMQ box holds: its own context (epoll, mailboxes of the I/O thread and the
+/// reaper), the socket and its mailbox, the connection, the monitor pair: 16 measured for one
+/// sink and one source over tcp, with some to spare. libzmq aborts the process when it runs out.
+pub const FDS_PER_BOX: u32 = 20;
+
 /// The specs of both boxes.
 pub fn specs() -> Vec<BoxSpec> {
     vec![
@@ -35,11 +40,16 @@ pub fn specs() -> Vec<BoxSpec> {
             .summary("sends each message over ZeroMQ (pubsub or pipeline), ending with an end-of-stream marker")
             .inputs(sink::INPUTS)
             .config(settings::SINK_KEYS)
+            .validate(sink::validate)
+            .bridge()
+            .file_descriptors(FDS_PER_BOX)
             .create(sink::create),
         BoxSpec::named("smx_src_zmq")
             .summary("emits each message received over ZeroMQ and accounts for every lost one")
             .outputs(source::OUTPUTS)
             .config(settings::SOURCE_KEYS)
+            .validate(source::validate)
+            .file_descriptors(FDS_PER_BOX)
             .create(source::create),
     ]
 }

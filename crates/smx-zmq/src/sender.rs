@@ -6,6 +6,8 @@
 //! with the marker described in [`super::eos`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::batch::BatchWriter;
@@ -16,6 +18,10 @@ use super::wire::{self, HEADER_LEN, Header, Kind, MAX_TOPIC_LEN};
 
 /// Longest single blocking wait, so a stop request is noticed promptly.
 const SLICE_MS: i32 = 100;
+
+/// After a stop, the longest the end of a stream may still wait (marker retries, receivers
+/// confirming, linger): a stop must end the run soon, and a receiver of the same run stops too.
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// Figures of a sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,6 +78,8 @@ pub struct Sender {
     sends_since_poll: u32,
     /// The slot of the configured topic, once used.
     default_slot: Option<usize>,
+    /// The run's stop request ([`Sender::watch_stop`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Sender {
@@ -111,7 +119,23 @@ impl Sender {
             stats: SinkStats::default(),
             sends_since_poll: 0,
             default_slot: None,
+            stop: None,
         })
+    }
+
+    /// Ends every wait of the stream's end (marker retries, receivers confirming, linger)
+    /// within [`STOP_GRACE`] of `stop` being set, instead of after `timeout` and `linger`.
+    pub fn watch_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = Some(stop);
+    }
+
+    /// `deadline`, or earlier once a stop was requested: [`STOP_GRACE`] after it was first seen.
+    fn cut(&self, deadline: Instant, seen: &mut Option<Instant>) -> Instant {
+        if self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            let at = *seen.get_or_insert_with(Instant::now);
+            return deadline.min(at + STOP_GRACE);
+        }
+        deadline
     }
 
     /// The endpoint bound or connected (an ephemeral port resolved).
@@ -386,7 +410,8 @@ impl Sender {
             topics: self.topics.clone(),
         }
         .encode();
-        let deadline = Instant::now() + self.settings.common.timeout;
+        let mut stop_seen = None;
+        let full = Instant::now() + self.settings.common.timeout;
         'repeat: for repeat in 0..eos::REPEATS {
             let header = Header {
                 kind,
@@ -396,21 +421,26 @@ impl Sender {
             };
             wire::encode_body(&header, &marker, &mut self.body);
             loop {
+                let deadline = self.cut(full, &mut stop_seen);
                 match sock.socket.send(CONTROL_TOPIC, zmq::SNDMORE) {
                     Ok(()) => break,
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
                     Err(e) => {
+                        let within = match stop_seen {
+                            Some(_) => format!("{STOP_GRACE:?} of the stop"),
+                            None => format!("timeout {:?}", self.settings.common.timeout),
+                        };
                         log::warn!(
-                            "{}: end-of-stream marker not sent to {} within timeout {:?}: {}",
+                            "{}: end-of-stream marker not sent to {} within {within}: {}",
                             self.settings.common.instance,
                             self.settings.common.endpoint.written,
-                            self.settings.common.timeout,
                             socket::explain(e)
                         );
                         break 'repeat;
                     }
                 }
             }
+            let deadline = self.cut(full, &mut stop_seen);
             if send_retrying(
                 &sock.socket,
                 &self.body,
@@ -422,8 +452,13 @@ impl Sender {
             }
         }
         let mut sock = sock;
-        let confirmed = sock.wait_peers_gone(Instant::now() + self.settings.common.linger);
-        let closed = sock.close(self.settings.common.linger);
+        let linger = self.settings.common.linger;
+        let confirmed = sock.wait_peers_gone(self.cut(Instant::now() + linger, &mut stop_seen));
+        if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger {
+            // Stopped: what receivers have not taken by now is not waited for.
+            let _ = sock.socket.set_linger(STOP_GRACE.as_millis() as i32);
+        }
+        let closed = sock.close(linger);
         self.stats.linger_expired = !confirmed || closed.linger_expired;
         if self.stats.linger_expired {
             log::warn!(

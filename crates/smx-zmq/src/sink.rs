@@ -40,6 +40,8 @@ pub struct ZmqSink {
     /// Kept after cleanup for [`BoxImpl::stats`].
     endpoint: String,
     final_stats: SinkStats,
+    /// The run's stop request: a stop also ends the waits of `cleanup`.
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Checks everything about `config` that can be checked without a peer and without keeping
@@ -59,6 +61,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         aborting: false,
         endpoint: String::new(),
         final_stats: SinkStats::default(),
+        stop: Default::default(),
     }))
 }
 
@@ -68,7 +71,9 @@ impl BoxImpl for ZmqSink {
         // `topic` is open: a net may leave it unconnected or not declare it at all.
         let topic = ctx.input("topic").ok().filter(|&t| ctx.input_connected(t));
         self.ports = Some((data, topic));
-        let sender = Sender::open(self.settings.clone())?;
+        let mut sender = Sender::open(self.settings.clone())?;
+        self.stop = ctx.stop_flag();
+        sender.watch_stop(self.stop.clone());
         self.endpoint = sender.endpoint().to_string();
         self.sender = Some(sender);
         Ok(())
@@ -138,7 +143,8 @@ impl BoxImpl for ZmqSink {
         if let Some(mut sender) = self.sender.take() {
             if !self.synced {
                 // No step ran: still let subscribers join, so the marker reaches them.
-                let _ = sender.wait_for_subscribers(&|| false);
+                let stop = &self.stop;
+                let _ = sender.wait_for_subscribers(&|| stop.load(std::sync::atomic::Ordering::Relaxed));
             }
             if self.aborting {
                 sender.abort();

@@ -114,7 +114,9 @@ impl BoxSocket {
             let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
             if let Some(warning) = endpoint.exposure_warning(port) {
                 log::warn!("{}: {warning}", common.instance);
-                eprintln!("warning: {}: {warning}", common.instance);
+                // Also on stderr whatever RUST_LOG says; a closed stderr is not worth a panic.
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "warning: {}: {warning}", common.instance);
             }
             actual
         } else {

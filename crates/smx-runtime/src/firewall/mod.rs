@@ -323,7 +323,12 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Res
                 mine.start_failed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             mine.barrier.wait();
-            Some(mine.start_failed.load(std::sync::atomic::Ordering::SeqCst))
+            let cancelled = mine.start_failed.load(std::sync::atomic::Ordering::SeqCst);
+            if cancelled {
+                // As for a box's thread (`net::run_box`): nothing waits for peers.
+                mine.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Some(cancelled)
         };
         match spawn(shard, start, origin.clone()) {
             Ok(s) => running.shards.push(s),

@@ -125,6 +125,17 @@ impl Pair {
         }
     }
 
+    /// A pass after a stop, outside the schedule: forwards what the producer delivered,
+    /// whenever it was made, and passes an end on; counts no tick and no produce miss (the
+    /// books of the schedule end at the stop), but a message overwritten unread is still a
+    /// consume miss.
+    pub fn drain_pass(&mut self) {
+        let (ticks, produce_misses) = (self.ticks, self.produce_misses);
+        self.on_tick(u64::MAX);
+        self.ticks = ticks;
+        self.produce_misses = produce_misses;
+    }
+
     /// Passes the end on in both directions.
     pub fn finish(&mut self) {
         if !self.done {

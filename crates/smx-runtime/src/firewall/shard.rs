@@ -141,7 +141,7 @@ pub fn run(
             let mut outcome = Outcome::new();
             outcome.core = core;
             outcome.priority = grant.fifo_priority;
-            let mut driver = Driver::new(&b.plan, &b.spec, b.ports, outcome);
+            let mut driver = Driver::new(&b.plan, &b.spec, b.ports, outcome, &shard.stop);
             let recorder = trace
                 .as_ref()
                 .map(|(t, tid)| t.recorder(Labels::for_net(&b.plan, *tid, cfg.name.clone())));
@@ -183,7 +183,20 @@ pub fn run(
         if stall > 0 {
             std::thread::sleep(Duration::from_nanos(stall));
         }
-        let tick = ticker.wait();
+        let Some(tick) = ticker.wait_or_stop(&stop) else {
+            // After a stop the schedule no longer matters, only that every pair ends soon:
+            // the ticks already released stay the books, the rest is drained.
+            drain(
+                &mut shard.pairs,
+                &mut drivers,
+                &stop,
+                cfg.period,
+                &mut guard,
+                &mut warnings,
+                &cfg.name,
+            );
+            break;
+        };
         shard.live.tick.store(tick.index, Ordering::Release);
         let lost = tick.index.saturating_sub(last_index + 1);
         if lost > 0 {
@@ -265,6 +278,35 @@ fn trace_misses(rec: &mut Recorder, k: usize, before: (u64, u64), pair: &Pair, t
         rec.instant(What::ConsumeMiss(k as u32), at, tick);
     }
 }
+
+/// After a stop: passes without a schedule, at most [`DRAIN_PASS`] apart (or the period, if
+/// shorter), each forwarding whatever its pairs hold and firing the boxes of the executive,
+/// until every pair and box has ended. The sources end at the stop, so this takes a few
+/// passes; they are not counted as ticks, so a stop adds no produce misses to the books.
+fn drain(
+    pairs: &mut [Pair],
+    drivers: &mut [(usize, Driver)],
+    stop: &AtomicBool,
+    period: Duration,
+    guard: &mut StarvationGuard,
+    warnings: &mut Vec<String>,
+    name: &str,
+) {
+    let pause = period.min(DRAIN_PASS);
+    while pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
+        pairs.iter_mut().for_each(Pair::drain_pass);
+        if let Some(why) = guard.after_tick(false, true) {
+            warnings.push(format!("{name}: {why}"));
+        }
+        for (_, d) in drivers.iter_mut() {
+            d.fire(stop, false);
+        }
+        std::thread::sleep(pause);
+    }
+}
+
+/// The longest pause between two passes after a stop.
+const DRAIN_PASS: Duration = Duration::from_millis(1);
 
 fn pair_report(p: &Pair) -> PairReport {
     PairReport {

@@ -14,8 +14,10 @@
 //! * **wall time** of a net: from the start barrier (all nets initialised) to the end of its
 //!   loop, before its termination is signalled and before `cleanup` (as the original).
 //! * **loop rate**: loop count / wall time (iterations per second).
-//! * **messages**: messages read from the channels into sink nets (nets with no connected
-//!   output); when a net has no sink, from all channels. For `n` pairs `Src.Snk` this is
+//! * **messages**: messages read by sink nets (nets with no connected output; a bridge out of
+//!   the net, such as a ZeroMQ sink, only when every sink is one), on the first connected
+//!   input of each (a sink reading data and topic in pairs counts a pair once); when a net
+//!   has no sink, from all channels. For `n` pairs `Src.Snk` this is
 //!   `n·N`, the report's "msg rate" numerator.
 
 pub mod figures;

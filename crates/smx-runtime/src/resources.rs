@@ -1,0 +1,96 @@
+//! What a run needs of the process's limits, checked before any thread starts: memory for the
+//! channels (allocated whole when they are created) and file descriptors for the boxes that
+//! hold them. Past either limit the run would not fail cleanly: an allocation that cannot be
+//! had aborts the process, and libzmq aborts when it runs out of descriptors.
+
+use crate::plan::{Plan, Role};
+
+/// Descriptors the process holds besides the boxes' (standard streams, signal handling,
+/// loaded libraries, files of the command line).
+const BASE_FDS: u64 = 16;
+
+/// Why `plan` cannot run within this process's memory and descriptor limits, if it cannot.
+pub fn shortfall(plan: &Plan) -> Option<String> {
+    memory_shortfall(plan).or_else(|| descriptor_shortfall(plan))
+}
+
+fn memory_shortfall(plan: &Plan) -> Option<String> {
+    // A slot holds a message and the queue's stamp; a time-triggered edge has two queues.
+    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u128;
+    let needed: u128 = plan.channels.iter().map(|c| 2 * c.len as u128 * slot).sum();
+    let (available, what) = available_memory()?;
+    (needed > available as u128).then(|| {
+        format!(
+            "the channels need {} MiB ({} channels, longest {} messages of {slot} bytes each), but only {} MiB \
+             are available ({what}); use a shorter --channel-len",
+            needed >> 20,
+            plan.channels.len(),
+            plan.channels.iter().map(|c| c.len).max().unwrap_or(0),
+            available >> 20
+        )
+    })
+}
+
+/// The memory a run can still get: the smaller of what the system has available and what is
+/// left of the address-space limit (`ulimit -v`).
+fn available_memory() -> Option<(u64, &'static str)> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let system = meminfo.as_deref().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    let address_space = limit(libc::RLIMIT_AS).map(|l| l.saturating_sub(mapped_bytes().unwrap_or(0)));
+    match (system, address_space) {
+        (Some(s), Some(a)) if a < s => Some((a, "what is left of the address-space limit, ulimit -v")),
+        (Some(s), _) => Some((s, "MemAvailable in /proc/meminfo")),
+        (None, Some(a)) => Some((a, "what is left of the address-space limit, ulimit -v")),
+        (None, None) => None,
+    }
+}
+
+fn descriptor_shortfall(plan: &Plan) -> Option<String> {
+    let boxes: u64 = plan
+        .nets
+        .iter()
+        .map(|n| match &n.role {
+            Role::Box(spec) => u64::from(spec.file_descriptors),
+            Role::Routing => 0,
+        })
+        .sum();
+    if boxes == 0 {
+        return None;
+    }
+    let limit = limit(libc::RLIMIT_NOFILE)?;
+    let open = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64);
+    let needed = boxes + BASE_FDS.max(open);
+    (needed > limit).then(|| {
+        format!(
+            "the boxes need about {needed} file descriptors ({boxes} for their sockets and files, {} for the \
+             process), but the limit is {limit} (ulimit -n); raise it or run fewer such boxes",
+            BASE_FDS.max(open)
+        )
+    })
+}
+
+/// The soft limit `resource`, `None` when unlimited or unknown.
+fn limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    // SAFETY: getrlimit fills the struct we own.
+    unsafe {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(resource, &mut rl) != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        Some(rl.rlim_cur as u64)
+    }
+}
+
+/// The process's mapped address space now.
+fn mapped_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    // SAFETY: plain FFI call without arguments.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    Some(pages * page)
+}

@@ -1,0 +1,296 @@
+//! Output that is neither lost nor amplified (issue 17, items 8, 9, 11, 12): `-o` is atomic and
+//! works onto special files, a closed pipe is never a panic, diagnostics of a huge bad file
+//! stay small, and bad box values stop the run before it starts.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+fn smxrun() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+
+#[test]
+fn concurrent_runs_onto_one_file_leave_one_whole_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let report = dir.path().join("report.json");
+    for _ in 0..3 {
+        let children: Vec<_> = (0..4)
+            .map(|i| {
+                smxrun()
+                    .arg(&net)
+                    .args(["-q", "--report", "json", "-n"])
+                    .arg((20_000 * (i + 1)).to_string())
+                    .arg("-o")
+                    .arg(&report)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let text = std::fs::read_to_string(&report).unwrap();
+        let parsed: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("a broken report: {e}: {text}"));
+        assert_eq!(parsed["status"], "ok");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "no temporary files left behind: {left:?}");
+}
+
+#[test]
+fn dash_dev_stdout_on_a_pipe_and_a_fifo_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    for target in ["-", "/dev/stdout"] {
+        let out = smxrun()
+            .arg(&net)
+            .args(["-q", "-n", "100", "-o", target])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Total:"), "{target}");
+    }
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: plain FFI call on a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "-n", "100", "-o"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(reader.join().unwrap().contains("Total:"));
+}
+
+#[test]
+fn a_report_onto_a_full_disk_fails_with_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "-n", "100", "-o", "/dev/full"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write '/dev/full'") && err.contains("No space left"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_command_panics_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "pair.smx", PAIR);
+    let bad = write(dir.path(), "bad.smx", "A = box smx_src_rand( out data )\nconnect A.B\n");
+    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    let cases: [(&[&str], i32); 6] = [
+        (&["check", bad], 1),
+        (&["check", good], 0),
+        (&["graph", good], 0),
+        (&["boxes"], 0),
+        (&["run", good, "-n", "1000", "-q"], 0),
+        (&["run", bad], 1),
+    ];
+    for (args, code) in cases {
+        // Both streams are pipes whose reader is gone before smxrun writes.
+        let mut child = smxrun()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}
+
+#[test]
+fn bench_refuses_more_pairs_than_a_run_has_threads() {
+    let out = smxrun()
+        .args(["bench", "scaling", "--pairs", "100000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at most 2048 pairs") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn thousands_of_errors_on_one_long_line_print_a_bounded_text() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3000 redefinitions on one 93 KB line: each diagnostic used to repeat the whole line.
+    let line = vec!["A = box smx_src_rand(out data)"; 3_000].join(" ") + " connect A\n";
+    let net = write(dir.path(), "many.smx", &line);
+    let out = smxrun().arg("check").arg(&net).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 100_000, "{} bytes of diagnostics", err.len());
+    assert!(
+        err.contains("and 2900 more (2900 errors, 0 warnings) not shown"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rejected (3000 errors, 0 warnings)"),
+        "the summary counts all"
+    );
+
+    let huge = dir.path().join("huge.smx");
+    std::fs::write(&huge, vec![b' '; 17 << 20]).unwrap();
+    let out = smxrun().arg("check").arg(&huge).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("larger than the limit of 16777216 bytes"), "{err}");
+}
+
+#[test]
+fn a_bad_zmq_value_stops_the_run_before_it_starts() {
+    // The sink would otherwise open its socket and wait out its 10 s timeout for a receiver
+    // after the source's bad value failed the start.
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "zmq.smx",
+        "Src1 = box smx_src_rand( out data )\nSnk1 = box smx_snk_zmq( in data, in topic open )\n\
+         Src2 = box smx_src_zmq( out data, out topic )\nSnk2 = box smx_snk_dump( in data, in topic )\n\
+         connect (Src1.Snk1) | (Src2.Snk2)\n",
+    );
+    // `check --config` gives the run's verdict.
+    let config = write(dir.path(), "bad.toml", "[net.Src2]\ntimeout = \"0s\"\n");
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timeout: must be longer than 0"));
+    let bad_values = [
+        "Src2.timeout=0s",
+        "Src2.senders=0",
+        "Src2.hwm=3000000000",
+        "Src2.endpoint=foo://x",
+        "Src2.endpoint=tcp://127.0.0.1:0",
+        "Snk1.batch=0",
+        "Snk1.max_message=10",
+        "Src1.size=999999999999",
+        // Found only in init (the file cannot be opened): the run is refused and the sink,
+        // whose socket is open by then, does not wait for a receiver.
+        "Snk2.path=/nonexistent/dir/path",
+    ];
+    for bad in bad_values {
+        let start = Instant::now();
+        let out = smxrun()
+            .arg(&net)
+            .args(["-q", "-n", "10", "--set", "Snk2.path=/dev/null", "--set", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let (instance, key) = bad.split_once('=').unwrap().0.split_once('.').unwrap();
+        assert!(err.contains(instance) && err.contains(key), "{bad}: {err}");
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{bad}: took {:?} (nothing may wait for a peer)",
+            start.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_zmq_net_in_one_process_totals_the_messages_its_final_sinks_got() {
+    // Src1 -> Snk1 ~zmq~> Src2 -> Snk2 (data and topic): before, the total counted Snk1's
+    // input, Snk2's data and Snk2's topics: three times the count.
+    let endpoint = common::zmq::free_tcp_endpoint();
+    let out = smxrun()
+        .args([
+            "nets/zmq_pipeline_tcp.smx",
+            "--config",
+            "nets/zmq_pipeline_tcp.toml",
+            "-q",
+            "-n",
+            "1000",
+        ])
+        .args(["--report", "json", "--set", "Snk2.path=/dev/null"])
+        .args([
+            "--set",
+            &format!("Snk1.endpoint={endpoint}"),
+            "--set",
+            &format!("Src2.endpoint={endpoint}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["messages"], 1000, "{}", report["messages"]);
+}
+
+#[test]
+fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    // 4294967295 slots per channel: before, every slot was allocated and the process aborted.
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "--channel-len", "4294967295"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the channels need") && err.contains("--channel-len"),
+        "{err}"
+    );
+
+    // Two ZeroMQ boxes under `ulimit -n 30`: before, libzmq aborted (exit 134).
+    let endpoint = common::zmq::free_tcp_endpoint();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 30 && exec {} nets/zmq_pipeline_tcp.smx --config nets/zmq_pipeline_tcp.toml -q -n 10 \
+             --set Snk2.path=/dev/null --set Snk1.endpoint={endpoint} --set Src2.endpoint={endpoint}",
+            env!("CARGO_BIN_EXE_smxrun")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("file descriptors") && err.contains("ulimit -n"), "{err}");
+}

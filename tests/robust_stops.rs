@@ -1,0 +1,322 @@
+//! Every stop stops (issue 17, items 4 and 5): a signal ends a run with a long period, a
+//! ZeroMQ sink without a receiver, a cycle that never drains; a graph that could only hang is
+//! refused before it starts; repeated and other stop signals.
+//!
+//! Bounds are generous (seconds where the run would otherwise take 20 s, 30 s or forever): they
+//! tell a stop from no stop, never a fast machine from a slow one.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+fn smxrun() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_smxrun"));
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: plain FFI call signalling the child process this test spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+/// Waits for `child` to exit, killing it after `limit` (so a hang fails instead of blocking);
+/// its exit code (None when it had to be killed), stdout, stderr and how long it took.
+fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, String, Duration) {
+    let start = Instant::now();
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    let took = start.elapsed();
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut o) = child.stdout.take() {
+        o.read_to_string(&mut out).unwrap();
+    }
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_string(&mut err).unwrap();
+    }
+    (if killed { None } else { status.code() }, out, err, took)
+}
+
+fn spawn(args: &[&str]) -> Child {
+    smxrun()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+const TT_10S: &str =
+    "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[10s](Src.Snk)\n";
+
+#[test]
+fn a_stop_ends_a_ten_second_period_at_once_in_both_tt_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "tt10.smx", TT_10S);
+    for mode in ["cyclic", "threads"] {
+        let child = spawn(&[net.to_str().unwrap(), "--tt-mode", mode, "--report", "json", "-q"]);
+        std::thread::sleep(Duration::from_millis(1_500));
+        signal(&child, libc::SIGINT);
+        // Without a stop-aware firewall this run takes 20 s after the signal's 1.5 s.
+        let (code, out, err, took) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, Some(130), "{mode}: {err}");
+        assert!(took < Duration::from_secs(8), "{mode}: the stop took {took:?}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{mode}: {e}: {out}"));
+        assert_eq!(report["status"], "stopped", "{mode}");
+        let channel = &report["channels"][0];
+        let n = |k: &str| channel[k].as_u64().unwrap();
+        assert_eq!(
+            n("written"),
+            n("read") + n("overwritten") + n("dropped") + n("left"),
+            "{mode}: {channel}"
+        );
+    }
+}
+
+#[test]
+fn graphs_that_could_only_hang_or_overflow_are_refused_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // A box fed back to itself (the language's self-loop rule): no message can ever enter.
+    let selfloop = write(
+        dir.path(),
+        "self.smx",
+        "A = box smx_fwd( in data, out data )\nconnect A\n",
+    );
+    let huge = write(
+        dir.path(),
+        "huge.smx",
+        &TT_10S.replace("tt[10s]", "tt[18446744073709551615s]"),
+    );
+    for (net, cause) in [(&selfloop, "can never run"), (&huge, "longer than a timer can wait")] {
+        for command in ["check", "run"] {
+            let (code, _, err, _) = finish(spawn(&[command, net.to_str().unwrap()]), Duration::from_secs(30));
+            assert_eq!(code, Some(1), "{command} {}: {err}", net.display());
+            assert!(err.contains(cause) && !err.contains("panicked"), "{command}: {err}");
+        }
+    }
+    // JSON graphs from other tools: a cycle of two forwarders, of two routing nodes, a NUL in a
+    // label, a time-triggered edge without a period.
+    let graph = |nodes: &str, edges: &str| format!("{{\"nodes\": [{nodes}], \"edges\": [{edges}]}}");
+    let node = |id: usize, label: &str, func: &str, kind: &str, ports: &str| {
+        format!(
+            "{{\"id\": {id}, \"label\": \"{label}\", \"func\": \"{func}\", \"kind\": \"{kind}\", \"is_static\": false, \
+             \"pure\": false, \"location\": \"local\", \"priority\": 0, \"line\": 1, \"ports\": [{ports}]}}"
+        )
+    };
+    let port = |mode: &str| {
+        format!(
+            "{{\"name\": \"data\", \"mode\": \"{mode}\", \"class\": null, \"decoupled\": false, \"open\": false, \
+             \"dynamic\": false, \"alt_name\": null}}"
+        )
+    };
+    let fwd_ports = format!("{}, {}", port("in"), port("out"));
+    let edge = |id: usize, from: usize, to: usize, timing: &str| {
+        format!(
+            "{{\"id\": {id}, \"source\": {from}, \"target\": {to}, \"label\": \"data\", \"source_port\": \"data\", \
+             \"target_port\": \"data\", \"nsrc\": null, \"ndst\": null, \"dsrc\": false, \"ddst\": false, \"len\": 1, \
+             \"len_declared\": false, \"timing\": \"{timing}\", \"src_time\": {{\"secs\": 0, \"nanos\": 0}}, \
+             \"dst_time\": {{\"secs\": 0, \"nanos\": 0}}, \"dynsrc\": false, \"dyndst\": false}}"
+        )
+    };
+    let two_edges = format!("{}, {}", edge(0, 0, 1, "none"), edge(1, 1, 0, "none"));
+    let cases = [
+        (
+            "fwd_cycle.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "A", "smx_fwd", "box", &fwd_ports),
+                    node(1, "B", "smx_fwd", "box", &fwd_ports)
+                ),
+                &two_edges,
+            ),
+            "A#0, B#1 can never run",
+        ),
+        (
+            "rn_cycle.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "smx_rn", "smx_rn", "routing_node", ""),
+                    node(1, "smx_rn", "smx_rn", "routing_node", "")
+                ),
+                &two_edges,
+            ),
+            "can never run",
+        ),
+        (
+            "nul.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "Src\\u0000", "smx_src_rand", "box", &port("out")),
+                    node(1, "Snk", "smx_snk_null", "box", &port("in"))
+                ),
+                &edge(0, 0, 1, "none"),
+            ),
+            "cannot name a thread",
+        ),
+        (
+            "tt0.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "Src", "smx_src_rand", "box", &port("out")),
+                    node(1, "Snk", "smx_snk_null", "box", &port("in"))
+                ),
+                &edge(0, 0, 1, "time_triggered"),
+            ),
+            "without a period",
+        ),
+    ];
+    for (name, text, cause) in cases {
+        let path = write(dir.path(), name, &text);
+        let (code, _, err, _) = finish(spawn(&["run", path.to_str().unwrap()]), Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert!(err.contains(cause) && !err.contains("panicked"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn a_cycle_that_never_drains_still_ends_at_a_stop() {
+    // Src feeds a ring through a routing node (a legal net: messages enter it), and the ring
+    // forwards them for ever; a stop ends the source but cannot drain the ring.
+    let dir = tempfile::tempdir().unwrap();
+    let out = smxrun()
+        .args(["graph", "--format", "json"])
+        .arg(write(
+            dir.path(),
+            "pair.smx",
+            "Src = box smx_src_rand( out data )\nA = box smx_snk_null( in data )\nconnect Src.A\n",
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut g: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // A becomes a forwarder (in the language it would feed itself back at once).
+    g["nodes"][1]["func"] = "smx_fwd".into();
+    let mut output = g["nodes"][1]["ports"][0].clone();
+    output["mode"] = "out".into();
+    g["nodes"][1]["ports"].as_array_mut().unwrap().push(output);
+    // Src -> rn -> A -> rn: the self-loop of A now goes through a routing node fed by Src.
+    let rn = serde_json::json!({"id": 2, "label": "smx_rn", "func": "smx_rn", "kind": "routing_node",
+        "is_static": false, "pure": false, "location": "local", "priority": 0, "line": 0, "ports": []});
+    g["nodes"].as_array_mut().unwrap().push(rn);
+    let template = g["edges"][0].clone();
+    let edge = |id: usize, from: usize, to: usize| {
+        let mut e = template.clone();
+        e["id"] = id.into();
+        e["source"] = from.into();
+        e["target"] = to.into();
+        e
+    };
+    g["edges"] = serde_json::json!([edge(0, 0, 2), edge(1, 2, 1), edge(2, 1, 2)]);
+    let ring = write(dir.path(), "ring.json", &g.to_string());
+    let child = spawn(&["run", ring.to_str().unwrap(), "-n", "3", "-q"]);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, libc::SIGINT);
+    let (code, _, err, took) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(15), "the stop took {took:?}");
+    assert!(
+        err.contains("did not end within") && err.contains("without a report"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_zmq_sink_without_a_receiver_ends_soon_after_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "sender.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_zmq( in data, in topic open )\nconnect Src.Snk\n",
+    );
+    let endpoint = format!("Snk.endpoint={}", common::zmq::free_tcp_endpoint());
+    // A timeout of 30 s: before, the sink retried its abort marker for all of it after a stop.
+    let child = spawn(&[
+        net.to_str().unwrap(),
+        "--set",
+        &endpoint,
+        "--set",
+        "Snk.timeout=30s",
+        "-n",
+        "1000",
+        "-q",
+    ]);
+    std::thread::sleep(Duration::from_millis(1_000));
+    signal(&child, libc::SIGINT);
+    let (code, out, err, took) = finish(child, Duration::from_secs(90));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(8), "the stop took {took:?}: {err}");
+    assert!(out.contains("ABORTED"), "{out}");
+}
+
+/// Runs a long net, sends `first`, then `then` (if any) after `gap`; returns exit code,
+/// stdout and stderr.
+fn stopped_with(first: i32, then: Option<(Duration, i32)>) -> (Option<i32>, String, String) {
+    let child = spawn(&["nets/src_snk.smx", "-n", "4000000000", "-q"]);
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, first);
+    if let Some((gap, sig)) = then {
+        std::thread::sleep(gap);
+        // The process may have ended already: that is fine, its output says what happened.
+        // SAFETY: plain FFI call signalling the child process this test spawned.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    }
+    let (code, out, err, _) = finish(child, Duration::from_secs(60));
+    (code, out, err)
+}
+
+#[test]
+fn sighup_and_sigquit_stop_in_order_like_sigterm() {
+    for sig in [libc::SIGHUP, libc::SIGQUIT, libc::SIGTERM] {
+        let (code, out, err) = stopped_with(sig, None);
+        assert_eq!(code, Some(130), "signal {sig}: {err}");
+        assert!(out.contains("status stopped"), "signal {sig}: {out}");
+    }
+}
+
+#[test]
+fn a_signal_repeated_at_once_is_one_stop() {
+    // GNU timeout signals the process and then its process group: two signals microseconds
+    // apart. Before, the second one exited without a report.
+    let (code, out, err) = stopped_with(libc::SIGTERM, Some((Duration::from_millis(1), libc::SIGTERM)));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(out.contains("status stopped"), "the report is printed: {out} {err}");
+    assert!(!err.contains("without a report"), "{err}");
+}
+
+#[test]
+fn a_stop_with_stderr_closed_still_ends_with_its_code() {
+    let child = smxrun()
+        .args(["nets/src_snk.smx", "-n", "4000000000", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = child;
+    drop(child.stderr.take());
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&child, libc::SIGINT);
+    let (code, out, _, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "no panic on the closed stderr: {out}");
+    assert!(out.contains("status stopped"), "{out}");
+}
