@@ -136,8 +136,13 @@ impl Handle {
     /// Prepares the handle for one step.
     fn begin_step(&mut self, io: &mut Io<'_>) {
         self.count = io.iteration();
-        self.in_err.fill(err::NONE);
-        self.out_err.fill(err::NONE);
+        // A store only where an error is left: `fill` becomes a call to memset, which for the
+        // one or two ports of a box cost a tenth of a C source's step (perf).
+        for e in self.in_err.iter_mut().chain(self.out_err.iter_mut()) {
+            if *e != err::NONE {
+                *e = err::NONE;
+            }
+        }
         for i in 0..self.block_next.len() {
             if std::mem::take(&mut self.block_next[i]) {
                 self.stash[i] = Some(io.read_blocking(InPort(i)));
