@@ -19,7 +19,7 @@ use super::args::{TuneArgs, or_default, pick};
 use super::result::{BenchResult, Case};
 use super::tune_rows::{Row, RowKind};
 use super::tune_sweep::{Setting, Sweep, spin_literal};
-use super::tune_verdict;
+use super::tune_verdict::{self, RowView};
 
 /// The rows the command line asks for, or why not.
 pub fn check(args: &TuneArgs) -> Result<(), String> {
@@ -123,9 +123,19 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
             }
         }
     }
-    let table_rows: Vec<(String, &str, bool)> = rows
+    let table_rows: Vec<RowView> = rows
         .iter()
-        .map(|r| (r.key(), r.metric(), r.higher_is_better()))
+        .zip(&plans)
+        .map(|(r, (_, cases))| {
+            // `--tt-mode auto` decides per run; the runs of one machine decide alike.
+            let cyclic = cases[0].median("auto_chose_cyclic").is_some_and(|v| v >= 0.5);
+            RowView {
+                key: r.key(),
+                metric: r.metric(),
+                higher_is_better: r.higher_is_better(),
+                twin: Setting::twin_of_default(r.time_triggered(), cyclic).label(),
+            }
+        })
         .collect();
     for (_, cases) in plans {
         result.cases.extend(cases);
@@ -135,7 +145,9 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
     result.notes.push(format!(
         "default = no option; each other setting is the options shown. A row's figure is the median of {runs} \
          interleaved rounds; the verdict asks for the default within {:.0} % of the best rate, or at most \
-         {:.1}x the best miss rate (the tt row).",
+         {:.1}x the best miss rate (the tt row). The last column divides the default by the sweep's run of the \
+         very setting the default resolves to: its distance from 1.00 is this machine's noise, and a verdict \
+         within that noise says little.",
         tune_verdict::TOLERANCE * 100.0,
         1.0 + tune_verdict::TOLERANCE
     ));

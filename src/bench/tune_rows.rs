@@ -134,6 +134,10 @@ fn tt_run(graph: &NetGraph, registry: &Registry, ticks: u64, base: smx_runtime::
             ));
         }
     }
+    // The runtime's report line for `--tt-mode auto` choosing the executive: which mode the
+    // default ran in, so the verdict can find the sweep's run of the same setting.
+    let cyclic = report.warnings.iter().any(|w| w.starts_with("tt-mode auto: cyclic"));
+    run.set("auto_chose_cyclic", if cyclic { 1.0 } else { 0.0 });
     let misses = totals.produce_misses + totals.consume_misses + totals.missed_tick_misses;
     let due = totals.due.max(ticks).max(1);
     run.set("misses", misses as f64)
@@ -162,8 +166,17 @@ mod tests {
             },
             20,
         );
-        let run = row.run(&crate::builtin_registry(), &Setting::DEFAULT, 20);
+        let registry = crate::builtin_registry();
+        let run = row.run(&registry, &Setting::DEFAULT, 20);
         assert!(run.valid, "{:?}", run.problems);
         assert!(run.metrics.contains_key("miss_rate_pct") && run.metrics["ticks"] >= 20.0);
+        // Four box threads and a firewall: auto picks the executive on fewer than five cores.
+        let cores = smx_timing::sched::allowed_cores().len();
+        assert_eq!(run.metrics["auto_chose_cyclic"] == 1.0, cores < 5, "{cores} cores");
+        let forced = Setting {
+            mode: Some(smx_runtime::firewall::TtMode::Threads),
+            ..Setting::DEFAULT
+        };
+        assert_eq!(row.run(&registry, &forced, 20).metrics["auto_chose_cyclic"], 0.0);
     }
 }

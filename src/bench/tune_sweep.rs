@@ -61,6 +61,16 @@ impl Setting {
         parts.join(" ")
     }
 
+    /// The sweep's setting that runs exactly as the default does (`cyclic`: what `--tt-mode
+    /// auto` chose, for a time-triggered row): its figure beside the default's shows the noise.
+    pub fn twin_of_default(time_triggered: bool, cyclic: bool) -> Setting {
+        Setting {
+            pin: Some(PinMode::Auto),
+            spin: Some(DEFAULT_SPIN),
+            mode: time_triggered.then_some(if cyclic { TtMode::Cyclic } else { TtMode::Threads }),
+        }
+    }
+
     /// The case parameters that identify this setting in a saved result.
     pub fn params(&self) -> Vec<(&'static str, String)> {
         let opts = self.options();

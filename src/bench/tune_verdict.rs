@@ -92,8 +92,18 @@ fn shown(v: f64, metric: &str) -> String {
     format!("{v:.*}", super::result::decimals_for(v))
 }
 
-/// The verdict table: one line per row, `(row, metric, higher is better)` in order.
-pub fn table(result: &BenchResult, rows: &[(String, &str, bool)]) -> Table {
+/// What the tables need to know of a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowView {
+    pub key: String,
+    pub metric: &'static str,
+    pub higher_is_better: bool,
+    /// The label of the sweep setting that runs as the default does.
+    pub twin: String,
+}
+
+/// The verdict table: one line per row, in order.
+pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
     let mut t = Table::new(
         "tune: defaults against the best setting of the sweep (median (min-max) of the valid runs)",
         &[
@@ -104,11 +114,22 @@ pub fn table(result: &BenchResult, rows: &[(String, &str, bool)]) -> Table {
             "best",
             "default/best",
             "verdict",
+            "default/same setting by hand (noise)",
         ],
     );
-    for (row, metric, higher) in rows {
+    for RowView {
+        key: row,
+        metric,
+        higher_is_better: higher,
+        twin,
+    } in rows
+    {
         let cases = row_cases(result, row);
         let v = Verdict::of(row, &cases, metric, *higher);
+        let twin_median = cases
+            .iter()
+            .find(|c| c.param("setting") == Some(twin.as_str()))
+            .and_then(|c| c.median(metric));
         let (scale, unit) = unit(metric);
         let default_cell = cases
             .iter()
@@ -132,18 +153,19 @@ pub fn table(result: &BenchResult, rows: &[(String, &str, bool)]) -> Table {
             best_cell,
             v.ratio().map_or_else(|| "-".into(), |r| format!("{r:.2}")),
             v.verdict_text(),
+            match (v.default, twin_median) {
+                (Some(d), Some(t)) if t > 0.0 => format!("{:.2} ({twin})", d / t),
+                _ => "-".into(),
+            },
         ]);
     }
     t
 }
 
 /// Every setting's median, settings down and rows across (the detail behind the verdicts).
-pub fn sweep_table(result: &BenchResult, rows: &[(String, &str, bool)]) -> Table {
+pub fn sweep_table(result: &BenchResult, rows: &[RowView]) -> Table {
     let mut columns = vec!["setting".to_string()];
-    columns.extend(
-        rows.iter()
-            .map(|(row, metric, _)| format!("{row} [{}]", unit(metric).1)),
-    );
+    columns.extend(rows.iter().map(|r| format!("{} [{}]", r.key, unit(r.metric).1)));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut t = Table::new("tune: every setting (medians of the valid runs)", &columns);
     let mut settings: Vec<&str> = Vec::new();
@@ -154,7 +176,7 @@ pub fn sweep_table(result: &BenchResult, rows: &[(String, &str, bool)]) -> Table
     }
     for setting in settings {
         let mut line = vec![setting.to_string()];
-        for (row, metric, _) in rows {
+        for RowView { key: row, metric, .. } in rows {
             let case = result
                 .cases
                 .iter()
