@@ -61,6 +61,22 @@ impl Verdict {
         })
     }
 
+    /// The verdict, and when the default misses the goal while the sweep's run of its very
+    /// setting (`twin`, the same options by hand) meets it, that the miss is the machine's noise.
+    pub fn verdict_with_twin(&self, twin: Option<f64>) -> String {
+        let twin_within = Verdict {
+            default: twin,
+            ..self.clone()
+        }
+        .within();
+        match (self.within(), twin_within) {
+            (Some(false), Some(true)) => {
+                format!("{}, but the same setting by hand is within: noise", self.verdict_text())
+            }
+            _ => self.verdict_text(),
+        }
+    }
+
     pub fn verdict_text(&self) -> String {
         let pct = (TOLERANCE * 100.0).round();
         match (self.within(), self.higher_is_better) {
@@ -152,7 +168,7 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
             best_label,
             best_cell,
             v.ratio().map_or_else(|| "-".into(), |r| format!("{r:.2}")),
-            v.verdict_text(),
+            v.verdict_with_twin(twin_median),
             match (v.default, twin_median) {
                 (Some(d), Some(t)) if t > 0.0 => format!("{:.2} ({twin})", d / t),
                 _ => "-".into(),
@@ -220,7 +236,11 @@ mod tests {
         assert_eq!(v.within(), Some(true));
         let slow = [case("default", "rate", &[80.0]), case("a", "rate", &[100.0])];
         let refs: Vec<&Case> = slow.iter().collect();
-        assert_eq!(Verdict::of("r", &refs, "rate", true).within(), Some(false));
+        let v = Verdict::of("r", &refs, "rate", true);
+        assert_eq!(v.within(), Some(false));
+        assert!(!v.verdict_with_twin(Some(85.0)).contains("noise"));
+        assert!(v.verdict_with_twin(Some(95.0)).ends_with("noise"));
+        assert!(!v.verdict_with_twin(None).contains("noise"));
     }
 
     #[test]
