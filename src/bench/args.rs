@@ -59,8 +59,52 @@ pub enum Experiment {
     Zmq(ZmqArgs),
     /// One-way latency percentiles through Src.F...F.Snk per hop count and payload size
     Latency(LatencyArgs),
+    /// Defaults against the best setting of a --pin x --wait-spin x --tt-mode sweep, per row
+    Tune(TuneArgs),
     /// Every experiment with its defaults (use with --quick for a smoke check)
     All,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct TuneArgs {
+    /// Which rows to run: `scaling` (Src.Snk pairs), `zmq` (the report's ZeroMQ net, PIPELINE
+    /// over tcp), `tt` (tt[T](Src.Snk) | (Src.Snk), as nets/src_snk.smx) [default: all three]
+    #[arg(long, value_delimiter = ',', value_parser = ["scaling", "zmq", "tt"], value_name = "ROW,..")]
+    pub rows: Vec<String>,
+    /// Pair counts of the scaling rows [default: 1,4,16; quick: 1,4]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = positive_usize)]
+    pub pairs: Vec<usize>,
+    /// Channel lengths of the scaling rows [default: 1,64]
+    #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Vec<u32>,
+    /// Messages per pair (scaling) and per run (zmq) [default: 30000; quick: 5000]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub count: Option<u64>,
+    /// Ticks of the tt row, and messages of its free-running pair [default: 5000; quick: 1000]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub ticks: Option<u64>,
+    /// Period of the tt row [default: 10us, as nets/src_snk.smx]
+    #[arg(long, value_parser = parse_period, value_name = "T")]
+    pub period: Option<Duration>,
+    /// `--pin` values of the sweep [default: auto,off]
+    #[arg(long, value_delimiter = ',', value_parser = ["auto", "off"], value_name = "auto|off,..")]
+    pub pins: Vec<String>,
+    /// `--wait-spin` values of the sweep (0 parks at once) [default: 0,10us,50us,200us; the
+    /// runtime's default is always added]
+    #[arg(long, value_delimiter = ',', value_parser = smx_box::parse_duration, value_name = "D,..")]
+    pub spins: Vec<Duration>,
+    /// `--tt-mode` values of the sweep, for the tt row [default: threads,cyclic]
+    #[arg(long, value_delimiter = ',', value_parser = sweep_mode, value_name = "threads|cyclic,..")]
+    pub modes: Vec<smx_runtime::firewall::TtMode>,
+}
+
+/// A `--tt-mode` the sweep sets by hand: `auto` is the default's choice, not a setting.
+fn sweep_mode(text: &str) -> Result<smx_runtime::firewall::TtMode, String> {
+    use smx_runtime::firewall::TtMode;
+    match text.trim().parse::<TtMode>()? {
+        TtMode::Auto => Err("auto is what the default run uses; the sweep sets threads or cyclic".into()),
+        mode => Ok(mode),
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -11,7 +11,8 @@
 //!
 //! Layout: [`stats`] (order statistics, fits), [`machine`] (the header), [`result`] (the data
 //! model), [`output`] (files and `--compare`), [`plot`] (charts), [`baseline`] (the plain
-//! programs) and one module per experiment.
+//! programs) and one module per experiment (`tune`, with `tune_rows`, `tune_sweep` and
+//! `tune_verdict`, sweeps the others' settings).
 
 pub mod args;
 pub mod baseline;
@@ -28,6 +29,10 @@ pub mod result;
 pub mod scaling;
 pub mod stats;
 pub mod tt;
+pub mod tune;
+pub mod tune_rows;
+pub mod tune_sweep;
+pub mod tune_verdict;
 pub mod zmq;
 
 use std::collections::BTreeMap;
@@ -100,6 +105,12 @@ pub fn run(args: &BenchArgs) -> i32 {
     if args.common.plot.is_some() && matches!(args.experiment, Experiment::Zmq(_)) {
         eprintln!("note: {NO_ZMQ_CHART}; --plot writes nothing for it");
     }
+    if let Experiment::Tune(a) = &args.experiment
+        && let Err(e) = tune::check(a)
+    {
+        eprintln!("error: {e}");
+        return 1;
+    }
     if let Err(e) = check_outputs(&args.common) {
         eprintln!("error: {e}");
         return 1;
@@ -157,6 +168,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         Experiment::Tt(a) => finish(tt::run(a, &mut session)),
         Experiment::Zmq(a) => finish(zmq::run(a, &mut session)),
         Experiment::Latency(a) => finish(latency::run(a, &mut session)),
+        Experiment::Tune(a) => finish(tune::run(a, &mut session)),
         Experiment::All => {
             finish(scaling::run(&Default::default(), &mut session));
             finish(tt::run(&Default::default(), &mut session));

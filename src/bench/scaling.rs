@@ -9,7 +9,7 @@
 //! so a slow drift of the machine affects all of them alike. The tables give per cell the
 //! median rates, smx over the best peer, and the CPU seconds per million messages.
 
-use smx_runtime::Registry;
+use smx_runtime::{Registry, RunOptions};
 
 use super::Session;
 use super::args::{ScalingArgs, or_default, pick};
@@ -163,12 +163,29 @@ fn run_cell(
 }
 
 fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, cell: Cell) -> Run {
+    let base = RunOptions {
+        default_channel_len: Some(cell.len),
+        ..RunOptions::default()
+    };
+    pairs_run(graph, registry, cell.pairs, s.count, s.size, base)
+}
+
+/// One run of the pairs net with `base` options (pinning, waiting, channel length): rate, CPU
+/// and the validation of [`net::validate`] (`bench tune` runs it under every setting).
+pub fn pairs_run(
+    graph: &smx_graph::NetGraph,
+    registry: &Registry,
+    pairs: usize,
+    count: u64,
+    size: usize,
+    base: RunOptions,
+) -> Run {
     let overrides = [
-        Override::new("smx_src_rand", "count", s.count),
-        Override::new("smx_src_rand", "size", s.size),
+        Override::new("smx_src_rand", "count", count),
+        Override::new("smx_src_rand", "size", size),
     ];
     let cpu = cpu::process_cpu_s();
-    let outcome = net::run_graph(graph, registry, &overrides, Some(cell.len));
+    let outcome = net::run_graph_with(graph, registry, &overrides, base);
     let cpu = cpu::process_cpu_s() - cpu;
     match outcome {
         Err(e) => Run::failed(e),
@@ -183,8 +200,8 @@ fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, cell:
                     if wall > 0.0 { report.messages as f64 / wall } else { 0.0 },
                 );
             cpu::set_cpu(&mut run, cpu, report.messages);
-            net::validate(&report, s.count * cell.pairs as u64, &mut run);
-            add_scaling_metrics(run, cell.pairs)
+            net::validate(&report, count * pairs as u64, &mut run);
+            add_scaling_metrics(run, pairs)
         }
     }
 }

@@ -49,7 +49,7 @@ pub fn net_text(null_consumer: bool) -> String {
     )
 }
 
-fn transport(name: &str) -> Transport {
+pub fn transport(name: &str) -> Transport {
     if name == "ipc" { Transport::Ipc } else { Transport::Tcp }
 }
 
@@ -201,14 +201,14 @@ fn find_case<'r>(result: &'r BenchResult, params: &[(&str, &str)], place: &str) 
 }
 
 /// One configuration of the report's net.
-struct Shape<'a> {
-    pattern: &'a str,
-    transport: Transport,
-    count: u64,
-    size: usize,
-    channel_len: u32,
+pub struct Shape<'a> {
+    pub pattern: &'a str,
+    pub transport: Transport,
+    pub count: u64,
+    pub size: usize,
+    pub channel_len: u32,
     /// Each chain on a core of its own instead of `--pin auto`'s spread.
-    chains: bool,
+    pub chains: bool,
 }
 
 /// The cores of the `chains` placement: `Src1`, `Snk1` on the first allowed core, `Src2`,
@@ -231,6 +231,17 @@ fn chain_cores(graph: &smx_graph::NetGraph, settings: &mut [smx_runtime::config:
 }
 
 fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, shape: &Shape<'_>) -> Run {
+    smx_run_with(graph, registry, shape, smx_runtime::RunOptions::default())
+}
+
+/// One run of the report's net with `base` options (its settings and channel length replaced
+/// by the shape's): `bench tune` runs it under every setting of its sweep.
+pub fn smx_run_with(
+    graph: &smx_graph::NetGraph,
+    registry: &Registry,
+    shape: &Shape<'_>,
+    base: smx_runtime::RunOptions,
+) -> Run {
     let Shape {
         pattern,
         transport: t,
@@ -265,7 +276,7 @@ fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, shape: &Shape<'_>) 
     let opts = smx_runtime::RunOptions {
         default_channel_len: Some(channel_len),
         settings,
-        ..Default::default()
+        ..base
     };
     let report = match smx_runtime::run(graph, registry, &opts) {
         Ok(r) => r,

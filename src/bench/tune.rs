@@ -1,0 +1,155 @@
+//! `smxrun bench tune`: are the defaults as fast as the best setting a user could pick by hand?
+//!
+//! For each row ([`tune_rows`]: `bench scaling` cells, the `bench zmq` net, the
+//! `nets/src_snk.smx` pair) the defaults run beside every setting of a `--pin` x `--wait-spin`
+//! (x `--tt-mode` for the time-triggered row) sweep ([`tune_sweep`]). After one discarded
+//! warm-up of each row's default, the rounds are interleaved: each round runs every setting of
+//! every row once, in an order rotated from round to round, so that a drift of the machine
+//! (another process building) hits every setting alike and no setting always runs first.
+//! [`tune_verdict`] compares medians.
+//!
+//! [`tune_rows`]: super::tune_rows
+//! [`tune_sweep`]: super::tune_sweep
+//! [`tune_verdict`]: super::tune_verdict
+
+use std::time::Duration;
+
+use super::Session;
+use super::args::{TuneArgs, or_default, pick};
+use super::result::{BenchResult, Case};
+use super::tune_rows::{Row, RowKind};
+use super::tune_sweep::{Setting, Sweep, spin_literal};
+use super::tune_verdict::{self, RowView};
+
+/// The rows the command line asks for, or why not.
+pub fn check(args: &TuneArgs) -> Result<(), String> {
+    if args.rows.iter().any(|r| r == "zmq") && !cfg!(feature = "zmq") {
+        return Err("bench tune --rows zmq: this smxrun was built without the zmq feature".into());
+    }
+    Ok(())
+}
+
+/// The warm-up's share of a row's count: enough to fault in code and stacks.
+const WARMUP_DIVISOR: u64 = 5;
+
+pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
+    let quick = session.quick;
+    let all_rows: Vec<String> = ["scaling", "zmq", "tt"]
+        .iter()
+        .filter(|r| **r != "zmq" || cfg!(feature = "zmq"))
+        .map(|r| r.to_string())
+        .collect();
+    let wanted = or_default(&args.rows, quick, &all_rows, &all_rows);
+    let pairs = or_default(&args.pairs, quick, &[1, 4], &[1, 4, 16]);
+    let lens = or_default(&args.channel_len, quick, &[1, 64], &[1, 64]);
+    let count = pick(args.count, quick, 5_000, 30_000);
+    let ticks = pick(args.ticks, quick, 1_000, 5_000);
+    let period = args.period.unwrap_or(Duration::from_micros(10));
+    let runs = session.runs(3, 3);
+    let sweep = Sweep::new(&args.pins, &args.spins, &args.modes);
+
+    let mut rows = Vec::new();
+    if wanted.iter().any(|r| r == "scaling") {
+        for &p in &pairs {
+            for &len in &lens {
+                rows.push(Row::new(RowKind::Scaling { pairs: p, len }, count));
+            }
+        }
+    }
+    if wanted.iter().any(|r| r == "zmq") {
+        rows.push(Row::new(RowKind::Zmq, count));
+    }
+    if wanted.iter().any(|r| r == "tt") {
+        rows.push(Row::new(RowKind::Tt { period }, ticks));
+    }
+
+    let mut result = session.start("tune");
+    let spins: Vec<String> = sweep.spins.iter().map(|s| spin_literal(*s)).collect();
+    for (k, v) in [
+        ("rows", wanted.join(",")),
+        ("pairs", format!("{pairs:?}")),
+        ("channel_len", format!("{lens:?}")),
+        ("count", count.to_string()),
+        ("ticks", ticks.to_string()),
+        ("period", super::tt::literal(period)),
+        ("pins", format!("{:?}", sweep.pins)),
+        ("spins", spins.join(",")),
+        (
+            "modes",
+            sweep
+                .modes
+                .iter()
+                .map(|m| super::tt::mode_name(*m))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("runs", runs.to_string()),
+        ("warmup_runs", "1 (the default, a fifth of the count)".to_string()),
+    ] {
+        result.settings.insert(k.into(), v);
+    }
+
+    let registry = crate::builtin_registry();
+    // Per row, the default first and then the sweep.
+    let mut plans: Vec<(Vec<Setting>, Vec<Case>)> = rows
+        .iter()
+        .map(|row| {
+            let mut settings = vec![Setting::DEFAULT];
+            settings.extend(sweep.settings(row.time_triggered()));
+            let cases = settings
+                .iter()
+                .map(|s| {
+                    let mut params = vec![("row", row.key())];
+                    params.extend(s.params());
+                    Case::new("smx", &params)
+                })
+                .collect();
+            (settings, cases)
+        })
+        .collect();
+    for round in 0..=runs {
+        for (row, (settings, cases)) in rows.iter().zip(plans.iter_mut()) {
+            if round == 0 {
+                let run = row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1));
+                session.progress("tune", &cases[0], 0, runs, &run, row.metric());
+                continue;
+            }
+            let n = settings.len();
+            for k in 0..n {
+                let i = (k + round) % n;
+                let run = row.run(&registry, &settings[i], row.count);
+                session.progress("tune", &cases[i], round, runs, &run, row.metric());
+                cases[i].push(run);
+            }
+        }
+    }
+    let table_rows: Vec<RowView> = rows
+        .iter()
+        .zip(&plans)
+        .map(|(r, (_, cases))| {
+            // `--tt-mode auto` decides per run; the runs of one machine decide alike.
+            let cyclic = cases[0].median("auto_chose_cyclic").is_some_and(|v| v >= 0.5);
+            RowView {
+                key: r.key(),
+                metric: r.metric(),
+                higher_is_better: r.higher_is_better(),
+                twin: Setting::twin_of_default(r.time_triggered(), cyclic).label(),
+            }
+        })
+        .collect();
+    for (_, cases) in plans {
+        result.cases.extend(cases);
+    }
+    result.tables.push(tune_verdict::table(&result, &table_rows));
+    result.tables.push(tune_verdict::sweep_table(&result, &table_rows));
+    result.notes.push(format!(
+        "default = no option; each other setting is the options shown. A row's figure is the median of {runs} \
+         interleaved rounds; the verdict asks for the default within {:.0} % of the best rate, or at most \
+         {:.1}x the best miss rate (the tt row). The last column divides the default by the sweep's run of the \
+         very setting the default resolves to: its distance from 1.00 is this machine's noise, and a verdict \
+         within that noise says little.",
+        tune_verdict::TOLERANCE * 100.0,
+        1.0 + tune_verdict::TOLERANCE
+    ));
+    result
+}

@@ -1,0 +1,267 @@
+//! Reading a `bench tune` result: per row, the default's median against the best setting's, and
+//! whether the default is within the goal (no more than 10 % slower, no more than 1.1x the
+//! misses).
+
+use super::result::{BenchResult, Case, Table};
+
+/// How far the default may be from the best setting and still be "within".
+pub const TOLERANCE: f64 = 0.10;
+
+/// One row's comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub row: String,
+    pub default: Option<f64>,
+    /// The best sweep setting's label and median.
+    pub best: Option<(String, f64)>,
+    pub higher_is_better: bool,
+}
+
+impl Verdict {
+    /// From the cases of one row (the default's and the sweep's), by the row's metric.
+    pub fn of(row: &str, cases: &[&Case], metric: &str, higher_is_better: bool) -> Verdict {
+        let default = cases
+            .iter()
+            .find(|c| c.param("setting") == Some("default"))
+            .and_then(|c| c.median(metric));
+        let best = cases
+            .iter()
+            .filter(|c| c.param("setting") != Some("default"))
+            .filter_map(|c| Some((c.param("setting")?.to_string(), c.median(metric)?)))
+            .reduce(|a, b| {
+                let b_wins = if higher_is_better { b.1 > a.1 } else { b.1 < a.1 };
+                if b_wins { b } else { a }
+            });
+        Verdict {
+            row: row.to_string(),
+            default,
+            best,
+            higher_is_better,
+        }
+    }
+
+    /// Default over best (below 1 is worse for a rate, above 1 is worse for misses); `None`
+    /// without both figures, infinite when the best missed nothing and the default did.
+    pub fn ratio(&self) -> Option<f64> {
+        let (d, (_, b)) = (self.default?, self.best.as_ref()?);
+        if *b == 0.0 {
+            Some(if d == 0.0 { 1.0 } else { f64::INFINITY })
+        } else {
+            Some(d / b)
+        }
+    }
+
+    /// Whether the default meets the goal; `None` when a figure is missing.
+    pub fn within(&self) -> Option<bool> {
+        let r = self.ratio()?;
+        Some(if self.higher_is_better {
+            r >= 1.0 - TOLERANCE
+        } else {
+            r <= 1.0 + TOLERANCE
+        })
+    }
+
+    /// The verdict, and when the default misses the goal while the sweep's run of its very
+    /// setting (`twin`, the same options by hand) meets it, that the miss is the machine's noise.
+    pub fn verdict_with_twin(&self, twin: Option<f64>) -> String {
+        let twin_within = Verdict {
+            default: twin,
+            ..self.clone()
+        }
+        .within();
+        match (self.within(), twin_within) {
+            (Some(false), Some(true)) => {
+                format!("{}, but the same setting by hand is within: noise", self.verdict_text())
+            }
+            _ => self.verdict_text(),
+        }
+    }
+
+    pub fn verdict_text(&self) -> String {
+        let pct = (TOLERANCE * 100.0).round();
+        match (self.within(), self.higher_is_better) {
+            (None, _) => "- (no valid run)".into(),
+            (Some(true), true) => format!("ok: within {pct} %"),
+            (Some(true), false) => format!("ok: within {:.1}x", 1.0 + TOLERANCE),
+            (Some(false), true) => format!("SLOWER than the best by more than {pct} %"),
+            (Some(false), false) => format!("MISSES more than {:.1}x the best", 1.0 + TOLERANCE),
+        }
+    }
+}
+
+/// The cases of `result` that belong to `row`.
+pub fn row_cases<'a>(result: &'a BenchResult, row: &str) -> Vec<&'a Case> {
+    result.cases.iter().filter(|c| c.param("row") == Some(row)).collect()
+}
+
+/// How a metric is shown: scale and unit.
+fn unit(metric: &str) -> (f64, &'static str) {
+    match metric {
+        "msg_rate_hz" => (1e-3, "k msg/s"),
+        "miss_rate_pct" => (1.0, "% missed"),
+        _ => (1.0, ""),
+    }
+}
+
+fn shown(v: f64, metric: &str) -> String {
+    let v = v * unit(metric).0;
+    format!("{v:.*}", super::result::decimals_for(v))
+}
+
+/// What the tables need to know of a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowView {
+    pub key: String,
+    pub metric: &'static str,
+    pub higher_is_better: bool,
+    /// The label of the sweep setting that runs as the default does.
+    pub twin: String,
+}
+
+/// The verdict table: one line per row, in order.
+pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
+    let mut t = Table::new(
+        "tune: defaults against the best setting of the sweep (median (min-max) of the valid runs)",
+        &[
+            "row",
+            "figure",
+            "default",
+            "best setting",
+            "best",
+            "default/best",
+            "verdict",
+            "default/same setting by hand (noise)",
+        ],
+    );
+    for RowView {
+        key: row,
+        metric,
+        higher_is_better: higher,
+        twin,
+    } in rows
+    {
+        let cases = row_cases(result, row);
+        let v = Verdict::of(row, &cases, metric, *higher);
+        let twin_median = cases
+            .iter()
+            .find(|c| c.param("setting") == Some(twin.as_str()))
+            .and_then(|c| c.median(metric));
+        let (scale, unit) = unit(metric);
+        let default_cell = cases
+            .iter()
+            .find(|c| c.param("setting") == Some("default"))
+            .map_or_else(|| "-".into(), |c| c.label(c.cell_auto(metric, scale)));
+        let (best_label, best_cell) = match &v.best {
+            Some((label, _)) => {
+                let case = cases.iter().find(|c| c.param("setting") == Some(label.as_str()));
+                (
+                    label.clone(),
+                    case.map_or_else(|| "-".into(), |c| c.cell_auto(metric, scale)),
+                )
+            }
+            None => ("-".into(), "-".into()),
+        };
+        t.row(vec![
+            row.clone(),
+            unit.to_string(),
+            default_cell,
+            best_label,
+            best_cell,
+            v.ratio().map_or_else(|| "-".into(), |r| format!("{r:.2}")),
+            v.verdict_with_twin(twin_median),
+            match (v.default, twin_median) {
+                (Some(d), Some(t)) if t > 0.0 => format!("{:.2} ({twin})", d / t),
+                _ => "-".into(),
+            },
+        ]);
+    }
+    t
+}
+
+/// Every setting's median, settings down and rows across (the detail behind the verdicts).
+pub fn sweep_table(result: &BenchResult, rows: &[RowView]) -> Table {
+    let mut columns = vec!["setting".to_string()];
+    columns.extend(rows.iter().map(|r| format!("{} [{}]", r.key, unit(r.metric).1)));
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new("tune: every setting (medians of the valid runs)", &columns);
+    let mut settings: Vec<&str> = Vec::new();
+    for c in &result.cases {
+        if let Some(s) = c.param("setting").filter(|s| !settings.contains(s)) {
+            settings.push(s);
+        }
+    }
+    for setting in settings {
+        let mut line = vec![setting.to_string()];
+        for RowView { key: row, metric, .. } in rows {
+            let case = result
+                .cases
+                .iter()
+                .find(|c| c.param("row") == Some(row.as_str()) && c.param("setting") == Some(setting));
+            line.push(
+                case.and_then(|c| c.median(metric))
+                    .map_or_else(|| "-".into(), |v| shown(v, metric)),
+            );
+        }
+        t.row(line);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::result::Run;
+
+    fn case(setting: &str, metric: &str, values: &[f64]) -> Case {
+        let mut c = Case::new("smx", &[("row", "r".into()), ("setting", setting.into())]);
+        for v in values {
+            let mut run = Run::new();
+            run.set(metric, *v);
+            c.push(run);
+        }
+        c
+    }
+
+    #[test]
+    fn a_rate_within_ten_percent_of_the_best_is_ok() {
+        let cases = [
+            case("default", "rate", &[90.0, 95.0, 91.0]),
+            case("a", "rate", &[100.0, 101.0, 99.0]),
+            case("b", "rate", &[50.0, 60.0, 55.0]),
+        ];
+        let refs: Vec<&Case> = cases.iter().collect();
+        let v = Verdict::of("r", &refs, "rate", true);
+        assert_eq!(v.best, Some(("a".into(), 100.0)));
+        assert_eq!(v.ratio(), Some(0.91));
+        assert_eq!(v.within(), Some(true));
+        let slow = [case("default", "rate", &[80.0]), case("a", "rate", &[100.0])];
+        let refs: Vec<&Case> = slow.iter().collect();
+        let v = Verdict::of("r", &refs, "rate", true);
+        assert_eq!(v.within(), Some(false));
+        assert!(!v.verdict_with_twin(Some(85.0)).contains("noise"));
+        assert!(v.verdict_with_twin(Some(95.0)).ends_with("noise"));
+        assert!(!v.verdict_with_twin(None).contains("noise"));
+    }
+
+    #[test]
+    fn misses_are_better_when_fewer_and_zero_is_handled() {
+        let cases = [
+            case("default", "m", &[12.0]),
+            case("a", "m", &[10.0]),
+            case("b", "m", &[30.0]),
+        ];
+        let refs: Vec<&Case> = cases.iter().collect();
+        let v = Verdict::of("r", &refs, "m", false);
+        assert_eq!(v.best, Some(("a".into(), 10.0)));
+        assert_eq!(v.within(), Some(false));
+        let zero = [case("default", "m", &[0.0]), case("a", "m", &[0.0])];
+        let refs: Vec<&Case> = zero.iter().collect();
+        assert_eq!(Verdict::of("r", &refs, "m", false).within(), Some(true));
+        let inf = [case("default", "m", &[1.0]), case("a", "m", &[0.0])];
+        let refs: Vec<&Case> = inf.iter().collect();
+        assert_eq!(Verdict::of("r", &refs, "m", false).ratio(), Some(f64::INFINITY));
+        let none = [case("a", "m", &[1.0])];
+        let refs: Vec<&Case> = none.iter().collect();
+        assert_eq!(Verdict::of("r", &refs, "m", false).within(), None);
+    }
+}

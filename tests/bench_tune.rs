@@ -1,0 +1,125 @@
+//! `smxrun bench tune` as a user meets it: one verdict line per row with the default, the best
+//! setting and their ratio, every setting of the sweep measured and saved, and bad arguments
+//! refused before anything runs. Nothing here asserts a figure: the counts are tiny, and which
+//! setting wins on a shared machine is the measurement, not the behaviour under test.
+
+use std::process::{Command, Output};
+
+use smxrun::bench::output::read_json;
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const ROWS: [&str; 3] = [
+    "scaling pairs=1 len=1",
+    "zmq pipeline tcp len=1",
+    "tt[1ms](Src.Snk)|(Src.Snk)",
+];
+
+#[test]
+fn every_row_gets_a_verdict_and_every_setting_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("t.json"), dir.path().join("t.csv"));
+    let out = bench(&[
+        "tune",
+        "--pairs",
+        "1",
+        "--channel-len",
+        "1",
+        "--count",
+        "300",
+        "--ticks",
+        "30",
+        "--period",
+        "1ms",
+        "--runs",
+        "1",
+        "--pins",
+        "auto",
+        "--spins",
+        "0",
+        "--modes",
+        "threads,cyclic",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("tune: defaults against the best setting"), "{stdout}");
+    for row in ROWS {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no verdict line for {row}:\n{stdout}"));
+        assert!(line.contains("--pin auto --wait-spin"), "best setting named: {line}");
+        assert!(
+            ["ok: within", "SLOWER than the best", "MISSES more than"]
+                .iter()
+                .any(|v| line.contains(v)),
+            "{line}"
+        );
+    }
+
+    let results = read_json(&json).unwrap();
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r.experiment, "tune");
+    let settings = |row: &str| -> Vec<&str> {
+        r.cases
+            .iter()
+            .filter(|c| c.param("row") == Some(row))
+            .filter_map(|c| c.param("setting"))
+            .collect()
+    };
+    // The default, then --pin auto with the two spins (0 and the runtime's default, always
+    // added); the tt row once per mode.
+    let plain = ["default", "--pin auto --wait-spin 0", "--pin auto --wait-spin 50us"];
+    assert_eq!(settings(ROWS[0]), plain);
+    assert_eq!(settings(ROWS[1]), plain);
+    let tt = settings(ROWS[2]);
+    assert_eq!(tt.len(), 5, "{tt:?}");
+    assert!(tt.contains(&"--pin auto --wait-spin 0 --tt-mode cyclic"), "{tt:?}");
+    // One measured run each (the warm-up is not kept), all valid.
+    for c in &r.cases {
+        assert_eq!(c.runs.len(), 1, "{}", c.key());
+        assert!(c.runs[0].valid, "{}: {:?}", c.key(), c.runs[0].problems);
+    }
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let header = csv.lines().next().unwrap();
+    for column in ["row", "setting", "pin", "wait_spin", "tt_mode"] {
+        assert!(header.split(',').any(|h| h == column), "{header}");
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_before_anything_runs() {
+    for (args, says) in [
+        (&["tune", "--spins", "fast"][..], "--spins"),
+        (&["tune", "--modes", "auto"], "the sweep sets threads or cyclic"),
+        (&["tune", "--modes", "sometimes"], "--modes"),
+        (&["tune", "--pins", "sometimes"], "--pins"),
+        (&["tune", "--rows", "gstreamer"], "--rows"),
+        (&["tune", "--count", "0"], "must be at least 1"),
+        (&["tune", "--ticks", "0"], "must be at least 1"),
+        (&["tune", "--pairs", "0"], "must be at least 1"),
+        (&["tune", "--period", "0"], "longer than zero"),
+        (&["tune", "--runs", "0"], "must be at least 1"),
+    ] {
+        let out = bench(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("reading the machine"), "{args:?} started: {err}");
+    }
+}
