@@ -157,8 +157,9 @@ int smx_write_error(void *h, int out);
 
 /* Read timeout of input `in`: bounds how long the firing rule waits for a message on it before
  * the next step (then smx_read gives NULL with TIMEOUT), and how long smx_read_blocking waits.
- * Set in init, it holds from the first step. The write timeout is accepted for source compatibility and not applied: a write into a full channel
- * waits for room or the consumer's end (a warning says so once). 0, 0 means no timeout (the
+ * Set in init, it holds from the first step. Write timeout of output `out`: bounds how long
+ * smx_write waits for room in a full coupled channel; then the message is dropped (counted in
+ * the channel's `dropped`) and smx_write returns -1 with TIMEOUT. 0, 0 means no timeout (the
  * default). Returns 0, or -1 for a bad port or negative value. */
 int smx_set_read_timeout(void *h, int in, long sec, long nsec);
 int smx_set_write_timeout(void *h, int out, long sec, long nsec);

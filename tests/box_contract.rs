@@ -293,3 +293,71 @@ fn a_read_timeout_lets_the_box_step_on_silence_and_loses_nothing() {
         "the watchdog never stepped on silence"
     );
 }
+
+/// `t_impatient(out data)`: sends `count` messages, each waiting at most 1 ms for room, and
+/// counts the writes that timed out.
+fn impatient_spec(timeouts: Arc<AtomicU64>) -> BoxSpec {
+    const DECLARED: SpecBuilder = BoxSpec::named("t_impatient")
+        .outputs(&[PortSpec::new("data")])
+        .config(&[ConfigKey::int("count").default_value("20")]);
+    DECLARED.factory(move |config| {
+        Ok(Box::new(Impatient {
+            left: config.int("count")?,
+            timeouts: timeouts.clone(),
+        }))
+    })
+}
+
+struct Impatient {
+    left: u64,
+    timeouts: Arc<AtomicU64>,
+}
+
+impl BoxImpl for Impatient {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        self.left -= 1;
+        let msg = Message::now(self.left, &[1]);
+        match io.write_within(OutPort(0), msg, std::time::Duration::from_millis(1)) {
+            Ok(()) => {}
+            Err(WriteError::TimedOut) => {
+                self.timeouts.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(WriteError::Disconnected) => return Ok(Flow::End),
+        }
+        Ok(if self.left == 0 { Flow::End } else { Flow::Return })
+    }
+}
+
+/// `t_sluggish(in data)`: takes one message per 30 ms.
+const SLUGGISH: BoxSpec = BoxSpec::named("t_sluggish")
+    .inputs(&[PortSpec::new("data")])
+    .create(|_| Ok(Box::new(Sluggish)));
+
+struct Sluggish;
+
+impl BoxImpl for Sluggish {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let _ = io.read(InPort(0));
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        Ok(Flow::Return)
+    }
+}
+
+#[test]
+fn a_write_timeout_drops_the_message_and_books_it() {
+    let timeouts = Arc::new(AtomicU64::new(0));
+    let reg = registry([impatient_spec(timeouts.clone()), SLUGGISH]);
+    let report = run_net(
+        "S = box t_impatient( out data )\nK = box t_sluggish( in data )\nconnect S.K\n",
+        &reg,
+        &["S.count=10"],
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    let c = &report.channels[0];
+    // The consumer takes one message per 30 ms and the producer waits 1 ms: most writes give up.
+    let timed_out = timeouts.load(Ordering::Relaxed);
+    assert!(timed_out >= 1, "no write timed out");
+    assert_eq!(c.written, 10);
+    assert_eq!(c.dropped, timed_out, "{c:?}");
+    assert_eq!(c.read + c.dropped + c.left + c.overwritten, 10, "{c:?}");
+}

@@ -14,6 +14,27 @@ impl fmt::Display for Disconnected {
 
 impl std::error::Error for Disconnected {}
 
+/// Why [`Io::write_within`](crate::Io::write_within) did not write; either way the message was
+/// dropped and counted in the channel's `dropped`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteError {
+    /// The consumer has ended.
+    Disconnected,
+    /// The channel stayed full for the whole timeout.
+    TimedOut,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Disconnected => Disconnected.fmt(f),
+            WriteError::TimedOut => f.write_str("the channel stayed full for the whole write timeout"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
 /// A failure of a box. The runtime reports it with the instance name and ends the net as
 /// failed; its neighbours then end cleanly.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::{BoxConfig, BoxError, Disconnected, Message};
+use crate::{BoxConfig, BoxError, Disconnected, Message, WriteError};
 
 /// An input port: the `i`-th input of the box's spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +50,8 @@ pub mod host {
         fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
         /// The consumer ended (true when unconnected: nobody listens).
         fn output_ended(&self, port: usize) -> bool;
+        /// Writes, waiting at most `timeout` for room in a full coupled channel.
+        fn write_within(&mut self, port: usize, msg: Message, timeout: Duration) -> Result<(), WriteError>;
         /// Bounds how long the firing rule waits for a message on this input (`None`: until
         /// one comes or the producer ends). See [`Io::set_read_timeout`].
         fn set_read_timeout(&mut self, port: usize, timeout: Option<Duration>);
@@ -208,6 +210,15 @@ impl<'a> Io<'a> {
     #[inline]
     pub fn write(&mut self, port: OutPort, msg: Message) -> Result<(), Disconnected> {
         self.ports.write(port.0, msg)
+    }
+
+    /// Writes like [`Io::write`], but waits at most `timeout` for room in a full coupled
+    /// channel; then the message is dropped (counted in the channel's `dropped`) and the
+    /// result says so. This is the original runtime's write timeout: a box that must not stall
+    /// behind a slow consumer gives up on one message instead. Decoupled and unconnected
+    /// outputs never wait, so there it is [`Io::write`].
+    pub fn write_within(&mut self, port: OutPort, msg: Message, timeout: Duration) -> Result<(), WriteError> {
+        self.ports.write_within(port.0, msg, timeout)
     }
 
     /// True once the consumer has ended (always for an unconnected port: nobody listens).

@@ -90,7 +90,7 @@ mod stats;
 mod value;
 
 pub use config::{BoxConfig, ConfigValue};
-pub use error::{BoxError, Disconnected};
+pub use error::{BoxError, Disconnected, WriteError};
 pub use io::{InPort, InitCtx, Io, OutPort};
 pub use message::{ForeignVTable, INLINE_CAPACITY, Message, epoch, now_ns};
 pub use spec::{BoxSpec, ConfigKey, Constructor, Factory, PortSpec, Ports, SharedConstructor, SpecBuilder, ValueKind};
@@ -143,6 +143,6 @@ pub trait BoxImpl: Send {
 pub mod prelude {
     pub use crate::{
         BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Disconnected, Flow, InPort, InitCtx, Io,
-        Message, OutPort, PortSpec, StatValue, Stats, ValueKind, now_ns,
+        Message, OutPort, PortSpec, StatValue, Stats, ValueKind, WriteError, now_ns,
     };
 }

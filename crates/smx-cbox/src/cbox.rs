@@ -85,7 +85,6 @@ pub struct Handle {
     pub seq: u64,
     /// A failure found by an ABI function (a caught panic): fails the net after the C call.
     pub failed: Option<String>,
-    pub warned_write_timeout: bool,
     pub created: u64,
     pub destroyed: u64,
     pub copied: u64,
@@ -119,7 +118,6 @@ impl Handle {
             id: ports.id as u32,
             seq: 0,
             failed: None,
-            warned_write_timeout: false,
             created: 0,
             destroyed: 0,
             copied: 0,

@@ -11,7 +11,7 @@ use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
 use smx_box::io::Io;
-use smx_box::{InPort, OutPort};
+use smx_box::{InPort, OutPort, WriteError};
 
 use crate::abi::{CopyFn, DestroyFn, SmxMsg, UnpackFn, err};
 use crate::cbox::{Handle, MAGIC};
@@ -224,7 +224,15 @@ pub unsafe extern "C" fn smx_write(h: *mut c_void, out: c_int, msg: *mut SmxMsg)
         // SAFETY: the box handed the message over; the Message owns it from now on (also when
         // the write is refused: dropping it destroys it).
         let message = unsafe { msg::into_message(m) };
-        match io.write(OutPort(o), message) {
+        let written = match hd.write_timeout[o] {
+            Some(timeout) => io.write_within(OutPort(o), message, timeout),
+            None => io.write(OutPort(o), message).map_err(|_| WriteError::Disconnected),
+        };
+        match written {
+            Err(WriteError::TimedOut) => {
+                hd.out_err[o] = err::TIMEOUT;
+                -1
+            }
             Ok(()) if hd.out_connected[o] => {
                 hd.out_err[o] = err::NONE;
                 0
@@ -309,7 +317,8 @@ pub unsafe extern "C" fn smx_set_read_timeout(h: *mut c_void, in_: c_int, sec: c
     })
 }
 
-/// Accepted for source compatibility; smx's writes are not bounded in time (see c-abi.md).
+/// Bounds how long `smx_write` waits for room in a full coupled channel on output `out` (0, 0:
+/// no bound); a write that times out drops the message (counted) and fails with `TIMEOUT`.
 ///
 /// # Safety
 /// `h` must be NULL or the handle the runtime passed to the box.
@@ -323,14 +332,6 @@ pub unsafe extern "C" fn smx_set_write_timeout(h: *mut c_void, out: c_int, sec: 
         match (index(out, hd.outputs.len()), timeout(sec, nsec)) {
             (Some(o), Some(t)) => {
                 hd.write_timeout[o] = t;
-                if t.is_some() && !std::mem::replace(&mut hd.warned_write_timeout, true) {
-                    log::warn!(
-                        target: &hd.target,
-                        "output '{}': write timeouts are not supported by smx; a write into a full channel waits \
-                         until there is room or the consumer ends",
-                        hd.outputs[o].name
-                    );
-                }
                 0
             }
             _ => -1,

@@ -28,8 +28,9 @@
 //!   C boxes); the runtime copies it with its `copy` function and frees it with `destroy`.
 //! * a read timeout bounds the firing rule's wait on that input, as in the original (v1.1+):
 //!   once it passed, the step runs and `smx_read` gives NULL with `SMX_CHANNEL_ERR_TIMEOUT`; it
-//!   also bounds `smx_read_blocking`. Write timeouts are accepted but not applied (a warning
-//!   says so once): smx's channels have no timed write.
+//!   also bounds `smx_read_blocking`. A write timeout bounds the wait for room in a full
+//!   coupled channel; a write that times out drops the message (counted as `dropped`) and
+//!   fails with `SMX_CHANNEL_ERR_TIMEOUT`, as the original's timed write does.
 //!
 //! # Exporting the ABI from a program
 //!

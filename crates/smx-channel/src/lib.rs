@@ -35,7 +35,7 @@ use crossbeam_utils::CachePadded;
 pub use counters::{CountSnapshot, Counters};
 pub use reader::{Poll, Reader};
 pub use smx_spsc::DEFAULT_SPIN;
-pub use writer::Writer;
+pub use writer::{Refused, Writer};
 
 /// A write found the consumer gone; the item was dropped and counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,11 +2,18 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use smx_spsc::Producer;
+use smx_spsc::{Producer, TryPushError};
 
 use super::{Closed, Shared};
+
+/// Why [`Writer::write_by`] did not write; the message was dropped and counted either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    Closed,
+    TimedOut,
+}
 
 /// The producer's end.
 ///
@@ -45,6 +52,50 @@ impl<T> Writer<T> {
             Err(Closed) => {
                 counts.dropped.bump();
                 Err(Closed)
+            }
+        }
+    }
+
+    /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at
+    /// `deadline` refuses it: it is dropped and counted as `dropped`, as a write after the
+    /// consumer's end is. The wait polls with a growing nap (at most 1 ms late) because the
+    /// queue's park has no timeout; only writes with a timeout pay for that.
+    pub fn write_by(&mut self, msg: T, deadline: Instant) -> Result<(), Refused> {
+        let counts = &self.shared.counters.producer;
+        counts.written.bump();
+        let mut msg = msg;
+        let mut round = 0u32;
+        loop {
+            let Some(tx) = &mut self.tx else {
+                counts.dropped.bump();
+                return Err(Refused::Closed);
+            };
+            match tx.try_push(msg) {
+                Ok(None) => return Ok(()),
+                Ok(Some(oldest)) => {
+                    drop(oldest);
+                    counts.overwritten.bump();
+                    return Ok(());
+                }
+                Err(TryPushError::Closed(_)) => {
+                    counts.dropped.bump();
+                    return Err(Refused::Closed);
+                }
+                Err(TryPushError::Full(back)) => msg = back,
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                counts.dropped.bump();
+                return Err(Refused::TimedOut);
+            }
+            round += 1;
+            if round < 64 {
+                std::hint::spin_loop();
+            } else if round < 128 {
+                std::thread::yield_now();
+            } else {
+                let nap = Duration::from_micros(50 << (round - 128).min(4));
+                std::thread::sleep(nap.min(deadline - now));
             }
         }
     }

@@ -2,7 +2,9 @@
 
 use smx_box::Message;
 
-pub use smx_channel::{ChannelKind, Closed, CountSnapshot, Counters, DEFAULT_SPIN, Poll, Shared, share_core, wait_any};
+pub use smx_channel::{
+    ChannelKind, Closed, CountSnapshot, Counters, DEFAULT_SPIN, Poll, Refused, Shared, share_core, wait_any,
+};
 
 pub type Reader = smx_channel::Reader<Message>;
 pub type Writer = smx_channel::Writer<Message>;

@@ -13,9 +13,9 @@
 use std::time::Duration;
 
 use smx_box::io::host::Ports;
-use smx_box::{Disconnected, Message};
+use smx_box::{Disconnected, Message, WriteError};
 
-use crate::channel::{Reader, Writer};
+use crate::channel::{Reader, Refused, Writer};
 use crate::latency::{ChannelSamples, InputLatency, LatencyMode, Stamper};
 
 /// One input port of a net and its channel, if connected.
@@ -182,6 +182,32 @@ impl Ports for PortSet {
             }) => {
                 stamper.stamp(&mut msg);
                 writer.write(msg).map_err(|_| Disconnected)
+            }
+            _ => {
+                self.unconnected_writes += 1;
+                Ok(())
+            }
+        }
+    }
+
+    fn write_within(&mut self, port: usize, mut msg: Message, timeout: Duration) -> Result<(), WriteError> {
+        match self.outputs.get_mut(port) {
+            Some(OutputSlot {
+                writer: Some(writer),
+                stamper,
+                ..
+            }) => {
+                stamper.stamp(&mut msg);
+                let deadline = std::time::Instant::now().checked_add(timeout);
+                let done = match deadline {
+                    Some(deadline) => writer.write_by(msg, deadline),
+                    // A timeout past the clock's range is no bound at all.
+                    None => writer.write(msg).map_err(|_| Refused::Closed),
+                };
+                done.map_err(|refused| match refused {
+                    Refused::Closed => WriteError::Disconnected,
+                    Refused::TimedOut => WriteError::TimedOut,
+                })
             }
             _ => {
                 self.unconnected_writes += 1;

@@ -63,6 +63,18 @@ impl Ports for TracedPorts<'_> {
         done
     }
 
+    fn write_within(
+        &mut self,
+        port: usize,
+        msg: Message,
+        timeout: std::time::Duration,
+    ) -> Result<(), smx_box::WriteError> {
+        let start = self.rec.now();
+        let done = self.ports.write_within(port, msg, timeout);
+        self.rec.wait(What::WaitWrite(port as u32), start, self.rec.now());
+        done
+    }
+
     fn output_ended(&self, port: usize) -> bool {
         self.ports.output_ended(port)
     }
