@@ -24,6 +24,7 @@
 
 pub mod counters;
 pub mod latest;
+mod nap;
 mod reader;
 mod writer;
 

@@ -84,6 +84,17 @@ impl<T: Clone> Reader<T> {
         }
     }
 
+    /// The firing rule with a deadline: waits until a message is there or the producer has
+    /// ended (true), `deadline` passed, or `give_up` says so (false). See [`crate::nap`].
+    pub fn wait_ready_until(&mut self, deadline: std::time::Instant, give_up: impl Fn() -> bool) -> bool {
+        let mut gave_up = false;
+        let ready = crate::nap::poll_until(deadline, || {
+            gave_up = give_up();
+            gave_up || self.ready_now()
+        });
+        ready && !gave_up
+    }
+
     /// Looks at once whenever it waits, whatever the length: for a channel whose producer
     /// writes once per period (a firewall), where nothing gathers while the consumer waits
     /// and a late look only costs the consumer time of its period.

@@ -58,46 +58,39 @@ impl<T> Writer<T> {
 
     /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at
     /// `deadline` refuses it: it is dropped and counted as `dropped`, as a write after the
-    /// consumer's end is. The wait polls with a growing nap (at most 1 ms late) because the
-    /// queue's park has no timeout; only writes with a timeout pay for that.
+    /// consumer's end is. The wait polls (see [`crate::nap`]).
     pub fn write_by(&mut self, msg: T, deadline: Instant) -> Result<(), Refused> {
         let counts = &self.shared.counters.producer;
         counts.written.bump();
-        let mut msg = msg;
-        let mut round = 0u32;
-        loop {
+        let mut pending = Some(msg);
+        let mut outcome = Err(Refused::TimedOut);
+        crate::nap::poll_until(deadline, || {
             let Some(tx) = &mut self.tx else {
-                counts.dropped.bump();
-                return Err(Refused::Closed);
+                outcome = Err(Refused::Closed);
+                return true;
+            };
+            let Some(msg) = pending.take() else {
+                return true;
             };
             match tx.try_push(msg) {
-                Ok(None) => return Ok(()),
+                Ok(None) => outcome = Ok(()),
                 Ok(Some(oldest)) => {
                     drop(oldest);
                     counts.overwritten.bump();
-                    return Ok(());
+                    outcome = Ok(());
                 }
-                Err(TryPushError::Closed(_)) => {
-                    counts.dropped.bump();
-                    return Err(Refused::Closed);
+                Err(TryPushError::Closed(_)) => outcome = Err(Refused::Closed),
+                Err(TryPushError::Full(back)) => {
+                    pending = Some(back);
+                    return false;
                 }
-                Err(TryPushError::Full(back)) => msg = back,
             }
-            let now = Instant::now();
-            if now >= deadline {
-                counts.dropped.bump();
-                return Err(Refused::TimedOut);
-            }
-            round += 1;
-            if round < 64 {
-                std::hint::spin_loop();
-            } else if round < 128 {
-                std::thread::yield_now();
-            } else {
-                let nap = Duration::from_micros(50 << (round - 128).min(4));
-                std::thread::sleep(nap.min(deadline - now));
-            }
+            true
+        });
+        if outcome.is_err() {
+            counts.dropped.bump();
         }
+        outcome
     }
 
     /// True once the consumer has ended.

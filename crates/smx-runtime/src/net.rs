@@ -73,33 +73,12 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
 /// The firing rule's wait on one triggering input.
 #[inline]
 fn wait_input(reader: &mut crate::channel::Reader, read_timeout: Option<Duration>, stop: &AtomicBool) {
-    match read_timeout {
-        Some(timeout) => wait_ready_for(reader, timeout, stop),
+    // A timeout past the clock's range is no bound at all.
+    match read_timeout.and_then(|timeout| Instant::now().checked_add(timeout)) {
+        Some(deadline) => {
+            reader.wait_ready_until(deadline, || stop.load(Ordering::Relaxed));
+        }
         None => reader.wait_ready(),
-    }
-}
-
-/// The firing rule's wait on an input with a read timeout: until it holds a message or has
-/// ended, `timeout` passed, or a stop. It polls with a growing nap (at most 1 ms late) rather
-/// than park, because a channel's doorbell has no timed wait; only inputs a box gave a
-/// timeout pay for that.
-fn wait_ready_for(reader: &mut crate::channel::Reader, timeout: Duration, stop: &AtomicBool) {
-    let deadline = Instant::now() + timeout;
-    let mut round = 0u32;
-    while !reader.ready_now() && !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= deadline {
-            return;
-        }
-        round += 1;
-        if round < 64 {
-            std::hint::spin_loop();
-        } else if round < 128 {
-            std::thread::yield_now();
-        } else {
-            let nap = Duration::from_micros(50 << (round - 128).min(4));
-            std::thread::sleep(nap.min(deadline - now));
-        }
     }
 }
 
