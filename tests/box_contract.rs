@@ -361,3 +361,38 @@ fn a_write_timeout_drops_the_message_and_books_it() {
     assert_eq!(c.dropped, timed_out, "{c:?}");
     assert_eq!(c.read + c.dropped + c.left + c.overwritten, 10, "{c:?}");
 }
+
+/// `t_listener(in data)`: after each message, waits at most 20 ms for the next one inside its
+/// step and counts the waits that ran out.
+fn listener_spec(silences: Arc<AtomicU64>) -> BoxSpec {
+    const DECLARED: SpecBuilder = BoxSpec::named("t_listener").inputs(&[PortSpec::new("data")]);
+    DECLARED.factory(move |_| Ok(Box::new(Listener(silences.clone()))))
+}
+
+struct Listener(Arc<AtomicU64>);
+
+impl BoxImpl for Listener {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let _ = io.read(InPort(0));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+        if !io.wait_until(InPort(0), deadline) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(Flow::Return)
+    }
+}
+
+#[test]
+fn a_wait_with_a_deadline_inside_a_step_runs_out_on_silence() {
+    let silences = Arc::new(AtomicU64::new(0));
+    let reg = registry([SLOW, listener_spec(silences.clone())]);
+    let report = run_net(
+        "S = box t_slow( out data )\nL = box t_listener( in data )\nconnect S.L\n",
+        &reg,
+        &[],
+    );
+    assert_eq!(report.status, Status::Ok, "{report:?}");
+    assert_eq!(report.channels[0].read, 2);
+    // The source is silent for 300 ms after its first message.
+    assert!(silences.load(Ordering::Relaxed) >= 1, "the wait never ran out");
+}

@@ -12,7 +12,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::{BoxConfig, BoxError, Disconnected, Message, WriteError};
 
@@ -50,6 +50,9 @@ pub mod host {
         fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
         /// The consumer ended (true when unconnected: nobody listens).
         fn output_ended(&self, port: usize) -> bool;
+        /// Waits until a new message is on the input or its producer has ended (true), or until
+        /// `deadline` or a stop (false). See [`Io::wait_until`].
+        fn wait_until(&mut self, port: usize, deadline: Instant, stop: &AtomicBool) -> bool;
         /// Writes, waiting at most `timeout` for room in a full coupled channel.
         fn write_within(&mut self, port: usize, msg: Message, timeout: Duration) -> Result<(), WriteError>;
         /// Bounds how long the firing rule waits for a message on this input (`None`: until
@@ -196,6 +199,13 @@ impl<'a> Io<'a> {
     /// input, where it never returns a duplicate).
     pub fn read_blocking(&mut self, port: InPort) -> Option<Message> {
         self.ports.read_blocking(port.0)
+    }
+
+    /// Waits until a new message is on an input or its producer has ended (true), or until
+    /// `deadline` passed or the run is asked to stop (false); the message stays for a read.
+    /// For a box with a timeout of its own on one input, such as a C box's timed blocking read.
+    pub fn wait_until(&mut self, port: InPort, deadline: Instant) -> bool {
+        self.ports.wait_until(port.0, deadline, self.stop)
     }
 
     /// True once the producer has ended and the buffer is drained (always for an unconnected

@@ -149,8 +149,9 @@ pub unsafe extern "C" fn smx_read_blocking(h: *mut c_void, in_: c_int) -> *mut S
             return received(hd, i, m);
         }
         let port = InPort(i);
-        if let Some(timeout) = hd.read_timeout[i]
-            && !wait_until(io, port, Instant::now() + timeout)
+        // A timeout past the clock's range is no bound at all.
+        if let Some(deadline) = hd.read_timeout[i].and_then(|t| Instant::now().checked_add(t))
+            && !io.wait_until(port, deadline)
         {
             hd.in_err[i] = err::TIMEOUT;
             return ptr::null_mut();
@@ -163,29 +164,6 @@ pub unsafe extern "C" fn smx_read_blocking(h: *mut c_void, in_: c_int) -> *mut S
             }
         }
     })
-}
-
-/// Waits until input `port` has a new message or has ended (true), or `deadline` passed.
-fn wait_until(io: &mut Io<'_>, port: InPort, deadline: Instant) -> bool {
-    let mut round = 0u32;
-    loop {
-        if io.has_message(port) || io.input_ended(port) {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        round += 1;
-        if round < 64 {
-            std::hint::spin_loop();
-        } else if round < 128 {
-            std::thread::yield_now();
-        } else {
-            let nap = Duration::from_micros(50 << (round - 128).min(4));
-            std::thread::sleep(nap.min(deadline - now));
-        }
-    }
 }
 
 /// Passes `msg` to output `out`; the runtime owns it afterwards.

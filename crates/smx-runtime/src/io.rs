@@ -10,6 +10,7 @@
 //! input's [`InputLatency`] ([`crate::latency`]): the per-channel and end-to-end latency of the
 //! report are recorded here, by the thread that owns the port.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use smx_box::io::host::Ports;
@@ -187,6 +188,14 @@ impl Ports for PortSet {
                 self.unconnected_writes += 1;
                 Ok(())
             }
+        }
+    }
+
+    fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
+        match self.reader(port) {
+            Some(reader) => reader.wait_ready_until(deadline, || stop.load(Ordering::Relaxed)),
+            // Nothing will come: the port has ended.
+            None => true,
         }
     }
 

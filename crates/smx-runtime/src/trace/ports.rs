@@ -63,6 +63,13 @@ impl Ports for TracedPorts<'_> {
         done
     }
 
+    fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &std::sync::atomic::AtomicBool) -> bool {
+        let start = self.rec.now();
+        let ready = self.ports.wait_until(port, deadline, stop);
+        self.rec.wait(What::WaitRead(port as u32), start, self.rec.now());
+        ready
+    }
+
     fn write_within(
         &mut self,
         port: usize,
