@@ -15,6 +15,7 @@ pub mod firewall;
 pub mod io;
 pub mod latency;
 pub mod net;
+pub mod placement;
 pub mod plan;
 pub mod progress;
 pub mod registry;
@@ -143,6 +144,33 @@ fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> 
     cores >= threads
 }
 
+/// The firewall threads' cores and scheduling, once the placement is known. A firewall that
+/// shares its core with threads of the run neither spins (a box woken on that core would wait
+/// for the scheduler's next tick: the pair would run at the kernel's tick rate, 250 Hz here,
+/// instead of the period) nor, under `--rt auto`, takes real-time priority; an executive alone
+/// on its core may do both.
+fn decide_firewall(
+    fw: &mut firewall::FirewallOptions,
+    realtime: Realtime,
+    asked: Realtime,
+    placed: &placement::Placement,
+    every_thread_fits: bool,
+) {
+    if fw.cores.is_empty() {
+        fw.cores = placed.firewall_cores.clone();
+    }
+    let own_core = placed.exclusive_executives;
+    let fifo = realtime == Realtime::On || (asked == Realtime::Auto && own_core);
+    if !fifo {
+        fw.priority = None;
+        fw.lock_memory = false;
+    }
+    if fw.spin == smx_timing::Spin::Auto && !every_thread_fits && !own_core {
+        fw.spin = smx_timing::Spin::Off;
+    }
+    fw.exclusive_cores = own_core;
+}
+
 /// Per node, the period of the cyclic executive that runs it (all `None` in the threads mode).
 fn executive_periods(graph: &NetGraph, mode: firewall::TtMode) -> Vec<Option<Duration>> {
     match mode {
@@ -234,23 +262,30 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let mut decided = opts.clone();
     decided.firewall.mode = tt_mode;
     decided.realtime = realtime;
-    if realtime == Realtime::Off {
-        decided.firewall.priority = None;
-        decided.firewall.lock_memory = false;
-    }
-    if decided.firewall.spin == smx_timing::Spin::Auto && !every_thread_has_a_core(graph, &executive) {
-        // A firewall spinning towards its release keeps the core busy, and a box woken on that
-        // core (the producer its hand-off just released) waits for the next scheduler tick:
-        // the pair then runs at the kernel's tick rate (250 Hz here) instead of the period.
-        decided.firewall.spin = smx_timing::Spin::Off;
-    }
-    // Only a lone executive running every box of the run can be sure no thread shares its core
-    // (pinning spreads nets and firewalls independently, and firewalls of two periods may meet
-    // on one core).
-    decided.firewall.exclusive_cores =
-        executive.iter().all(Option::is_some) && threads_and_cores(graph, &executive).0 == 1;
+    let mut plan = plan::build(graph, registry, &decided)?;
+    let (threads, _) = threads_and_cores(graph, &executive);
+    let executives = if executive.iter().any(Option::is_some) {
+        threads - executive.iter().filter(|p| p.is_none()).count()
+    } else {
+        0
+    };
+    let placed = placement::place(&mut plan, &executive, executives, &opts.pin, &sched::allowed_cores());
+    decide_firewall(
+        &mut decided.firewall,
+        realtime,
+        opts.realtime,
+        &placed,
+        every_thread_has_a_core(graph, &executive),
+    );
+    let realtime_note = match realtime_note {
+        Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(
+            "real-time scheduling for the executive only, alone on its core: the box threads share cores, where a \
+             SCHED_FIFO thread could starve the others on its core (--rt on forces it)"
+                .to_string(),
+        ),
+        note => note,
+    };
     let opts = &decided;
-    let plan = plan::build(graph, registry, opts)?;
     if let Some(message) = resources::shortfall(&plan) {
         return Err(RunError::Resources(message));
     }
@@ -384,6 +419,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let trace_note = opts.trace.as_ref().and_then(trace::Tracer::dropped_warning);
     for w in tt_note
         .into_iter()
+        .chain(placed.notes)
         .chain(realtime_note)
         .chain(fw_warnings)
         .chain(trace_note)

@@ -13,9 +13,8 @@ use crate::channel::ChannelKind;
 use crate::config::NetSettings;
 use crate::error::RunError;
 use smx_graph::{NetGraph, NodeKind, PortMode, Timing};
-use smx_timing::sched;
 
-use crate::{PinMode, RunOptions};
+use crate::RunOptions;
 
 /// What a net's thread runs.
 #[derive(Debug, Clone)]
@@ -166,16 +165,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
             priority,
         });
     }
-    let overrides: Vec<Option<usize>> = nets.iter().map(|n| n.settings.core).collect();
-    let links: Vec<(usize, usize)> = channels.iter().map(|c| (c.from, c.to)).collect();
-    let cores = match &opts.pin {
-        PinMode::Auto => sched::allowed_cores(),
-        PinMode::Off => Vec::new(),
-        PinMode::List(list) => list.clone(),
-    };
-    for (net, core) in nets.iter_mut().zip(assign_cores(&cores, &links, &overrides)) {
-        net.core = core;
-    }
+    // Cores are decided later, by `crate::placement`, once the executives are known.
     Ok(Plan { nets, channels })
 }
 
@@ -311,45 +301,6 @@ fn box_ports(
     Ok((inputs, outputs))
 }
 
-/// Spreads nets round-robin over `cores`, preferring for each net a core that none of its
-/// already placed neighbours uses (so a channel's producer and consumer run in parallel), and
-/// among those the least loaded. `overrides` (the per-net `core` setting) win. An empty
-/// `cores` list leaves every net without an override unpinned.
-pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Option<usize>]) -> Vec<Option<usize>> {
-    let mut placed: Vec<Option<usize>> = overrides.to_vec();
-    if cores.is_empty() {
-        return placed;
-    }
-    let mut load = vec![0usize; cores.len()];
-    for core in overrides.iter().flatten() {
-        if let Some(slot) = cores.iter().position(|c| c == core) {
-            load[slot] += 1;
-        }
-    }
-    let mut next = 0;
-    for net in 0..overrides.len() {
-        if overrides[net].is_some() {
-            continue;
-        }
-        let neighbour_cores: Vec<usize> = links
-            .iter()
-            .filter_map(|&(a, b)| match (a == net, b == net) {
-                (true, false) => placed[b],
-                (false, true) => placed[a],
-                _ => None,
-            })
-            .collect();
-        let best = (0..cores.len())
-            .map(|k| (next + k) % cores.len())
-            .min_by_key(|&slot| (neighbour_cores.contains(&cores[slot]), load[slot]))
-            .unwrap_or(0);
-        load[best] += 1;
-        placed[net] = Some(cores[best]);
-        next = (best + 1) % cores.len();
-    }
-    placed
-}
-
 /// Why `threads` stacks of `stack_size` bytes cannot fit into what is left of the process's
 /// address-space limit (`ulimit -v`), if they cannot. Checked up front because near that limit
 /// a thread can be created and then fail inside the standard library (its signal stack), which
@@ -382,34 +333,4 @@ fn address_space_shortfall(threads: usize, stack_size: usize) -> Option<String> 
             limit >> 20
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairs_get_producer_and_consumer_on_different_cores() {
-        let links = [(0, 1), (2, 3), (4, 5)];
-        let placed = assign_cores(&[0, 1], &links, &[None; 6]);
-        for &(a, b) in &links {
-            assert_ne!(placed[a], placed[b], "{placed:?}");
-        }
-        let on_zero = placed.iter().filter(|c| **c == Some(0)).count();
-        assert_eq!(on_zero, 3, "balanced: {placed:?}");
-    }
-
-    #[test]
-    fn overrides_win_and_no_cores_means_unpinned() {
-        let placed = assign_cores(&[0, 1, 2], &[(0, 1)], &[Some(2), None]);
-        assert_eq!(placed[0], Some(2));
-        assert_ne!(placed[1], Some(2));
-        assert_eq!(assign_cores(&[], &[(0, 1)], &[None, Some(1)]), vec![None, Some(1)]);
-    }
-
-    #[test]
-    fn a_chain_alternates_over_a_core_list() {
-        let placed = assign_cores(&[5, 7], &[(0, 1), (1, 2), (2, 3)], &[None; 4]);
-        assert_eq!(placed, vec![Some(5), Some(7), Some(5), Some(7)]);
-    }
 }

@@ -94,8 +94,21 @@ impl TtWiring {
     }
 
     /// Every firewall's threads, ready to start.
+    /// Each period's first thread starts at the next core of `opts.cores`, so that the
+    /// executives of two periods do not meet on one core.
     pub fn into_shards(self, opts: &FirewallOptions) -> Vec<Shard> {
-        self.firewalls.into_values().flat_map(|f| f.into_shards(opts)).collect()
+        self.firewalls
+            .into_values()
+            .enumerate()
+            .flat_map(|(k, f)| {
+                let mut mine = opts.clone();
+                if !mine.cores.is_empty() {
+                    let turn = k % mine.cores.len();
+                    mine.cores.rotate_left(turn);
+                }
+                f.into_shards(&mine)
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,166 @@
+//! `--pin auto` places threads from the net and the machine: a cyclic executive alone on a
+//! core when one is spare, chains kept on one core when threads outnumber cores and channels
+//! are long enough to take turns, spread otherwise; one warning line per decision. Each test
+//! reads the decision back from the JSON report (cores of nets and firewalls) and needs at
+//! least two allowed cores, as on CI; with fewer there is nothing to decide and it says so.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn smxrun(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .args(["--report", "json", "-q"])
+        .output()
+        .expect("smxrun runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON report")
+}
+
+fn allowed_cores() -> usize {
+    smx_timing::sched::allowed_cores().len()
+}
+
+fn warnings(report: &Value) -> Vec<String> {
+    report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn net_core(report: &Value, id: u64) -> u64 {
+    let net = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == id)
+        .unwrap();
+    net["core"].as_u64().expect("pinned")
+}
+
+/// Per channel: the cores of its producer and consumer.
+fn channel_ends(report: &Value) -> Vec<(u64, u64)> {
+    report["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                net_core(report, c["from_id"].as_u64().unwrap()),
+                net_core(report, c["to_id"].as_u64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn too_few_cores() -> bool {
+    let few = allowed_cores() < 2;
+    if few {
+        eprintln!("skipped: fewer than two allowed cores, nothing to place");
+    }
+    few
+}
+
+#[test]
+fn the_executive_of_the_first_net_gets_a_core_no_other_thread_uses() {
+    if too_few_cores() {
+        return;
+    }
+    let report = smxrun(&["nets/src_snk.smx", "-n", "3000"]);
+    let executive_core = report["firewalls"][0]["core"]
+        .as_u64()
+        .expect("the executive is pinned");
+    // Src#2 and Snk#3 are the free-running pair, on threads of their own.
+    for id in [2, 3] {
+        assert_ne!(net_core(&report, id), executive_core, "{:#}", report["nets"]);
+    }
+    let notes = warnings(&report);
+    assert!(
+        notes
+            .iter()
+            .any(|w| w.contains(&format!("cyclic executive alone on core {executive_core}"))),
+        "{notes:#?}"
+    );
+    assert_eq!(report["status"], "ok");
+    assert_eq!(report["messages"], 6000, "both pairs moved every message");
+}
+
+#[test]
+fn a_core_setting_onto_the_reserved_core_shares_it_and_says_so() {
+    if too_few_cores() {
+        return;
+    }
+    let probe = smxrun(&["nets/src_snk.smx", "-n", "100"]);
+    let reserved = probe["firewalls"][0]["core"].as_u64().unwrap().to_string();
+    let set = format!("Snk#3.core={reserved}");
+    let report = smxrun(&["nets/src_snk.smx", "-n", "100", "--set", &set]);
+    let notes = warnings(&report);
+    assert!(
+        notes
+            .iter()
+            .any(|w| w.contains("shared with a net whose `core` setting")),
+        "{notes:#?}"
+    );
+    assert!(!notes.iter().any(|w| w.contains("alone on core")), "{notes:#?}");
+}
+
+#[test]
+fn an_explicit_core_list_spreads_and_reserves_nothing() {
+    if too_few_cores() {
+        return;
+    }
+    let report = smxrun(&["nets/src_snk.smx", "-n", "100", "--pin", "0,1"]);
+    assert!(
+        !warnings(&report).iter().any(|w| w.starts_with("placement:")),
+        "{:#?}",
+        warnings(&report)
+    );
+}
+
+#[test]
+fn pairs_that_outnumber_the_cores_share_a_core_when_their_channels_are_long() {
+    if too_few_cores() {
+        return;
+    }
+    let report = smxrun(&["nets/pairs_16.smx", "-n", "2000", "--channel-len", "64"]);
+    for (producer, consumer) in channel_ends(&report) {
+        assert_eq!(producer, consumer, "{:#}", report["nets"]);
+    }
+    let cores: std::collections::BTreeSet<u64> = channel_ends(&report).iter().map(|e| e.0).collect();
+    assert!(cores.len() >= 2, "the chains are spread over the cores: {cores:?}");
+    let notes = warnings(&report);
+    assert!(notes.iter().any(|w| w.contains("stay on one core")), "{notes:#?}");
+}
+
+#[test]
+fn pairs_on_length_one_channels_spread_even_when_they_outnumber_the_cores() {
+    if too_few_cores() {
+        return;
+    }
+    let report = smxrun(&["nets/pairs_16.smx", "-n", "2000"]);
+    for (producer, consumer) in channel_ends(&report) {
+        assert_ne!(producer, consumer, "{:#}", report["nets"]);
+    }
+    let notes = warnings(&report);
+    assert!(notes.iter().any(|w| w.contains("too short")), "{notes:#?}");
+}
+
+#[test]
+fn threads_that_fit_spread_without_a_note() {
+    if too_few_cores() {
+        return;
+    }
+    let report = smxrun(&["nets/pairs_2.smx", "-n", "2000", "--channel-len", "64"]);
+    for (producer, consumer) in channel_ends(&report) {
+        assert_ne!(producer, consumer);
+    }
+    assert!(!warnings(&report).iter().any(|w| w.starts_with("placement:")));
+}
