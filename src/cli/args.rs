@@ -58,13 +58,17 @@ pub struct RunArgs {
     #[arg(required = true, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
-    /// Thread placement: auto (spread over the allowed cores), off, or a list of cores (0,1,...)
+    /// Thread placement: auto (decided from the net and the machine: a cyclic executive alone on
+    /// a spare core, chains kept on one core when threads outnumber cores and channels are long,
+    /// spread otherwise; the report's warnings say what was decided), off, or a list of cores to
+    /// spread over (0,1,...)
     #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
     pub pin: Pin,
 
-    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only when
-    /// every thread can have a core of its own (a busy real-time thread starves the others on its
-    /// core), on forces it, off never uses it. An explicit per-net `priority` always applies.
+    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only for
+    /// threads that have a core of their own (every thread when they all fit, else a cyclic
+    /// executive that placement put alone on a core; a busy real-time thread starves the others
+    /// on its core), on forces it, off never uses it. An explicit per-net `priority` always applies.
     #[arg(long, value_name = "auto|on|off", default_value = "auto")]
     pub rt: smx_runtime::Realtime,
 
