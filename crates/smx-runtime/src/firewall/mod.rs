@@ -73,8 +73,9 @@ pub struct FirewallOptions {
     pub cores: Vec<usize>,
     /// Where time-triggered boxes run.
     pub mode: TtMode,
-    /// Every thread of the run has a core of its own (decided by the runtime; lets a firewall
-    /// spin for as long as its timer needs).
+    /// No other thread of the run shares a firewall's core (decided by the placement): a
+    /// real-time firewall there cannot starve one, so it keeps its priority even when it moves
+    /// nothing for a while.
     pub exclusive_cores: bool,
 }
 

@@ -97,14 +97,12 @@ pub fn run(
         lock_memory: cfg.lock_memory,
     });
     warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
-    // A firewall that shares its core with boxes must not spin through a whole period: that
-    // would starve them (a producer that never runs misses every tick), so it spins at most
-    // half a period. One with a core of its own (a cyclic executive running every box of its
-    // period, alone on its core) may spin as long as the timer needs, as the probe does.
-    let spin_ns = match cfg.spin.resolve(cfg.period) {
-        ns if cfg.exclusive_core => ns,
-        ns => ns.min(cfg.period.as_nanos() as u64 / 2),
-    };
+    // No firewall spins through more than half a period. One that shares its core with boxes
+    // would starve them (a producer that never runs misses every tick); one alone on its core
+    // would still starve everything else on that core, and the kernel answers a SCHED_FIFO
+    // thread that never sleeps by throttling it (sched_rt_runtime_us, or the fair server of
+    // kernels since 6.12: 50 ms of every second), which loses thousands of ticks at once.
+    let spin_ns = cfg.spin.resolve(cfg.period).min(cfg.period.as_nanos() as u64 / 2);
     let mut report = FirewallReport {
         name: cfg.name.clone(),
         clock_source: smx_timing::clock_source(),
