@@ -73,9 +73,9 @@ pub struct FirewallOptions {
     pub cores: Vec<usize>,
     /// Where time-triggered boxes run.
     pub mode: TtMode,
-    /// No other thread of the run shares a firewall's core (decided by the placement): a
-    /// real-time firewall there cannot starve one, so it keeps its priority even when it moves
-    /// nothing for a while.
+    /// No other thread of the run shares a firewall's core (decided by the placement): it may
+    /// spin for up to three quarters of a period instead of half, and a real-time firewall
+    /// there cannot starve one of the run, so it keeps its priority when it moves nothing.
     pub exclusive_cores: bool,
 }
 

@@ -97,12 +97,19 @@ pub fn run(
         lock_memory: cfg.lock_memory,
     });
     warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
-    // No firewall spins through more than half a period. One that shares its core with boxes
-    // would starve them (a producer that never runs misses every tick); one alone on its core
-    // would still starve everything else on that core, and the kernel answers a SCHED_FIFO
-    // thread that never sleeps by throttling it (sched_rt_runtime_us, or the fair server of
-    // kernels since 6.12: 50 ms of every second), which loses thousands of ticks at once.
-    let spin_ns = cfg.spin.resolve(cfg.period).min(cfg.period.as_nanos() as u64 / 2);
+    // A firewall that shares its core with boxes spins at most half a period: more would
+    // starve them (a producer that never runs misses every tick). One alone on its core may
+    // spin longer, but not through the whole period: the kernel answers a SCHED_FIFO thread
+    // that never sleeps by throttling it (sched_rt_runtime_us, or since Linux 6.12 the fair
+    // server: 50 ms of every second go to waiting normal threads), which loses thousands of
+    // ticks at once. Sleeping a quarter of each period leaves them that time in small pieces.
+    let period_ns = cfg.period.as_nanos() as u64;
+    let longest = if cfg.exclusive_core {
+        period_ns / 4 * 3
+    } else {
+        period_ns / 2
+    };
+    let spin_ns = cfg.spin.resolve(cfg.period).min(longest);
     let mut report = FirewallReport {
         name: cfg.name.clone(),
         clock_source: smx_timing::clock_source(),
