@@ -86,8 +86,9 @@ pub struct TuneArgs {
     /// Period of the tt row [default: 10us, as nets/src_snk.smx]
     #[arg(long, value_parser = parse_period, value_name = "T")]
     pub period: Option<Duration>,
-    /// `--pin` values of the sweep [default: auto,off]
-    #[arg(long, value_delimiter = ',', value_parser = ["auto", "off"], value_name = "auto|off,..")]
+    /// `--pin` values of the sweep: auto, off, and spread (`--pin` with every allowed core: the
+    /// spreading that auto replaces where it keeps chains on one core) [default: auto,off,spread]
+    #[arg(long, value_delimiter = ',', value_parser = ["auto", "off", "spread"], value_name = "auto|off|spread,..")]
     pub pins: Vec<String>,
     /// `--wait-spin` values of the sweep (0 parks at once) [default: 0,10us,50us,200us; the
     /// runtime's default is always added]

@@ -49,8 +49,13 @@ impl Setting {
             return "default".into();
         }
         let mut parts = Vec::new();
-        if let Some(pin) = &self.pin {
-            parts.push(format!("--pin {}", pin_name(pin)));
+        match &self.pin {
+            Some(PinMode::List(cores)) => {
+                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+                parts.push(format!("--pin {}", list.join(",")));
+            }
+            Some(pin) => parts.push(format!("--pin {}", pin_name(pin))),
+            None => {}
         }
         if let Some(spin) = self.spin {
             parts.push(format!("--wait-spin {}", spin_literal(spin)));
@@ -87,7 +92,7 @@ fn pin_name(pin: &PinMode) -> &'static str {
     match pin {
         PinMode::Auto => "auto",
         PinMode::Off => "off",
-        PinMode::List(_) => "list",
+        PinMode::List(_) => "spread",
     }
 }
 
@@ -113,11 +118,16 @@ impl Sweep {
     /// is always among the spins, so the sweep contains the default's own setting and a
     /// default/best ratio measures only the noise when the default is already the best.
     pub fn new(pins: &[String], spins: &[Duration], modes: &[TtMode]) -> Sweep {
+        let spread = || PinMode::List(smx_timing::sched::allowed_cores());
         let mut pins: Vec<PinMode> = if pins.is_empty() {
-            vec![PinMode::Auto, PinMode::Off]
+            vec![PinMode::Auto, PinMode::Off, spread()]
         } else {
             pins.iter()
-                .map(|p| if p == "off" { PinMode::Off } else { PinMode::Auto })
+                .map(|p| match p.as_str() {
+                    "off" => PinMode::Off,
+                    "spread" => spread(),
+                    _ => PinMode::Auto,
+                })
                 .collect()
         };
         pins.dedup();
