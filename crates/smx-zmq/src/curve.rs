@@ -126,8 +126,8 @@ pub fn read_key(text: &str, secret: bool) -> Result<Key, String> {
     let path = Path::new(text);
     if !path.exists() {
         return Err(format!(
-            "'{}' is neither a key (40 characters of Z85, as `smxrun keygen` prints) nor an existing key file",
-            shown(text)
+            "{} is neither a key (40 characters of Z85, as `smxrun keygen` prints) nor an existing key file",
+            shown(text, secret)
         ));
     }
     let content = read_file(path, secret)?;
@@ -135,9 +135,9 @@ pub fn read_key(text: &str, secret: bool) -> Result<Key, String> {
     match (keys.next(), keys.next()) {
         (Some(line), None) => decode(line).ok_or_else(|| {
             format!(
-                "{}: '{}' is not a key (40 characters of Z85)",
+                "{}: {} is not a key (40 characters of Z85)",
                 path.display(),
-                shown(line)
+                shown(line, secret)
             )
         }),
         (None, _) => Err(format!("{}: holds no key", path.display())),
@@ -161,8 +161,8 @@ fn read_key_list(text: &str) -> Result<Vec<Key>, String> {
         .map(|k| {
             decode(k).ok_or_else(|| {
                 format!(
-                    "{place}'{}' is not a public key (40 characters of Z85) nor a key file",
-                    shown(k)
+                    "{place}{} is not a public key (40 characters of Z85) nor a key file",
+                    shown(k, false)
                 )
             })
         })
@@ -203,13 +203,18 @@ fn read_file(path: &Path, secret: bool) -> Result<String, String> {
     Ok(content)
 }
 
-/// A text that failed to parse, cut so that a mistyped secret is not printed whole.
-fn shown(text: &str) -> String {
-    let cut: String = text.chars().take(12).collect();
-    if cut.len() < text.len() {
-        format!("{cut}...")
+/// A text that failed to parse, for an error message. What may be a mistyped secret key (a
+/// text about as long as a key) is not shown at all; anything else is cut at 100 characters.
+fn shown(text: &str, secret: bool) -> String {
+    let len = text.chars().count();
+    if secret && (30..=50).contains(&len) {
+        return format!("the value ({len} characters, not shown: it may be a secret key)");
+    }
+    let cut: String = text.chars().take(100).collect();
+    if len > 100 {
+        format!("'{cut}...'")
     } else {
-        cut
+        format!("'{cut}'")
     }
 }
 
@@ -356,7 +361,14 @@ mod tests {
         assert_eq!(err.0, "curve_public");
         let err = from_texts(&texts("nonsense", "", "", "")).unwrap_err();
         assert_eq!(err.0, "curve_secret");
-        assert!(err.1.contains("neither a key"), "{}", err.1);
+        assert!(err.1.contains("'nonsense' is neither a key"), "{}", err.1);
+        let typo = format!("{}~", &encode(&secret)[1..]);
+        let err = from_texts(&texts(&typo, "", "", "")).unwrap_err();
+        assert!(
+            !err.1.contains(&typo[..8]),
+            "a mistyped secret is not printed: {}",
+            err.1
+        );
         let err = from_texts(&texts("", "", "", &encode(&public))).unwrap_err();
         assert_eq!(err.0, "curve_clients");
         let err = from_texts(&texts(&encode(&secret), "", &encode(&public), &encode(&public))).unwrap_err();
