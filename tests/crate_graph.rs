@@ -100,6 +100,7 @@ fn the_runtime_and_its_report_know_no_particular_box_and_no_command_line() {
         &[
             "smx-boxes",
             "smx-zmq",
+            "smx-libzmq",
             "smx-lang",
             "zmq",
             "clap",
@@ -140,4 +141,14 @@ fn the_command_line_is_only_in_the_root_package() {
     ] {
         assert_none_of(name, &["clap", "plotters", "signal-hook", "env_logger", "smxrun"]);
     }
+}
+
+#[test]
+fn the_libzmq_build_knows_nothing_of_smx() {
+    let deps = crate_deps("smx-libzmq");
+    assert!(
+        deps.iter().all(|d| !d.starts_with("smx-")),
+        "smx-libzmq only builds libzmq and libsodium (it has {deps:?})"
+    );
+    assert!(crate_deps("smx-zmq").contains("smx-libzmq"));
 }

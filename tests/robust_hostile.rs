@@ -143,6 +143,7 @@ fn receiver(timeout: Duration, senders: u64) -> Receiver {
             timeout,
             linger: Duration::ZERO,
             max_message: 1 << 20,
+            curve: None,
         },
         subscribe: Vec::new(),
         senders,

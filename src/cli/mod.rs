@@ -10,6 +10,7 @@ pub mod boxes;
 pub mod check;
 pub mod exit;
 pub mod headers;
+pub mod keygen;
 pub mod load;
 pub mod output;
 pub mod probe;
@@ -67,6 +68,7 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         }
         Some(Command::Headers(a)) => headers::headers(&a, registry),
         Some(Command::Probe(a)) => probe::probe(&a),
+        Some(Command::Keygen(a)) => keygen::keygen(&a),
         Some(Command::TraceView(a)) => trace_view::trace_view(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }

@@ -60,6 +60,9 @@ pub struct Stats {
     pub entries: Vec<(&'static str, StatValue)>,
     /// One line for the text report, written by the box (e.g. "sent 1000, lost 0").
     pub summary: Option<String>,
+    /// Lines for the report's warnings (e.g. a port bound for every host without
+    /// authentication), each naming the instance.
+    pub warnings: Vec<String>,
 }
 
 impl Stats {
@@ -84,6 +87,12 @@ impl Stats {
 
     pub fn summary(mut self, line: impl Into<String>) -> Self {
         self.summary = Some(line.into());
+        self
+    }
+
+    /// Adds a line to the report's warnings.
+    pub fn warn(mut self, line: impl Into<String>) -> Self {
+        self.warnings.push(line.into());
         self
     }
 

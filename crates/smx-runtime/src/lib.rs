@@ -708,6 +708,11 @@ fn assemble(
     } else {
         Status::Ok
     };
+    for w in nets.iter().flat_map(|n| &n.stats.warnings) {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
     let mut sections: std::collections::BTreeMap<String, Vec<smx_box::Stats>> = Default::default();
     for n in &nets {
         if let Some(section) = n.stats.section {

@@ -179,11 +179,11 @@ impl Endpoint {
     /// warning to print, naming the exposed port: nothing authenticates the peers (this build's
     /// libzmq has no CURVE, see the README's security section), so anyone who reaches the port
     /// can send frames to a source or read a sink's stream.
-    pub fn exposure_warning(&self, port: Option<u16>) -> Option<String> {
+    pub fn exposure_warning(&self, port: Option<u16>, curve: bool) -> Option<String> {
         let Transport::Tcp { host, .. } = &self.transport else {
             return None;
         };
-        if self.is_local() {
+        if self.is_local() || curve {
             return None;
         }
         let port = port.map_or_else(|| "an ephemeral port".to_string(), |p| format!("port {p}"));
@@ -194,7 +194,7 @@ impl Endpoint {
         };
         Some(format!(
             "binding {} exposes {port} {reach} without authentication: any peer that reaches it can send \
-             or read messages (bind to 127.0.0.1 to keep it local)",
+             or read messages (set curve_secret to authenticate peers, or bind to 127.0.0.1 to keep it local)",
             self.written
         ))
     }
@@ -369,15 +369,17 @@ mod tests {
     #[test]
     fn exposed_binds_are_flagged_with_their_port() {
         let e = Endpoint::parse("tcp://*:50030", true).unwrap();
-        let warning = e.exposure_warning(Some(50030)).unwrap();
+        let warning = e.exposure_warning(Some(50030), false).unwrap();
         assert!(warning.contains("port 50030 on every network interface"), "{warning}");
         let host = Endpoint::parse("tcp://192.0.2.7:50030", true).unwrap();
-        let warning = host.exposure_warning(Some(50030)).unwrap();
+        let warning = host.exposure_warning(Some(50030), false).unwrap();
         assert!(warning.contains("to other hosts without authentication"), "{warning}");
         let local = Endpoint::parse("tcp://127.0.0.1:50030", true).unwrap();
-        assert_eq!(local.exposure_warning(Some(50030)), None);
+        assert_eq!(local.exposure_warning(Some(50030), false), None);
         assert_eq!(
-            Endpoint::parse("ipc:///tmp/x", true).unwrap().exposure_warning(None),
+            Endpoint::parse("ipc:///tmp/x", true)
+                .unwrap()
+                .exposure_warning(None, false),
             None
         );
     }

@@ -10,8 +10,12 @@
 //! * [`sink`], [`source`]: the boxes.
 //! * [`verdict`]: what a row's books say about its link, in one word.
 
+// Links the libzmq that has CURVE (.cargo/config.toml makes zmq-sys only declare the symbols).
+extern crate smx_libzmq;
+
 pub mod batch;
 pub mod books;
+pub mod curve;
 pub mod endpoint;
 pub mod eos;
 pub mod receiver;

@@ -58,6 +58,9 @@ pub struct Receiver {
     /// Connections that ended while the stream was open (a sender stopped or was killed, or
     /// libzmq cut a peer for a frame over `max_message` or bytes that are not ZeroMQ).
     pub disconnects: u64,
+    /// Handshakes refused: peers without the right CURVE keys (or without CURVE) that tried to
+    /// connect; their connections are not in `disconnects`.
+    pub refused: u64,
     /// When traffic was last noticed; refreshed lazily (see `traffic_since`), so that a busy
     /// stream reads the clock once per empty socket, not once per message.
     last_traffic: Instant,
@@ -97,6 +100,7 @@ impl Receiver {
             markers: 0,
             conflicting_markers: 0,
             disconnects: 0,
+            refused: 0,
             last_traffic: Instant::now(),
             traffic_since: false,
             draining: false,
@@ -106,6 +110,11 @@ impl Receiver {
 
     pub fn endpoint(&self) -> &str {
         self.socket.as_ref().map_or("", |s| s.endpoint.as_str())
+    }
+
+    /// The warning for the report when the socket is bound for other hosts without CURVE.
+    pub fn exposed(&self) -> Option<String> {
+        self.socket.as_ref().and_then(|s| s.exposed.clone())
     }
 
     pub fn settings(&self) -> &SourceSettings {
@@ -137,7 +146,7 @@ impl Receiver {
         self.batch = None;
         if let Some(mut sock) = self.socket.take() {
             sock.poll_peers();
-            self.disconnects = sock.disconnects;
+            (self.disconnects, self.refused) = connections(&sock);
             let _ = sock.socket.set_linger(0);
             sock.close(Duration::ZERO);
         }
@@ -182,7 +191,7 @@ impl Receiver {
                 Ok(()) => {}
                 Err(zmq::Error::EAGAIN) => {
                     sock.poll_peers();
-                    self.disconnects = sock.disconnects;
+                    (self.disconnects, self.refused) = connections(sock);
                     // Data of a sender without a marker that arrived while draining keeps the
                     // stream open.
                     self.draining = self.draining && self.books.complete(self.settings.senders);
@@ -331,4 +340,10 @@ impl Drop for Receiver {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// Connections that ended, and handshakes refused. libzmq ends each connection whose handshake
+/// failed: that is a refused peer, not a sender that went away, so it is not a disconnect.
+fn connections(sock: &BoxSocket) -> (u64, u64) {
+    (sock.disconnects.saturating_sub(sock.refused), sock.refused)
 }

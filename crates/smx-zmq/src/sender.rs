@@ -43,6 +43,8 @@ pub struct SinkStats {
     /// The stream was ended with an abort marker (the sink failed or gave up before its input
     /// ended).
     pub aborted: bool,
+    /// Handshakes that failed: a peer (or this sink) without the right CURVE keys.
+    pub refused: u64,
 }
 
 /// The result of one send, from best to worst (so `max` combines two).
@@ -141,6 +143,11 @@ impl Sender {
     /// The endpoint bound or connected (an ephemeral port resolved).
     pub fn endpoint(&self) -> &str {
         self.socket.as_ref().map_or("", |s| s.endpoint.as_str())
+    }
+
+    /// The warning for the report when the socket is bound for other hosts without CURVE.
+    pub fn exposed(&self) -> Option<String> {
+        self.socket.as_ref().and_then(|s| s.exposed.clone())
     }
 
     pub fn settings(&self) -> &SinkSettings {
@@ -458,6 +465,7 @@ impl Sender {
             // Stopped: what receivers have not taken by now is not waited for.
             let _ = sock.socket.set_linger(STOP_GRACE.as_millis() as i32);
         }
+        self.stats.refused = sock.refused;
         let closed = sock.close(linger);
         self.stats.linger_expired = !confirmed || closed.linger_expired;
         if self.stats.linger_expired {

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use smx_box::{BoxConfig, BoxError, ConfigKey, ValueKind};
 
-use super::endpoint::Endpoint;
+use super::curve::{self, Curve, KeyTexts};
+use super::endpoint::{Endpoint, Transport};
 
 /// The socket pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +88,35 @@ const MAX_MESSAGE: ConfigKey = ConfigKey {
     help: "largest ZeroMQ frame in bytes (payload + 22-byte header; ZMQ_MAXMSGSIZE): a source cuts a peer that sends a larger one, a sink refuses a larger message; default 64 MiB + 22",
 };
 
+const CURVE_SECRET: ConfigKey = ConfigKey {
+    name: "curve_secret",
+    kind: ValueKind::Str,
+    default: Some(""),
+    choices: &[],
+    help: "CURVE: this box's secret key, 40 characters of Z85 or the path of a key file (mode 0600; `smxrun keygen`); alone: this box is a CURVE server and accepts only peers that know its public key",
+};
+const CURVE_PUBLIC: ConfigKey = ConfigKey {
+    name: "curve_public",
+    kind: ValueKind::Str,
+    default: Some(""),
+    choices: &[],
+    help: "CURVE: this box's public key (Z85 or a file); optional, derived from curve_secret, checked against it when given",
+};
+const CURVE_SERVER: ConfigKey = ConfigKey {
+    name: "curve_server",
+    kind: ValueKind::Str,
+    default: Some(""),
+    choices: &[],
+    help: "CURVE: the server's public key (Z85 or a file): this box is a CURVE client and talks only to that server; its own key pair is curve_secret (a fresh one if empty)",
+};
+const CURVE_CLIENTS: ConfigKey = ConfigKey {
+    name: "curve_clients",
+    kind: ValueKind::Str,
+    default: Some(""),
+    choices: &[],
+    help: "CURVE server: the only client public keys accepted, separated by commas, or a file with one per line (empty: any client that knows the server's public key)",
+};
+
 /// The largest payload `smx_src_rand` makes (its `size` maximum), from which the default
 /// `max_message` is derived.
 pub const MAX_PAYLOAD: u64 = 64 * 1024 * 1024;
@@ -138,6 +168,10 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         help: "most messages of one topic sent in one frame, taken only from what is already waiting (never waits, adds no latency); 1 = one frame per message",
     },
     MAX_MESSAGE,
+    CURVE_SECRET,
+    CURVE_PUBLIC,
+    CURVE_SERVER,
+    CURVE_CLIENTS,
 ];
 
 /// Keys of `smx_src_zmq`.
@@ -178,6 +212,10 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
                from the message's creation if so, else from its arrival here (auto: comparable for ipc, inproc and \
                loopback tcp, the same host)",
     },
+    CURVE_SECRET,
+    CURVE_PUBLIC,
+    CURVE_SERVER,
+    CURVE_CLIENTS,
 ];
 
 /// Settings common to both roles.
@@ -192,6 +230,8 @@ pub struct Common {
     pub linger: Duration,
     /// Largest frame in bytes (`ZMQ_MAXMSGSIZE`), at least [`MIN_MAX_MESSAGE`].
     pub max_message: u64,
+    /// CURVE authentication and encryption of the link (`None`: none, libzmq's NULL mechanism).
+    pub curve: Option<Curve>,
 }
 
 /// Settings of a sink.
@@ -248,6 +288,19 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
             ),
         ));
     }
+    let curve = curve::from_texts(&KeyTexts {
+        secret: config.str("curve_secret")?,
+        public: config.str("curve_public")?,
+        server: config.str("curve_server")?,
+        clients: config.str("curve_clients")?,
+    })
+    .map_err(|(key, e)| place(key, e))?;
+    if curve.is_some() && matches!(endpoint.transport, Transport::Inproc { .. }) {
+        return Err(place(
+            "curve_secret",
+            "CURVE secures tcp and ipc links; an inproc link never leaves the process (remove the curve keys)".into(),
+        ));
+    }
     Ok(Common {
         instance: config.instance.clone(),
         pattern,
@@ -257,6 +310,7 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
         timeout,
         linger,
         max_message,
+        curve,
     })
 }
 

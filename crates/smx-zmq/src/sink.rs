@@ -39,6 +39,8 @@ pub struct ZmqSink {
     aborting: bool,
     /// Kept after cleanup for [`BoxImpl::stats`].
     endpoint: String,
+    /// The exposure warning of the bound socket, for the report.
+    exposed: Option<String>,
     final_stats: SinkStats,
     /// The run's stop request: a stop also ends the waits of `cleanup`.
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -60,6 +62,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         synced: false,
         aborting: false,
         endpoint: String::new(),
+        exposed: None,
         final_stats: SinkStats::default(),
         stop: Default::default(),
     }))
@@ -75,6 +78,7 @@ impl BoxImpl for ZmqSink {
         self.stop = ctx.stop_flag();
         sender.watch_stop(self.stop.clone());
         self.endpoint = sender.endpoint().to_string();
+        self.exposed = sender.exposed();
         self.sender = Some(sender);
         Ok(())
     }
@@ -217,7 +221,10 @@ impl ZmqSink {
             .with("subscribers", s.subscribers)
             .with("markers", s.markers)
             .with("linger_expired", s.linger_expired)
-            .with("aborted", s.aborted);
+            .with("aborted", s.aborted)
+            .with("curve", common.curve.is_some())
+            .with("refused_handshakes", s.refused);
+        let row = self.exposed.iter().fold(row, |row, w| row.warn(w));
         findings.write_to(row).summary(summary)
     }
 
@@ -250,6 +257,23 @@ impl ZmqSink {
         }
         if s.aborted {
             f.add(Verdict::Incomplete, "ended early with an abort marker");
+        }
+        if s.refused > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} handshake(s) failed: {}",
+                    s.refused,
+                    match &common.curve {
+                        Some(crate::curve::Curve::Client { .. }) => {
+                            "the peer is not the CURVE server of curve_server, or does not accept this client's key"
+                        }
+                        Some(crate::curve::Curve::Server { .. }) =>
+                            "a peer without the right CURVE keys tried to connect",
+                        None => "the peer expects CURVE keys (set curve_server to its public key)",
+                    }
+                ),
+            );
         }
         if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() {
             f.add(

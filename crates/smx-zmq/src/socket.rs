@@ -38,6 +38,11 @@ pub struct BoxSocket {
     /// Connections that ended (the peer closed, was killed, or libzmq cut it for a protocol
     /// error such as a frame over `max_message`), as counted from the monitor's events.
     pub disconnects: u64,
+    /// Handshakes that failed (a peer without the right CURVE keys, or one speaking another
+    /// security mechanism); each one also ends its connection.
+    pub refused: u64,
+    /// The warning for the report when the socket is bound for other hosts without CURVE.
+    pub exposed: Option<String>,
     context: Option<zmq::Context>,
     files: IpcFiles,
     /// The endpoint actually bound (an ephemeral tcp port resolved), or connected.
@@ -87,13 +92,32 @@ impl BoxSocket {
             .set_reconnect_ivl(RECONNECT_MS)
             .and_then(|()| socket.set_reconnect_ivl_max(RECONNECT_MAX_MS))
             .map_err(|e| cause("cannot set the reconnect interval on", e))?;
+        // A connecting CURVE socket queues nothing before the handshake has proved who the peer
+        // is: a sink's messages then wait for the server (and time out, counted as dropped)
+        // instead of being booked as accepted into a connection that is refused. (Plain links
+        // keep libzmq's default, which queues ahead of the connection: senders and receivers
+        // may start in either order without the sender blocking.)
+        if common.curve.is_some() && !common.bind {
+            socket
+                .set_immediate(true)
+                .map_err(|e| cause("cannot set ZMQ_IMMEDIATE on", e))?;
+        }
         configure(&mut socket).map_err(|e| cause("cannot set options for", e))?;
+        if let Some(curve) = &common.curve {
+            curve
+                .apply(&socket)
+                .map_err(|e| cause("cannot set the CURVE keys of", e))?;
+            curve
+                .start_zap(&context)
+                .map_err(|e| cause("cannot start the CURVE client check (ZAP) of", e))?;
+        }
         let monitor = if watch {
             Some(watch_peers(&context, &socket).map_err(|e| cause("cannot monitor the socket of", e))?)
         } else {
             None
         };
         let mut files = IpcFiles::default();
+        let mut exposed = None;
         let bound = if common.bind {
             files = IpcFiles::prepare_bind(endpoint)?;
             socket.bind(&endpoint.resolved).map_err(|e| match e {
@@ -112,11 +136,14 @@ impl BoxSocket {
                 .and_then(Result::ok)
                 .unwrap_or_else(|| endpoint.resolved.clone());
             let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
-            if let Some(warning) = endpoint.exposure_warning(port) {
-                log::warn!("{}: {warning}", common.instance);
-                // Also on stderr whatever RUST_LOG says; a closed stderr is not worth a panic.
+            if let Some(warning) = endpoint.exposure_warning(port, common.curve.is_some()) {
+                let warning = format!("{}: {warning}", common.instance);
+                log::warn!("{warning}");
+                // Also on stderr at once whatever RUST_LOG says (the report's warnings come only
+                // at the end); a closed stderr is not worth a panic.
                 use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "warning: {}: {warning}", common.instance);
+                let _ = writeln!(std::io::stderr(), "warning: {warning}");
+                exposed = Some(warning);
             }
             actual
         } else {
@@ -131,6 +158,8 @@ impl BoxSocket {
             monitor,
             peers: 0,
             disconnects: 0,
+            refused: 0,
+            exposed,
             context: own_context.then_some(context),
             files,
             endpoint: bound,
@@ -175,6 +204,9 @@ impl BoxSocket {
                     self.peers -= 1;
                     self.disconnects += 1;
                 }
+                zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL
+                | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL
+                | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH => self.refused += 1,
                 _ => {}
             }
         }
@@ -212,8 +244,12 @@ fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Sock
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    let events =
-        zmq::SocketEvent::ACCEPTED as i32 | zmq::SocketEvent::CONNECTED as i32 | zmq::SocketEvent::DISCONNECTED as i32;
+    let events = zmq::SocketEvent::ACCEPTED as i32
+        | zmq::SocketEvent::CONNECTED as i32
+        | zmq::SocketEvent::DISCONNECTED as i32
+        | zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL as i32
+        | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL as i32
+        | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH as i32;
     socket.monitor(&endpoint, events)?;
     let monitor = context.socket(zmq::PAIR)?;
     monitor.set_linger(0)?;

@@ -35,6 +35,8 @@ pub struct ZmqSource {
     receiver: Option<Receiver>,
     ports: Option<(OutPort, Option<OutPort>)>,
     endpoint: String,
+    /// The exposure warning of the bound socket, for the report.
+    exposed: Option<String>,
 }
 
 /// Checks everything about `config` that can be checked without a peer and without keeping
@@ -51,6 +53,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         receiver: None,
         ports: None,
         endpoint: String::new(),
+        exposed: None,
     }))
 }
 
@@ -62,6 +65,7 @@ impl BoxImpl for ZmqSource {
         self.ports = Some((data, topic));
         let receiver = Receiver::open(self.settings.clone())?;
         self.endpoint = receiver.endpoint().to_string();
+        self.exposed = receiver.exposed();
         self.receiver = Some(receiver);
         Ok(())
     }
@@ -138,14 +142,15 @@ impl ZmqSource {
             Some(r) => (r.totals(), r.corrupt, r.markers, r.ended()),
             None => (Default::default(), 0, 0, None),
         };
-        let (conflicting, disconnects, seen, silent) = match &self.receiver {
+        let (conflicting, disconnects, refused, seen, silent) = match &self.receiver {
             Some(r) => (
                 r.conflicting_markers,
                 r.disconnects,
+                r.refused,
                 r.books().senders_seen(),
                 r.books().silent_senders(),
             ),
-            None => (0, 0, 0, 0),
+            None => (0, 0, 0, 0, 0),
         };
         let endpoint = if self.endpoint.is_empty() {
             &common.endpoint.written
@@ -188,6 +193,8 @@ impl ZmqSource {
             end,
             conflicting,
             disconnects,
+            refused,
+            curve: common.curve.is_some(),
             senders_seen: seen as u64,
             silent_senders: silent as u64,
             senders: self.settings.senders,
@@ -225,6 +232,8 @@ impl ZmqSource {
             .with("senders_seen", seen)
             .with("silent_senders", silent)
             .with("disconnects", disconnects)
+            .with("curve", common.curve.is_some())
+            .with("refused_handshakes", refused)
             .with(
                 "latency_from",
                 if self.settings.comparable_clock {
@@ -233,6 +242,7 @@ impl ZmqSource {
                     "arrival"
                 },
             );
+        let row = self.exposed.iter().fold(row, |row, w| row.warn(w));
         findings.write_to(row).summary(summary)
     }
 }
@@ -244,6 +254,8 @@ struct SourceFacts {
     end: Option<EndReason>,
     conflicting: u64,
     disconnects: u64,
+    refused: u64,
+    curve: bool,
     senders_seen: u64,
     silent_senders: u64,
     senders: u64,
@@ -325,6 +337,20 @@ impl SourceFacts {
                 format!(
                     "{} connection(s) ended while receiving: a sender stopped or was killed, or libzmq cut a peer that sent a frame over max_message ({} bytes) or bytes that are not ZeroMQ",
                     self.disconnects, self.max_message
+                ),
+            );
+        }
+        if self.refused > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} handshake(s) refused: {} (their frames never reached the books)",
+                    self.refused,
+                    if self.curve {
+                        "a peer without the right CURVE keys tried to connect"
+                    } else {
+                        "a peer speaking CURVE or another security mechanism tried to connect"
+                    }
                 ),
             );
         }

@@ -22,6 +22,7 @@ fn common(pattern: Pattern, endpoint: &str, bind: bool, hwm: i32, timeout: Durat
         timeout,
         linger: Duration::from_secs(5),
         max_message: 1 << 20,
+        curve: None,
     }
 }
 
