@@ -92,21 +92,22 @@ pub(crate) struct Joined {
 
 enum Running {
     Net(usize, JoinHandle<Outcome>),
-    Shard(RunningShard),
+    /// A firewall thread and its place in the run's list of them.
+    Shard(usize, RunningShard),
 }
 
 impl Running {
     fn finished(&self) -> bool {
         match self {
             Running::Net(_, h) => h.is_finished(),
-            Running::Shard(s) => s.is_finished(),
+            Running::Shard(_, s) => s.is_finished(),
         }
     }
 
     fn thread(&self) -> &Thread {
         match self {
             Running::Net(_, h) => h.thread(),
-            Running::Shard(s) => s.thread(),
+            Running::Shard(_, s) => s.thread(),
         }
     }
 }
@@ -122,20 +123,29 @@ pub(crate) fn join(
     started: Instant,
 ) -> Joined {
     let mut running: Vec<Running> = handles.into_iter().map(|(id, h)| Running::Net(id, h)).collect();
-    running.extend(firewalls.shards.into_iter().map(Running::Shard));
+    let shards = firewalls.shards.len();
+    running.extend(
+        firewalls
+            .shards
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| Running::Shard(k, s)),
+    );
     let mut joined = Joined {
         outcomes: vec![None; nets],
         firewalls: Vec::new(),
         warnings: Vec::new(),
         stuck: Vec::new(),
     };
+    // Firewall reports and warnings in the run's order of firewalls, whichever ends first.
+    let mut by_shard: Vec<Option<(FirewallReport, Vec<String>)>> = (0..shards).map(|_| None).collect();
     let mut stopped_at: Option<Instant> = None;
     let mut seen = 0;
     loop {
         let (done, left): (Vec<Running>, Vec<Running>) = running.into_iter().partition(Running::finished);
         running = left;
         for r in done {
-            collect(r, &mut joined);
+            collect(r, &mut joined, &mut by_shard);
         }
         if running.is_empty() {
             break;
@@ -157,7 +167,11 @@ pub(crate) fn join(
         seen = common.ending.wait(seen, look);
     }
     for r in running {
-        leave(r, common, started, &mut joined);
+        leave(r, common, started, &mut joined, &mut by_shard);
+    }
+    for (report, warnings) in by_shard.into_iter().flatten() {
+        joined.firewalls.push(report);
+        joined.warnings.extend(warnings);
     }
     joined
 }
@@ -172,7 +186,7 @@ fn halt(ending: &Ending, running: &[Running]) {
     }
 }
 
-fn collect(r: Running, joined: &mut Joined) {
+fn collect(r: Running, joined: &mut Joined, by_shard: &mut [Option<(FirewallReport, Vec<String>)>]) {
     match r {
         Running::Net(id, h) => {
             joined.outcomes[id] = Some(h.join().unwrap_or_else(|panic| {
@@ -181,10 +195,9 @@ fn collect(r: Running, joined: &mut Joined) {
                 outcome
             }));
         }
-        Running::Shard(s) => {
+        Running::Shard(k, s) => {
             let r = s.join();
-            joined.firewalls.push(r.report);
-            joined.warnings.extend(r.warnings);
+            by_shard[k] = Some((r.report, r.warnings));
             for (id, outcome) in r.outcomes {
                 joined.outcomes[id] = Some(outcome);
             }
@@ -193,17 +206,27 @@ fn collect(r: Running, joined: &mut Joined) {
 }
 
 /// A thread that did not end: its nets are `stuck`, with what the live counters say.
-fn leave(r: Running, common: &Common, started: Instant, joined: &mut Joined) {
-    let ids = match &r {
-        Running::Net(id, _) => vec![*id],
-        Running::Shard(s) => {
-            joined.firewalls.push(s.live_report());
-            joined.warnings.push(format!(
-                "{}: did not end within {} ms of the stop; its figures are those it had published",
+fn leave(
+    r: Running,
+    common: &Common,
+    started: Instant,
+    joined: &mut Joined,
+    by_shard: &mut [Option<(FirewallReport, Vec<String>)>],
+) {
+    let (ids, whose) = match &r {
+        Running::Net(id, _) => (vec![*id], "its thread".to_string()),
+        Running::Shard(k, s) => {
+            let warning = format!(
+                "{}: did not end within {} ms of the stop (a box of its cyclic executive is stuck); its \
+                 figures are those it had published",
                 s.name(),
                 GIVE_UP.as_millis()
-            ));
-            s.nets().to_vec()
+            );
+            by_shard[*k] = Some((s.live_report(), vec![warning]));
+            (
+                s.nets().to_vec(),
+                format!("the cyclic executive that runs it ({})", s.name()),
+            )
         }
     };
     for id in ids {
@@ -212,8 +235,8 @@ fn leave(r: Running, common: &Common, started: Instant, joined: &mut Joined) {
         outcome.loop_count = common.loops[id].get();
         outcome.wall = started.elapsed();
         outcome.error = Some(format!(
-            "did not end within {} ms of the stop, in or after step {}: its thread is left running, \
-             and its figures are those it had published",
+            "{whose} did not end within {} ms of the stop (at or after step {}) and is left running; \
+             the figures are those published by then",
             GIVE_UP.as_millis(),
             outcome.loop_count
         ));
