@@ -294,3 +294,36 @@ fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("file descriptors") && err.contains("ulimit -n"), "{err}");
 }
+
+#[test]
+fn a_small_address_space_limit_ends_in_a_message_naming_it_not_an_abort() {
+    // 2,000 boxes: before, glibc's per-thread arenas (64 MiB of address space each) took what
+    // a limit of 146 MiB left after the composition thread's stack, and the front end aborted
+    // (exit 134, "memory allocation of 48 bytes failed").
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = vec!["Src.Snk"; 1000].join(" | ");
+    let net = write(
+        dir.path(),
+        "big.smx",
+        &format!("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect {pairs}\n"),
+    );
+    for kib in [80_000, 100_000, 146_000, 300_000] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v {kib} && exec {} run {} -q -n 10",
+                env!("CARGO_BIN_EXE_smxrun"),
+                net.display()
+            ))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "ulimit -v {kib}: {err}");
+        assert!(!err.contains("memory allocation of"), "ulimit -v {kib}: {err}");
+        // Lower than that, whether the composition thread's stack or an allocation is refused
+        // first depends on the machine: both end with exit 1 and a message.
+        if kib >= 100_000 {
+            assert!(err.contains("ulimit -v"), "ulimit -v {kib}: {err}");
+        }
+    }
+}

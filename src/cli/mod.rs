@@ -12,6 +12,7 @@ pub mod exit;
 pub mod headers;
 pub mod keygen;
 pub mod load;
+pub mod memory;
 pub mod output;
 pub mod probe;
 pub mod progress;
@@ -34,6 +35,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    memory::share_one_arena();
     init_logging();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,

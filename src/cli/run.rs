@@ -194,12 +194,17 @@ fn render(report: &Report, format: ReportFormat) -> String {
 /// One line on stderr per failed net, and a note when the run was interrupted, so that the
 /// exit code is explained even when the report went to a file.
 fn summarise_problems(report: &Report, interrupted: bool) {
-    for net in report.nets.iter().filter(|n| n.status == Status::Failed) {
+    for net in report
+        .nets
+        .iter()
+        .filter(|n| matches!(n.status, Status::Failed | Status::Stuck))
+    {
         crate::cli::say(&format!(
-            "error: net '{}' (id {}, {}) failed: {}",
+            "error: net '{}' (id {}, {}) {}: {}",
             net.name,
             net.id,
             net.implementation,
+            net.status.as_str(),
             net.error.as_deref().unwrap_or("no reason given")
         ));
     }

@@ -6,9 +6,11 @@
 //! buffered, and the partial report is printed as usual (exit code 130). A signal repeated
 //! within [`REPEAT_WINDOW`] is the same stop: GNU `timeout` sends its signal to the process
 //! and then to its process group, so smxrun gets it twice at once. A signal after that window
-//! exits at once with 130 and one line saying there is no report. If the run has not ended
-//! [`STUCK_AFTER`] after the stop (a box stuck in a step or in a blocking call of a library),
-//! smxrun exits in the same way: a stop always ends the process.
+//! exits at once with 130 and one line saying there is no report. The runtime itself ends a
+//! run within a second of the stop, halting what cannot drain and leaving a box stuck in its
+//! step behind as `stuck` (`smx_runtime::halt`); if the report is nevertheless not out
+//! [`STUCK_AFTER`] after the stop (writing it blocks, say), smxrun exits in the same way: a
+//! stop always ends the process.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -58,6 +58,19 @@ impl<T: Clone> Reader<T> {
         }
     }
 
+    /// A wait for a message gives up when `halt` is set (see [`smx_spsc::Halt`] for who must
+    /// wake the waiting thread); the channel itself stays as it is.
+    pub fn set_halt(&mut self, halt: smx_spsc::Halt) {
+        if let Some(rx) = &mut self.rx {
+            rx.set_halt(halt);
+        }
+    }
+
+    /// Whether this end's halt is set.
+    pub fn halted(&self) -> bool {
+        self.rx.as_ref().is_some_and(|rx| rx.halted())
+    }
+
     pub fn spin(&self) -> Duration {
         self.rx.as_ref().map_or(Duration::ZERO, |rx| rx.spin())
     }
@@ -89,7 +102,7 @@ impl<T: Clone> Reader<T> {
     pub fn wait_ready_until(&mut self, deadline: std::time::Instant, give_up: impl Fn() -> bool) -> bool {
         let mut gave_up = false;
         let ready = crate::nap::poll_until(deadline, || {
-            gave_up = give_up();
+            gave_up = give_up() || self.halted();
             gave_up || self.ready_now()
         });
         ready && !gave_up

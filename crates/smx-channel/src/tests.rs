@@ -101,3 +101,22 @@ fn wait_any_returns_when_one_input_has_a_message_or_ended() {
     let [r1, mut r2] = readers;
     assert!(r2.has_message() || r1.ended());
 }
+
+#[test]
+fn a_write_refused_by_the_halt_is_dropped_and_the_books_balance() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 1);
+    let halt = smx_spsc::Halt::default();
+    w.set_halt(halt.clone());
+    r.set_halt(halt.clone());
+    w.write(0).unwrap();
+    halt.store(true, Ordering::Release);
+    // Full and halted: neither wait waits; a read that finds a message still takes it.
+    assert_eq!(w.write(1), Err(Closed));
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    assert_eq!(w.write_by(2, far), Err(Refused::Closed));
+    assert!(matches!(r.take(), Poll::Message(0)));
+    assert!(!r.wait_ready_until(far, || false), "halted, nothing to read");
+    r.close();
+    let s = w.shared().counters.snapshot();
+    assert_eq!((s.written, s.read, s.dropped, s.left), (3, 1, 2, 0));
+}

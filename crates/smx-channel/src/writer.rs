@@ -57,8 +57,8 @@ impl<T> Writer<T> {
     }
 
     /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at
-    /// `deadline` refuses it: it is dropped and counted as `dropped`, as a write after the
-    /// consumer's end is. The wait polls (see [`crate::nap`]).
+    /// `deadline` (or when this end's halt is set) refuses it: it is dropped and counted as
+    /// `dropped`, as a write after the consumer's end is. The wait polls (see [`crate::nap`]).
     pub fn write_by(&mut self, msg: T, deadline: Instant) -> Result<(), Refused> {
         let counts = &self.shared.counters.producer;
         counts.written.bump();
@@ -81,6 +81,11 @@ impl<T> Writer<T> {
                 }
                 Err(TryPushError::Closed(_)) => outcome = Err(Refused::Closed),
                 Err(TryPushError::Full(back)) => {
+                    if tx.halted() {
+                        drop(back);
+                        outcome = Err(Refused::Closed);
+                        return true;
+                    }
                     pending = Some(back);
                     return false;
                 }
@@ -106,6 +111,15 @@ impl<T> Writer<T> {
     pub fn set_spin(&mut self, spin: Duration) {
         if let Some(tx) = &mut self.tx {
             tx.set_spin(spin);
+        }
+    }
+
+    /// A write waiting for room in a full coupled channel gives up when `halt` is set: the
+    /// message is dropped and counted, as a write after the consumer's end is (see
+    /// [`smx_spsc::Halt`] for who must wake the waiting thread).
+    pub fn set_halt(&mut self, halt: smx_spsc::Halt) {
+        if let Some(tx) = &mut self.tx {
+            tx.set_halt(halt);
         }
     }
 

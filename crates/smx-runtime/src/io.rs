@@ -97,6 +97,16 @@ impl PortSet {
         }
     }
 
+    /// Every wait of these ports on a channel gives up at `halt` ([`crate::halt`]).
+    pub fn set_halt(&mut self, halt: &crate::channel::Halt) {
+        for reader in self.inputs.iter_mut().filter_map(|p| p.reader.as_mut()) {
+            reader.set_halt(halt.clone());
+        }
+        for writer in self.outputs.iter_mut().filter_map(|p| p.writer.as_mut()) {
+            writer.set_halt(halt.clone());
+        }
+    }
+
     fn reader(&mut self, port: usize) -> Option<&mut Reader> {
         self.inputs.get_mut(port)?.reader.as_mut()
     }

@@ -12,6 +12,7 @@ pub mod channel;
 pub mod config;
 pub mod error;
 pub mod firewall;
+pub mod halt;
 pub mod io;
 pub mod latency;
 pub mod net;
@@ -327,6 +328,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         start_failed: AtomicBool::new(false),
         loops,
         trace: opts.trace.clone(),
+        ending: Default::default(),
     });
     let wanted = jobs.len();
     let mut handles = Vec::with_capacity(wanted);
@@ -371,19 +373,16 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     };
     common.gate.open();
     opts.progress.mark_started();
-    let mut outcomes: Vec<Option<Outcome>> = vec![None; plan.nets.len()];
-    for (h, id) in handles.into_iter().zip(thread_nets) {
-        outcomes[id] = Some(h.join().unwrap_or_else(|panic| {
-            let mut outcome = Outcome::new();
-            outcome.fail(format!("runtime thread {}", thread::panic_text(panic)));
-            outcome
-        }));
-    }
-    let (firewalls, fw_warnings, executed) = firewalls.join_all();
-    for (id, outcome) in executed {
-        outcomes[id] = Some(outcome);
-    }
-    let outcomes: Vec<Outcome> = outcomes
+    let joined = halt::join(
+        thread_nets.into_iter().zip(handles),
+        firewalls,
+        &common,
+        plan.nets.len(),
+        Instant::now(),
+    );
+    let (firewalls, fw_warnings) = (joined.firewalls, joined.warnings);
+    let outcomes: Vec<Outcome> = joined
+        .outcomes
         .into_iter()
         .map(|o| {
             o.unwrap_or_else(|| {
@@ -407,6 +406,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let wall = t0.elapsed().as_secs_f64();
     let mut report = assemble(&plan, &shared, outcomes, started_at, wall, opts.latency);
     report.firewalls = firewalls;
+    halt::mark_stuck(&mut report, &joined.stuck);
     for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
         if firewall::plan::is_time_triggered(c) {
             row.len = firewall::plan::consumer_side_len(c);
@@ -684,6 +684,7 @@ fn assemble(
                 duplicated: counts.duplicated,
                 dropped: counts.dropped,
                 left: counts.left,
+                settled: true,
                 latency_ns: Default::default(),
             }
         })

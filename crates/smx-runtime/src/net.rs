@@ -8,7 +8,8 @@
 //!    drained, and its last step returned `Return` (or a stop was requested), the net ends
 //!    without running the step again.
 //! 3. **Stop**: a net without triggering inputs (a source) ends when a stop is requested;
-//!    so does a box that asks [`Io::stop_requested`] during a step and then returns `End`.
+//!    so does a box that asks [`Io::stop_requested`] during a step and then returns `End`,
+//!    and every net at the run's halt, a while after the stop ([`crate::halt`]).
 //! 4. **Step**: run the box once (an `Err` or a panic ends the net as failed) and
 //!    count it. `End` ends the net; `Continue` loops; `Return` ends the net when every
 //!    connected output's consumer has ended, else loops (the triggering-inputs half of the
@@ -43,12 +44,14 @@ use crate::trace::{Labels, Recorder, What};
 
 /// Runs one box instance to the end on the calling thread.
 pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) -> Outcome {
+    let _ended = common.ending.guard();
     let mut outcome = Outcome::new();
     if !common.gate.wait() {
         return outcome;
     }
     place(&plan, &mut outcome);
     let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
+    driver.halt_on(&common.ending.halt);
     let tid = crate::trace::net_tid(plan.id);
     let recorder = common
         .trace
@@ -97,6 +100,8 @@ pub struct Driver {
     loops: Arc<LoopCounter>,
     /// The trace ring, when the run is traced.
     trace: Option<Box<Recorder>>,
+    /// The run's halt ([`crate::halt`]), looked at only after a stop.
+    halt: crate::channel::Halt,
 }
 
 impl Driver {
@@ -141,6 +146,22 @@ impl Driver {
             running: false,
             loops: Arc::default(),
             trace: None,
+            halt: Default::default(),
+        }
+    }
+
+    /// Ends the net loop at the run's `halt`, and every wait of its ports on a channel
+    /// ([`crate::halt`]).
+    pub fn halt_on(&mut self, halt: &crate::channel::Halt) {
+        self.halt = halt.clone();
+        self.ports.set_halt(halt);
+    }
+
+    /// Ends the net loop now, as stopped (the run's halt, for a box that is not waiting).
+    pub fn halt_now(&mut self) {
+        if self.running {
+            self.outcome.status = Status::Stopped;
+            self.end();
         }
     }
 
@@ -306,7 +327,8 @@ impl Driver {
             self.end();
             return Some(false);
         }
-        if stopping && self.triggering.is_empty() {
+        if stopping && (self.triggering.is_empty() || self.halt.load(Ordering::Acquire)) {
+            // A source ends at the stop; any other net at the halt, drained or not.
             self.outcome.status = Status::Stopped;
             self.end();
             return Some(false);
@@ -351,6 +373,10 @@ impl Driver {
     /// learn it ended (spec §1.7).
     fn end(&mut self) {
         if self.running {
+            if self.outcome.status == Status::Ok && self.halt.load(Ordering::Acquire) {
+                // Whatever ended it (a refused write, an input the halt ended), the halt did.
+                self.outcome.status = Status::Stopped;
+            }
             self.running = false;
             self.outcome.wall = self.started.elapsed();
             self.outcome.ended_at = SystemTime::now();

@@ -8,12 +8,14 @@
 //! paces the node, as in the original.
 //!
 //! The node ends when every input has ended and is drained (the v0.7.1+ rule: no input's
-//! data is dropped because another ended), or when every consumer has ended. Decoupled
+//! data is dropped because another ended), or when every consumer has ended, or at the run's
+//! halt after a stop ([`crate::halt`]), as `stopped`. Decoupled
 //! consumer sides on a node's inputs are read for new messages only; a routing node never
 //! forwards duplicates. The loop count of a routing node is the number of messages it
 //! forwarded.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use crate::channel::Poll;
@@ -26,11 +28,14 @@ use smx_box::Message;
 
 /// Runs one routing node to the end.
 pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcome {
+    let _ended = common.ending.guard();
     let mut outcome = Outcome::new();
     if !common.gate.wait() {
         return outcome;
     }
     place(&plan, &mut outcome);
+    let halt = &common.ending.halt;
+    ports.set_halt(halt);
     common.barrier.wait();
     let start = Instant::now();
     let loops = &common.loops[plan.id];
@@ -38,8 +43,13 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
         let tid = crate::trace::net_tid(plan.id);
         t.recorder(crate::trace::Labels::for_net(&plan, tid, plan.thread_name()))
     });
-    match catch_unwind(AssertUnwindSafe(|| route_with(&mut ports, loops, rec.as_mut()))) {
-        Ok(count) => outcome.loop_count = count,
+    match catch_unwind(AssertUnwindSafe(|| route_with(&mut ports, loops, rec.as_mut(), halt))) {
+        Ok((count, halted)) => {
+            outcome.loop_count = count;
+            if halted || halt.load(Ordering::Acquire) {
+                outcome.status = crate::report::Status::Stopped;
+            }
+        }
         Err(panic) => outcome.fail(format!("routing {}", panic_text(panic))),
     }
     outcome.wall = start.elapsed();
@@ -51,18 +61,27 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
 
 #[cfg(test)]
 fn route(ports: &mut PortSet) -> u64 {
-    route_with(ports, &LoopCounter::default(), None)
+    route_with(ports, &LoopCounter::default(), None, &AtomicBool::new(false)).0
 }
 
-/// Routes until the end, publishing the count to `loops` and, with a recorder, tracing each
-/// forwarded message as a step and each wait for input.
-fn route_with(ports: &mut PortSet, loops: &LoopCounter, mut rec: Option<&mut Recorder>) -> u64 {
+/// Routes until the end or the run's `halt` ([`crate::halt`]: a cycle never drains),
+/// publishing the count to `loops` and, with a recorder, tracing each forwarded message as a
+/// step and each wait for input. The count, and whether the halt ended it.
+fn route_with(
+    ports: &mut PortSet,
+    loops: &LoopCounter,
+    mut rec: Option<&mut Recorder>,
+    halt: &AtomicBool,
+) -> (u64, bool) {
     let mut live: Vec<bool> = ports.inputs.iter().map(|p| p.reader.is_some()).collect();
     let mut out_live: Vec<bool> = ports.outputs.iter().map(|p| p.writer.is_some()).collect();
     let mut next = 0;
     let mut forwarded = 0u64;
     let n = live.len();
     while live.contains(&true) && out_live.contains(&true) {
+        if halt.load(Ordering::Relaxed) {
+            return (forwarded, true);
+        }
         let mut taken = None;
         for k in 0..n {
             let i = (next + k) % n;
@@ -100,7 +119,7 @@ fn route_with(ports: &mut PortSet, loops: &LoopCounter, mut rec: Option<&mut Rec
             }
         }
     }
-    forwarded
+    (forwarded, false)
 }
 
 /// Writes `msg` to every live output; an output whose consumer ended is dropped from the set.

@@ -81,6 +81,8 @@ pub struct Common {
     pub loops: Vec<Arc<crate::progress::LoopCounter>>,
     /// The run's trace, when one was asked for.
     pub trace: Option<crate::trace::Tracer>,
+    /// The halt after a stop, and how many threads have ended ([`crate::halt`]).
+    pub ending: crate::halt::Ending,
 }
 
 /// What a net thread reports back.

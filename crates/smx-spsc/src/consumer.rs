@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::TryPopError;
 use crate::ring::{CONSUMER_DONE, IDLE, PRODUCER_DONE, Ring};
 use crate::sync::Arc;
-use crate::wait::{Spin, WakeMark, heavy_barrier, light_barrier, park_until, spin_until};
+use crate::wait::{Halt, Spin, WakeMark, halted, heavy_barrier, light_barrier, park_until, spin_until};
 
 /// The reading end of a queue (see [`crate::channel`]). Only one thread uses it at a time;
 /// it may move between threads. Aligned to its own cache lines, as [`crate::Producer`] is.
@@ -32,6 +32,8 @@ pub struct Consumer<T> {
     /// The last park of the producer this end woke.
     woke: WakeMark,
     closed: bool,
+    /// Ends a wait for a message when set (see [`Halt`]).
+    halt: Option<Halt>,
 }
 
 impl<T> Consumer<T> {
@@ -48,6 +50,7 @@ impl<T> Consumer<T> {
             spin: Spin::new(capacity),
             woke: WakeMark::default(),
             closed: false,
+            halt: None,
         }
     }
 
@@ -159,14 +162,16 @@ impl<T> Consumer<T> {
     }
 
     /// Waits for the next message; `None` once the producer has ended and everything it wrote
-    /// has been read.
+    /// has been read, or when this end's [`Halt`] is set while there is nothing to read.
     pub fn pop(&mut self) -> Option<T> {
         loop {
             match self.try_pop() {
                 Ok(value) => return Some(value),
                 Err(TryPopError::Ended) => return None,
                 Err(TryPopError::Empty) => {
-                    self.wait_ready();
+                    if !self.wait_ready() && halted(self.halt.as_ref()) {
+                        return None;
+                    }
                 }
             }
         }
@@ -175,6 +180,7 @@ impl<T> Consumer<T> {
     /// Waits until a message is there (true) or the producer has ended and everything it wrote
     /// has been read (false), without taking anything: the firing rule. Spins up to the spin
     /// budget, looking every `settle` hints, then parks until the producer writes or closes.
+    /// Also false when this end's [`Halt`] is set while there is nothing to read.
     pub fn wait_ready(&mut self) -> bool {
         if self.closed {
             return false;
@@ -184,10 +190,11 @@ impl<T> Consumer<T> {
         }
         let ring = &*self.ring;
         let head = self.head;
+        let halt = self.halt.as_ref();
         let tail_cache = &mut self.tail_cache;
         let mut ready = || {
             *tail_cache = ring.tail.load(Acquire);
-            *tail_cache > head || ring.flags.producer_closed.load(Acquire)
+            *tail_cache > head || ring.flags.producer_closed.load(Acquire) || halted(halt)
         };
         if !spin_until(self.spin, &mut ready) {
             park_until(|| std::iter::once(&*ring.data), ring.asymmetric, ready);
@@ -282,6 +289,16 @@ impl<T> Consumer<T> {
         self.capacity as usize
     }
 
+    /// A wait for a message ends when `halt` is set (see [`Halt`]).
+    pub fn set_halt(&mut self, halt: Halt) {
+        self.halt = Some(halt);
+    }
+
+    /// Whether this end's [`Halt`] is set.
+    pub fn halted(&self) -> bool {
+        halted(self.halt.as_ref())
+    }
+
     /// A message is there: known from the cached tail, else from one load of the real one.
     #[inline]
     fn look(&mut self) -> bool {
@@ -352,8 +369,8 @@ impl<T> std::fmt::Debug for Consumer<T> {
 }
 
 /// Waits until one of `consumers` has a message or has ended, parking once for all of them
-/// (a fan-in routing node's wait). Returns at once if one is ready. Spins first for the
-/// shortest spin budget among them.
+/// (a fan-in routing node's wait), or the [`Halt`] of one of them is set. Returns at once if
+/// one is ready. Spins first for the shortest spin budget among them.
 pub fn wait_any<T>(consumers: &[&Consumer<T>]) {
     wait_any_of(|| consumers.iter().copied());
 }
@@ -368,8 +385,13 @@ where
     // Looks at the shared indices directly (the ends' caches need `&mut`); the caller's
     // `has_message` afterwards refreshes them.
     let ready = || {
-        consumers()
-            .any(|c| c.closed || c.tail_cache > c.head || c.ring.tail.load(Acquire) > c.head || c.producer_closed())
+        consumers().any(|c| {
+            c.closed
+                || c.tail_cache > c.head
+                || c.ring.tail.load(Acquire) > c.head
+                || c.producer_closed()
+                || halted(c.halt.as_ref())
+        })
     };
     let mut ready_mut = ready;
     // The shortest budget, the least settle, yielding if any end shares its core.

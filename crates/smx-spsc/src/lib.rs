@@ -83,7 +83,7 @@ mod wait;
 
 pub use consumer::{Consumer, wait_any, wait_any_of};
 pub use producer::Producer;
-pub use wait::{DEFAULT_SPIN, Handshake, default_settle};
+pub use wait::{DEFAULT_SPIN, Halt, Handshake, default_settle};
 
 /// What a push does when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring};
 use crate::sync::{Arc, fence, spin_loop, thread};
-use crate::wait::{Spin, WakeMark, light_barrier, park_until, spin_until};
+use crate::wait::{Halt, Spin, WakeMark, halted, light_barrier, park_until, spin_until};
 use crate::{Closed, TryPushError};
 
 /// The writing end of a queue (see [`crate::channel`]). Only one thread uses it at a time;
@@ -40,6 +40,8 @@ pub struct Producer<T> {
     /// The last park of the consumer this end woke.
     woke: WakeMark,
     closed: bool,
+    /// Ends a wait for room when set (see [`Halt`]).
+    halt: Option<Halt>,
 }
 
 impl<T> Producer<T> {
@@ -57,6 +59,7 @@ impl<T> Producer<T> {
             spin: Spin::new(capacity),
             woke: WakeMark::default(),
             closed: false,
+            halt: None,
         }
     }
 
@@ -67,7 +70,8 @@ impl<T> Producer<T> {
     /// * Drop-oldest queue: never waits. When the queue is full the oldest unread message is
     ///   taken out and returned as `Ok(Some(oldest))`, for the caller to count as overwritten.
     ///
-    /// Fails, handing `value` back, once the consumer has closed (or this end has).
+    /// Fails, handing `value` back, once the consumer has closed (or this end has), and when
+    /// the queue is still full once this end's [`Halt`] is set.
     #[inline]
     pub fn push(&mut self, value: T) -> Result<Option<T>, Closed<T>> {
         if self.refused() {
@@ -154,6 +158,16 @@ impl<T> Producer<T> {
         self.capacity as usize
     }
 
+    /// A wait for room ends when `halt` is set (the write is then refused, see [`Halt`]).
+    pub fn set_halt(&mut self, halt: Halt) {
+        self.halt = Some(halt);
+    }
+
+    /// Whether this end's [`Halt`] is set.
+    pub fn halted(&self) -> bool {
+        halted(self.halt.as_ref())
+    }
+
     #[inline]
     fn refused(&self) -> bool {
         // The flag's line is written once, so this load stays in this core's cache.
@@ -222,23 +236,25 @@ impl<T> Producer<T> {
         Ok(evicted)
     }
 
-    /// Waits until the consumer has made room (true) or has closed (false).
+    /// Waits until the consumer has made room (true), or has closed, or the halt was set
+    /// while there is still no room (false).
     #[cold]
     #[inline(never)]
     fn wait_for_space(&mut self) -> bool {
         let ring = &*self.ring;
         let (tail, capacity) = (self.tail, self.capacity);
+        let halt = self.halt.as_ref();
         let head_cache = &mut self.head_cache;
         let mut ready = || {
             *head_cache = ring.consumer.head.load(Acquire);
-            tail - *head_cache < capacity || ring.flags.consumer_closed.load(Acquire)
+            tail - *head_cache < capacity || ring.flags.consumer_closed.load(Acquire) || halted(halt)
         };
         if !ready() && !spin_until(self.spin, &mut ready) {
             park_until(|| std::iter::once(&*ring.space), ring.asymmetric, ready);
         }
         // The consumer drains the queue when it closes: a message put into the room that the
         // drain made would never be read, so a close wins over room.
-        !ring.flags.consumer_closed.load(Acquire)
+        !ring.flags.consumer_closed.load(Acquire) && tail - self.head_cache < capacity
     }
 
     /// Drop-oldest write. The queue has `capacity + 2` slots, and the order is: write the new

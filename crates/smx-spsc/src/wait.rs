@@ -166,6 +166,20 @@ pub(crate) fn spin_until(spin: Spin, ready: &mut impl FnMut() -> bool) -> bool {
     }
 }
 
+/// A flag that ends the waits of every end it is set on (`Producer::set_halt`,
+/// `Consumer::set_halt`), for a runtime that must be able to end its threads whatever they
+/// wait for. Nothing polls it: whoever sets it then unparks every thread that may wait on
+/// such an end ([`std::thread::Thread::unpark`]), and the waiting end, woken, looks at it.
+/// The flag is set before the unpark, so a wait that looked just before the flag was set
+/// still wakes (an unpark before a park makes the park return at once).
+pub type Halt = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+/// Whether `halt` is there and set.
+#[inline]
+pub(crate) fn halted(halt: Option<&Halt>) -> bool {
+    halt.is_some_and(|h| h.load(std::sync::atomic::Ordering::Acquire))
+}
+
 /// One direction's parking spot: the consumer's (waiting for data) or the producer's (waiting
 /// for room). Each lives on its own cache line.
 ///

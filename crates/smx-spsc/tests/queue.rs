@@ -204,6 +204,61 @@ fn a_waiting_consumer_wakes_on_a_message_and_on_the_close() {
     }
 }
 
+/// Sets `halt` and unparks `waiter` (the halt's contract), until `done` says the wait ended or
+/// a minute passed (a wait that ignores the halt then fails the test instead of hanging).
+fn halt_until(halt: &smx_spsc::Halt, waiter: &thread::JoinHandle<impl Sized>) -> bool {
+    halt.store(true, Ordering::Release);
+    for _ in 0..6_000 {
+        waiter.thread().unpark();
+        if waiter.is_finished() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn a_halt_ends_every_wait_and_only_the_waits() {
+    for spin in SPINS {
+        // A producer waiting for room: the write is refused and handed back.
+        let (mut tx, rx) = channel::<u32>(1, Kind::Blocking);
+        let halt = smx_spsc::Halt::default();
+        wait_p(&mut tx, spin);
+        tx.set_halt(halt.clone());
+        tx.push(0).unwrap();
+        let waiting = thread::spawn(move || (tx.push(1), tx));
+        thread::sleep(Duration::from_millis(20));
+        assert!(halt_until(&halt, &waiting), "spin {spin:?}: the write still waits");
+        let (refused, mut tx) = waiting.join().unwrap();
+        assert_eq!(refused, Err(Closed(1)));
+        drop(rx);
+        assert_eq!(tx.close(), 0);
+
+        // A consumer waiting for a message, alone and among several: nothing to read, no end.
+        let (tx_a, mut rx_a) = channel::<u32>(1, Kind::Blocking);
+        let (mut tx_b, mut rx_b) = channel::<u32>(1, Kind::Blocking);
+        let halt = smx_spsc::Halt::default();
+        for rx in [&mut rx_a, &mut rx_b] {
+            wait_c(rx, spin);
+            rx.set_halt(halt.clone());
+        }
+        let waiting = thread::spawn(move || {
+            let alone = (rx_a.wait_ready(), rx_a.pop());
+            smx_spsc::wait_any(&[&rx_a, &rx_b]);
+            (alone, rx_a.ended(), rx_b)
+        });
+        thread::sleep(Duration::from_millis(20));
+        assert!(halt_until(&halt, &waiting), "spin {spin:?}: the read still waits");
+        let (alone, ended, mut rx_b) = waiting.join().unwrap();
+        assert_eq!((alone, ended), ((false, None), false), "halted, not ended");
+        // The halt ends waits, not the queue: what is there is still taken.
+        tx_b.push(3).unwrap();
+        assert_eq!(rx_b.pop(), Some(3));
+        drop(tx_a);
+    }
+}
+
 #[test]
 fn wait_any_returns_when_one_of_several_is_ready() {
     for spin in SPINS {

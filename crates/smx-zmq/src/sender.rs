@@ -21,7 +21,9 @@ const SLICE_MS: i32 = 100;
 
 /// After a stop, the longest the end of a stream may still wait (marker retries, receivers
 /// confirming, linger): a stop must end the run soon, and a receiver of the same run stops too.
-pub const STOP_GRACE: Duration = Duration::from_millis(500);
+/// The runtime reports a net `stuck` that has not ended 850 ms after a stop (smx-runtime's
+/// `halt::GIVE_UP`), so this grace, with the step's own wait slice before it, stays below that.
+pub const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// Figures of a sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -406,8 +408,10 @@ impl Sender {
             return;
         }
         // Messages still collected go before the marker that counts them (a give-up books
-        // them as dropped).
-        if let Err(e) = self.flush(&|| false) {
+        // them as dropped; after a stop it does not wait for room: the step that was blocked
+        // sending gave up for the same reason).
+        let stop = self.stop.clone();
+        if let Err(e) = self.flush(&|| stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))) {
             log::warn!("{e}");
         }
         let Some(sock) = self.socket.take() else { return };
@@ -461,9 +465,13 @@ impl Sender {
         let mut sock = sock;
         let linger = self.settings.common.linger;
         let confirmed = sock.wait_peers_gone(self.cut(Instant::now() + linger, &mut stop_seen));
-        if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger {
-            // Stopped: what receivers have not taken by now is not waited for.
-            let _ = sock.socket.set_linger(STOP_GRACE.as_millis() as i32);
+        if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger
+            && let Some(at) = stop_seen
+        {
+            // Stopped: what receivers have not taken within the grace is not waited for (the
+            // whole end of the stream fits in one grace, however it was spent).
+            let left = (at + STOP_GRACE).saturating_duration_since(Instant::now());
+            let _ = sock.socket.set_linger(left.as_millis() as i32);
         }
         self.stats.refused = sock.refused;
         let closed = sock.close(linger);

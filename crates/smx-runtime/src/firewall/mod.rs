@@ -180,6 +180,7 @@ impl Firewall {
                 pairs,
                 boxes: Vec::new(),
                 stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                halt: Default::default(),
                 live: Arc::new(ShardLive::default()),
                 trace: None,
             })
@@ -197,6 +198,7 @@ impl Firewall {
                 shard,
                 |init: &mut dyn FnMut() -> bool| Some(!init()),
                 origin.clone(),
+                None,
             )?);
         }
         Ok(running)
@@ -218,9 +220,49 @@ pub fn output_kind(consumer_decoupled: bool) -> ChannelKind {
 pub struct RunningShard {
     pub live: Arc<ShardLive>,
     handle: JoinHandle<ShardResult>,
+    name: String,
+    period: Duration,
+    /// The nets its cyclic executive runs.
+    nets: Vec<usize>,
 }
 
 impl RunningShard {
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+
+    pub fn thread(&self) -> &std::thread::Thread {
+        self.handle.thread()
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The nets this thread runs (cyclic executive), by id.
+    pub fn nets(&self) -> &[usize] {
+        &self.nets
+    }
+
+    /// Its report from the figures it publishes after every tick, for a thread that did not
+    /// end ([`crate::halt`]): no pairs, no lateness.
+    pub fn live_report(&self) -> FirewallReport {
+        let live = &self.live;
+        FirewallReport {
+            name: self.name.clone(),
+            clock_source: smx_timing::clock_source(),
+            period_ns: self.period.as_nanos() as u64,
+            ticks: live.tick.load(Ordering::Acquire),
+            missed_ticks: live.missed_ticks.load(Ordering::Relaxed),
+            overruns: live.overruns.load(Ordering::Relaxed),
+            lateness_ns: Default::default(),
+            priority: None,
+            core: None,
+            spin_ns: 0,
+            pairs: Vec::new(),
+        }
+    }
+
     pub fn join(self) -> ShardResult {
         let name = format!("firewall thread ({:?})", self.handle.thread().name());
         self.handle.join().unwrap_or_else(|_| {
@@ -246,20 +288,33 @@ impl RunningShard {
     }
 }
 
-/// Spawns one firewall thread; `start` runs on it and blocks until the run starts.
+/// Spawns one firewall thread; `start` runs on it and blocks until the run starts. In a run
+/// (`common`), the thread counts itself ended there ([`crate::halt::Ending::guard`]).
 pub fn spawn(
     shard: Shard,
     start: impl FnOnce(&mut dyn FnMut() -> bool) -> Option<bool> + Send + 'static,
     origin: Arc<OnceLock<u64>>,
+    common: Option<Arc<crate::thread::Common>>,
 ) -> Result<RunningShard, String> {
     let live = shard.live.clone();
     let name = shard.config.name.clone();
+    let period = shard.config.period;
+    let nets = shard.boxes.iter().map(|b| b.plan.id).collect();
     let handle = std::thread::Builder::new()
         .name(name.clone())
         .stack_size(256 * 1024)
-        .spawn(move || shard::run(shard, start, &origin))
+        .spawn(move || {
+            let _ended = common.as_deref().map(|c| c.ending.guard());
+            shard::run(shard, start, &origin)
+        })
         .map_err(|e| format!("could not start firewall thread '{name}': {e}"))?;
-    Ok(RunningShard { live, handle })
+    Ok(RunningShard {
+        live,
+        handle,
+        name,
+        period,
+        nets,
+    })
 }
 
 /// A firewall started with [`Firewall::start`].
@@ -314,7 +369,8 @@ impl RunningFirewall {
 pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Result<RunningFirewall, String> {
     let origin = Arc::new(OnceLock::new());
     let mut running = RunningFirewall { shards: Vec::new() };
-    for shard in shards {
+    for mut shard in shards {
+        shard.halt = common.ending.halt.clone();
         let mine = common.clone();
         let start = move |init: &mut dyn FnMut() -> bool| {
             if !mine.gate.wait() {
@@ -331,7 +387,7 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Res
             }
             Some(cancelled)
         };
-        match spawn(shard, start, origin.clone()) {
+        match spawn(shard, start, origin.clone(), Some(common.clone())) {
             Ok(s) => running.shards.push(s),
             Err(e) => {
                 common.gate.abort();

@@ -60,6 +60,8 @@ pub struct Shard {
     pub boxes: Vec<ExecBox>,
     /// The run's stop request, seen by the boxes.
     pub stop: Arc<AtomicBool>,
+    /// The run's halt ([`crate::halt`]): the drain after a stop gives up.
+    pub halt: crate::channel::Halt,
     pub live: Arc<ShardLive>,
     /// The run's trace and this thread's track, when traced.
     pub trace: Option<(crate::trace::Tracer, u32)>,
@@ -151,6 +153,7 @@ pub fn run(
                 .as_ref()
                 .map(|(t, tid)| t.recorder(Labels::for_net(&b.plan, *tid, cfg.name.clone())));
             driver.instrument(b.loops, recorder);
+            driver.halt_on(&shard.halt);
             drivers.push((b.plan.id, driver));
         }
         drivers.iter().all(|(_, d)| !d.failed())
@@ -194,7 +197,7 @@ pub fn run(
             drain(
                 &mut shard.pairs,
                 &mut drivers,
-                &stop,
+                (&*stop, &*shard.halt),
                 cfg.period,
                 &mut guard,
                 &mut warnings,
@@ -287,11 +290,13 @@ fn trace_misses(rec: &mut Recorder, k: usize, before: (u64, u64), pair: &Pair, t
 /// After a stop: passes without a schedule, at most [`DRAIN_PASS`] apart (or the period, if
 /// shorter), each forwarding whatever its pairs hold and firing the boxes of the executive,
 /// until every pair and box has ended. The sources end at the stop, so this takes a few
-/// passes; they are not counted as ticks, so a stop adds no produce misses to the books.
+/// passes; they are not counted as ticks, so a stop adds no produce misses to the books. A
+/// net that can never drain (a cycle) is ended by the run's halt ([`crate::halt`]): the pairs
+/// close, and so do the boxes of the executive.
 fn drain(
     pairs: &mut [Pair],
     drivers: &mut [(usize, Driver)],
-    stop: &AtomicBool,
+    (stop, halt): (&AtomicBool, &AtomicBool),
     period: Duration,
     guard: &mut StarvationGuard,
     warnings: &mut Vec<String>,
@@ -299,6 +304,11 @@ fn drain(
 ) {
     let pause = period.min(DRAIN_PASS);
     while pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
+        if halt.load(Ordering::Acquire) {
+            pairs.iter_mut().for_each(Pair::finish);
+            drivers.iter_mut().for_each(|(_, d)| d.halt_now());
+            break;
+        }
         pairs.iter_mut().for_each(Pair::drain_pass);
         if let Some(why) = guard.after_tick(false, true) {
             warnings.push(format!("{name}: {why}"));

@@ -4,14 +4,14 @@
 //! 2 moved the ZeroMQ rows into `sections`; README.md "The JSON report" is the full layout):
 //!
 //! ```text
-//! { "format_version": 3, "wall_time_s": f64, "status": "ok"|"stopped"|"failed",
+//! { "format_version": 3, "wall_time_s": f64, "status": "ok"|"stopped"|"stuck"|"failed",
 //!   "messages": u64, "messages_per_s": f64,
 //!   "nets": [ { "id", "name", "impl", "kind": "box"|"routing_node", "core": int|null,
 //!               "priority": int|null, "loop_count", "loop_rate", "wall_time_s",
 //!               "status", "error": string|null, "unconnected_writes", "stats": {..} } ],
 //!   "channels": [ { "id", "name", "from", "from_id", "from_port", "to", "to_id", "port",
 //!                   "kind", "smx_type", "timing", "len", "written", "read", "overwritten",
-//!                   "duplicated", "dropped", "left",
+//!                   "duplicated", "dropped", "left", "settled": bool,
 //!                   "latency_ns": {"p50","p99","p999","max","count"} } ],
 //!   "firewalls": [..],
 //!   "latency": { "mode", "every", "clock", "clock_anomalies",

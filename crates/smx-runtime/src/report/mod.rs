@@ -2,7 +2,9 @@
 //!
 //! [`Report`] is plain data filled in by [`crate::run`] after every thread has ended,
 //! so its figures are final and consistent (for each channel
-//! `written = read + overwritten + dropped + left`). The renderers are [`text`] (an aligned
+//! `written = read + overwritten + dropped + left`), except where a net is `stuck` after a
+//! stop (its thread never ended): its figures and those of its channels (`settled: false`)
+//! are a snapshot. The renderers are [`text`] (an aligned
 //! table for people), [`json`] (a stable, documented object for scripts) and [`smxlog`] (the
 //! original runtime's log lines, for scripts written against it).
 //!
@@ -46,6 +48,9 @@ pub enum Status {
     Stopped,
     /// Its box failed (error or panic in create, init or a step).
     Failed,
+    /// It had not ended when the run gave up waiting for it after a stop (a box that never
+    /// returns from its step): its figures are what it had published ([`crate::halt`]).
+    Stuck,
 }
 
 impl Status {
@@ -54,6 +59,7 @@ impl Status {
             Status::Ok => "ok",
             Status::Stopped => "stopped",
             Status::Failed => "failed",
+            Status::Stuck => "stuck",
         }
     }
 }
@@ -76,7 +82,7 @@ pub struct NetReport {
     pub loop_rate: f64,
     pub wall_time_s: f64,
     pub status: Status,
-    /// Why the net failed (`null` unless `status` is `failed`).
+    /// Why the net failed or is stuck (`null` unless `status` is `failed` or `stuck`).
     pub error: Option<String>,
     /// Messages written to unconnected `open` outputs and discarded.
     pub unconnected_writes: u64,
@@ -117,6 +123,10 @@ pub struct ChannelReport {
     pub dropped: u64,
     /// Messages still in the channel when its consumer ended.
     pub left: u64,
+    /// False when one of its ends belongs to a `stuck` net: the figures are a snapshot taken
+    /// while that end could still run, and need not balance (what is missing is still in the
+    /// channel or in the stuck box).
+    pub settled: bool,
     /// Write → read of the sampled messages ([`crate::latency`] says what is a sample). On a
     /// time-triggered row: the producer's write → the consumer's read, the firewall's hold
     /// included (the firewall's own share is on its pair row).
@@ -131,7 +141,8 @@ pub struct Report {
     /// Application wall time: from the start of `run` (before threads start) to the end of
     /// the last join.
     pub wall_time_s: f64,
-    /// `failed` if any net failed, else `stopped` if the run was interrupted, else `ok`.
+    /// `failed` if any net failed, else `stuck` if a net had not ended when the run gave up on
+    /// it after a stop, else `stopped` if the run was interrupted, else `ok`.
     pub status: Status,
     /// See the module docs for which channels count.
     pub messages: u64,

@@ -84,7 +84,7 @@ pub fn render(report: &Report) -> String {
             format!("{:.0}", n.loop_rate),
             format!("{:.6}", n.wall_time_s),
             match &n.error {
-                Some(e) => format!("failed: {e}"),
+                Some(e) => format!("{}: {e}", n.status.as_str()),
                 None => n.status.as_str().to_string(),
             },
         ]);
@@ -137,7 +137,7 @@ pub fn render(report: &Report) -> String {
         out.push_str("\nChannels\n");
         channels.render(&mut out);
         for c in &report.channels {
-            if let Some(note) = channel_note(c) {
+            for note in [channel_note(c), unsettled_note(report, c)].into_iter().flatten() {
                 for (i, line) in wrap(&note, 100).iter().enumerate() {
                     let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
                 }
@@ -182,6 +182,10 @@ pub fn render(report: &Report) -> String {
         let failed = report.nets.iter().filter(|n| n.status == Status::Failed).count();
         let _ = write!(out, " ({failed} net(s) failed)");
     }
+    let stuck = report.nets.iter().filter(|n| n.status == Status::Stuck).count();
+    if stuck > 0 {
+        let _ = write!(out, " ({stuck} net(s) stuck, their threads left running)");
+    }
     out.push('\n');
     for line in super::platform::verdicts(report) {
         let _ = writeln!(out, "{line}");
@@ -223,6 +227,27 @@ fn channel_note(c: &super::ChannelReport) -> Option<String> {
         c.smx_type
     ));
     Some(note)
+}
+
+/// The note of a channel one of whose ends is stuck: its figures do not close.
+fn unsettled_note(report: &Report, c: &super::ChannelReport) -> Option<String> {
+    if c.settled {
+        return None;
+    }
+    let stuck: Vec<String> = [(&c.from, c.from_id), (&c.to, c.to_id)]
+        .into_iter()
+        .filter(|(_, id)| report.nets.iter().any(|n| n.id == *id && n.status == Status::Stuck))
+        .map(|(name, id)| node(name, id))
+        .collect();
+    let accounted = c.read + c.overwritten + c.dropped + c.left;
+    Some(format!(
+        "channel {} is not settled: {} is stuck, so its figures are a snapshot and need not balance: of {} \
+         writes, {} are not accounted (still in the channel or in the stuck box)",
+        c.id,
+        stuck.join(" and "),
+        c.written,
+        c.written.saturating_sub(accounted)
+    ))
 }
 
 /// `text` in lines of at most `width` characters, broken at spaces.

@@ -1,0 +1,264 @@
+//! How a run ends after a stop, within a bound: drain, then halt, then leave what is stuck.
+//!
+//! A stop ends the sources, and the nets drain what is buffered and end through their
+//! channels. That is not always enough: a cycle fed by a source never drains (its routing
+//! node and its boxes keep forwarding, or wait on each other's full channels), and a box may
+//! never return from its step. So the thread that joins the run keeps time from the stop:
+//! * for [`DRAIN`] the nets drain on their own, as before;
+//! * then it sets the run's halt ([`Ending::halt`]) and unparks every thread of the run: every
+//!   wait on a channel gives up (a write into a full channel is refused and counted as
+//!   dropped, a wait for a message returns with nothing), routing nodes and box loops end as
+//!   `stopped`, and firewalls close their pairs. The books stay exact: what is still inside a
+//!   channel is counted `left` when its consumer closes.
+//! * at [`GIVE_UP`] it stops waiting for the threads that have still not ended (a box stuck in
+//!   its own step, which the runtime cannot interrupt): their nets are reported `stuck`, from
+//!   the live counters, and the channels they hold are marked as not settled (their books are
+//!   a snapshot and need not balance). Their threads are left running; a process exits
+//!   without them.
+//!
+//! Nothing here runs before a stop except the wait itself, which wakes when a thread ends.
+
+use std::sync::atomic::Ordering;
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::channel::Halt;
+use crate::firewall::{RunningFirewall, RunningShard};
+use crate::report::{FirewallReport, Report, Status};
+use crate::thread::{Common, Outcome, panic_text};
+
+/// After a stop, how long the nets may drain on their own before the halt.
+pub const DRAIN: Duration = Duration::from_millis(300);
+
+/// After a stop, how long the run waits for its threads before it reports the rest `stuck`.
+/// A box's own waits after a stop must fit in it (the ZeroMQ sink's `STOP_GRACE` does), and the
+/// report must still be out within a second of the stop.
+pub const GIVE_UP: Duration = Duration::from_millis(850);
+
+/// How often the joining thread looks at the stop flag while no thread ends.
+const LOOK: Duration = Duration::from_millis(20);
+
+/// The run's halt and the count of its threads that have ended.
+#[derive(Debug, Default)]
+pub struct Ending {
+    /// Set [`DRAIN`] after a stop; every channel end of the run has it ([`crate::io::PortSet::set_halt`]).
+    pub halt: Halt,
+    ended: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Ending {
+    pub fn halted(&self) -> bool {
+        self.halt.load(Ordering::Acquire)
+    }
+
+    /// Counts the calling thread as ended when the guard drops (also when it unwinds).
+    pub fn guard(&self) -> EndGuard<'_> {
+        EndGuard(self)
+    }
+
+    /// Waits until the count of ended threads differs from `seen` or `timeout` passed; the
+    /// count.
+    fn wait(&self, seen: u64, timeout: Duration) -> u64 {
+        let mut ended = self.ended.lock();
+        if *ended == seen {
+            self.changed.wait_for(&mut ended, timeout);
+        }
+        *ended
+    }
+}
+
+/// See [`Ending::guard`].
+pub struct EndGuard<'a>(&'a Ending);
+
+impl Drop for EndGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.ended.lock() += 1;
+        self.0.changed.notify_all();
+    }
+}
+
+/// What the joins gave.
+pub(crate) struct Joined {
+    /// By net id; `None` for a net no thread took.
+    pub outcomes: Vec<Option<Outcome>>,
+    pub firewalls: Vec<FirewallReport>,
+    pub warnings: Vec<String>,
+    /// Nets whose thread had not ended at [`GIVE_UP`].
+    pub stuck: Vec<usize>,
+}
+
+enum Running {
+    Net(usize, JoinHandle<Outcome>),
+    /// A firewall thread and its place in the run's list of them.
+    Shard(usize, RunningShard),
+}
+
+impl Running {
+    fn finished(&self) -> bool {
+        match self {
+            Running::Net(_, h) => h.is_finished(),
+            Running::Shard(_, s) => s.is_finished(),
+        }
+    }
+
+    fn thread(&self) -> &Thread {
+        match self {
+            Running::Net(_, h) => h.thread(),
+            Running::Shard(_, s) => s.thread(),
+        }
+    }
+}
+
+/// Joins every thread of a run: nets (`(id, handle)`) and firewalls, ending the run within
+/// [`GIVE_UP`] of a stop as the module docs say. `nets`: how many nets the plan has;
+/// `started`: when the nets were released (the wall time of a stuck net).
+pub(crate) fn join(
+    handles: impl IntoIterator<Item = (usize, JoinHandle<Outcome>)>,
+    firewalls: RunningFirewall,
+    common: &Common,
+    nets: usize,
+    started: Instant,
+) -> Joined {
+    let mut running: Vec<Running> = handles.into_iter().map(|(id, h)| Running::Net(id, h)).collect();
+    let shards = firewalls.shards.len();
+    running.extend(
+        firewalls
+            .shards
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| Running::Shard(k, s)),
+    );
+    let mut joined = Joined {
+        outcomes: vec![None; nets],
+        firewalls: Vec::new(),
+        warnings: Vec::new(),
+        stuck: Vec::new(),
+    };
+    // Firewall reports and warnings in the run's order of firewalls, whichever ends first.
+    let mut by_shard: Vec<Option<(FirewallReport, Vec<String>)>> = (0..shards).map(|_| None).collect();
+    let mut stopped_at: Option<Instant> = None;
+    let mut seen = 0;
+    loop {
+        let (done, left): (Vec<Running>, Vec<Running>) = running.into_iter().partition(Running::finished);
+        running = left;
+        for r in done {
+            collect(r, &mut joined, &mut by_shard);
+        }
+        if running.is_empty() {
+            break;
+        }
+        if stopped_at.is_none() && common.stop.load(Ordering::Relaxed) {
+            stopped_at = Some(Instant::now());
+        }
+        let mut look = LOOK;
+        if let Some(at) = stopped_at {
+            let since = at.elapsed();
+            if since >= GIVE_UP {
+                break;
+            }
+            if since >= DRAIN {
+                halt(&common.ending, &running);
+            }
+            look = look.min(if since < DRAIN { DRAIN - since } else { GIVE_UP - since });
+        }
+        seen = common.ending.wait(seen, look);
+    }
+    for r in running {
+        leave(r, common, started, &mut joined, &mut by_shard);
+    }
+    for (report, warnings) in by_shard.into_iter().flatten() {
+        joined.firewalls.push(report);
+        joined.warnings.extend(warnings);
+    }
+    joined
+}
+
+/// Sets the halt and wakes every thread still running (again on each call: a thread that
+/// parks somewhere else than on a channel takes the wake-up as spurious, and one more costs
+/// nothing).
+fn halt(ending: &Ending, running: &[Running]) {
+    ending.halt.store(true, Ordering::Release);
+    for r in running {
+        r.thread().unpark();
+    }
+}
+
+fn collect(r: Running, joined: &mut Joined, by_shard: &mut [Option<(FirewallReport, Vec<String>)>]) {
+    match r {
+        Running::Net(id, h) => {
+            joined.outcomes[id] = Some(h.join().unwrap_or_else(|panic| {
+                let mut outcome = Outcome::new();
+                outcome.fail(format!("runtime thread {}", panic_text(panic)));
+                outcome
+            }));
+        }
+        Running::Shard(k, s) => {
+            let r = s.join();
+            by_shard[k] = Some((r.report, r.warnings));
+            for (id, outcome) in r.outcomes {
+                joined.outcomes[id] = Some(outcome);
+            }
+        }
+    }
+}
+
+/// A thread that did not end: its nets are `stuck`, with what the live counters say.
+fn leave(
+    r: Running,
+    common: &Common,
+    started: Instant,
+    joined: &mut Joined,
+    by_shard: &mut [Option<(FirewallReport, Vec<String>)>],
+) {
+    let (ids, whose) = match &r {
+        Running::Net(id, _) => (vec![*id], "its thread".to_string()),
+        Running::Shard(k, s) => {
+            let warning = format!(
+                "{}: did not end within {} ms of the stop (a box of its cyclic executive is stuck); its \
+                 figures are those it had published",
+                s.name(),
+                GIVE_UP.as_millis()
+            );
+            by_shard[*k] = Some((s.live_report(), vec![warning]));
+            (
+                s.nets().to_vec(),
+                format!("the cyclic executive that runs it ({})", s.name()),
+            )
+        }
+    };
+    for id in ids {
+        let mut outcome = Outcome::new();
+        outcome.status = Status::Stuck;
+        outcome.loop_count = common.loops[id].get();
+        outcome.wall = started.elapsed();
+        outcome.error = Some(format!(
+            "{whose} did not end within {} ms of the stop (at or after step {}) and is left running; \
+             the figures are those published by then",
+            GIVE_UP.as_millis(),
+            outcome.loop_count
+        ));
+        joined.outcomes[id] = Some(outcome);
+        joined.stuck.push(id);
+    }
+    // Detached: joining would wait for ever.
+    drop(r);
+}
+
+/// Marks what the stuck nets leave open: the report's status, and every channel one of them
+/// holds, whose figures are a snapshot that need not balance.
+pub(crate) fn mark_stuck(report: &mut Report, stuck: &[usize]) {
+    if stuck.is_empty() {
+        return;
+    }
+    if report.status != Status::Failed {
+        report.status = Status::Stuck;
+    }
+    for c in &mut report.channels {
+        if stuck.contains(&c.from_id) || stuck.contains(&c.to_id) {
+            c.settled = false;
+        }
+    }
+}
