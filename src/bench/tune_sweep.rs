@@ -179,8 +179,9 @@ mod tests {
     fn the_sweep_holds_the_default_spin_and_every_combination() {
         let sweep = Sweep::new(&[], &[Duration::ZERO], &[]);
         assert_eq!(sweep.spins, vec![Duration::ZERO, DEFAULT_SPIN]);
-        assert_eq!(sweep.settings(false).len(), 2 * 2);
-        assert_eq!(sweep.settings(true).len(), 2 * 2 * 2);
+        // Pins auto, off and spread; two spins; two modes for a time-triggered row.
+        assert_eq!(sweep.settings(false).len(), 3 * 2);
+        assert_eq!(sweep.settings(true).len(), 3 * 2 * 2);
         assert!(sweep.settings(true).iter().all(|s| s.mode.is_some()));
         assert!(sweep.settings(false).iter().all(|s| s.mode.is_none()));
     }
@@ -188,6 +189,11 @@ mod tests {
     #[test]
     fn labels_are_the_options_a_user_types() {
         assert_eq!(Setting::DEFAULT.label(), "default");
+        let spread = Setting {
+            pin: Some(PinMode::List(vec![0, 1])),
+            ..Setting::DEFAULT
+        };
+        assert_eq!(spread.label(), "--pin 0,1");
         let s = Setting {
             pin: Some(PinMode::Off),
             spin: Some(Duration::ZERO),
