@@ -133,6 +133,7 @@ impl Handle {
 
     /// Prepares the handle for one step.
     fn begin_step(&mut self, io: &mut Io<'_>) {
+        crate::home::reclaim();
         self.count = io.iteration();
         // A store only where an error is left: `fill` becomes a call to memset, which for the
         // one or two ports of a box cost a tenth of a C source's step (perf).
@@ -297,6 +298,9 @@ impl BoxImpl for CBox {
         };
         // SAFETY: the library's `NAME_cleanup`, once, with what init stored.
         unsafe { (self.functions.cleanup)(self.h(), state) };
+        // No more steps here to free what consumers hand back: from now on they free it.
+        crate::home::flush();
+        crate::home::release();
         // SAFETY: the C call has returned; what a blocking wait brought and nobody read goes.
         unsafe {
             (*self.handle).state = ptr::null_mut();

@@ -54,6 +54,7 @@ mod config;
 mod elf;
 mod exports;
 pub mod headers;
+mod home;
 mod load;
 mod logging;
 mod msg;
