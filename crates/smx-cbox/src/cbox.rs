@@ -67,6 +67,8 @@ pub struct Handle {
     pub write_timeout: Vec<Option<Duration>>,
     /// Decoupled inputs whose next firing waits for a new message (`smx_block_next_read`).
     pub block_next: Vec<bool>,
+    /// Some `block_next` is set: the common step looks at this one flag, not the list.
+    pub any_block_next: bool,
     /// What such a wait brought, handed out by the next `smx_read` of that port.
     pub stash: Vec<Option<Option<Message>>>,
     /// Outputs whose refused write was already warned about.
@@ -106,6 +108,7 @@ impl Handle {
             read_timeout: vec![None; ni],
             write_timeout: vec![None; no],
             block_next: vec![false; ni],
+            any_block_next: false,
             stash: vec![None; ni],
             warned_refused: vec![false; no],
             name: cstring(&config.instance),
@@ -142,9 +145,11 @@ impl Handle {
                 *e = err::NONE;
             }
         }
-        for i in 0..self.block_next.len() {
-            if std::mem::take(&mut self.block_next[i]) {
-                self.stash[i] = Some(io.read_blocking(InPort(i)));
+        if std::mem::take(&mut self.any_block_next) {
+            for i in 0..self.block_next.len() {
+                if std::mem::take(&mut self.block_next[i]) {
+                    self.stash[i] = Some(io.read_blocking(InPort(i)));
+                }
             }
         }
         self.io = (io as *mut Io<'_>).cast::<Io<'static>>();

@@ -59,7 +59,10 @@ fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, Vec<usize>> {
     slot.pending.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// This thread's slot (`index + 1`; 0: none), the payloads taken from its queue and not freed
+/// `Home::slot` of a thread that found every slot taken: it does not look again.
+const NO_SLOT: usize = usize::MAX;
+
+/// This thread's slot (`index + 1`; 0: none yet; [`NO_SLOT`]), the payloads taken from its queue and not freed
 /// yet, and how many messages it made since it last freed some.
 struct Home {
     slot: Cell<usize>,
@@ -70,7 +73,7 @@ struct Home {
 impl Home {
     fn release(&self) {
         let tag = self.slot.replace(0);
-        if tag == 0 {
+        if !(1..=SLOTS).contains(&tag) {
             return;
         }
         let slot = &QUEUES[tag - 1];
@@ -116,6 +119,9 @@ thread_local! {
 pub fn tag() -> *mut c_void {
     HOME.try_with(|h| {
         let tag = h.slot.get();
+        if tag == NO_SLOT {
+            return 0;
+        }
         if tag != 0 {
             h.made.set(h.made.get() + 1);
         }
@@ -136,9 +142,18 @@ pub fn reclaim() {
             claim(h);
             return;
         }
+        if tag == NO_SLOT {
+            return;
+        }
         let slot = &QUEUES[tag - 1];
         let mut backlog = h.backlog.borrow_mut();
-        if backlog.len() < BATCH && slot.waiting.load(Ordering::Relaxed) != 0 {
+        let waiting = slot.waiting.load(Ordering::Relaxed) != 0;
+        if backlog.is_empty() && !waiting {
+            // Nothing to free: what was made meanwhile is not owed later all at once.
+            h.made.set(0);
+            return;
+        }
+        if backlog.len() < BATCH && waiting {
             let mut pending = lock(slot);
             if backlog.is_empty() {
                 std::mem::swap(&mut *pending, &mut *backlog);
@@ -165,6 +180,8 @@ fn claim(h: &Home) {
             .is_ok()
     }) {
         h.slot.set(i + 1);
+    } else {
+        h.slot.set(NO_SLOT);
     }
 }
 
