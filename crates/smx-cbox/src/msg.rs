@@ -177,27 +177,6 @@ thread_local! {
     static CACHE: Cache = const { Cache(std::cell::RefCell::new(Vec::new())) };
 }
 
-/// Starts taking both cache lines of the struct the next message will use away from the core
-/// that read it last (a consumer), so that `create`'s stores find them here: stores that miss
-/// hold up every later load the store buffer cannot serve (perf: 10 % of a C source's time, at
-/// the first such load in `smx_write`).
-#[inline]
-fn claim_lines(next: *mut SmxMsg) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetchw` only hints (a NOP on processors without it); `next` is a free struct
-    // of two lines (`Lines`).
-    unsafe {
-        std::arch::asm!(
-            "prefetchw [{0}]",
-            "prefetchw [{0} + 64]",
-            in(reg) next,
-            options(nostack, preserves_flags, readonly)
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = next;
-}
-
 fn alloc_struct(msg: SmxMsg) -> *mut SmxMsg {
     let reused = CACHE
         .try_with(|c| {
@@ -207,11 +186,7 @@ fn alloc_struct(msg: SmxMsg) -> *mut SmxMsg {
             {
                 *free = full.0;
             }
-            let p = free.pop();
-            if let Some(&next) = free.last() {
-                claim_lines(next);
-            }
-            p
+            free.pop()
         })
         .ok()
         .flatten();
@@ -380,21 +355,6 @@ pub unsafe fn into_message(msg: NonNull<SmxMsg>) -> Message {
     unsafe { Message::from_foreign(seq, sent_ns, msg.cast(), &C_MSG) }
 }
 
-/// Starts loading both cache lines of a struct the producer wrote on another core: the box and
-/// `destroy` read one each, and two misses at once cost about one.
-#[inline]
-fn prefetch(msg: *const SmxMsg) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints; `msg` is a live struct of two lines (`Lines`).
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(msg as *const i8);
-        _mm_prefetch::<_MM_HINT_T0>((msg as *const i8).add(64));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = msg;
-}
-
 /// A message a C box reads: the C message it carries, or a new one holding a copy of the bytes
 /// of a message from a Rust box. NULL when out of memory (the message is dropped).
 #[inline]
@@ -403,7 +363,6 @@ pub fn from_message(message: Message) -> *mut SmxMsg {
     match message.into_foreign(&C_MSG) {
         Ok(ptr) => {
             let msg = ptr.as_ptr() as *mut SmxMsg;
-            prefetch(msg);
             // SAFETY: ours, and owned by the caller now. Written only when they differ (a box
             // changed them): a store would take the line from the producer for nothing.
             unsafe {
