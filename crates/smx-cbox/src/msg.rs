@@ -127,26 +127,10 @@ unsafe impl Send for Magazine {}
 impl Magazine {
     fn free_all(self) {
         for p in self.0 {
-            // SAFETY: a free struct made by `new_struct`.
-            unsafe { drop_struct(p) };
+            // SAFETY: a free struct made by Box::into_raw in `alloc_struct`.
+            drop(unsafe { Box::from_raw(p) });
         }
     }
-}
-
-/// A struct on cache lines of its own: two lines exactly, shared with no other message (the
-/// producer fills the next one while the consumer reads this one).
-#[repr(C, align(64))]
-struct Lines(SmxMsg);
-
-fn new_struct(msg: SmxMsg) -> *mut SmxMsg {
-    Box::into_raw(Box::new(Lines(msg))).cast()
-}
-
-/// # Safety
-/// `p` must come from `new_struct` and not be used afterwards.
-unsafe fn drop_struct(p: *mut SmxMsg) {
-    // SAFETY: the caller's contract; `Lines` holds the struct at offset 0.
-    drop(unsafe { Box::from_raw(p.cast::<Lines>()) });
 }
 
 static DEPOT: std::sync::Mutex<Vec<Magazine>> = std::sync::Mutex::new(Vec::new());
@@ -196,7 +180,7 @@ fn alloc_struct(msg: SmxMsg) -> *mut SmxMsg {
             unsafe { p.write(msg) };
             p
         }
-        None => new_struct(msg),
+        None => Box::into_raw(Box::new(msg)),
     }
 }
 
@@ -214,7 +198,7 @@ unsafe fn free_struct(p: *mut SmxMsg) {
     if kept.is_err() {
         // The thread is exiting.
         // SAFETY: the caller's contract.
-        unsafe { drop_struct(p) };
+        drop(unsafe { Box::from_raw(p) });
     }
 }
 
@@ -340,17 +324,8 @@ pub unsafe fn set_type(msg: *mut SmxMsg, type_: *const c_char) -> bool {
 /// `msg` must be a live message made by this module; the result owns it.
 #[inline]
 pub unsafe fn into_message(msg: NonNull<SmxMsg>) -> Message {
-    // Two separate 8-byte loads, which the two stores of `create` can forward: one 16-byte load
-    // could not, and would wait until those stores reach the cache line, which the consumer
-    // of the message's previous use still holds (perf: the largest stall of a C source).
     // SAFETY: the caller's contract.
-    let (seq, sent_ns) = unsafe {
-        let m = msg.as_ptr();
-        (
-            ptr::read_volatile(ptr::addr_of!((*m).seq)),
-            ptr::read_volatile(ptr::addr_of!((*m).sent_ns)),
-        )
-    };
+    let (seq, sent_ns) = unsafe { ((*msg.as_ptr()).seq, (*msg.as_ptr()).sent_ns) };
     // SAFETY: `C_MSG` handles exactly these objects; a message may move between threads.
     unsafe { Message::from_foreign(seq, sent_ns, msg.cast(), &C_MSG) }
 }
@@ -363,15 +338,10 @@ pub fn from_message(message: Message) -> *mut SmxMsg {
     match message.into_foreign(&C_MSG) {
         Ok(ptr) => {
             let msg = ptr.as_ptr() as *mut SmxMsg;
-            // SAFETY: ours, and owned by the caller now. Written only when they differ (a box
-            // changed them): a store would take the line from the producer for nothing.
+            // SAFETY: ours, and owned by the caller now.
             unsafe {
-                if (*msg).seq != seq {
-                    (*msg).seq = seq;
-                }
-                if (*msg).sent_ns != sent_ns {
-                    (*msg).sent_ns = sent_ns;
-                }
+                (*msg).seq = seq;
+                (*msg).sent_ns = sent_ns;
             }
             msg
         }
