@@ -643,3 +643,86 @@ fn a_read_timeout_bounds_the_firing_rule_of_a_c_box() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no value within the timeout"), "{stderr}");
 }
+
+/// `examples/c-boxes/timeout/c_burst.c` and the example sink, against the headers of
+/// `nets/c_write_timeout.smx`.
+fn write_timeout_library() -> String {
+    let dir = scratch().join("write_timeout");
+    let headers = dir.join("gen");
+    let out = smxrun(&["headers", "nets/c_write_timeout.smx", "-o", headers.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lib = dir.join("libtimeout.so").to_str().unwrap().to_string();
+    compile(
+        "cc",
+        &[
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-shared",
+            "-fPIC",
+            "-I",
+            "include",
+            "-I",
+            headers.to_str().unwrap(),
+            "examples/c-boxes/timeout/c_burst.c",
+            "examples/c-boxes/src/c_sink.c",
+            "-o",
+            &lib,
+        ],
+    );
+    lib
+}
+
+/// `key=N` out of a box's summary line.
+fn field(line: &str, key: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in '{line}'"))
+}
+
+#[test]
+fn a_write_timeout_drops_what_a_slow_consumer_has_no_room_for_and_books_it() {
+    // Burst writes 50 values as fast as it can, each write waiting at most 1 ms
+    // (SMX_SET_WRITE_TIMEOUT in its init) for room in a channel of length 1; Sink takes 20 ms a
+    // value. Most writes must time out: each says so (SMX_GET_WRITE_ERROR is TIMEOUT, the write
+    // returns non-zero), its message is dropped and counted, and the source goes on.
+    let lib = write_timeout_library();
+    let out = smxrun(&[
+        "nets/c_write_timeout.smx",
+        "--boxes",
+        &lib,
+        "--channel-len",
+        "1",
+        "--set",
+        "Burst.count=50",
+        "--set",
+        "Burst.timeout_ms=1",
+        "--set",
+        "Sink.sleep_us=20000",
+        "-q",
+        "--report",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let (lines, report) = stdout.split_at(stdout.find('{').unwrap());
+    let burst = lines.lines().find(|l| l.starts_with("c_burst Burst:")).expect(lines);
+    let sink = lines.lines().find(|l| l.starts_with("c_sink Sink:")).expect(lines);
+    let (sent, timed_out) = (field(burst, "sent"), field(burst, "timed_out"));
+    assert_eq!(field(burst, "failed"), 0, "{burst}");
+    assert_eq!(sent + timed_out, 50, "{burst}");
+    assert!(
+        timed_out > 0,
+        "a consumer 20 ms a value keeps up with 1 ms writes: {burst}"
+    );
+    assert_eq!(field(sink, "count"), sent, "{sink}");
+    let report: serde_json::Value = serde_json::from_str(report).unwrap();
+    assert_eq!(report["status"], "ok");
+    let c = channel(&report, "Burst", "Sink");
+    assert_eq!(c["written"], 50, "{c}");
+    assert_eq!(c["dropped"], timed_out, "{c}");
+    assert_eq!(c["read"], sent, "{c}");
+    assert_eq!(c["left"], 0, "{c}");
+}

@@ -67,6 +67,8 @@ pub struct Handle {
     pub write_timeout: Vec<Option<Duration>>,
     /// Decoupled inputs whose next firing waits for a new message (`smx_block_next_read`).
     pub block_next: Vec<bool>,
+    /// Some `block_next` is set: the common step looks at this one flag, not the list.
+    pub any_block_next: bool,
     /// What such a wait brought, handed out by the next `smx_read` of that port.
     pub stash: Vec<Option<Option<Message>>>,
     /// Outputs whose refused write was already warned about.
@@ -106,6 +108,7 @@ impl Handle {
             read_timeout: vec![None; ni],
             write_timeout: vec![None; no],
             block_next: vec![false; ni],
+            any_block_next: false,
             stash: vec![None; ni],
             warned_refused: vec![false; no],
             name: cstring(&config.instance),
@@ -133,6 +136,7 @@ impl Handle {
 
     /// Prepares the handle for one step.
     fn begin_step(&mut self, io: &mut Io<'_>) {
+        crate::home::reclaim();
         self.count = io.iteration();
         // A store only where an error is left: `fill` becomes a call to memset, which for the
         // one or two ports of a box cost a tenth of a C source's step (perf).
@@ -141,9 +145,11 @@ impl Handle {
                 *e = err::NONE;
             }
         }
-        for i in 0..self.block_next.len() {
-            if std::mem::take(&mut self.block_next[i]) {
-                self.stash[i] = Some(io.read_blocking(InPort(i)));
+        if std::mem::take(&mut self.any_block_next) {
+            for i in 0..self.block_next.len() {
+                if std::mem::take(&mut self.block_next[i]) {
+                    self.stash[i] = Some(io.read_blocking(InPort(i)));
+                }
             }
         }
         self.io = (io as *mut Io<'_>).cast::<Io<'static>>();
@@ -297,6 +303,9 @@ impl BoxImpl for CBox {
         };
         // SAFETY: the library's `NAME_cleanup`, once, with what init stored.
         unsafe { (self.functions.cleanup)(self.h(), state) };
+        // No more steps here to free what consumers hand back: from now on they free it.
+        crate::home::flush();
+        crate::home::release();
         // SAFETY: the C call has returned; what a blocking wait brought and nobody read goes.
         unsafe {
             (*self.handle).state = ptr::null_mut();

@@ -331,6 +331,7 @@ pub unsafe extern "C" fn smx_block_next_read(h: *mut c_void, in_: c_int) -> c_in
         match index(in_, hd.inputs.len()) {
             Some(i) if hd.inputs[i].decoupled => {
                 hd.block_next[i] = true;
+                hd.any_block_next = true;
                 0
             }
             _ => -1,

@@ -26,6 +26,11 @@
 //!   cleanly.
 //! * a message a C box writes travels as the [`smx_box::Message`] itself (no conversion between
 //!   C boxes); the runtime copies it with its `copy` function and frees it with `destroy`.
+//! * the memory of a C message goes back to the thread that made it: the `smx_msg_t` structs
+//!   in magazines per thread (`msg`), and a payload whose destroy function is `free` to the
+//!   producing C box's thread, which frees it at the start of its next step (`home`), so that a
+//!   source's `malloc` and its consumer's `free` do not meet in the C library's arenas. Every
+//!   path that cannot hand memory back frees it where it is dropped.
 //! * a read timeout bounds the firing rule's wait on that input, as in the original (v1.1+):
 //!   once it passed, the step runs and `smx_read` gives NULL with `SMX_CHANNEL_ERR_TIMEOUT`; it
 //!   also bounds `smx_read_blocking`. A write timeout bounds the wait for room in a full
@@ -54,6 +59,7 @@ mod config;
 mod elf;
 mod exports;
 pub mod headers;
+mod home;
 mod load;
 mod logging;
 mod msg;

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use smx_box::{ForeignVTable, Message};
 
 use crate::abi::{CopyFn, DestroyFn, SmxMsg, UnpackFn};
+use crate::home;
 
 /// How the runtime sees a C message inside a [`Message`].
 pub static C_MSG: ForeignVTable = ForeignVTable {
@@ -93,6 +94,12 @@ pub unsafe extern "C" fn default_copy(data: *mut c_void, size: usize) -> *mut c_
 pub unsafe extern "C" fn default_destroy(data: *mut c_void) {
     // SAFETY: the caller's contract.
     unsafe { libc::free(data) }
+}
+
+/// Whether `f` is plain `free` (the default or the C library's own), which may run on any
+/// thread: then the payload goes back to the thread that made the message ([`home`]).
+fn frees(f: DestroyFn) -> bool {
+    f as usize == default_destroy as DestroyFn as usize || f as usize == libc::free as DestroyFn as usize
 }
 
 /// The default unpack function: the payload itself.
@@ -205,6 +212,7 @@ pub fn create(
     seq: u64,
 ) -> *mut SmxMsg {
     count(1);
+    let destroy = destroy.unwrap_or(default_destroy);
     alloc_struct(SmxMsg {
         id: next_id(),
         type_: ptr::null_mut(),
@@ -212,11 +220,11 @@ pub fn create(
         data,
         size: size.min(i32::MAX as usize) as i32,
         copy: Some(copy.unwrap_or(default_copy)),
-        destroy: Some(destroy.unwrap_or(default_destroy)),
+        destroy: Some(destroy),
         unpack: Some(unpack.unwrap_or(default_unpack)),
         seq,
         sent_ns: smx_box::now_ns(),
-        reserved: ptr::null_mut(),
+        reserved: if frees(destroy) { home::tag() } else { ptr::null_mut() },
     })
 }
 
@@ -268,10 +276,12 @@ pub unsafe fn destroy(msg: *mut SmxMsg, deep: bool) {
     let m = unsafe { &*msg };
     if deep && !m.data.is_null() {
         match m.destroy {
+            // SAFETY: `free` for a payload from `malloc`, on whichever thread.
+            Some(f) if frees(f) => unsafe { home::free(m.reserved, m.data) },
             // SAFETY: the message's own destroy function for its own payload.
             Some(f) => unsafe { f(m.data) },
             // SAFETY: the default for a payload without one.
-            None => unsafe { default_destroy(m.data) },
+            None => unsafe { home::free(m.reserved, m.data) },
         }
     }
     if !m.type_.is_null() {

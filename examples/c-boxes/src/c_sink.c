@@ -15,8 +15,9 @@
  *   - file       (string): write each value to this file
  *   - report     (string): write the summary line to this file instead of stdout
  *   - timeout_ms (int):    wait at most this long for a value; an iteration that timed out
- *                          logs a warning and goes on (the original runtime's read timeout:
- *                          smx accepts it but does not bound the firing rule by it yet)
+ *                          logs a warning and goes on (the original runtime's read timeout,
+ *                          which bounds the firing rule's wait)
+ *   - sleep_us   (int):    pause after each value, in microseconds (a slow consumer)
  */
 
 #define _POSIX_C_SOURCE 200809L /* strdup, also with -std=c99 */
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bson.h>
 #include "smxrts.h"
 #include "c_sink.h"
@@ -38,6 +40,7 @@ typedef struct c_sink_state_s
     long long min;
     long long max;
     unsigned long timeouts;
+    int sleep_us;            /**< pause after each value */
 } c_sink_state_t;
 
 /******************************************************************************/
@@ -75,6 +78,11 @@ int c_sink( void* h, void* state )
         SMX_LOG( h, info, "first value: %lld", v );
     if( s->values != NULL )
         fprintf( s->values, "%lld\n", v );
+    if( s->sleep_us > 0 )
+    {
+        struct timespec pause = { s->sleep_us / 1000000, ( s->sleep_us % 1000000 ) * 1000L };
+        nanosleep( &pause, NULL );
+    }
     return SMX_NET_RETURN;
 }
 
@@ -146,6 +154,12 @@ int c_sink_init( void* h, void** state )
     if( err == SMX_CONFIG_ERROR_BAD_TYPE || timeout_ms < 0 )
     {
         SMX_LOG( h, error, "property 'timeout_ms' must be a non-negative integer" );
+        return -1;
+    }
+    s->sleep_us = smx_config_get_int_err( conf, "sleep_us", &err );
+    if( err == SMX_CONFIG_ERROR_BAD_TYPE || s->sleep_us < 0 )
+    {
+        SMX_LOG( h, error, "property 'sleep_us' must be a non-negative integer" );
         return -1;
     }
     if( timeout_ms > 0 )
