@@ -116,16 +116,26 @@ impl std::str::FromStr for Realtime {
     }
 }
 
-/// Threads a run of `graph` needs (nets not run by an executive and the firewalls: one per
-/// period with executives, else counted as one) and the cores it may use.
+/// Threads a run of `graph` needs (nets not run by an executive and the firewalls) and the
+/// cores it may use.
 fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize, usize) {
+    let box_threads = executive.iter().filter(|p| p.is_none()).count();
+    (
+        box_threads + firewall_threads(graph, executive),
+        sched::allowed_cores().len(),
+    )
+}
+
+/// Firewall threads of a run: one executive per period when executives run boxes, else
+/// counted as one when there is any time-triggered edge.
+fn firewall_threads(graph: &NetGraph, executive: &[Option<Duration>]) -> usize {
     let tt_edges = || {
         graph
             .edges
             .iter()
             .filter(|e| e.timing == smx_graph::Timing::TimeTriggered)
     };
-    let firewall_threads = if executive.iter().any(Option::is_some) {
+    if executive.iter().any(Option::is_some) {
         let mut periods: Vec<Duration> = tt_edges()
             .flat_map(|e| [e.src_time.as_duration(), e.dst_time.as_duration()])
             .filter(|p| !p.is_zero())
@@ -135,9 +145,7 @@ fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize
         periods.len()
     } else {
         usize::from(tt_edges().next().is_some())
-    };
-    let box_threads = executive.iter().filter(|p| p.is_none()).count();
-    (box_threads + firewall_threads, sched::allowed_cores().len())
+    }
 }
 
 fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> bool {
@@ -264,9 +272,8 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     decided.firewall.mode = tt_mode;
     decided.realtime = realtime;
     let mut plan = plan::build(graph, registry, &decided)?;
-    let (threads, _) = threads_and_cores(graph, &executive);
     let executives = if executive.iter().any(Option::is_some) {
-        threads - executive.iter().filter(|p| p.is_none()).count()
+        firewall_threads(graph, &executive)
     } else {
         0
     };
