@@ -15,11 +15,18 @@
 //!   the live counters, and the channels they hold are marked as not settled (their books are
 //!   a snapshot and need not balance). Their threads are left running; a process exits
 //!   without them.
+//! * except a thread that the kernel shows runnable with next to no CPU time since the halt
+//!   ([`kernel`]): it was kept off the cores, not stuck, so the wait goes on for it, up to
+//!   [`STARVED_LIMIT`]. A loaded machine then gets a late report that is right rather than a
+//!   timely one that calls healthy boxes stuck.
 //!
 //! Nothing here runs before a stop except the wait itself, which wakes when a thread ends.
 
+mod kernel;
+
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::thread::{JoinHandle, Thread};
+use std::thread::{JoinHandle, Thread, ThreadId};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -37,6 +44,12 @@ pub const DRAIN: Duration = Duration::from_millis(300);
 /// report must still be out within a second of the stop.
 pub const GIVE_UP: Duration = Duration::from_millis(850);
 
+/// After a stop, how long the run waits at most for a thread that only had no CPU ([`kernel`]).
+pub const STARVED_LIMIT: Duration = Duration::from_secs(4);
+
+/// CPU time since the halt below which a runnable thread has not yet had its chance to end.
+const STARVED_CPU_NS: u64 = 20_000_000;
+
 /// How often the joining thread looks at the stop flag while no thread ends.
 const LOOK: Duration = Duration::from_millis(20);
 
@@ -47,6 +60,8 @@ pub struct Ending {
     pub halt: Halt,
     ended: Mutex<u64>,
     changed: Condvar,
+    /// The kernel's id of each thread that has started, for [`kernel::look`].
+    tids: Mutex<HashMap<ThreadId, i32>>,
 }
 
 impl Ending {
@@ -54,9 +69,32 @@ impl Ending {
         self.halt.load(Ordering::Acquire)
     }
 
-    /// Counts the calling thread as ended when the guard drops (also when it unwinds).
+    /// Counts the calling thread as ended when the guard drops (also when it unwinds). A
+    /// thread of the run takes it first thing, which also tells the halt its kernel id.
     pub fn guard(&self) -> EndGuard<'_> {
+        if let Some(tid) = kernel::current_tid() {
+            self.tids.lock().insert(std::thread::current().id(), tid);
+        }
         EndGuard(self)
+    }
+
+    /// CPU time of the thread `id` now, when the kernel says.
+    fn cpu_ns(&self, id: ThreadId) -> Option<u64> {
+        let tid = *self.tids.lock().get(&id)?;
+        Some(kernel::look(tid)?.cpu_ns)
+    }
+
+    /// Whether thread `id` is runnable and had less than [`STARVED_CPU_NS`] since `at_halt`
+    /// (its CPU time at the halt), or has not even started (on Linux, where every started
+    /// thread is known).
+    fn starved(&self, id: ThreadId, at_halt: Option<u64>) -> bool {
+        let Some(tid) = self.tids.lock().get(&id).copied() else {
+            return cfg!(target_os = "linux");
+        };
+        match kernel::look(tid) {
+            Some(seen) => seen.runnable && seen.cpu_ns.saturating_sub(at_halt.unwrap_or(0)) < STARVED_CPU_NS,
+            None => false,
+        }
     }
 
     /// Waits until the count of ended threads differs from `seen` or `timeout` passed; the
@@ -140,6 +178,8 @@ pub(crate) fn join(
     // Firewall reports and warnings in the run's order of firewalls, whichever ends first.
     let mut by_shard: Vec<Option<(FirewallReport, Vec<String>)>> = (0..shards).map(|_| None).collect();
     let mut stopped_at: Option<Instant> = None;
+    // CPU time of each running thread when the halt was first set.
+    let mut cpu_at_halt: Option<HashMap<ThreadId, u64>> = None;
     let mut seen = 0;
     loop {
         let (done, left): (Vec<Running>, Vec<Running>) = running.into_iter().partition(Running::finished);
@@ -156,13 +196,19 @@ pub(crate) fn join(
         let mut look = LOOK;
         if let Some(at) = stopped_at {
             let since = at.elapsed();
-            if since >= GIVE_UP {
+            if since >= GIVE_UP && !waiting_for_a_cpu(&common.ending, &running, cpu_at_halt.as_ref(), since) {
                 break;
             }
             if since >= DRAIN {
                 halt(&common.ending, &running);
+                let ending = &common.ending;
+                cpu_at_halt.get_or_insert_with(|| {
+                    let ids = running.iter().map(|r| r.thread().id());
+                    ids.filter_map(|id| Some((id, ending.cpu_ns(id)?))).collect()
+                });
             }
-            look = look.min(if since < DRAIN { DRAIN - since } else { GIVE_UP - since });
+            let next = [DRAIN, GIVE_UP].into_iter().find(|&t| t > since);
+            look = look.min(next.map_or(LOOK, |t| t - since));
         }
         seen = common.ending.wait(seen, look);
     }
@@ -174,6 +220,21 @@ pub(crate) fn join(
         joined.warnings.extend(warnings);
     }
     joined
+}
+
+/// Whether, `since` the stop, some thread still running has only been kept off the cores
+/// (and [`STARVED_LIMIT`] has not passed): the halt waits longer for it.
+fn waiting_for_a_cpu(
+    ending: &Ending,
+    running: &[Running],
+    cpu_at_halt: Option<&HashMap<ThreadId, u64>>,
+    since: Duration,
+) -> bool {
+    since < STARVED_LIMIT
+        && running.iter().any(|r| {
+            let id = r.thread().id();
+            ending.starved(id, cpu_at_halt.and_then(|m| m.get(&id).copied()))
+        })
 }
 
 /// Sets the halt and wakes every thread still running (again on each call: a thread that
@@ -260,5 +321,56 @@ pub(crate) fn mark_stuck(report: &mut Report, stuck: &[usize]) {
         if stuck.contains(&c.from_id) || stuck.contains(&c.to_id) {
             c.settled = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    /// A thread of `ending` that sleeps (`spin` false, parked) or burns its CPU until `done`.
+    fn started(ending: &Arc<Ending>, spin: bool, done: &Arc<AtomicBool>) -> JoinHandle<()> {
+        let (mine, stop) = (ending.clone(), done.clone());
+        let handle = std::thread::spawn(move || {
+            let _ended = mine.guard();
+            while !stop.load(Ordering::Relaxed) {
+                if !spin {
+                    std::thread::park();
+                }
+            }
+        });
+        while !ending.tids.lock().contains_key(&handle.thread().id()) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        handle
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn only_a_runnable_thread_short_of_cpu_since_the_halt_counts_as_kept_off_the_cores() {
+        let ending = Arc::new(Ending::default());
+        let done = Arc::new(AtomicBool::new(false));
+        let sleeper = started(&ending, false, &done);
+        let spinner = started(&ending, true, &done);
+        let (sleeping, spinning) = (sleeper.thread().id(), spinner.thread().id());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(
+            !ending.starved(sleeping, ending.cpu_ns(sleeping)),
+            "asleep in its step: stuck"
+        );
+        // Just sampled: the spinner has had no CPU since, like a thread that gets none.
+        let now = ending.cpu_ns(spinning).expect("the kernel tells");
+        assert!(ending.starved(spinning, Some(now + STARVED_CPU_NS / 2)));
+        // Burning its CPU since the halt: stuck in its step.
+        assert!(!ending.starved(spinning, Some(now.saturating_sub(2 * STARVED_CPU_NS))));
+        // A thread that never reached its start has had no chance at all.
+        let never = std::thread::spawn(|| {}).thread().id();
+        assert!(ending.starved(never, None));
+        done.store(true, Ordering::Relaxed);
+        sleeper.thread().unpark();
+        sleeper.join().unwrap();
+        spinner.join().unwrap();
     }
 }
