@@ -145,12 +145,35 @@ fn pairs_on_length_one_channels_spread_even_when_they_outnumber_the_cores() {
     if too_few_cores() {
         return;
     }
-    let report = smxrun(&["nets/pairs_16.smx", "-n", "2000"]);
+    // With a thread per box (chaining, the default, runs each pair on one thread: below).
+    let report = smxrun(&["nets/pairs_16.smx", "-n", "2000", "--chain", "off"]);
     for (producer, consumer) in channel_ends(&report) {
         assert_ne!(producer, consumer, "{:#}", report["nets"]);
     }
     let notes = warnings(&report);
     assert!(notes.iter().any(|w| w.contains("too short")), "{notes:#?}");
+}
+
+#[test]
+fn pairs_on_length_one_channels_that_outnumber_the_cores_run_chained_and_spread() {
+    // 16 box threads: on 16 cores or more they fit, and nothing chains.
+    if too_few_cores() || allowed_cores() >= 16 {
+        return;
+    }
+    let report = smxrun(&["nets/pairs_16.smx", "-n", "2000"]);
+    for (producer, consumer) in channel_ends(&report) {
+        assert_eq!(producer, consumer, "a pair runs on one thread: {:#}", report["nets"]);
+    }
+    let cores: std::collections::BTreeSet<u64> = channel_ends(&report).iter().map(|e| e.0).collect();
+    assert!(cores.len() >= 2, "the chains are spread over the cores: {cores:?}");
+    let notes = warnings(&report);
+    assert!(
+        notes
+            .iter()
+            .any(|w| w.starts_with("chaining: 16 box threads") && w.contains("8 chains")),
+        "{notes:#?}"
+    );
+    assert!(!notes.iter().any(|w| w.contains("too short")), "{notes:#?}");
 }
 
 #[test]

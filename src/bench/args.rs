@@ -125,6 +125,11 @@ pub struct ScalingArgs {
     /// Also run a peer runtime at the same shape (`gstreamer`: fakesrc ! queue ! fakesink)
     #[arg(long, value_name = "NAME", value_parser = ["gstreamer"])]
     pub peer: Option<String>,
+    /// smx's operator chaining (see `smxrun --chain`): auto, the default, runs a pair on one
+    /// thread where the pairs' threads outnumber the cores on short channels; off keeps a thread
+    /// per box, so that smx and the peers hand every message between two threads
+    #[arg(long, value_name = "auto|off", default_value = "auto")]
+    pub chain: smx_runtime::chain::ChainMode,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -42,6 +42,7 @@ struct Settings {
     count: u64,
     size: usize,
     runs: usize,
+    chain: smx_runtime::chain::ChainMode,
 }
 
 pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
@@ -52,6 +53,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
         count: pick(args.count, quick, 100_000, 1_000_000),
         size: pick(args.size, quick, 8, 8),
         runs: session.runs(2, 5),
+        chain: args.chain,
     };
     let mut result = session.start("scaling");
     for (k, v) in [
@@ -61,8 +63,18 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
         ("size", s.size.to_string()),
         ("runs", s.runs.to_string()),
         ("warmup_runs", "1".to_string()),
+        ("chain", format!("{:?}", s.chain).to_lowercase()),
     ] {
         result.settings.insert(k.into(), v);
+    }
+    if s.chain == smx_runtime::chain::ChainMode::Auto {
+        result.notes.push(
+            "smx runs with its defaults, chaining included: where a cell's 2 x pairs threads outnumber the cores \
+             on channels shorter than 16, each pair runs on one thread (the report's warnings say so), so a \
+             message is handed over by a call, while each peer hands it between two threads; --chain off \
+             compares the channels alone"
+                .to_string(),
+        );
     }
     let gst = match args.peer.as_deref() {
         Some("gstreamer") => match gstreamer::find() {
@@ -165,6 +177,7 @@ fn run_cell(
 fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, cell: Cell) -> Run {
     let base = RunOptions {
         default_channel_len: Some(cell.len),
+        chain: s.chain,
         ..RunOptions::default()
     };
     pairs_run(graph, registry, cell.pairs, s.count, s.size, base)

@@ -81,6 +81,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
     pub tt_mode: smx_runtime::firewall::TtMode,
 
+    /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
+    /// its step) on its feeder's thread when the box threads outnumber the cores, so a hand-over
+    /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
+    /// thread per box. Never under --trace
+    #[arg(long, value_name = "auto|off", default_value = "auto")]
+    pub chain: smx_runtime::chain::ChainMode,
+
     /// Length of every channel whose length the net does not declare (default 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Option<u32>,

@@ -50,6 +50,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         realtime: args.rt,
         wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
         latency: args.latency,
+        chain: args.chain,
         firewall: smx_runtime::firewall::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()

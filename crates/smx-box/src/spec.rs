@@ -194,6 +194,8 @@ pub struct BoxSpec {
     pub bridge: bool,
     /// File descriptors one instance may hold open ([`SpecBuilder::file_descriptors`]).
     pub file_descriptors: u32,
+    /// The box may run on the thread of the box that feeds it ([`SpecBuilder::chainable`]).
+    pub chainable: bool,
     pub factory: Factory,
 }
 
@@ -212,6 +214,7 @@ pub struct SpecBuilder {
     validate: Option<Validator>,
     bridge: bool,
     file_descriptors: u32,
+    chainable: bool,
 }
 
 impl BoxSpec {
@@ -229,6 +232,7 @@ impl BoxSpec {
             validate: None,
             bridge: false,
             file_descriptors: 0,
+            chainable: false,
         }
     }
 
@@ -352,6 +356,21 @@ impl SpecBuilder {
         }
     }
 
+    /// The step never waits for a message: it reads only with [`crate::Io::read`] and
+    /// [`crate::Io::has_message`], never with [`crate::Io::read_blocking`] or
+    /// [`crate::Io::wait_until`], and so needs no more than the firing rule found. A runtime may
+    /// then run the box on the thread of the box that feeds it (operator chaining): when the
+    /// feeder's write finds the channel between them full, the runtime steps this box in
+    /// place to make room, where a thread of its own would have been woken. The firing rule,
+    /// the books and the order stay the same; only the thread changes. A box that waited
+    /// inside its step there would wait for ever, since the feeder is the thread it waits on.
+    pub const fn chainable(self) -> Self {
+        SpecBuilder {
+            chainable: true,
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -375,6 +394,7 @@ impl SpecBuilder {
             validate: self.validate,
             bridge: self.bridge,
             file_descriptors: self.file_descriptors,
+            chainable: self.chainable,
             factory,
         }
     }

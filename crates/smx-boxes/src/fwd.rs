@@ -6,6 +6,7 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_fwd")
     .summary("forwards every message unchanged")
     .inputs(&[PortSpec::new("data").help("messages in")])
     .outputs(&[PortSpec::new("data").help("the same messages out")])
+    .chainable()
     .create(create);
 
 const INPUT: InPort = InPort(0);

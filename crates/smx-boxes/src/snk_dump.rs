@@ -28,6 +28,7 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_snk_dump")
             .help("how payload bytes are printed"),
         ConfigKey::str("path").help("file to write to (created or truncated); stdout when unset"),
     ])
+    .chainable()
     .create(create);
 
 const DATA: InPort = InPort(0);

@@ -30,6 +30,7 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_snk_null")
          out-of-order arrivals",
     )
     .inputs(&[PortSpec::new("data").help("the messages to consume (one stream or several interleaved)")])
+    .chainable()
     .create(create);
 
 const DATA: InPort = InPort(0);

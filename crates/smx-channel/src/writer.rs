@@ -56,6 +56,40 @@ impl<T> Writer<T> {
         }
     }
 
+    /// Writes `msg` like [`Writer::write`], but never waits: while a coupled channel is full it
+    /// calls `make_room` (which runs the consumer on this thread, operator chaining) and tries
+    /// again. Fails, counting the message as dropped, once the consumer has ended or this end's
+    /// halt is set.
+    pub fn write_making_room(&mut self, msg: T, mut make_room: impl FnMut()) -> Result<(), Closed> {
+        let counts = &self.shared.counters.producer;
+        counts.written.bump();
+        let Some(tx) = &mut self.tx else {
+            counts.dropped.bump();
+            return Err(Closed);
+        };
+        let mut msg = msg;
+        loop {
+            match tx.try_push(msg) {
+                Ok(None) => return Ok(()),
+                Ok(Some(oldest)) => {
+                    drop(oldest);
+                    counts.overwritten.bump();
+                    return Ok(());
+                }
+                Err(TryPushError::Closed(_)) => break,
+                Err(TryPushError::Full(back)) => {
+                    if tx.halted() {
+                        break;
+                    }
+                    msg = back;
+                    make_room();
+                }
+            }
+        }
+        counts.dropped.bump();
+        Err(Closed)
+    }
+
     /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at
     /// `deadline` (or when this end's halt is set) refuses it: it is dropped and counted as
     /// `dropped`, as a write after the consumer's end is. The wait polls (see [`crate::nap`]).

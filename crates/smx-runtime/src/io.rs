@@ -124,6 +124,30 @@ impl PortSet {
             .collect()
     }
 
+    /// Writes `msg` to `port` like [`Ports::write`], calling `make_room` instead of waiting
+    /// while the channel is full ([`Writer::write_making_room`], for [`crate::chain`]).
+    pub fn write_making_room(
+        &mut self,
+        port: usize,
+        mut msg: Message,
+        make_room: impl FnMut(),
+    ) -> Result<(), Disconnected> {
+        match self.outputs.get_mut(port) {
+            Some(OutputSlot {
+                writer: Some(writer),
+                stamper,
+                ..
+            }) => {
+                stamper.stamp(&mut msg);
+                writer.write_making_room(msg, make_room).map_err(|_| Disconnected)
+            }
+            _ => {
+                self.unconnected_writes += 1;
+                Ok(())
+            }
+        }
+    }
+
     /// Whether every connected input has ended and been drained (false for a net without
     /// connected inputs: a source ends by itself).
     pub fn all_inputs_ended(&self) -> bool {

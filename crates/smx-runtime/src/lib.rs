@@ -8,6 +8,7 @@
 //! after the last join the counters are final and become the report.
 
 pub mod builder;
+pub mod chain;
 pub mod channel;
 pub mod config;
 pub mod error;
@@ -86,6 +87,8 @@ pub struct RunOptions {
     pub trace: Option<trace::Tracer>,
     /// Which channel writes are stamped for the report's latency figures (`--latency`).
     pub latency: latency::LatencyMode,
+    /// Whether boxes of a chain may share a thread (`--chain`, [`chain`]).
+    pub chain: chain::ChainMode,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -250,6 +253,7 @@ impl Default for RunOptions {
             wait_spin: channel::DEFAULT_SPIN,
             trace: None,
             latency: latency::LatencyMode::default(),
+            chain: chain::ChainMode::default(),
         }
     }
 }
@@ -277,7 +281,18 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     } else {
         0
     };
-    let placed = placement::place(&mut plan, &executive, executives, &opts.pin, &sched::allowed_cores());
+    let allowed = sched::allowed_cores();
+    let (chains, chain_note) = decide_chains(&plan, &executive, executives, opts, &allowed);
+    let mut followers = vec![false; plan.nets.len()];
+    for follower in chains.iter().flat_map(|c| &c[1..]) {
+        followers[*follower] = true;
+    }
+    let placed = placement::place(&mut plan, &executive, &followers, executives, &opts.pin, &allowed);
+    for chain in &chains {
+        for &follower in &chain[1..] {
+            plan.nets[follower].core = plan.nets[chain[0]].core;
+        }
+    }
     decide_firewall(
         &mut decided.firewall,
         realtime,
@@ -328,33 +343,34 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         t.mark_origin();
     }
 
+    let (jobs, chain_jobs) = take_chains(jobs, &chains);
     let common = Arc::new(Common {
         gate: Gate::new(),
-        barrier: Barrier::new(jobs.len() + shards.len()),
+        barrier: Barrier::new(jobs.len() + chain_jobs.len() + shards.len()),
         stop: opts.stop.clone(),
         start_failed: AtomicBool::new(false),
         loops,
         trace: opts.trace.clone(),
         ending: Default::default(),
     });
-    let wanted = jobs.len();
-    let mut handles = Vec::with_capacity(wanted);
-    let thread_nets: Vec<usize> = jobs.iter().map(|j| j.plan.id).collect();
-    for job in jobs {
+    let wanted = jobs.len() + chain_jobs.len();
+    let mut handles: Vec<(Vec<usize>, halt::NetsHandle)> = Vec::with_capacity(wanted);
+    let threads = jobs
+        .into_iter()
+        .map(|job| BoxThread::One(Box::new(job)))
+        .chain(chain_jobs.into_iter().map(BoxThread::Chain));
+    for work in threads {
+        let (ids, name) = (work.ids(), work.name());
         let mine = common.clone();
-        let name = job.plan.thread_name();
         let spawned = std::thread::Builder::new()
             .name(name.clone())
             .stack_size(opts.stack_size)
-            .spawn(move || match job.plan.role.clone() {
-                Role::Box(spec) => net::run_box(job.plan, spec, job.ports, &mine),
-                Role::Routing => routing::run_routing(job.plan, job.ports, &mine),
-            });
+            .spawn(move || work.run(&mine));
         match spawned {
-            Ok(handle) => handles.push(handle),
+            Ok(handle) => handles.push((ids, handle)),
             Err(e) => {
                 common.gate.abort();
-                for handle in handles {
+                for (_, handle) in handles {
                     let _ = handle.join();
                 }
                 return Err(RunError::ThreadLimit {
@@ -372,7 +388,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         Ok(firewalls) => firewalls,
         Err(e) => {
             common.gate.abort();
-            for handle in handles {
+            for (_, handle) in handles {
                 let _ = handle.join();
             }
             return Err(RunError::ThreadLimit { wanted, message: e });
@@ -380,13 +396,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     };
     common.gate.open();
     opts.progress.mark_started();
-    let joined = halt::join(
-        thread_nets.into_iter().zip(handles),
-        firewalls,
-        &common,
-        plan.nets.len(),
-        Instant::now(),
-    );
+    let joined = halt::join(handles, firewalls, &common, plan.nets.len(), Instant::now());
     let (firewalls, fw_warnings) = (joined.firewalls, joined.warnings);
     let outcomes: Vec<Outcome> = joined
         .outcomes
@@ -427,6 +437,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     for w in tt_note
         .into_iter()
         .chain(placed.notes)
+        .chain(chain_note)
         .chain(realtime_note)
         .chain(fw_warnings)
         .chain(trace_note)
@@ -437,6 +448,100 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         }
     }
     Ok(report)
+}
+
+/// The chains of this run ([`chain::decide`]): none under `--trace`, whose timeline has a row
+/// per box thread.
+fn decide_chains(
+    plan: &Plan,
+    executive: &[Option<Duration>],
+    executives: usize,
+    opts: &RunOptions,
+    allowed: &[usize],
+) -> (Vec<Vec<usize>>, Option<String>) {
+    let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
+    let cores = placement::box_cores(&opts.pin, allowed, executives, &own_thread);
+    let mode = if opts.trace.is_some() {
+        chain::ChainMode::Off
+    } else {
+        opts.chain
+    };
+    chain::decide(plan, &own_thread, cores, mode)
+}
+
+/// Takes the jobs of each chain out of `jobs`, in chain order: the single jobs left and the
+/// chains' members.
+fn take_chains(jobs: Vec<Job>, chains: &[Vec<usize>]) -> (Vec<Job>, Vec<Vec<chain::Member>>) {
+    let mut by_id: Vec<Option<Job>> = Vec::new();
+    let mut singles = Vec::new();
+    let chained: std::collections::HashSet<usize> = chains.iter().flatten().copied().collect();
+    for job in jobs {
+        if chained.contains(&job.plan.id) {
+            let id = job.plan.id;
+            if by_id.len() <= id {
+                by_id.resize_with(id + 1, || None);
+            }
+            by_id[id] = Some(job);
+        } else {
+            singles.push(job);
+        }
+    }
+    let members = chains
+        .iter()
+        .map(|chain| {
+            chain
+                .iter()
+                .filter_map(|&id| by_id.get_mut(id)?.take())
+                .filter_map(|job| match job.plan.role.clone() {
+                    Role::Box(spec) => Some(chain::Member {
+                        plan: job.plan,
+                        spec,
+                        ports: job.ports,
+                    }),
+                    Role::Routing => None,
+                })
+                .collect()
+        })
+        .collect();
+    (singles, members)
+}
+
+/// The work of one box thread: one net, or a chain of them.
+enum BoxThread {
+    One(Box<Job>),
+    Chain(Vec<chain::Member>),
+}
+
+impl BoxThread {
+    fn ids(&self) -> Vec<usize> {
+        match self {
+            BoxThread::One(job) => vec![job.plan.id],
+            BoxThread::Chain(members) => members.iter().map(|m| m.plan.id).collect(),
+        }
+    }
+
+    /// The thread's name: its net's, or its chain head's.
+    fn name(&self) -> String {
+        match self {
+            BoxThread::One(job) => job.plan.thread_name(),
+            BoxThread::Chain(members) => members.first().map(|m| m.plan.thread_name()).unwrap_or_default(),
+        }
+    }
+
+    fn run(self, common: &Common) -> Vec<(usize, Outcome)> {
+        match self {
+            BoxThread::One(job) => {
+                let Job { plan, ports } = *job;
+                let id = plan.id;
+                let outcome = match plan.role.clone() {
+                    Role::Box(spec) => net::run_box(plan, spec, ports, common),
+                    Role::Routing => routing::run_routing(plan, ports, common),
+                };
+                vec![(id, outcome)]
+            }
+            BoxThread::Chain(members) => chain::run_chain(members, common),
+        }
+    }
 }
 
 /// The 1-based position of `name` in the plan, for the thread-limit message.

@@ -171,6 +171,11 @@ impl Driver {
         self.trace = trace.map(Box::new);
     }
 
+    /// The core the box's thread was pinned to, as recorded.
+    pub(crate) fn core(&self) -> Option<usize> {
+        self.outcome.core
+    }
+
     /// Whether create or init failed.
     pub fn failed(&self) -> bool {
         self.outcome.status == Status::Failed
@@ -200,7 +205,9 @@ impl Driver {
     /// between the loop and the box on every message and cost about a tenth of `Src.Snk`'s
     /// rate. A panic ends the net as failed all the same (see [`Driver::panicked`]).
     pub fn run_to_end(&mut self, stop: &AtomicBool) {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| while self.fire_unguarded(stop, true) {})) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(
+            || while self.fire_unguarded(stop, true, &mut Direct) {},
+        )) {
             self.panicked(panic);
         }
     }
@@ -209,7 +216,12 @@ impl Driver {
     /// rule waits for the inputs; without, a net whose inputs are not ready is left as it is
     /// (true, nothing ran). A panic of the box ends the net as failed.
     pub fn fire(&mut self, stop: &AtomicBool, block: bool) -> bool {
-        match catch_unwind(AssertUnwindSafe(|| self.fire_unguarded(stop, block))) {
+        self.fire_via(stop, block, &mut Direct)
+    }
+
+    /// [`Driver::fire`] with the step run through `via` (a chain's view of the ports).
+    pub(crate) fn fire_via(&mut self, stop: &AtomicBool, block: bool, via: &mut impl StepOn) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| self.fire_unguarded(stop, block, via))) {
             Ok(running) => running,
             Err(panic) => {
                 self.panicked(panic);
@@ -230,7 +242,7 @@ impl Driver {
     /// [`Driver::fire`] without the unwind guard: the caller catches panics. Tracing costs an
     /// untraced run this one branch per step.
     #[inline]
-    fn fire_unguarded(&mut self, stop: &AtomicBool, block: bool) -> bool {
+    fn fire_unguarded(&mut self, stop: &AtomicBool, block: bool, via: &mut impl StepOn) -> bool {
         if !self.running {
             return false;
         }
@@ -260,8 +272,18 @@ impl Driver {
         self.outcome.loop_count += 1;
         let count = self.outcome.loop_count;
         self.loops.set(count);
-        let (stepped, stopped) = step_once(instance.as_mut(), &mut self.ports, count, stop);
+        let (stepped, stopped) = via.step(instance.as_mut(), &mut self.ports, count, stop);
         self.after_step(count, stepped, stopped)
+    }
+
+    /// Whether the net still runs and the firing rule would let it step now (every triggering
+    /// input holds a message or has ended).
+    pub(crate) fn ready(&mut self) -> bool {
+        self.running
+            && self
+                .triggering
+                .iter()
+                .all(|&i| self.ports.inputs[i].reader.as_mut().is_none_or(|r| r.ready_now()))
     }
 
     /// [`Driver::fire_unguarded`] recording the firing rule's waits, the step, and the waits
@@ -417,9 +439,38 @@ impl Driver {
     }
 }
 
+/// How a firing runs the box's step on the net's ports: on them as they are ([`Direct`]), or
+/// through a view of them that does more (a chain's, [`crate::chain`]).
+pub(crate) trait StepOn {
+    /// Runs one step of `instance`; its result and whether it saw a stop.
+    fn step(
+        &mut self,
+        instance: &mut dyn BoxImpl,
+        ports: &mut PortSet,
+        count: u64,
+        stop: &AtomicBool,
+    ) -> (Result<Flow, smx_box::BoxError>, bool);
+}
+
+/// The step on the net's own ports.
+pub(crate) struct Direct;
+
+impl StepOn for Direct {
+    #[inline(always)]
+    fn step(
+        &mut self,
+        instance: &mut dyn BoxImpl,
+        ports: &mut PortSet,
+        count: u64,
+        stop: &AtomicBool,
+    ) -> (Result<Flow, smx_box::BoxError>, bool) {
+        step_once(instance, ports, count, stop)
+    }
+}
+
 /// Runs one step of `instance` on `ports`; the step's result and whether it saw a stop.
 #[inline]
-fn step_once(
+pub(crate) fn step_once(
     instance: &mut dyn BoxImpl,
     ports: &mut dyn host::Ports,
     count: u64,

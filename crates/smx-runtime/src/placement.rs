@@ -35,18 +35,25 @@ pub struct Placement {
 }
 
 /// Writes a core into every net of `plan` and decides the firewalls' cores. `executive` is,
-/// per net, the period of the cyclic executive that runs it; `executives` is how many such
-/// executive threads the run has (one per period, zero in the threads mode).
+/// per net, the period of the cyclic executive that runs it; `followers` marks the nets that
+/// run on the thread of their chain's head ([`crate::chain`]: the caller gives them the head's
+/// core); `executives` is how many executive threads the run has (one per period, zero in
+/// the threads mode).
 pub fn place(
     plan: &mut Plan,
     executive: &[Option<Duration>],
+    followers: &[bool],
     executives: usize,
     pin: &PinMode,
     allowed: &[usize],
 ) -> Placement {
     let overrides: Vec<Option<usize>> = plan.nets.iter().map(|n| n.settings.core).collect();
     let links: Vec<(usize, usize)> = plan.channels.iter().map(|c| (c.from, c.to)).collect();
-    let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
+    let own_thread: Vec<bool> = executive
+        .iter()
+        .zip(followers.iter().chain(std::iter::repeat(&false)))
+        .map(|(period, follower)| period.is_none() && !follower)
+        .collect();
     let (cores, mut placement) = match pin {
         PinMode::Off => (Vec::new(), Placement::default()),
         PinMode::List(list) => (
@@ -67,7 +74,7 @@ pub fn place(
     let oversubscribed = matches!(pin, PinMode::Auto) && cores.len() > 1 && threads > cores.len();
     let typical_len = median_len(plan, &own_thread);
     let grouped = oversubscribed && typical_len >= GROUP_MIN_LEN;
-    if oversubscribed && !grouped {
+    if oversubscribed && !grouped && typical_len > 0 {
         placement.notes.push(format!(
             "placement: {threads} box threads on {}, spread so that a channel's two ends run on different cores: \
              its channels (typically of length {typical_len}) are too short for threads of one core to take turns \
@@ -84,12 +91,29 @@ pub fn place(
         ));
         group_cores(&cores, &links, &overrides, &own_thread)
     } else {
-        assign_cores(&cores, &links, &overrides)
+        assign_cores_except(&cores, &links, &overrides, followers)
     };
     for (net, core) in plan.nets.iter_mut().zip(placed) {
         net.core = core;
     }
     placement
+}
+
+/// How many cores the box threads may use: those of `--pin LIST`, or the allowed ones less
+/// the cores `--pin auto` reserves for cyclic executives (as [`place`] decides).
+pub fn box_cores(pin: &PinMode, allowed: &[usize], executives: usize, own_thread: &[bool]) -> usize {
+    match pin {
+        PinMode::List(list) => list.len(),
+        PinMode::Off => allowed.len(),
+        PinMode::Auto => {
+            let box_threads = own_thread.iter().filter(|own| **own).count();
+            if executives > 0 && allowed.len() > executives && box_threads > 0 {
+                allowed.len() - executives
+            } else {
+                allowed.len()
+            }
+        }
+    }
 }
 
 /// From this channel length on, threads that share a core hand over enough messages per turn
@@ -153,8 +177,9 @@ fn reserve_for_executives(
     } else {
         format!(
             "placement: cyclic executive alone on core {} (it may spin before each release, and run at \
-             real-time priority under --rt auto); the {box_threads} other threads on core {}",
+             real-time priority under --rt auto); the {box_threads} other thread{} on core {}",
             list(reserved),
+            if box_threads == 1 { "" } else { "s" },
             list(rest)
         )
     };
@@ -171,6 +196,17 @@ fn reserve_for_executives(
 /// among those the least loaded. `overrides` (the per-net `core` setting) win. An empty
 /// `cores` list leaves every net without an override unpinned.
 pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Option<usize>]) -> Vec<Option<usize>> {
+    assign_cores_except(cores, links, overrides, &[])
+}
+
+/// [`assign_cores`] leaving out the nets marked in `skip` (chain followers, which take their
+/// head's core): they get no core and weigh on no core's load.
+fn assign_cores_except(
+    cores: &[usize],
+    links: &[(usize, usize)],
+    overrides: &[Option<usize>],
+    skip: &[bool],
+) -> Vec<Option<usize>> {
     let mut placed: Vec<Option<usize>> = overrides.to_vec();
     if cores.is_empty() {
         return placed;
@@ -183,7 +219,7 @@ pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Opti
     }
     let mut next = 0;
     for net in 0..overrides.len() {
-        if overrides[net].is_some() {
+        if overrides[net].is_some() || skip.get(net).copied().unwrap_or(false) {
             continue;
         }
         let neighbour_cores: Vec<usize> = links

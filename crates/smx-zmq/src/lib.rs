@@ -47,6 +47,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .validate(sink::validate)
             .bridge()
             .file_descriptors(FDS_PER_BOX)
+            .chainable()
             .create(sink::create),
         BoxSpec::named("smx_src_zmq")
             .summary("emits each message received over ZeroMQ and accounts for every lost one")

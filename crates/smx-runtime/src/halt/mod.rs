@@ -128,8 +128,12 @@ pub(crate) struct Joined {
     pub stuck: Vec<usize>,
 }
 
+/// What a box thread hands back: the outcome of each net it ran (one, or a chain's).
+pub(crate) type NetsHandle = JoinHandle<Vec<(usize, Outcome)>>;
+
 enum Running {
-    Net(usize, JoinHandle<Outcome>),
+    /// A box thread and the nets it runs.
+    Net(Vec<usize>, NetsHandle),
     /// A firewall thread and its place in the run's list of them.
     Shard(usize, RunningShard),
 }
@@ -154,7 +158,7 @@ impl Running {
 /// [`GIVE_UP`] of a stop as the module docs say. `nets`: how many nets the plan has;
 /// `started`: when the nets were released (the wall time of a stuck net).
 pub(crate) fn join(
-    handles: impl IntoIterator<Item = (usize, JoinHandle<Outcome>)>,
+    handles: impl IntoIterator<Item = (Vec<usize>, NetsHandle)>,
     firewalls: RunningFirewall,
     common: &Common,
     nets: usize,
@@ -249,13 +253,21 @@ fn halt(ending: &Ending, running: &[Running]) {
 
 fn collect(r: Running, joined: &mut Joined, by_shard: &mut [Option<(FirewallReport, Vec<String>)>]) {
     match r {
-        Running::Net(id, h) => {
-            joined.outcomes[id] = Some(h.join().unwrap_or_else(|panic| {
-                let mut outcome = Outcome::new();
-                outcome.fail(format!("runtime thread {}", panic_text(panic)));
-                outcome
-            }));
-        }
+        Running::Net(ids, h) => match h.join() {
+            Ok(outcomes) => {
+                for (id, outcome) in outcomes {
+                    joined.outcomes[id] = Some(outcome);
+                }
+            }
+            Err(panic) => {
+                let text = panic_text(panic);
+                for id in ids {
+                    let mut outcome = Outcome::new();
+                    outcome.fail(format!("runtime thread {text}"));
+                    joined.outcomes[id] = Some(outcome);
+                }
+            }
+        },
         Running::Shard(k, s) => {
             let r = s.join();
             by_shard[k] = Some((r.report, r.warnings));
@@ -275,7 +287,7 @@ fn leave(
     by_shard: &mut [Option<(FirewallReport, Vec<String>)>],
 ) {
     let (ids, whose) = match &r {
-        Running::Net(id, _) => (vec![*id], "its thread".to_string()),
+        Running::Net(ids, _) => (ids.clone(), "its thread".to_string()),
         Running::Shard(k, s) => {
             let warning = format!(
                 "{}: did not end within {} ms of the stop (a box of its cyclic executive is stuck); its \

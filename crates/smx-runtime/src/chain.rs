@@ -1,0 +1,392 @@
+//! Operator chaining: the boxes of a chain run on one thread, one after the other.
+//!
+//! When a run has more box threads than cores, most hand-overs between threads are also
+//! hand-overs of a core: the producer writes, the consumer must be scheduled to read, and on
+//! short channels that happens for every message or two. Stream processors answer this by
+//! chaining operators (Flink's operator chaining); so does smx, within the Streamix rules:
+//!
+//! * **What chains**: a box `B` whose connected inputs all are plain coupled channels shorter
+//!   than [`crate::placement::GROUP_MIN_LEN`] from one box `A` (so `B` can only ever fire after
+//!   `A` wrote; from that length on, threads of one core already hand over a batch per turn,
+//!   and a chained follower would take its messages one by one), whose spec says it never waits inside its
+//!   step ([`smx_box::SpecBuilder::chainable`]), and neither of which has a core, priority or
+//!   niceness of its own, nor runs in a cyclic executive. `B` then runs on `A`'s thread, and so
+//!   may its own follower: a chain is a head and a line of followers.
+//! * **How it runs**: the thread fires the head as the head's own thread would (blocking in the
+//!   firing rule on the head's inputs), then each follower for as long as its input holds
+//!   something. A write into a full channel of the chain does not wait: it steps the follower
+//!   in place to make room ([`crate::channel::Writer::write_making_room`]). The firing rule,
+//!   the books, the order and termination are those of threads of their own; only the thread
+//!   changes, and a follower's channel never waits, so its spin and park settings do not apply.
+//! * **When**: by [`decide`], only when the run's box threads outnumber the cores they may use
+//!   (`--chain auto`, the default), never under `--trace` (whose timeline is per box thread),
+//!   and never with `--chain off`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use smx_box::io::host::Ports;
+use smx_box::{BoxImpl, Disconnected, Flow, Message, WriteError};
+
+use crate::io::PortSet;
+use crate::net::{Driver, StepOn, step_once};
+use crate::plan::{Plan, Role};
+use crate::thread::{Common, Outcome, place};
+
+/// Whether the runtime may chain (`--chain`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainMode {
+    /// Chain when the box threads outnumber their cores.
+    #[default]
+    Auto,
+    /// A thread per box.
+    Off,
+}
+
+impl std::str::FromStr for ChainMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ChainMode::Auto),
+            "off" => Ok(ChainMode::Off),
+            _ => Err(format!("'{s}' is not one of: auto, off")),
+        }
+    }
+}
+
+/// The chains of `plan` (net ids, head first, at least two each) when `mode` and the machine
+/// call for them, and the report's line saying why. `own_thread`: per net, whether it would
+/// have a thread of its own (not in a cyclic executive); `cores`: how many cores the box
+/// threads may use.
+pub fn decide(plan: &Plan, own_thread: &[bool], cores: usize, mode: ChainMode) -> (Vec<Vec<usize>>, Option<String>) {
+    let threads = own_thread.iter().filter(|own| **own).count();
+    if mode == ChainMode::Off || cores == 0 || threads <= cores {
+        return (Vec::new(), None);
+    }
+    let chains = find(plan, own_thread);
+    if chains.is_empty() {
+        return (chains, None);
+    }
+    let chained: usize = chains.iter().map(|c| c.len() - 1).sum();
+    let names = |chain: &Vec<usize>| {
+        chain
+            .iter()
+            .map(|&n| plan.nets[n].thread_name())
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    let mut listed: Vec<String> = chains.iter().take(3).map(names).collect();
+    if chains.len() > 3 {
+        listed.push(format!("and {} more", chains.len() - 3));
+    }
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("1 {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
+    let runs = if chains.len() == 1 {
+        "1 chain runs on one thread".to_string()
+    } else {
+        format!("{} chains run on a thread each", chains.len())
+    };
+    let note = format!(
+        "chaining: {threads} box threads would share {}, so {runs} ({}), {} fewer: a follower steps on its \
+         feeder's thread instead of waiting to be woken (--chain off keeps a thread per box)",
+        plural(cores, "core"),
+        listed.join("; "),
+        plural(chained, "thread"),
+    );
+    (chains, Some(note))
+}
+
+/// Every chain the rules of the module docs allow, heads first in net order.
+pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
+    let n = plan.nets.len();
+    let own = |net: usize| own_thread.get(net).copied().unwrap_or(true);
+    let free = |net: usize| {
+        let p = &plan.nets[net];
+        own(net)
+            && p.settings.core.is_none()
+            && p.priority.is_none()
+            && p.settings.nice.is_none()
+            && matches!(p.role, Role::Box(_))
+    };
+    // Per net, the one net that feeds all its inputs, if there is one and every channel from
+    // it may be chained.
+    let mut feeder: Vec<Option<usize>> = vec![None; n];
+    let mut unchainable = vec![false; n];
+    for c in &plan.channels {
+        let short = c.len < crate::placement::GROUP_MIN_LEN;
+        let plain = c.kind == crate::channel::ChannelKind::Coupled && c.timing == smx_graph::Timing::None;
+        match feeder[c.to] {
+            Some(a) if a != c.from => unchainable[c.to] = true,
+            _ => feeder[c.to] = Some(c.from),
+        }
+        if !short || !plain || c.from == c.to {
+            unchainable[c.to] = true;
+        }
+    }
+    let mut next: Vec<Option<usize>> = vec![None; n];
+    let mut has_prev = vec![false; n];
+    for b in 0..n {
+        let Some(a) = feeder[b] else { continue };
+        let chainable = matches!(&plan.nets[b].role, Role::Box(spec) if spec.chainable);
+        if !unchainable[b] && chainable && next[a].is_none() && free(a) && free(b) {
+            next[a] = Some(b);
+            has_prev[b] = true;
+        }
+    }
+    // Starting only from nets that follow nobody leaves a ring of followers unchained.
+    (0..n)
+        .filter(|&head| !has_prev[head] && next[head].is_some())
+        .map(|head| {
+            let mut chain = vec![head];
+            let mut at = head;
+            while let Some(b) = next[at] {
+                chain.push(b);
+                at = b;
+            }
+            chain
+        })
+        .collect()
+}
+
+/// A box of a chain as it arrives on the chain's thread.
+pub(crate) struct Member {
+    pub plan: crate::plan::NetPlan,
+    pub spec: smx_box::BoxSpec,
+    pub ports: PortSet,
+}
+
+/// One running box of a chain and where its ports meet the chain.
+struct Link {
+    driver: Driver,
+    /// Its output ports into the next link's channels.
+    outs: Vec<usize>,
+    /// Its input ports from the previous link.
+    ins: Vec<usize>,
+}
+
+/// Runs the boxes of one chain (head first) to the end on the calling thread: each is created,
+/// started and cleaned up as on a thread of its own. Their outcomes by net id.
+pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Outcome)> {
+    let _ended = common.ending.guard();
+    let ids: Vec<usize> = members.iter().map(|m| m.plan.id).collect();
+    if !common.gate.wait() {
+        return ids.into_iter().map(|id| (id, Outcome::new())).collect();
+    }
+    let mut links: Vec<Link> = Vec::with_capacity(members.len());
+    let joints = joints(&members);
+    for (k, member) in members.into_iter().enumerate() {
+        let mut outcome = Outcome::new();
+        if k == 0 {
+            place(&member.plan, &mut outcome);
+        } else {
+            outcome.core = links[0].driver.core();
+        }
+        let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &common.stop);
+        driver.halt_on(&common.ending.halt);
+        driver.instrument(common.loops[member.plan.id].clone(), None);
+        if driver.failed() {
+            common.start_failed.store(true, Ordering::SeqCst);
+        }
+        let (outs, ins) = joints[k].clone();
+        links.push(Link { driver, outs, ins });
+    }
+    common.barrier.wait();
+    let cancelled = common.start_failed.load(Ordering::SeqCst);
+    if cancelled {
+        common.stop.store(true, Ordering::SeqCst);
+    }
+    for link in &mut links {
+        link.driver.start(cancelled);
+    }
+    run_links(&mut links, &common.stop);
+    ids.into_iter()
+        .zip(links)
+        .map(|(id, link)| (id, link.driver.finish()))
+        .collect()
+}
+
+/// Per member, its outputs into the next member and its inputs from the previous one: the
+/// ports of one channel's two ends.
+fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
+    let mut joints = vec![(Vec::new(), Vec::new()); members.len()];
+    for k in 1..members.len() {
+        let (a, b) = (&members[k - 1].ports, &members[k].ports);
+        for (o, out) in a.outputs.iter().enumerate() {
+            let Some(w) = &out.writer else { continue };
+            if let Some(i) = b.inputs.iter().position(|inp| {
+                inp.reader
+                    .as_ref()
+                    .is_some_and(|r| std::sync::Arc::ptr_eq(r.shared(), w.shared()))
+            }) {
+                joints[k - 1].0.push(o);
+                joints[k].1.push(i);
+            }
+        }
+    }
+    joints
+}
+
+/// The chain's loop: the head as its own thread would fire it, then every follower while its
+/// input holds something; once the head has ended, the followers to their ends.
+fn run_links(links: &mut [Link], stop: &AtomicBool) {
+    loop {
+        let head_running = fire(links, stop, true);
+        for k in 1..links.len() {
+            while links[k].driver.ready() {
+                if !fire(&mut links[k..], stop, false) {
+                    break;
+                }
+            }
+        }
+        if !head_running {
+            break;
+        }
+    }
+    // The head has closed its outputs: each follower drains its input and sees the end.
+    for k in 1..links.len() {
+        while fire(&mut links[k..], stop, true) {}
+    }
+}
+
+/// Fires the first of `links` once, its step seeing the chain's view of its ports.
+fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
+    let Some((first, rest)) = links.split_first_mut() else {
+        return false;
+    };
+    let mut via = Through {
+        outs: &first.outs,
+        ins: &first.ins,
+        rest,
+    };
+    first.driver.fire_via(stop, block, &mut via)
+}
+
+/// A link's step through the chain's view of its ports ([`ChainPorts`]).
+struct Through<'a> {
+    outs: &'a [usize],
+    ins: &'a [usize],
+    rest: &'a mut [Link],
+}
+
+impl StepOn for Through<'_> {
+    fn step(
+        &mut self,
+        instance: &mut dyn BoxImpl,
+        ports: &mut PortSet,
+        count: u64,
+        stop: &AtomicBool,
+    ) -> (Result<Flow, smx_box::BoxError>, bool) {
+        let mut view = ChainPorts {
+            ports,
+            outs: self.outs,
+            ins: self.ins,
+            rest: self.rest,
+            stop,
+        };
+        step_once(instance, &mut view, count, stop)
+    }
+}
+
+/// A link's ports as its step sees them: a write into the next link's full channel steps the
+/// next link in place, and a wait on the input from the previous link does not wait (nothing
+/// can arrive while this thread waits), as [`smx_box::SpecBuilder::chainable`] promises it never
+/// does.
+struct ChainPorts<'a> {
+    ports: &'a mut PortSet,
+    outs: &'a [usize],
+    ins: &'a [usize],
+    rest: &'a mut [Link],
+    stop: &'a AtomicBool,
+}
+
+impl ChainPorts<'_> {
+    /// Writes into the next link's channel, stepping the next link while it is full.
+    fn write_down(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
+        let ChainPorts { ports, rest, stop, .. } = self;
+        ports.write_making_room(port, msg, || {
+            fire(rest, stop, false);
+        })
+    }
+}
+
+impl Ports for ChainPorts<'_> {
+    fn input_count(&self) -> usize {
+        self.ports.input_count()
+    }
+
+    fn output_count(&self) -> usize {
+        self.ports.output_count()
+    }
+
+    fn input_name(&self, port: usize) -> Option<&str> {
+        self.ports.input_name(port)
+    }
+
+    fn output_name(&self, port: usize) -> Option<&str> {
+        self.ports.output_name(port)
+    }
+
+    fn input_connected(&self, port: usize) -> bool {
+        self.ports.input_connected(port)
+    }
+
+    fn output_connected(&self, port: usize) -> bool {
+        self.ports.output_connected(port)
+    }
+
+    fn read(&mut self, port: usize) -> Option<Message> {
+        self.ports.read(port)
+    }
+
+    fn has_message(&mut self, port: usize) -> bool {
+        self.ports.has_message(port)
+    }
+
+    fn read_blocking(&mut self, port: usize) -> Option<Message> {
+        if self.ins.contains(&port) {
+            return self.ports.read(port);
+        }
+        self.ports.read_blocking(port)
+    }
+
+    fn input_ended(&self, port: usize) -> bool {
+        self.ports.input_ended(port)
+    }
+
+    #[inline]
+    fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
+        if self.outs.contains(&port) {
+            return self.write_down(port, msg);
+        }
+        self.ports.write(port, msg)
+    }
+
+    fn output_ended(&self, port: usize) -> bool {
+        self.ports.output_ended(port)
+    }
+
+    fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
+        if self.ins.contains(&port) {
+            return self.ports.has_message(port) || self.ports.input_ended(port);
+        }
+        self.ports.wait_until(port, deadline, stop)
+    }
+
+    fn write_within(&mut self, port: usize, msg: Message, timeout: std::time::Duration) -> Result<(), WriteError> {
+        if self.outs.contains(&port) {
+            // Room is made at once, so there is nothing to time out.
+            return self.write_down(port, msg).map_err(|_| WriteError::Disconnected);
+        }
+        self.ports.write_within(port, msg, timeout)
+    }
+
+    fn set_read_timeout(&mut self, port: usize, timeout: Option<std::time::Duration>) {
+        self.ports.set_read_timeout(port, timeout);
+    }
+}

@@ -1,0 +1,281 @@
+//! Operator chaining (`--chain auto`, issue 15 item 3): which boxes share a thread, and that a
+//! chained net counts, fails, ends and stops exactly as one with a thread per box. The runs
+//! are given one core (`PinMode::List([0])`) so that the threads outnumber the cores on any
+//! machine. No test asserts timing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flow, InPort, Io, OutPort, PortSpec};
+use smx_graph::NetGraph;
+use smx_runtime::builder::{Link, NetBuilder};
+use smx_runtime::chain::ChainMode;
+use smx_runtime::config::NetSettings;
+use smx_runtime::report::{Report, Status};
+use smx_runtime::{PinMode, Registry, RunOptions, run};
+
+/// Boxes of these tests beside the built-in ones: `faulty` (a chainable forwarder that fails
+/// at its 10th step) and `greedy` (a chainable sink that reads with `read_blocking` until it
+/// gets nothing, which its contract says it must not).
+fn registry() -> Registry {
+    fn faulty(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        let panics = config.str("fault")? == "panic";
+        Ok(Box::new(Faulty { panics, steps: 0 }))
+    }
+    fn greedy(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Greedy { received: 0 }))
+    }
+    const FAULTY: BoxSpec = BoxSpec::named("faulty")
+        .inputs(&[PortSpec::new("data")])
+        .outputs(&[PortSpec::new("data")])
+        .config(&[ConfigKey::choice("fault", &["error", "panic"]).default_value("error")])
+        .chainable()
+        .create(faulty);
+    const GREEDY: BoxSpec = BoxSpec::named("greedy")
+        .inputs(&[PortSpec::new("data")])
+        .chainable()
+        .create(greedy);
+    let mut registry = smxrun::builtin_registry();
+    registry.register(FAULTY);
+    registry.register(GREEDY);
+    registry
+}
+
+struct Faulty {
+    panics: bool,
+    steps: u64,
+}
+
+impl BoxImpl for Faulty {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        self.steps += 1;
+        if self.steps == 10 {
+            if self.panics {
+                panic!("follower exploded");
+            }
+            return Err(BoxError::new("follower refused"));
+        }
+        if let Some(msg) = io.read(InPort(0)) {
+            let _ = io.write(OutPort(0), msg);
+        }
+        Ok(Flow::Return)
+    }
+}
+
+struct Greedy {
+    received: u64,
+}
+
+impl BoxImpl for Greedy {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        while io.read_blocking(InPort(0)).is_some() {
+            self.received += 1;
+        }
+        Ok(Flow::Return)
+    }
+
+    fn stats(&self) -> smx_box::Stats {
+        smx_box::Stats::new().with("received", self.received)
+    }
+}
+
+fn settings(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
+    graph
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut s = NetSettings::default();
+            if let Some(spec) = registry.get(&n.func) {
+                s.box_config = BoxConfig::with_defaults(&n.label, spec).unwrap();
+                if spec.config.iter().any(|k| k.name == "count") {
+                    s.box_config.values.insert("count".into(), ConfigValue::Int(count));
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+fn one_core(graph: &NetGraph, registry: &Registry, count: u64, chain: ChainMode) -> RunOptions {
+    RunOptions {
+        settings: settings(graph, registry, count),
+        pin: PinMode::List(vec![0]),
+        chain,
+        ..RunOptions::default()
+    }
+}
+
+fn chaining_note(report: &Report) -> Option<&String> {
+    report.warnings.iter().find(|w| w.starts_with("chaining:"))
+}
+
+fn assert_balanced(report: &Report) {
+    for c in &report.channels {
+        assert_eq!(c.written, c.read + c.overwritten + c.dropped + c.left, "{c:?}");
+    }
+}
+
+/// `pairs` pairs `Src -> Snk` on channels of length `len`.
+fn pairs(n: usize, len: u32) -> NetGraph {
+    let mut net = NetBuilder::new();
+    for _ in 0..n {
+        let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        let link = Link {
+            len: Some(len),
+            ..Link::default()
+        };
+        net.connect_with(src, "data", snk, "data", link);
+    }
+    net.build()
+}
+
+#[test]
+fn pairs_sharing_a_core_run_chained_and_count_as_with_a_thread_per_box() {
+    let registry = registry();
+    let graph = pairs(3, 1);
+    let chained = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Auto)).unwrap();
+    let threads = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Off)).unwrap();
+    let note = chaining_note(&chained).expect("the report says what was chained");
+    assert!(note.contains("3 chains") && note.contains("Src#0 -> Snk#1"), "{note}");
+    assert!(chaining_note(&threads).is_none(), "{:?}", threads.warnings);
+    for report in [&chained, &threads] {
+        assert_eq!(report.status, Status::Ok);
+        assert_balanced(report);
+        for c in &report.channels {
+            assert_eq!((c.written, c.read, c.dropped, c.left), (20_000, 20_000, 0, 0), "{c:?}");
+        }
+        for snk in report.nets.iter().filter(|n| n.name == "Snk") {
+            assert_eq!(snk.stats.u64("received"), Some(20_000));
+            assert_eq!(snk.stats.u64("gaps"), Some(0));
+            assert_eq!(snk.stats.u64("out_of_order"), Some(0));
+            assert_eq!(snk.loop_count, 20_000);
+        }
+    }
+    // A follower runs where its head runs.
+    for pair in chained.nets.chunks(2) {
+        assert_eq!(pair[0].core, pair[1].core, "{pair:?}");
+    }
+}
+
+#[test]
+fn a_line_of_forwarders_is_one_chain_and_loses_nothing() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let a = net.add_box("A", "smx_fwd", &[("data", true), ("data", false)]);
+    let b = net.add_box("B", "smx_fwd", &[("data", true), ("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect(src, "data", a, "data");
+    net.connect(a, "data", b, "data");
+    net.connect(b, "data", snk, "data");
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 50_000, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&report).expect("chained");
+    assert!(note.contains("Src#0 -> A#1 -> B#2 -> Snk#3"), "{note}");
+    assert_eq!(report.status, Status::Ok);
+    let snk = report.net("Snk").unwrap();
+    assert_eq!(snk.stats.u64("received"), Some(50_000));
+    assert_eq!(snk.stats.u64("gaps"), Some(0));
+    assert_balanced(&report);
+}
+
+#[test]
+fn long_fed_twice_or_pinned_links_keep_their_threads() {
+    let registry = registry();
+    // A channel of 64 hands over a batch per turn already.
+    let long = pairs(3, 64);
+    let report = run(&long, &registry, &one_core(&long, &registry, 1_000, ChainMode::Auto)).unwrap();
+    assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
+    // A sink fed by a routing node (two sources) has no single feeder; nor does a pair whose
+    // sink has a core of its own chain.
+    let mut net = NetBuilder::new();
+    let s1 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let s2 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let rn = net.add_routing_node();
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    let s3 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let pinned = net.add_box("Pinned", "smx_snk_null", &[("data", true)]);
+    net.connect(s1, "data", rn, "data");
+    net.connect(s2, "data", rn, "data");
+    net.connect(rn, "data", snk, "data");
+    net.connect(s3, "data", pinned, "data");
+    let graph = net.build();
+    let mut opts = one_core(&graph, &registry, 1_000, ChainMode::Auto);
+    opts.settings[pinned].core = Some(0);
+    let report = run(&graph, &registry, &opts).unwrap();
+    assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
+    assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(2_000));
+    assert_eq!(report.status, Status::Ok);
+}
+
+#[test]
+fn a_failing_follower_fails_alone_and_its_neighbours_end() {
+    let registry = registry();
+    for (fault, said) in [("error", "follower refused"), ("panic", "follower exploded")] {
+        let mut net = NetBuilder::new();
+        let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+        let mid = net.add_box("Mid", "faulty", &[("data", true), ("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        net.connect(src, "data", mid, "data");
+        net.connect(mid, "data", snk, "data");
+        let graph = net.build();
+        let mut opts = one_core(&graph, &registry, 1_000_000_000, ChainMode::Auto);
+        opts.settings[mid]
+            .box_config
+            .values
+            .insert("fault".into(), ConfigValue::Str(fault.into()));
+        let report = run(&graph, &registry, &opts).unwrap();
+        assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+        let mid = report.net("Mid").unwrap();
+        assert_eq!(mid.status, Status::Failed, "{fault}");
+        assert!(
+            mid.error.as_deref().unwrap_or("").contains(said),
+            "{fault}: {:?}",
+            mid.error
+        );
+        assert_ne!(report.net("Src").unwrap().status, Status::Failed, "{fault}");
+        assert_eq!(report.net("Snk").unwrap().status, Status::Ok, "{fault}");
+        assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(9), "{fault}");
+        assert_balanced(&report);
+    }
+}
+
+#[test]
+fn a_chained_box_that_waits_on_its_input_anyway_gets_what_is_there_and_loses_nothing() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "greedy", &[("data", true)]);
+    net.connect(src, "data", snk, "data");
+    let src2 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk2 = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect(src2, "data", snk2, "data");
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 10_000, ChainMode::Auto)).unwrap();
+    assert!(chaining_note(&report).unwrap().contains("Src#0 -> Snk#1"));
+    assert_eq!(report.status, Status::Ok);
+    assert_eq!(report.nets[1].stats.u64("received"), Some(10_000));
+    assert_balanced(&report);
+}
+
+#[test]
+fn a_stop_ends_a_chain_that_would_run_for_ever_and_its_books_balance() {
+    let registry = registry();
+    let graph = pairs(3, 1);
+    let opts = one_core(&graph, &registry, u64::MAX, ChainMode::Auto);
+    let stop: Arc<AtomicBool> = opts.stop.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, Ordering::SeqCst);
+    });
+    let report = run(&graph, &registry, &opts).unwrap();
+    stopper.join().unwrap();
+    assert!(chaining_note(&report).is_some());
+    assert_eq!(report.status, Status::Stopped, "{:?}", report.nets);
+    assert_balanced(&report);
+    for c in &report.channels {
+        assert!(c.read > 0 && c.settled, "{c:?}");
+    }
+}
