@@ -26,6 +26,9 @@ fn registry() -> Registry {
     fn greedy(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         Ok(Box::new(Greedy { received: 0 }))
     }
+    fn split(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Split))
+    }
     const FAULTY: BoxSpec = BoxSpec::named("faulty")
         .inputs(&[PortSpec::new("data")])
         .outputs(&[PortSpec::new("data")])
@@ -36,7 +39,13 @@ fn registry() -> Registry {
         .inputs(&[PortSpec::new("data")])
         .chainable()
         .create(greedy);
+    const SPLIT: BoxSpec = BoxSpec::named("split")
+        .inputs(&[PortSpec::new("data")])
+        .outputs(&[PortSpec::new("a"), PortSpec::new("b")])
+        .chainable()
+        .create(split);
     let mut registry = smxrun::builtin_registry();
+    registry.register(SPLIT);
     registry.register(FAULTY);
     registry.register(GREEDY);
     registry
@@ -58,6 +67,19 @@ impl BoxImpl for Faulty {
         }
         if let Some(msg) = io.read(InPort(0)) {
             let _ = io.write(OutPort(0), msg);
+        }
+        Ok(Flow::Return)
+    }
+}
+
+/// Writes each message to both its outputs.
+struct Split;
+
+impl BoxImpl for Split {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if let Some(msg) = io.read(InPort(0)) {
+            let _ = io.write(OutPort(0), msg.clone());
+            let _ = io.write(OutPort(1), msg);
         }
         Ok(Flow::Return)
     }
@@ -208,6 +230,24 @@ fn long_fed_twice_or_pinned_links_keep_their_threads() {
     assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
     assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(2_000));
     assert_eq!(report.status, Status::Ok);
+    // A box that feeds two boxes is no head: blocked behind one of them, it would starve the
+    // other. Its own feeder, whose only consumer it is, may still take it as a follower.
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let split = net.add_box("Split", "split", &[("data", true), ("a", false), ("b", false)]);
+    let left = net.add_box("Left", "smx_snk_null", &[("data", true)]);
+    let right = net.add_box("Right", "smx_snk_null", &[("data", true)]);
+    net.connect(src, "data", split, "data");
+    net.connect(split, "a", left, "data");
+    net.connect(split, "b", right, "data");
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 3_000, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&report).expect("Src and Split chain");
+    assert!(note.contains("(Src#0 -> Split#1)"), "{note}");
+    for sink in ["Left", "Right"] {
+        assert_eq!(report.net(sink).unwrap().stats.u64("received"), Some(3_000), "{sink}");
+    }
+    assert_balanced(&report);
 }
 
 #[test]

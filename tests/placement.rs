@@ -155,22 +155,20 @@ fn pairs_on_length_one_channels_spread_even_when_they_outnumber_the_cores() {
 }
 
 #[test]
-fn pairs_on_length_one_channels_that_outnumber_the_cores_run_chained_and_spread() {
+fn pairs_on_length_one_channels_that_outnumber_the_cores_run_chained_and_unpinned() {
     // 16 box threads: on 16 cores or more they fit, and nothing chains.
     if too_few_cores() || allowed_cores() >= 16 {
         return;
     }
     let report = smxrun(&["nets/pairs_16.smx", "-n", "2000"]);
-    for (producer, consumer) in channel_ends(&report) {
-        assert_eq!(producer, consumer, "a pair runs on one thread: {:#}", report["nets"]);
-    }
-    let cores: std::collections::BTreeSet<u64> = channel_ends(&report).iter().map(|e| e.0).collect();
-    assert!(cores.len() >= 2, "the chains are spread over the cores: {cores:?}");
+    // A pair on one thread hands nothing over between cores: it is left to the scheduler.
+    let nets = report["nets"].as_array().unwrap();
+    assert!(nets.iter().all(|n| n["core"].is_null()), "{:#}", report["nets"]);
     let notes = warnings(&report);
+    let chained = |w: &String| w.starts_with("chaining: 16 box threads") && w.contains("8 chains");
+    assert!(notes.iter().any(chained), "{notes:#?}");
     assert!(
-        notes
-            .iter()
-            .any(|w| w.starts_with("chaining: 16 box threads") && w.contains("8 chains")),
+        notes.iter().any(|w| w.contains("no chain talks to another thread")),
         "{notes:#?}"
     );
     assert!(!notes.iter().any(|w| w.contains("too short")), "{notes:#?}");

@@ -5,19 +5,29 @@
 //! short channels that happens for every message or two. Stream processors answer this by
 //! chaining operators (Flink's operator chaining); so does smx, within the Streamix rules:
 //!
-//! * **What chains**: a box `B` whose connected inputs all are plain coupled channels shorter
-//!   than [`crate::placement::GROUP_MIN_LEN`] from one box `A` (so `B` can only ever fire after
-//!   `A` wrote; from that length on, threads of one core already hand over a batch per turn,
-//!   and a chained follower would take its messages one by one), whose spec says it never waits inside its
-//!   step ([`smx_box::SpecBuilder::chainable`]), and neither of which has a core, priority or
-//!   niceness of its own, nor runs in a cyclic executive. `B` then runs on `A`'s thread, and so
-//!   may its own follower: a chain is a head and a line of followers.
+//! * **What chains**: a link from box `A` to box `B` where
+//!   - every connected input of `B` comes from `A`, and every output of `A` goes to `B`: `B`
+//!     can only fire after `A` wrote, and `A` feeds nobody else, so when `B` blocks on a write
+//!     of its own, `A` has nothing else to do, as on a thread of its own;
+//!   - those channels are plain coupled ones shorter than [`crate::placement::GROUP_MIN_LEN`]
+//!     (from that length on, threads of one core hand over a batch per turn already, and a
+//!     chained follower would take its messages one at a time);
+//!   - `B`'s spec says its step never waits on an input ([`smx_box::SpecBuilder::chainable`]);
+//!   - neither has a core, priority or niceness of its own, nor runs in a cyclic executive.
+//!
+//!   `B` then runs on `A`'s thread, and so may its own follower: a chain is a head and a line
+//!   of followers.
 //! * **How it runs**: the thread fires the head as the head's own thread would (blocking in the
 //!   firing rule on the head's inputs), then each follower for as long as its input holds
 //!   something. A write into a full channel of the chain does not wait: it steps the follower
 //!   in place to make room ([`crate::channel::Writer::write_making_room`]). The firing rule,
 //!   the books, the order and termination are those of threads of their own; only the thread
 //!   changes, and a follower's channel never waits, so its spin and park settings do not apply.
+//!   What differs is slack: a follower runs as soon as its input holds something, so while it
+//!   blocks on a write of its own the head cannot run ahead and fill the channel between them,
+//!   as a head on its own thread could. A net that needs that slack to make progress (another
+//!   path from the head's own producers into the follower's consumer) already depends on
+//!   channel lengths; `--chain off` gives it back.
 //! * **When**: by [`decide`], only when the run's box threads outnumber the cores they may use
 //!   (`--chain auto`, the default), never under `--trace` (whose timeline is per box thread),
 //!   and never with `--chain off`.
@@ -118,7 +128,14 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     // it may be chained.
     let mut feeder: Vec<Option<usize>> = vec![None; n];
     let mut unchainable = vec![false; n];
+    // Per net, the one net all its outputs go to, if there is one.
+    let mut consumer: Vec<Option<usize>> = vec![None; n];
+    let mut consumers_many = vec![false; n];
     for c in &plan.channels {
+        match consumer[c.from] {
+            Some(b) if b != c.to => consumers_many[c.from] = true,
+            _ => consumer[c.from] = Some(c.to),
+        }
         let short = c.len < crate::placement::GROUP_MIN_LEN;
         let plain = c.kind == crate::channel::ChannelKind::Coupled && c.timing == smx_graph::Timing::None;
         match feeder[c.to] {
@@ -134,7 +151,8 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     for b in 0..n {
         let Some(a) = feeder[b] else { continue };
         let chainable = matches!(&plan.nets[b].role, Role::Box(spec) if spec.chainable);
-        if !unchainable[b] && chainable && next[a].is_none() && free(a) && free(b) {
+        let only_consumer = consumer[a] == Some(b) && !consumers_many[a];
+        if !unchainable[b] && only_consumer && chainable && next[a].is_none() && free(a) && free(b) {
             next[a] = Some(b);
             has_prev[b] = true;
         }
