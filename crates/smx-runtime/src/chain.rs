@@ -78,6 +78,12 @@ pub fn decide(plan: &Plan, own_thread: &[bool], cores: usize, mode: ChainMode) -
     if chains.is_empty() {
         return (chains, None);
     }
+    let note = decision_note(plan, &chains, threads, cores);
+    (chains, Some(note))
+}
+
+/// The report's line for `chains`, decided because `threads` box threads would share `cores`.
+fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usize) -> String {
     let chained: usize = chains.iter().map(|c| c.len() - 1).sum();
     let names = |chain: &Vec<usize>| {
         chain
@@ -102,14 +108,13 @@ pub fn decide(plan: &Plan, own_thread: &[bool], cores: usize, mode: ChainMode) -
     } else {
         format!("{} chains run on a thread each", chains.len())
     };
-    let note = format!(
+    format!(
         "chaining: {threads} box threads would share {}, so {runs} ({}), {} fewer: a follower steps on its \
          feeder's thread instead of waiting to be woken (--chain off keeps a thread per box)",
         plural(cores, "core"),
         listed.join("; "),
         plural(chained, "thread"),
-    );
-    (chains, Some(note))
+    )
 }
 
 /// Every chain the rules of the module docs allow, heads first in net order.

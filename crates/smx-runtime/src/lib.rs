@@ -293,7 +293,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             plan.nets[follower].core = plan.nets[chain[0]].core;
         }
     }
-    let unpinned_note = unpin_lone_chains(&mut plan, &chains, &opts.pin, executives);
+    let unpinned_note = placement::unpin_lone_chains(&mut plan, &chains, &opts.pin, executives);
     decide_firewall(
         &mut decided.firewall,
         realtime,
@@ -469,61 +469,6 @@ fn decide_chains(
         opts.chain
     };
     chain::decide(plan, &own_thread, cores, mode)
-}
-
-/// Under `--pin auto` without a cyclic executive, unpins the chains that have no channel to a
-/// thread outside them, with the report's line saying so. Such a thread hands nothing over
-/// between cores, so a core of its own buys nothing, and pinned it cannot move to a core that
-/// others left idle (`bench tune`, docs/measurements.md "chaining"). With an executive the
-/// chains stay pinned, off its core.
-fn unpin_lone_chains(plan: &mut Plan, chains: &[Vec<usize>], pin: &PinMode, executives: usize) -> Option<String> {
-    if !matches!(pin, PinMode::Auto) || executives > 0 {
-        return None;
-    }
-    let mut member = vec![None; plan.nets.len()];
-    for (k, chain) in chains.iter().enumerate() {
-        for &net in chain {
-            member[net] = Some(k);
-        }
-    }
-    let mut talks_out = vec![false; chains.len()];
-    for c in &plan.channels {
-        match (member[c.from], member[c.to]) {
-            (Some(a), Some(b)) if a == b => {}
-            (a, b) => {
-                for k in [a, b].into_iter().flatten() {
-                    talks_out[k] = true;
-                }
-            }
-        }
-    }
-    let lone: Vec<usize> = (0..chains.len()).filter(|&k| !talks_out[k]).collect();
-    if lone.is_empty() {
-        return None;
-    }
-    for &k in &lone {
-        for &net in &chains[k] {
-            if plan.nets[net].settings.core.is_none() {
-                plan.nets[net].core = None;
-            }
-        }
-    }
-    let which = match (lone.len(), chains.len()) {
-        (1, 1) => "the chain talks".to_string(),
-        (l, c) if l == c => "no chain talks".to_string(),
-        (1, _) => "1 chain talks".to_string(),
-        (l, _) => format!("{l} chains talk"),
-    };
-    let to = if lone.len() == chains.len() && lone.len() > 1 {
-        "another"
-    } else {
-        "no other"
-    };
-    Some(format!(
-        "placement: {which} to {to} thread of the run, so {} not pinned: the scheduler moves a chain to whichever \
-         core is free",
-        if lone.len() == 1 { "it is" } else { "they are" }
-    ))
 }
 
 /// Takes the jobs of each chain out of `jobs`, in chain order: the single jobs left and the

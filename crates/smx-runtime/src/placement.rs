@@ -13,7 +13,10 @@
 //!   laid out along their channels (sources first, each chain in one piece) and cut into one
 //!   block per core. A channel then mostly joins two threads of one core, whose ends yield to
 //!   each other instead of spinning ([`crate::channel::share_core`]), and only the cut channels
-//!   cross cores.
+//!   cross cores. On shorter channels they are spread, and the boxes that can be chained onto
+//!   one thread are ([`crate::chain`]): a follower takes its head's core, and a chain with no
+//!   channel to another thread is not pinned at all when no executive reserves a core, so the
+//!   scheduler can move it to a core that others left idle ([`unpin_lone_chains`]).
 //!
 //! `--pin LIST` spreads over the list as the fitting case does, `--pin off` pins nothing, and a
 //! net's own `core` setting always wins.
@@ -97,6 +100,61 @@ pub fn place(
         net.core = core;
     }
     placement
+}
+
+/// Under `--pin auto` without a cyclic executive, unpins the chains that have no channel to a
+/// thread outside them, with the report's line saying so. Such a thread hands nothing over
+/// between cores, so a core of its own buys nothing, and pinned it cannot move to a core that
+/// others left idle (`bench tune`, docs/measurements.md "chaining"). With an executive the
+/// chains stay pinned, off its core.
+pub fn unpin_lone_chains(plan: &mut Plan, chains: &[Vec<usize>], pin: &PinMode, executives: usize) -> Option<String> {
+    if !matches!(pin, PinMode::Auto) || executives > 0 {
+        return None;
+    }
+    let mut member = vec![None; plan.nets.len()];
+    for (k, chain) in chains.iter().enumerate() {
+        for &net in chain {
+            member[net] = Some(k);
+        }
+    }
+    let mut talks_out = vec![false; chains.len()];
+    for c in &plan.channels {
+        match (member[c.from], member[c.to]) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => {
+                for k in [a, b].into_iter().flatten() {
+                    talks_out[k] = true;
+                }
+            }
+        }
+    }
+    let lone: Vec<usize> = (0..chains.len()).filter(|&k| !talks_out[k]).collect();
+    if lone.is_empty() {
+        return None;
+    }
+    for &k in &lone {
+        for &net in &chains[k] {
+            if plan.nets[net].settings.core.is_none() {
+                plan.nets[net].core = None;
+            }
+        }
+    }
+    let which = match (lone.len(), chains.len()) {
+        (1, 1) => "the chain talks".to_string(),
+        (l, c) if l == c => "no chain talks".to_string(),
+        (1, _) => "1 chain talks".to_string(),
+        (l, _) => format!("{l} chains talk"),
+    };
+    let to = if lone.len() == chains.len() && lone.len() > 1 {
+        "another"
+    } else {
+        "no other"
+    };
+    Some(format!(
+        "placement: {which} to {to} thread of the run, so {} not pinned: the scheduler moves a chain to whichever \
+         core is free",
+        if lone.len() == 1 { "it is" } else { "they are" }
+    ))
 }
 
 /// How many cores the box threads may use: those of `--pin LIST`, or the allowed ones less
