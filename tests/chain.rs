@@ -3,6 +3,9 @@
 //! are given one core (`PinMode::List([0])`) so that the threads outnumber the cores on any
 //! machine. No test asserts timing.
 
+mod common;
+use common::settings::with_count as settings;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -11,7 +14,6 @@ use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flo
 use smx_graph::NetGraph;
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::chain::ChainMode;
-use smx_runtime::config::NetSettings;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 
@@ -100,23 +102,6 @@ impl BoxImpl for Greedy {
     fn stats(&self) -> smx_box::Stats {
         smx_box::Stats::new().with("received", self.received)
     }
-}
-
-fn settings(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
-    graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut s = NetSettings::default();
-            if let Some(spec) = registry.get(&n.func) {
-                s.box_config = BoxConfig::with_defaults(&n.label, spec).unwrap();
-                if spec.config.iter().any(|k| k.name == "count") {
-                    s.box_config.values.insert("count".into(), ConfigValue::Int(count));
-                }
-            }
-            s
-        })
-        .collect()
 }
 
 fn one_core(graph: &NetGraph, registry: &Registry, count: u64, chain: ChainMode) -> RunOptions {

@@ -1,6 +1,9 @@
 //! Behaviour of the executor on hand-built nets: termination, counts, routing, faults,
 //! stop, rejection, pinning. No test asserts timing.
 
+mod common;
+use common::settings::with_count as settings_with_count;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -8,26 +11,8 @@ use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flo
 use smx_box::{InitCtx, Io};
 use smx_graph::NetGraph;
 use smx_runtime::builder::{Link, NetBuilder};
-use smx_runtime::config::NetSettings;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{PinMode, Registry, RunError, RunOptions, run};
-
-fn settings_with_count(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
-    graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut s = NetSettings::default();
-            if let Some(spec) = registry.get(&n.func) {
-                s.box_config = BoxConfig::with_defaults(&n.label, spec).unwrap();
-                if spec.config.iter().any(|k| k.name == "count") {
-                    s.box_config.values.insert("count".into(), ConfigValue::Int(count));
-                }
-            }
-            s
-        })
-        .collect()
-}
 
 fn run_with_count(graph: &NetGraph, count: u64) -> Report {
     let registry = smxrun::builtin_registry();

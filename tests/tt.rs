@@ -3,19 +3,20 @@
 //! Periods are milliseconds and every assertion is logical (an identity or a bound that the
 //! semantics guarantee), never a timing figure.
 
+mod common;
+use common::settings::with_count as settings;
+
 use std::thread;
 use std::time::Duration;
 
-use smx_box::{BoxConfig, ConfigValue};
 use smx_box::{Message, now_ns};
 use smx_graph::{NetGraph, TimeSpec, Timing};
 use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{Reader, Writer};
-use smx_runtime::config::NetSettings;
 use smx_runtime::firewall::{Firewall, FirewallOptions, TtMode};
 use smx_runtime::report::firewall::FirewallReport;
 use smx_runtime::report::{Report, Status};
-use smx_runtime::{Registry, RunOptions, run};
+use smx_runtime::{RunOptions, run};
 
 const T: Duration = Duration::from_millis(4);
 
@@ -211,23 +212,6 @@ fn pairs_are_spread_over_threads() {
 }
 
 // ---- through the runtime ----
-
-fn settings(graph: &NetGraph, registry: &Registry, count: u64) -> Vec<NetSettings> {
-    graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut s = NetSettings::default();
-            if let Some(spec) = registry.get(&n.func) {
-                s.box_config = BoxConfig::with_defaults(&n.label, spec).unwrap();
-                if spec.config.iter().any(|k| k.name == "count") {
-                    s.box_config.values.insert("count".into(), ConfigValue::Int(count));
-                }
-            }
-            s
-        })
-        .collect()
-}
 
 fn spec(d: Duration) -> TimeSpec {
     TimeSpec {

@@ -339,37 +339,7 @@ impl ChainPorts<'_> {
 }
 
 impl Ports for ChainPorts<'_> {
-    fn input_count(&self) -> usize {
-        self.ports.input_count()
-    }
-
-    fn output_count(&self) -> usize {
-        self.ports.output_count()
-    }
-
-    fn input_name(&self, port: usize) -> Option<&str> {
-        self.ports.input_name(port)
-    }
-
-    fn output_name(&self, port: usize) -> Option<&str> {
-        self.ports.output_name(port)
-    }
-
-    fn input_connected(&self, port: usize) -> bool {
-        self.ports.input_connected(port)
-    }
-
-    fn output_connected(&self, port: usize) -> bool {
-        self.ports.output_connected(port)
-    }
-
-    fn read(&mut self, port: usize) -> Option<Message> {
-        self.ports.read(port)
-    }
-
-    fn has_message(&mut self, port: usize) -> bool {
-        self.ports.has_message(port)
-    }
+    crate::io::pass_ports_through!();
 
     fn read_blocking(&mut self, port: usize) -> Option<Message> {
         if self.ins.contains(&port) {
@@ -378,20 +348,12 @@ impl Ports for ChainPorts<'_> {
         self.ports.read_blocking(port)
     }
 
-    fn input_ended(&self, port: usize) -> bool {
-        self.ports.input_ended(port)
-    }
-
     #[inline]
     fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
         if self.outs.contains(&port) {
             return self.write_down(port, msg);
         }
         self.ports.write(port, msg)
-    }
-
-    fn output_ended(&self, port: usize) -> bool {
-        self.ports.output_ended(port)
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
@@ -407,9 +369,5 @@ impl Ports for ChainPorts<'_> {
             return self.write_down(port, msg).map_err(|_| WriteError::Disconnected);
         }
         self.ports.write_within(port, msg, timeout)
-    }
-
-    fn set_read_timeout(&mut self, port: usize, timeout: Option<std::time::Duration>) {
-        self.ports.set_read_timeout(port, timeout);
     }
 }

@@ -272,3 +272,56 @@ impl Ports for PortSet {
         }
     }
 }
+
+/// The [`Ports`] methods that a view of a [`PortSet`] passes on unchanged, for an `impl Ports`
+/// of a type whose field `ports` is a `&mut PortSet`: a traced step's view
+/// ([`crate::trace::ports`]) and a chain's ([`crate::chain`]) differ only in their waits and
+/// writes.
+macro_rules! pass_ports_through {
+    () => {
+        fn input_count(&self) -> usize {
+            self.ports.input_count()
+        }
+
+        fn output_count(&self) -> usize {
+            self.ports.output_count()
+        }
+
+        fn input_name(&self, port: usize) -> Option<&str> {
+            self.ports.input_name(port)
+        }
+
+        fn output_name(&self, port: usize) -> Option<&str> {
+            self.ports.output_name(port)
+        }
+
+        fn input_connected(&self, port: usize) -> bool {
+            self.ports.input_connected(port)
+        }
+
+        fn output_connected(&self, port: usize) -> bool {
+            self.ports.output_connected(port)
+        }
+
+        fn read(&mut self, port: usize) -> Option<smx_box::Message> {
+            self.ports.read(port)
+        }
+
+        fn has_message(&mut self, port: usize) -> bool {
+            self.ports.has_message(port)
+        }
+
+        fn input_ended(&self, port: usize) -> bool {
+            self.ports.input_ended(port)
+        }
+
+        fn output_ended(&self, port: usize) -> bool {
+            self.ports.output_ended(port)
+        }
+
+        fn set_read_timeout(&mut self, port: usize, timeout: Option<std::time::Duration>) {
+            self.ports.set_read_timeout(port, timeout);
+        }
+    };
+}
+pub(crate) use pass_ports_through;

@@ -13,47 +13,13 @@ pub struct TracedPorts<'a> {
 }
 
 impl Ports for TracedPorts<'_> {
-    fn input_count(&self) -> usize {
-        self.ports.input_count()
-    }
-
-    fn output_count(&self) -> usize {
-        self.ports.output_count()
-    }
-
-    fn input_name(&self, port: usize) -> Option<&str> {
-        self.ports.input_name(port)
-    }
-
-    fn output_name(&self, port: usize) -> Option<&str> {
-        self.ports.output_name(port)
-    }
-
-    fn input_connected(&self, port: usize) -> bool {
-        self.ports.input_connected(port)
-    }
-
-    fn output_connected(&self, port: usize) -> bool {
-        self.ports.output_connected(port)
-    }
-
-    fn read(&mut self, port: usize) -> Option<Message> {
-        self.ports.read(port)
-    }
-
-    fn has_message(&mut self, port: usize) -> bool {
-        self.ports.has_message(port)
-    }
+    crate::io::pass_ports_through!();
 
     fn read_blocking(&mut self, port: usize) -> Option<Message> {
         let start = self.rec.now();
         let msg = self.ports.read_blocking(port);
         self.rec.wait(What::WaitRead(port as u32), start, self.rec.now());
         msg
-    }
-
-    fn input_ended(&self, port: usize) -> bool {
-        self.ports.input_ended(port)
     }
 
     fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
@@ -80,13 +46,5 @@ impl Ports for TracedPorts<'_> {
         let done = self.ports.write_within(port, msg, timeout);
         self.rec.wait(What::WaitWrite(port as u32), start, self.rec.now());
         done
-    }
-
-    fn output_ended(&self, port: usize) -> bool {
-        self.ports.output_ended(port)
-    }
-
-    fn set_read_timeout(&mut self, port: usize, timeout: Option<std::time::Duration>) {
-        self.ports.set_read_timeout(port, timeout);
     }
 }
