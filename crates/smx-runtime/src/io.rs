@@ -129,9 +129,23 @@ impl PortSet {
     pub fn write_making_room(
         &mut self,
         port: usize,
-        mut msg: Message,
+        msg: Message,
         make_room: impl FnMut(),
     ) -> Result<(), Disconnected> {
+        self.send_with(port, msg, |writer, msg| {
+            writer.write_making_room(msg, make_room).map_err(|_| Disconnected)
+        })
+    }
+
+    /// Stamps `msg` and hands it with the writer of output `port` to `send`; an unconnected
+    /// port drops the message and counts it instead.
+    #[inline]
+    fn send_with<E>(
+        &mut self,
+        port: usize,
+        mut msg: Message,
+        send: impl FnOnce(&mut Writer, Message) -> Result<(), E>,
+    ) -> Result<(), E> {
         match self.outputs.get_mut(port) {
             Some(OutputSlot {
                 writer: Some(writer),
@@ -139,7 +153,7 @@ impl PortSet {
                 ..
             }) => {
                 stamper.stamp(&mut msg);
-                writer.write_making_room(msg, make_room).map_err(|_| Disconnected)
+                send(writer, msg)
             }
             _ => {
                 self.unconnected_writes += 1;
@@ -208,21 +222,8 @@ impl Ports for PortSet {
     }
 
     #[inline]
-    fn write(&mut self, port: usize, mut msg: Message) -> Result<(), Disconnected> {
-        match self.outputs.get_mut(port) {
-            Some(OutputSlot {
-                writer: Some(writer),
-                stamper,
-                ..
-            }) => {
-                stamper.stamp(&mut msg);
-                writer.write(msg).map_err(|_| Disconnected)
-            }
-            _ => {
-                self.unconnected_writes += 1;
-                Ok(())
-            }
-        }
+    fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
+        self.send_with(port, msg, |writer, msg| writer.write(msg).map_err(|_| Disconnected))
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
@@ -233,30 +234,18 @@ impl Ports for PortSet {
         }
     }
 
-    fn write_within(&mut self, port: usize, mut msg: Message, timeout: Duration) -> Result<(), WriteError> {
-        match self.outputs.get_mut(port) {
-            Some(OutputSlot {
-                writer: Some(writer),
-                stamper,
-                ..
-            }) => {
-                stamper.stamp(&mut msg);
-                let deadline = std::time::Instant::now().checked_add(timeout);
-                let done = match deadline {
-                    Some(deadline) => writer.write_by(msg, deadline),
-                    // A timeout past the clock's range is no bound at all.
-                    None => writer.write(msg).map_err(|_| Refused::Closed),
-                };
-                done.map_err(|refused| match refused {
-                    Refused::Closed => WriteError::Disconnected,
-                    Refused::TimedOut => WriteError::TimedOut,
-                })
-            }
-            _ => {
-                self.unconnected_writes += 1;
-                Ok(())
-            }
-        }
+    fn write_within(&mut self, port: usize, msg: Message, timeout: Duration) -> Result<(), WriteError> {
+        self.send_with(port, msg, |writer, msg| {
+            let done = match std::time::Instant::now().checked_add(timeout) {
+                Some(deadline) => writer.write_by(msg, deadline),
+                // A timeout past the clock's range is no bound at all.
+                None => writer.write(msg).map_err(|_| Refused::Closed),
+            };
+            done.map_err(|refused| match refused {
+                Refused::Closed => WriteError::Disconnected,
+                Refused::TimedOut => WriteError::TimedOut,
+            })
+        })
     }
 
     fn output_ended(&self, port: usize) -> bool {
