@@ -60,6 +60,11 @@
 //! * **The firing rule.** `step` runs once every coupled input holds a message or has ended,
 //!   so one [`Io::read`] per coupled input never waits. Decoupled inputs (`decoupled in x`)
 //!   never hold the box back and give their latest value again when nothing new came.
+//! * **Chaining, if the box allows it.** A spec marked [`SpecBuilder::chainable`] (its step
+//!   reads only what the firing rule found, and never waits on an input) lets the runtime step
+//!   the box on the thread of the one box that feeds it, when threads outnumber cores. Nothing
+//!   above changes: one thread still does all of the instance's work, and the firing rule,
+//!   termination and the books are the same.
 //! * **Termination.** A box ends when its step returns [`Flow::End`]; or, after
 //!   [`Flow::Return`], when all its triggering inputs have ended and are drained, or when all
 //!   consumers of its outputs have ended. Whatever the step returns, a box whose every
