@@ -27,6 +27,8 @@ pub const SPEC: BoxSpec = BoxSpec::named("moving_average")
             .default_value("0.2")
             .help("ewma: weight of a new value, 0 < alpha <= 1"),
     ])
+    // Its step reads only what the firing rule found: smx may run it on its feeder's thread.
+    .chainable()
     .create(create);
 
 enum Filter {

@@ -22,6 +22,8 @@ pub const SPEC: BoxSpec = BoxSpec::named("threshold")
             .default_value("0.5")
             .help("a fall needs a value below above - hysteresis"),
     ])
+    // Its step reads only what the firing rule found: smx may run it on its feeder's thread.
+    .chainable()
     .create(create);
 
 fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
