@@ -77,7 +77,8 @@ pub struct TuneArgs {
     /// Channel lengths of the scaling rows [default: 1,64]
     #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
     pub channel_len: Vec<u32>,
-    /// Messages per pair (scaling) and per run (zmq) [default: 30000; quick: 5000]
+    /// Messages per pair (scaling) and per run (zmq) [default: 200000, so that a chained pair at
+    /// 10 M msg/s still runs for tens of milliseconds; quick: 5000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
     /// Ticks of the tt row, and messages of its free-running pair [default: 5000; quick: 1000]
