@@ -35,10 +35,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use smx_box::io::host::Ports;
-use smx_box::{BoxImpl, Disconnected, Flow, Message, WriteError};
+use smx_box::{BoxImpl, Disconnected, Message, WriteError};
 
 use crate::io::PortSet;
-use crate::net::{Driver, StepOn, step_once};
+use crate::net::{Driver, StepOn, Stepped, step_once};
 use crate::plan::{Plan, Role};
 use crate::thread::{Common, Outcome, place};
 
@@ -298,13 +298,7 @@ struct Through<'a> {
 }
 
 impl StepOn for Through<'_> {
-    fn step(
-        &mut self,
-        instance: &mut dyn BoxImpl,
-        ports: &mut PortSet,
-        count: u64,
-        stop: &AtomicBool,
-    ) -> (Result<Flow, smx_box::BoxError>, bool) {
+    fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped {
         let mut view = ChainPorts {
             ports,
             outs: self.outs,

@@ -475,37 +475,29 @@ fn decide_chains(
 /// chains' members.
 fn take_chains(jobs: Vec<Job>, chains: &[Vec<usize>]) -> (Vec<Job>, Vec<Vec<chain::Member>>) {
     let mut by_id: Vec<Option<Job>> = Vec::new();
-    let mut singles = Vec::new();
-    let chained: std::collections::HashSet<usize> = chains.iter().flatten().copied().collect();
     for job in jobs {
-        if chained.contains(&job.plan.id) {
-            let id = job.plan.id;
-            if by_id.len() <= id {
-                by_id.resize_with(id + 1, || None);
-            }
-            by_id[id] = Some(job);
-        } else {
-            singles.push(job);
+        let id = job.plan.id;
+        if by_id.len() <= id {
+            by_id.resize_with(id + 1, || None);
         }
+        by_id[id] = Some(job);
     }
     let members = chains
         .iter()
         .map(|chain| {
-            chain
-                .iter()
-                .filter_map(|&id| by_id.get_mut(id)?.take())
-                .filter_map(|job| match job.plan.role.clone() {
-                    Role::Box(spec) => Some(chain::Member {
-                        plan: job.plan,
-                        spec,
-                        ports: job.ports,
-                    }),
-                    Role::Routing => None,
-                })
-                .collect()
+            let jobs = chain.iter().filter_map(|&id| by_id.get_mut(id)?.take());
+            jobs.filter_map(|job| match job.plan.role.clone() {
+                Role::Box(spec) => Some(chain::Member {
+                    plan: job.plan,
+                    spec,
+                    ports: job.ports,
+                }),
+                Role::Routing => None,
+            })
+            .collect()
         })
         .collect();
-    (singles, members)
+    (by_id.into_iter().flatten().collect(), members)
 }
 
 /// The work of one box thread: one net, or a chain of them.

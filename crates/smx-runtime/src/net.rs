@@ -439,17 +439,14 @@ impl Driver {
     }
 }
 
+/// What one step gave: the box's result, and whether it saw a stop.
+pub(crate) type Stepped = (Result<Flow, smx_box::BoxError>, bool);
+
 /// How a firing runs the box's step on the net's ports: on them as they are ([`Direct`]), or
 /// through a view of them that does more (a chain's, [`crate::chain`]).
 pub(crate) trait StepOn {
-    /// Runs one step of `instance`; its result and whether it saw a stop.
-    fn step(
-        &mut self,
-        instance: &mut dyn BoxImpl,
-        ports: &mut PortSet,
-        count: u64,
-        stop: &AtomicBool,
-    ) -> (Result<Flow, smx_box::BoxError>, bool);
+    /// Runs one step of `instance`.
+    fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped;
 }
 
 /// The step on the net's own ports.
@@ -457,25 +454,19 @@ pub(crate) struct Direct;
 
 impl StepOn for Direct {
     #[inline(always)]
-    fn step(
-        &mut self,
-        instance: &mut dyn BoxImpl,
-        ports: &mut PortSet,
-        count: u64,
-        stop: &AtomicBool,
-    ) -> (Result<Flow, smx_box::BoxError>, bool) {
+    fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped {
         step_once(instance, ports, count, stop)
     }
 }
 
-/// Runs one step of `instance` on `ports`; the step's result and whether it saw a stop.
+/// Runs one step of `instance` on `ports`.
 #[inline]
 pub(crate) fn step_once(
     instance: &mut dyn BoxImpl,
     ports: &mut dyn host::Ports,
     count: u64,
     stop: &AtomicBool,
-) -> (Result<Flow, smx_box::BoxError>, bool) {
+) -> Stepped {
     let mut io = host::step_io(ports, count, stop);
     let stepped = instance.step(&mut io);
     (stepped, host::stop_seen(&io))
