@@ -2,17 +2,13 @@
 //! `smxrun` processes with keys, peers without the right keys that deliver nothing, key
 //! errors before the start, and the warning for an unauthenticated bind.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Output};
 
 mod common;
-use common::zmq::free_tcp_endpoint;
+use common::zmq::{free_tcp_endpoint, net};
 
 const N: u64 = 500;
-
-fn net(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("nets").join(name)
-}
 
 fn smxrun() -> Command {
     Command::new(env!("CARGO_BIN_EXE_smxrun"))
@@ -33,20 +29,7 @@ fn keygen(dir: &Path, name: &str) -> (String, String) {
 
 /// One half of the split net with its JSON report in `report`.
 fn start(half: &str, sets: &[String], report: &Path) -> Child {
-    let mut cmd = smxrun();
-    cmd.arg("run")
-        .arg(net(half))
-        .arg("--config")
-        .arg(net("zmq_pipeline_tcp.toml"))
-        .args(["--report", "json", "--quiet", "--pin", "off", "-o"])
-        .arg(report);
-    for set in sets {
-        cmd.arg("--set").arg(set);
-    }
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("smxrun starts")
+    common::zmq::start_half(half, "zmq_pipeline_tcp.toml", sets, report)
 }
 
 struct Half {

@@ -1,8 +1,8 @@
 //! The report's net split over two `smxrun` processes (nets/zmq_sender.smx and
 //! nets/zmq_receiver.smx), started in either order, joined by tcp or ipc.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Child;
 use std::thread;
 use std::time::Duration;
 
@@ -11,26 +11,9 @@ use common::zmq::free_tcp_endpoint;
 
 const N: u64 = 2000;
 
-fn net(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("nets").join(name)
-}
-
 /// Starts `smxrun` on one half of the split, writing its JSON report to `report`.
 fn start(half: &str, config: &str, sets: &[String], report: &Path) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_smxrun"));
-    cmd.arg("run")
-        .arg(net(half))
-        .arg("--config")
-        .arg(net(config))
-        .args(["--report", "json", "--quiet", "--pin", "off", "-o"])
-        .arg(report);
-    for set in sets {
-        cmd.arg("--set").arg(set);
-    }
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("smxrun starts")
+    common::zmq::start_half(half, config, sets, report)
 }
 
 fn finish(child: Child, what: &str) {

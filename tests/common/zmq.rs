@@ -21,3 +21,28 @@ pub fn row(report: &Report, name: &str) -> serde_json::Value {
         .and_then(|rows| rows.iter().find(|r| r["name"] == name).cloned())
         .unwrap_or_else(|| panic!("no zmq row for {name}: {:?}", report.sections.get("zmq")))
 }
+
+/// A file of the project's `nets/` folder.
+pub fn net(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("nets").join(name)
+}
+
+/// Starts `smxrun run` on one half of the split report net (`nets/zmq_sender.smx` or
+/// `nets/zmq_receiver.smx`) with the configuration `config` of `nets/` and `--set`s, writing
+/// its JSON report to `report`.
+pub fn start_half(half: &str, config: &str, sets: &[String], report: &std::path::Path) -> std::process::Child {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_smxrun"));
+    cmd.arg("run")
+        .arg(net(half))
+        .arg("--config")
+        .arg(net(config))
+        .args(["--report", "json", "--quiet", "--pin", "off", "-o"])
+        .arg(report);
+    for set in sets {
+        cmd.arg("--set").arg(set);
+    }
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("smxrun starts")
+}
