@@ -421,12 +421,7 @@ fn files_that_are_not_what_they_should_be_are_clear_errors() {
 #[test]
 fn a_zmq_peer_killed_mid_stream_ends_the_receiver_by_timeout_with_the_loss_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let endpoint = format!("tcp://127.0.0.1:{port}");
+    let endpoint = smx_zmq::loopback::free_loopback_endpoint().unwrap();
     let config = file_in(
         dir.path(),
         "zmq.toml",

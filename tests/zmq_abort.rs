@@ -152,10 +152,7 @@ fn text_line(report: &Report, name: &str) -> Option<String> {
 fn endpoint(transport: &str) -> String {
     match transport {
         "ipc" => format!("ipc://smx-abort-test-{}", std::process::id()),
-        _ => {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            format!("tcp://127.0.0.1:{}", listener.local_addr().unwrap().port())
-        }
+        _ => smx_zmq::loopback::free_loopback_endpoint().unwrap(),
     }
 }
 

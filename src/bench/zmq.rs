@@ -57,12 +57,7 @@ pub fn transport(name: &str) -> Transport {
 fn endpoint(t: Transport) -> Result<String, String> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     match t {
-        Transport::Tcp => {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0")
-                .map_err(|e| format!("cannot find a free loopback port: {e}"))?;
-            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-            Ok(format!("tcp://127.0.0.1:{port}"))
-        }
+        Transport::Tcp => smx_zmq::loopback::free_loopback_endpoint(),
         Transport::Ipc => Ok(format!(
             "ipc://smx-bench-{}-{}",
             std::process::id(),

@@ -3,14 +3,9 @@
 
 use smx_runtime::report::Report;
 
-/// A loopback tcp endpoint whose port was free a moment ago.
+/// A free loopback tcp endpoint that no connection of a test running beside it can take.
 pub fn free_tcp_endpoint() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp://127.0.0.1:{port}")
+    smx_zmq::loopback::free_loopback_endpoint().expect("a free loopback port")
 }
 
 /// The `zmq` section row of `name`, as the JSON report has it (`"sections": {"zmq": [...]}`).

@@ -6,6 +6,7 @@
 //! * [`eos`]: the end-of-stream marker and why it is reliable over PUB/SUB.
 //! * [`books`]: the receiver's per-stream loss accounting.
 //! * [`endpoint`], [`settings`]: validation before the net starts.
+//! * [`loopback`]: a free tcp port for a net started beside another (benches, tests).
 //! * [`socket`], [`sender`], [`receiver`]: the ZeroMQ side, usable without the runtime.
 //! * [`sink`], [`source`]: the boxes.
 //! * [`verdict`]: what a row's books say about its link, in one word.
@@ -18,6 +19,7 @@ pub mod books;
 pub mod curve;
 pub mod endpoint;
 pub mod eos;
+pub mod loopback;
 pub mod receiver;
 pub mod sender;
 pub mod settings;

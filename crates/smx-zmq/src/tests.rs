@@ -279,11 +279,7 @@ fn a_killed_sender_ends_the_source_by_timeout_with_the_known_loss() {
 
 #[test]
 fn an_absent_sender_ends_the_source_by_timeout() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::loopback::free_loopback_port().unwrap();
     let mut rx = source(
         Pattern::Pipeline,
         &format!("tcp://127.0.0.1:{port}"),
@@ -367,11 +363,7 @@ fn a_batch_nobody_takes_is_given_up_whole() {
 
 /// A pipeline sink on a free port that no receiver ever connects to.
 fn unheard_sink(batch: usize) -> Sender {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::loopback::free_loopback_port().unwrap();
     let mut settings = sink_settings(
         common(
             Pattern::Pipeline,
