@@ -13,20 +13,7 @@ use smx_runtime::report::{Report, Status};
 use smx_runtime::{Registry, RunError, RunOptions, run};
 
 mod common;
-use common::zmq::{free_tcp_endpoint, row};
-
-/// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
-fn report_net() -> NetGraph {
-    let mut net = NetBuilder::new();
-    let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
-    let snk1 = net.add_box("Snk1", "smx_snk_zmq", &[("data", true)]);
-    let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false), ("topic", false)]);
-    let snk2 = net.add_box("Snk2", "smx_snk_dump", &[("data", true), ("topic", true)]);
-    net.connect(src1, "data", snk1, "data");
-    net.connect(src2, "data", snk2, "data");
-    net.connect(src2, "topic", snk2, "topic");
-    net.build()
-}
+use common::zmq::{free_tcp_endpoint, report_net, row};
 
 /// Settings of every node: defaults, then `sets` as `(instance, key, value)`, applied the way
 /// `--set INSTANCE.key=value` is.

@@ -8,6 +8,19 @@ pub fn free_tcp_endpoint() -> String {
     smx_zmq::loopback::free_loopback_endpoint().expect("a free loopback port")
 }
 
+/// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
+pub fn report_net() -> smx_graph::NetGraph {
+    let mut net = smx_runtime::builder::NetBuilder::new();
+    let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
+    let snk1 = net.add_box("Snk1", "smx_snk_zmq", &[("data", true)]);
+    let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false), ("topic", false)]);
+    let snk2 = net.add_box("Snk2", "smx_snk_dump", &[("data", true), ("topic", true)]);
+    net.connect(src1, "data", snk1, "data");
+    net.connect(src2, "data", snk2, "data");
+    net.connect(src2, "topic", snk2, "topic");
+    net.build()
+}
+
 /// The `zmq` section row of `name`, as the JSON report has it (`"sections": {"zmq": [...]}`).
 pub fn row(report: &Report, name: &str) -> serde_json::Value {
     let json = serde_json::to_value(report).unwrap();

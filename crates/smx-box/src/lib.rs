@@ -65,6 +65,11 @@
 //!   the box on the thread of the one box that feeds it, when threads outnumber cores. Nothing
 //!   above changes: one thread still does all of the instance's work, and the firing rule,
 //!   termination and the books are the same.
+//! * **Work held across steps is asked for before any wait.** [`BoxImpl::idle`] runs whenever
+//!   the box's thread may wait: before its firing rule waits, before a feeder it is chained
+//!   to steps (unless that feeder is [`SpecBuilder::never_waits`] and ready), and after each
+//!   time-triggered step. A box that collects messages to send them together (the ZeroMQ
+//!   sink's frames) releases them there, so nothing it holds waits while nothing happens.
 //! * **Termination.** A box ends when its step returns [`Flow::End`]; or, after
 //!   [`Flow::Return`], when all its triggering inputs have ended and are drained, or when all
 //!   consumers of its outputs have ended. Whatever the step returns, a box whose every
@@ -73,7 +78,7 @@
 //! * **A box that cannot start stops the run.** An `Err` (or a panic) from the constructor or
 //!   from `init` is a configuration problem: no box runs a step, every box is cleaned up, and
 //!   the run is rejected with the message, like any other bad value.
-//! * **Failure while running is contained.** An `Err` from `step` or `cleanup` (or a panic)
+//! * **Failure while running is contained.** An `Err` from `step`, `idle` or `cleanup` (or a panic)
 //!   ends this box as failed with the message in the report; its channels close, so its
 //!   neighbours end cleanly. [`BoxImpl::abort`] then [`BoxImpl::cleanup`] still run.
 //! * **Latency is measured for you.** Every run reports each channel's latency and each sink's
@@ -126,6 +131,17 @@ pub trait BoxImpl: Send {
 
     /// One iteration, called when the box can fire (see the crate docs).
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError>;
+
+    /// The box's thread may now wait (for a message, a tick, or a feeder whose step may
+    /// wait): work the box holds back across steps must go now. A box that collects what
+    /// several steps read (a ZeroMQ sink filling one frame with many messages) can then let
+    /// messages that come in quick succession share the cost of sending, and still never keep
+    /// one while nothing else happens. A runtime calls it before the firing rule waits, before
+    /// the step of a chain's head that may wait ([`SpecBuilder::never_waits`]), and after each
+    /// step of a time-triggered box. An error fails the box, as a step's would.
+    fn idle(&mut self) -> Result<(), BoxError> {
+        Ok(())
+    }
 
     /// The box is ending abnormally: `init` or a step failed. Called once, just before
     /// [`BoxImpl::cleanup`], so that a box talking to peers outside the net (a ZeroMQ sink)

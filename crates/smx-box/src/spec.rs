@@ -196,6 +196,8 @@ pub struct BoxSpec {
     pub file_descriptors: u32,
     /// The box may run on the thread of the box that feeds it ([`SpecBuilder::chainable`]).
     pub chainable: bool,
+    /// The step never waits on anything outside the net ([`SpecBuilder::never_waits`]).
+    pub never_waits: bool,
     pub factory: Factory,
 }
 
@@ -215,6 +217,7 @@ pub struct SpecBuilder {
     bridge: bool,
     file_descriptors: u32,
     chainable: bool,
+    never_waits: bool,
 }
 
 impl BoxSpec {
@@ -233,6 +236,7 @@ impl BoxSpec {
             bridge: false,
             file_descriptors: 0,
             chainable: false,
+            never_waits: false,
         }
     }
 
@@ -371,6 +375,18 @@ impl SpecBuilder {
         }
     }
 
+    /// The step never waits on anything outside the net: no clock, socket, device or lock
+    /// held elsewhere, so it lasts as long as its own computation (and its writes). When such
+    /// a box heads a chain, the runtime knows its next step follows at once, and lets the
+    /// boxes chained behind it keep what they collect across steps ([`crate::BoxImpl::idle`])
+    /// instead of asking them to release it before every step of the head.
+    pub const fn never_waits(self) -> Self {
+        SpecBuilder {
+            never_waits: true,
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -395,6 +411,7 @@ impl SpecBuilder {
             bridge: self.bridge,
             file_descriptors: self.file_descriptors,
             chainable: self.chainable,
+            never_waits: self.never_waits,
             factory,
         }
     }

@@ -7,6 +7,7 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_fwd")
     .inputs(&[PortSpec::new("data").help("messages in")])
     .outputs(&[PortSpec::new("data").help("the same messages out")])
     .chainable()
+    .never_waits()
     .create(create);
 
 const INPUT: InPort = InPort(0);

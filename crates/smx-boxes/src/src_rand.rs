@@ -24,6 +24,8 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_src_rand")
             .default_value("1")
             .help("seed of the random bytes (same seed, same bytes)"),
     ])
+    // Its step only computes: what it feeds may keep collecting while it runs again.
+    .never_waits()
     .validate(validate)
     .create(create);
 

@@ -201,6 +201,7 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
     if !common.gate.wait() {
         return ids.into_iter().map(|id| (id, Outcome::new())).collect();
     }
+    let head_never_waits = members.first().is_some_and(|m| m.spec.never_waits);
     let mut links: Vec<Link> = Vec::with_capacity(members.len());
     let joints = joints(&members);
     for (k, member) in members.into_iter().enumerate() {
@@ -227,7 +228,7 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
     for link in &mut links {
         link.driver.start(cancelled);
     }
-    run_links(&mut links, &common.stop);
+    run_links(&mut links, &common.stop, head_never_waits);
     ids.into_iter()
         .zip(links)
         .map(|(id, link)| (id, link.driver.finish()))
@@ -257,8 +258,18 @@ fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
 
 /// The chain's loop: the head as its own thread would fire it, then every follower while its
 /// input holds something; once the head has ended, the followers to their ends.
-fn run_links(links: &mut [Link], stop: &AtomicBool) {
+///
+/// Before a head step that may wait (the head may wait inside its step, or its firing rule
+/// is about to wait), the followers release what they hold across steps
+/// ([`BoxImpl::idle`]), as they would before waiting on a thread of their own: only a head
+/// that steps at once again lets them keep it.
+fn run_links(links: &mut [Link], stop: &AtomicBool, head_never_waits: bool) {
     loop {
+        if !(head_never_waits && links[0].driver.ready()) {
+            for link in &mut links[1..] {
+                link.driver.release_held();
+            }
+        }
         let head_running = fire(links, stop, true);
         for k in 1..links.len() {
             while links[k].driver.ready() {

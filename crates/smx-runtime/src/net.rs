@@ -249,16 +249,22 @@ impl Driver {
         if self.trace.is_some() {
             return self.fire_traced(stop, block);
         }
+        let mut released = false;
         for &i in &self.triggering {
             let slot = &mut self.ports.inputs[i];
-            if let Some(reader) = slot.reader.as_mut() {
+            if let Some(reader) = slot.reader.as_mut()
+                && !reader.ready_now()
+            {
                 if !block {
-                    if !reader.ready_now() {
-                        return true;
-                    }
-                } else {
-                    wait_input(reader, slot.read_timeout, stop);
+                    return true;
                 }
+                if !released {
+                    released = true;
+                    if let Err(why) = idle(&mut self.instance) {
+                        return self.idle_failed(why);
+                    }
+                }
+                wait_input(reader, slot.read_timeout, stop);
             }
         }
         if let Some(running) = self.before_step(stop) {
@@ -299,6 +305,7 @@ impl Driver {
     }
 
     fn fire_traced_with(&mut self, rec: &mut Recorder, stop: &AtomicBool, block: bool) -> bool {
+        let mut released = false;
         for &i in &self.triggering {
             let slot = &mut self.ports.inputs[i];
             if let Some(reader) = slot.reader.as_mut() {
@@ -307,6 +314,12 @@ impl Driver {
                         return true;
                     }
                 } else if reader.triggering() && !reader.has_message() {
+                    if !released && !reader.ready_now() {
+                        released = true;
+                        if let Err(why) = idle(&mut self.instance) {
+                            return self.idle_failed(why);
+                        }
+                    }
                     let start = rec.now();
                     wait_input(reader, slot.read_timeout, stop);
                     rec.wait(What::WaitRead(i as u32), start, rec.now());
@@ -333,6 +346,25 @@ impl Driver {
         let end = ports.rec.now();
         ports.rec.step(start, end);
         self.after_step(count, stepped, stopped)
+    }
+
+    /// Asks the box to release what it holds across steps ([`BoxImpl::idle`]), as before a
+    /// wait; false if that failed the box (its net has ended).
+    pub(crate) fn release_held(&mut self) -> bool {
+        if !self.running {
+            return false;
+        }
+        match idle(&mut self.instance) {
+            Ok(()) => true,
+            Err(why) => self.idle_failed(why),
+        }
+    }
+
+    /// A failed [`BoxImpl::idle`] fails the box like a failed step: false, the net has ended.
+    fn idle_failed(&mut self, why: String) -> bool {
+        self.outcome.fail(why);
+        self.end();
+        false
     }
 
     /// Steps 2 and 3 of the loop (end of stream, stop): `Some(false)` when the net ends here.
@@ -456,6 +488,18 @@ impl StepOn for Direct {
     #[inline(always)]
     fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped {
         step_once(instance, ports, count, stop)
+    }
+}
+
+/// [`BoxImpl::idle`] of the box, if it was created; a panic there is an error like a failed one.
+fn idle(instance: &mut Option<Box<dyn BoxImpl>>) -> Result<(), String> {
+    let Some(instance) = instance.as_mut() else {
+        return Ok(());
+    };
+    match catch_unwind(AssertUnwindSafe(|| instance.idle())) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(format!("idle failed: {e}")),
+        Err(panic) => Err(format!("idle {}", panic_text(panic))),
     }
 }
 

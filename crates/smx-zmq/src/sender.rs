@@ -242,8 +242,8 @@ impl Sender {
     /// Sends one message under `topic` (the configured topic when `None`), or, with `batch` >
     /// 1, adds it to the pending frame of its topic (see [`super::batch`]). The pending frame
     /// goes out when it is full, before a message of another topic or one too big to join, and
-    /// at [`Sender::flush`]; the caller flushes once it has nothing more waiting, so batching
-    /// never holds a message back.
+    /// at [`Sender::flush`]; the caller decides how long it may wait (the sink box: see
+    /// [`super::sink`]).
     ///
     /// Every message is numbered here, whatever happens to it later. The result is the worst
     /// outcome of the frames this call sent ([`Sent::Accepted`] when it only collected the
@@ -329,6 +329,11 @@ impl Sender {
         let sent = self.transmit(slot, &body, 1, stop);
         self.body = body;
         Ok(outcome.max(sent?))
+    }
+
+    /// Whether messages are collected for a frame not yet sent.
+    pub fn holds(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     /// Sends the pending frame, if any (see [`Sender::send`]).

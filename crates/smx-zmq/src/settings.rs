@@ -165,7 +165,15 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         kind: ValueKind::Int,
         default: Some("64"),
         choices: &[],
-        help: "most messages of one topic sent in one frame, taken only from what is already waiting (never waits, adds no latency); 1 = one frame per message",
+        help: "most messages of one topic sent in one frame; 1 = one frame per message",
+    },
+    ConfigKey {
+        name: "hold",
+        kind: ValueKind::Duration,
+        default: Some("50us"),
+        choices: &[],
+        help: "how long a frame may wait for more messages while they come in quick succession \
+               (never while the sink would wait for input); 0 = send what each step read before it returns",
     },
     MAX_MESSAGE,
     CURVE_SECRET,
@@ -243,6 +251,8 @@ pub struct SinkSettings {
     pub subscribers: u64,
     /// Most messages coalesced into one frame (at least 1; see [`super::batch`]).
     pub batch: usize,
+    /// How long a partial frame may wait for more (see [`super::sink`]).
+    pub hold: Duration,
 }
 
 /// Settings of a source.
@@ -326,6 +336,9 @@ impl Common {
     }
 }
 
+/// The longest `hold`.
+const MAX_HOLD: Duration = Duration::from_millis(100);
+
 /// The longest `timeout`.
 const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
@@ -338,12 +351,20 @@ impl SinkSettings {
                 config.instance, config.implementation
             )));
         }
+        let hold = config.duration("hold")?;
+        if hold > MAX_HOLD {
+            return Err(BoxError(format!(
+                "{} ({}): hold: {hold:?} is longer than {MAX_HOLD:?}: a frame held that long delays its messages more than any batching saves",
+                config.instance, config.implementation
+            )));
+        }
         Ok(SinkSettings {
             common: common(config)?,
             topic: config.str("topic")?.as_bytes().to_vec(),
             sync: config.bool("sync")?,
             subscribers: config.int("subscribers")?,
             batch: usize::try_from(batch).unwrap_or(usize::MAX),
+            hold,
         })
     }
 }
@@ -404,6 +425,7 @@ mod tests {
         assert!(sink.common.bind);
         assert_eq!(sink.common.pattern, Pattern::Pipeline);
         assert_eq!(sink.batch, 64);
+        assert_eq!(sink.hold, Duration::from_micros(50));
         let single = SinkSettings::from_config(&config(SINK_KEYS, &[("batch", "1")])).unwrap();
         assert_eq!(single.batch, 1);
         let source = SourceSettings::from_config(&config(SOURCE_KEYS, &[])).unwrap();
@@ -423,6 +445,12 @@ mod tests {
         assert!(err.0.contains("timeout"), "{err}");
         let err = SourceSettings::from_config(&config(SOURCE_KEYS, &[("senders", "0")])).unwrap_err();
         assert!(err.0.contains("senders"), "{err}");
+        let err = SinkSettings::from_config(&config(SINK_KEYS, &[("hold", "101ms")])).unwrap_err();
+        assert!(
+            err.0
+                .starts_with("Snk1 (smx_snk_zmq): hold: 101ms is longer than 100ms"),
+            "{err}"
+        );
         let err = SinkSettings::from_config(&config(SINK_KEYS, &[("batch", "0")])).unwrap_err();
         assert!(
             err.0.starts_with("Snk1 (smx_snk_zmq): batch: must be at least 1"),

@@ -3,8 +3,17 @@
 //! One step sends every message already waiting on `data` (up to [`BATCH`]), not just the one
 //! the firing rule saw: reads are non-blocking, so this never waits for more, and a longer
 //! channel then costs one runtime iteration per burst instead of per message. The messages of
-//! a step go out in frames of up to `batch` messages (see [`super::batch`]), the last one
-//! flushed before the step returns, so coalescing holds nothing back. With `topic` connected,
+//! a step go out in frames of up to `batch` messages (see [`super::batch`]).
+//!
+//! The last, partial frame of a step may wait for the next steps, because a frame costs
+//! libzmq about as much as a message: on a channel of length 1, or chained behind its feeder,
+//! the sink sees one message per step and would send a frame for each. It waits only while
+//! messages come in quick succession: the steps follow each other within `hold`, the frame's
+//! first message was read less than `hold` ago, and the runtime has not said that the sink's
+//! thread may wait ([`BoxImpl::idle`], called before the firing rule waits, before a feeder
+//! that may wait steps, and after every time-triggered step). So a message waits at most
+//! about `hold` beyond its next neighbour's arrival, never while nothing else happens, and
+//! `hold = 0` sends every step's messages before the step returns. With `topic` connected,
 //! `data` and `topic` are read in pairs: after the pair the firing rule vouched for, only while
 //! both inputs have a message waiting ([`Io::has_message`]); consecutive messages with the same
 //! topic share a frame.
@@ -44,7 +53,20 @@ pub struct ZmqSink {
     final_stats: SinkStats,
     /// The run's stop request: a stop also ends the waits of `cleanup`.
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// When the last step began, and when the first message of the frame held back was read
+    /// (message clock, ns).
+    last_step_ns: u64,
+    held_since_ns: u64,
+    /// Wall clock minus the message clock, and when it was taken.
+    clock_offset: (u64, u64),
+    /// A frame held back could not be sent within `timeout` when the runtime asked for it:
+    /// the next step ends the sink as a give-up in a step would.
+    gave_up: bool,
 }
+
+/// How often the wall clock's offset from the message clock is taken again (it moves only
+/// when the wall clock is adjusted).
+const OFFSET_REFRESH_NS: u64 = 10_000_000;
 
 /// Checks everything about `config` that can be checked without a peer and without keeping
 /// anything: every key's value, and for a binding sink whether its endpoint is free now. A
@@ -65,6 +87,10 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         exposed: None,
         final_stats: SinkStats::default(),
         stop: Default::default(),
+        last_step_ns: 0,
+        held_since_ns: 0,
+        clock_offset: (0, 0),
+        gave_up: false,
     }))
 }
 
@@ -87,14 +113,23 @@ impl BoxImpl for ZmqSink {
         let (Some(sender), Some((data, topic))) = (self.sender.as_mut(), self.ports) else {
             return Err(BoxError::new("smx_snk_zmq: step before init"));
         };
+        if self.gave_up {
+            return Ok(Flow::End);
+        }
         if !self.synced {
             sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
         }
+        let now = now_ns();
+        let gap = now.saturating_sub(std::mem::replace(&mut self.last_step_ns, now));
+        let (held_before, frames_before) = (sender.holds(), sender.stats.frames);
         let mut outcome = Sent::Accepted;
         // Wall clock minus the message clock: the frame carries each message's creation time
         // as wall-clock time, which the receiving process places on its own message clock.
-        let offset = wire::unix_now_ns().wrapping_sub(now_ns());
+        if self.clock_offset.1 == 0 || now.saturating_sub(self.clock_offset.1) >= OFFSET_REFRESH_NS {
+            self.clock_offset = (wire::unix_now_ns().wrapping_sub(now_ns()), now.max(1));
+        }
+        let offset = self.clock_offset.0;
         for i in 0..BATCH {
             // The firing rule saw a message on every coupled input before the first read; a
             // data message read after that needs its topic, so only while both are waiting.
@@ -114,25 +149,34 @@ impl BoxImpl for ZmqSink {
                 break;
             }
         }
-        // Nothing more is waiting (or the step took its share): what was collected goes now.
-        if outcome != Sent::GaveUp {
-            outcome = sender.flush(&|| io.stop_requested())?;
+        if outcome != Sent::GaveUp && sender.holds() {
+            if !held_before || sender.stats.frames != frames_before {
+                self.held_since_ns = now;
+            }
+            let hold = self.settings.hold.as_nanos() as u64;
+            let quick = gap < hold && now.saturating_sub(self.held_since_ns) < hold;
+            if !quick {
+                outcome = sender.flush(&|| io.stop_requested())?;
+            }
         }
         if outcome == Sent::GaveUp {
-            let why = if io.stop_requested() {
-                "stopped while blocked".to_string()
-            } else {
-                format!("no receiver took a message for {:?}", self.settings.common.timeout)
-            };
-            log::warn!(
-                "{}: {why} on {}: ending the sink with an abort marker (the messages not taken are counted as dropped)",
-                self.settings.common.instance,
-                self.settings.common.endpoint.written,
-            );
-            self.aborting = true;
+            self.give_up(io.stop_requested());
             return Ok(Flow::End);
         }
         Ok(Flow::Return)
+    }
+
+    fn idle(&mut self) -> Result<(), BoxError> {
+        let Some(sender) = self.sender.as_mut() else {
+            return Ok(());
+        };
+        let stop = &self.stop;
+        let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+        if sender.flush(&stopped)? == Sent::GaveUp {
+            self.give_up(stopped());
+            self.gave_up = true;
+        }
+        Ok(())
     }
 
     fn abort(&mut self, why: &str) {
@@ -166,6 +210,21 @@ impl BoxImpl for ZmqSink {
 }
 
 impl ZmqSink {
+    /// A send could not go on: the sink ends with an abort marker.
+    fn give_up(&mut self, stopped: bool) {
+        let why = if stopped {
+            "stopped while blocked".to_string()
+        } else {
+            format!("no receiver took a message for {:?}", self.settings.common.timeout)
+        };
+        log::warn!(
+            "{}: {why} on {}: ending the sink with an abort marker (the messages not taken are counted as dropped)",
+            self.settings.common.instance,
+            self.settings.common.endpoint.written,
+        );
+        self.aborting = true;
+    }
+
     fn row(&self) -> Stats {
         let s = &self.final_stats;
         let common = &self.settings.common;

@@ -42,6 +42,7 @@ fn sink_settings(common: Common, sync: bool, batch: usize) -> SinkSettings {
         sync,
         subscribers: 1,
         batch,
+        hold: Duration::ZERO,
     }
 }
 

@@ -29,6 +29,8 @@ pub const SPEC: BoxSpec = BoxSpec::named("moving_average")
     ])
     // Its step reads only what the firing rule found: smx may run it on its feeder's thread.
     .chainable()
+    // Nor does it wait on anything outside the net (a clock, a device): it only computes.
+    .never_waits()
     .create(create);
 
 enum Filter {

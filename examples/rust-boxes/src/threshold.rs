@@ -24,6 +24,8 @@ pub const SPEC: BoxSpec = BoxSpec::named("threshold")
     ])
     // Its step reads only what the firing rule found: smx may run it on its feeder's thread.
     .chainable()
+    // Nor does it wait on anything outside the net (a clock, a device): it only computes.
+    .never_waits()
     .create(create);
 
 fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {

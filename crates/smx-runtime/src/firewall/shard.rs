@@ -181,7 +181,7 @@ pub fn run(
     let stop = shard.stop.clone();
     for (_, d) in drivers.iter_mut() {
         d.start(cancelled);
-        d.fire(&stop, false);
+        fire_once(d, &stop);
     }
     let mut overruns = 0u64;
     let mut last_index = 0u64;
@@ -231,7 +231,7 @@ pub fn run(
             warnings.push(format!("{}: {why}", cfg.name));
         }
         for (_, d) in drivers.iter_mut() {
-            d.fire(&stop, false);
+            fire_once(d, &stop);
         }
         let ended = monotonic_ns();
         if ended > ticker.due(tick.index + 1) {
@@ -314,9 +314,18 @@ fn drain(
             warnings.push(format!("{name}: {why}"));
         }
         for (_, d) in drivers.iter_mut() {
-            d.fire(stop, false);
+            fire_once(d, stop);
         }
         std::thread::sleep(pause);
+    }
+}
+
+/// One firing of an executive's box without waiting; the box then releases what it holds
+/// across steps ([`smx_box::BoxImpl::idle`]), since the executive sleeps until the next tick,
+/// however long the period.
+fn fire_once(d: &mut Driver, stop: &AtomicBool) {
+    if d.fire(stop, false) {
+        d.release_held();
     }
 }
 
