@@ -162,6 +162,15 @@ fn boxes_lists_the_builtins_and_details_one() {
     for key in ["count", "size", "seed", "core", "priority", "nice", "expected_rate"] {
         assert!(details.contains(&format!("  {key} ")), "{key} missing from {details}");
     }
+    // What a spec lets the runtime do with the box's thread, only where it says something.
+    assert!(
+        details.contains("\nThreading:\n  never waits ") && !details.contains("chainable"),
+        "{details}"
+    );
+    let fwd = text(&smxrun(&["boxes", "smx_fwd"]).stdout);
+    assert!(fwd.contains("  chainable ") && fwd.contains("  never waits "), "{fwd}");
+    let zmq_source = text(&smxrun(&["boxes", "smx_src_zmq"]).stdout);
+    assert!(!zmq_source.contains("Threading:"), "{zmq_source}");
     let out = smxrun(&["boxes", "smx_nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("smx_src_rand"), "known boxes are listed");

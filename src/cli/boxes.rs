@@ -150,6 +150,7 @@ fn details(spec: &BoxSpec) -> String {
         out.push_str("  (none)\n");
     }
     table(&mut out, &rows);
+    out.push_str(&threading(spec));
 
     let _ = writeln!(
         out,
@@ -170,6 +171,25 @@ fn details(spec: &BoxSpec) -> String {
         .collect();
     table(&mut out, &rows);
     out
+}
+
+/// What the spec lets the runtime do with the box's thread (nothing to say when neither).
+fn threading(spec: &BoxSpec) -> String {
+    let mut lines = String::new();
+    if spec.chainable {
+        lines.push_str(
+            "  chainable    may run on the thread of the box that feeds it (its step never waits on an input)\n",
+        );
+    }
+    if spec.never_waits {
+        lines.push_str(
+            "  never waits  its step waits on nothing outside the net: boxes chained behind it keep collecting\n",
+        );
+    }
+    if lines.is_empty() {
+        return lines;
+    }
+    format!("\nThreading:\n{lines}")
 }
 
 fn key_row(key: &ConfigKey) -> [String; 3] {
