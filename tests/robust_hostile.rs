@@ -36,6 +36,8 @@ fn peer(endpoint: &str) -> (zmq::Context, zmq::Socket) {
     let push = ctx.socket(zmq::PUSH).unwrap();
     push.set_linger(2000).unwrap();
     push.set_sndhwm(0).unwrap();
+    // The source binds after this connect: retry soon, not after libzmq's 100 ms.
+    push.set_reconnect_ivl(10).unwrap();
     push.connect(endpoint).unwrap();
     (ctx, push)
 }
@@ -85,7 +87,8 @@ fn run_source(endpoint: &str, sets: &[(&str, &str)]) -> Report {
     let graph = net.build();
     let registry = smxrun::builtin_registry();
     let mut layers = ConfigLayers::new();
-    for (key, value) in [("endpoint", endpoint), ("bind", "true"), ("timeout", "1s")]
+    // The idle timeout also bounds how late the peer may connect on a loaded machine.
+    for (key, value) in [("endpoint", endpoint), ("bind", "true"), ("timeout", "3s")]
         .into_iter()
         .chain(sets.iter().copied())
     {

@@ -66,10 +66,12 @@
 //!   above changes: one thread still does all of the instance's work, and the firing rule,
 //!   termination and the books are the same.
 //! * **Work held across steps is asked for before any wait.** [`BoxImpl::idle`] runs whenever
-//!   the box's thread may wait: before its firing rule waits, before a feeder it is chained
-//!   to steps (unless that feeder is [`SpecBuilder::never_waits`] and ready), and after each
-//!   time-triggered step. A box that collects messages to send them together (the ZeroMQ
-//!   sink's frames) releases them there, so nothing it holds waits while nothing happens.
+//!   the box's thread may wait or nothing new came: before its firing rule waits; chained,
+//!   before any box ahead of it on the thread steps unless that box is
+//!   [`SpecBuilder::never_waits`], and after every pass of the chain in which it did not step;
+//!   after each time-triggered step. A box that collects messages to send them together (the
+//!   ZeroMQ sink's frames) releases them there, so nothing it holds waits while nothing
+//!   happens.
 //! * **Termination.** A box ends when its step returns [`Flow::End`]; or, after
 //!   [`Flow::Return`], when all its triggering inputs have ended and are drained, or when all
 //!   consumers of its outputs have ended. Whatever the step returns, a box whose every
@@ -132,15 +134,19 @@ pub trait BoxImpl: Send {
     /// One iteration, called when the box can fire (see the crate docs).
     fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError>;
 
-    /// The box's thread may now wait (for a message, a tick, or a feeder whose step may
-    /// wait): work the box holds back across steps must go now. A box that collects what
-    /// several steps read (a ZeroMQ sink filling one frame with many messages) can then let
-    /// messages that come in quick succession share the cost of sending, and still never keep
-    /// one while nothing else happens. A runtime calls it before the firing rule waits, before
-    /// the step of a chain's head that may wait ([`SpecBuilder::never_waits`]), and after each
-    /// step of a time-triggered box. An error fails the box, as a step's would.
-    fn idle(&mut self) -> Result<(), BoxError> {
-        Ok(())
+    /// Nothing more may come for a while: work the box holds back across steps must go now.
+    /// A box that collects what several steps read (a ZeroMQ sink filling one frame with many
+    /// messages) can then let messages that come in quick succession share the cost of
+    /// sending, and still never keep one while nothing else happens.
+    ///
+    /// A runtime calls it whenever the box's thread may wait, or a step found nothing new:
+    /// before the firing rule waits; on a chain's thread, before the step of any box ahead of
+    /// it that may wait ([`SpecBuilder::never_waits`]) and after a pass in which this box
+    /// did not step; after each step of a time-triggered box. `Ok(Flow::End)` ends the box
+    /// as a step's `End` would (a sink that had to give up), any other flow lets it go on; an
+    /// error fails the box, as a step's would.
+    fn idle(&mut self) -> Result<Flow, BoxError> {
+        Ok(Flow::Return)
     }
 
     /// The box is ending abnormally: `init` or a step failed. Called once, just before

@@ -196,7 +196,7 @@ pub struct BoxSpec {
     pub file_descriptors: u32,
     /// The box may run on the thread of the box that feeds it ([`SpecBuilder::chainable`]).
     pub chainable: bool,
-    /// The step never waits on anything outside the net ([`SpecBuilder::never_waits`]).
+    /// The step never waits, on an input or outside the net ([`SpecBuilder::never_waits`]).
     pub never_waits: bool,
     pub factory: Factory,
 }
@@ -375,11 +375,12 @@ impl SpecBuilder {
         }
     }
 
-    /// The step never waits on anything outside the net: no clock, socket, device or lock
-    /// held elsewhere, so it lasts as long as its own computation (and its writes). When such
-    /// a box heads a chain, the runtime knows its next step follows at once, and lets the
-    /// boxes chained behind it keep what they collect across steps ([`crate::BoxImpl::idle`])
-    /// instead of asking them to release it before every step of the head.
+    /// The step never waits at all: not for a message ([`crate::Io::read_blocking`],
+    /// [`crate::Io::wait_until`]) and not on anything outside the net (a clock, a socket, a
+    /// device, a lock held elsewhere), so it lasts as long as its own computation and its
+    /// writes. On a chain's thread the runtime then knows that the boxes behind it run again
+    /// soon, and lets them keep what they collect across steps ([`crate::BoxImpl::idle`])
+    /// instead of asking them to release it before each step of this one.
     pub const fn never_waits(self) -> Self {
         SpecBuilder {
             never_waits: true,

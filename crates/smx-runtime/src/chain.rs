@@ -187,6 +187,8 @@ pub(crate) struct Member {
 /// One running box of a chain and where its ports meet the chain.
 struct Link {
     driver: Driver,
+    /// Its spec says its step never waits ([`smx_box::SpecBuilder::never_waits`]).
+    never_waits: bool,
     /// Its output ports into the next link's channels.
     outs: Vec<usize>,
     /// Its input ports from the previous link.
@@ -201,7 +203,6 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
     if !common.gate.wait() {
         return ids.into_iter().map(|id| (id, Outcome::new())).collect();
     }
-    let head_never_waits = members.first().is_some_and(|m| m.spec.never_waits);
     let mut links: Vec<Link> = Vec::with_capacity(members.len());
     let joints = joints(&members);
     for (k, member) in members.into_iter().enumerate() {
@@ -218,7 +219,13 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
             common.start_failed.store(true, Ordering::SeqCst);
         }
         let (outs, ins) = joints[k].clone();
-        links.push(Link { driver, outs, ins });
+        let never_waits = member.spec.never_waits;
+        links.push(Link {
+            driver,
+            outs,
+            ins,
+            never_waits,
+        });
     }
     common.barrier.wait();
     let cancelled = common.start_failed.load(Ordering::SeqCst);
@@ -228,11 +235,17 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
     for link in &mut links {
         link.driver.start(cancelled);
     }
-    run_links(&mut links, &common.stop, head_never_waits);
-    ids.into_iter()
+    run_links(&mut links, &common.stop);
+    // The last link first: what a follower still holds goes out before the links ahead of it
+    // clean up (a ZeroMQ source's linger, say).
+    let mut outcomes: Vec<(usize, Outcome)> = ids
+        .into_iter()
         .zip(links)
+        .rev()
         .map(|(id, link)| (id, link.driver.finish()))
-        .collect()
+        .collect();
+    outcomes.reverse();
+    outcomes
 }
 
 /// Per member, its outputs into the next member and its inputs from the previous one: the
@@ -258,24 +271,20 @@ fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
 
 /// The chain's loop: the head as its own thread would fire it, then every follower while its
 /// input holds something; once the head has ended, the followers to their ends.
-///
-/// Before a head step that may wait (the head may wait inside its step, or its firing rule
-/// is about to wait), the followers release what they hold across steps
-/// ([`BoxImpl::idle`]), as they would before waiting on a thread of their own: only a head
-/// that steps at once again lets them keep it.
-fn run_links(links: &mut [Link], stop: &AtomicBool, head_never_waits: bool) {
+fn run_links(links: &mut [Link], stop: &AtomicBool) {
     loop {
-        if !(head_never_waits && links[0].driver.ready()) {
-            for link in &mut links[1..] {
-                link.driver.release_held();
-            }
-        }
         let head_running = fire(links, stop, true);
         for k in 1..links.len() {
+            let mut stepped = false;
             while links[k].driver.ready() {
+                stepped = true;
                 if !fire(&mut links[k..], stop, false) {
                     break;
                 }
+            }
+            if !stepped {
+                // Nothing came this pass: on a thread of its own it would now wait.
+                links[k].driver.release_held();
             }
         }
         if !head_running {
@@ -289,22 +298,38 @@ fn run_links(links: &mut [Link], stop: &AtomicBool, head_never_waits: bool) {
 }
 
 /// Fires the first of `links` once, its step seeing the chain's view of its ports.
+///
+/// The links after it release what they hold across steps ([`BoxImpl::idle`]) first unless
+/// this step is sure not to wait: the box never waits and its firing rule will not either.
 fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
     let Some((first, rest)) = links.split_first_mut() else {
         return false;
     };
+    if !(first.never_waits && (!block || first.driver.ready())) {
+        release(rest);
+    }
     let mut via = Through {
         outs: &first.outs,
         ins: &first.ins,
+        never_waits: first.never_waits,
         rest,
     };
     first.driver.fire_via(stop, block, &mut via)
+}
+
+/// Asks every link of `links` to release what it holds.
+fn release(links: &mut [Link]) {
+    for link in links {
+        link.driver.release_held();
+    }
 }
 
 /// A link's step through the chain's view of its ports ([`ChainPorts`]).
 struct Through<'a> {
     outs: &'a [usize],
     ins: &'a [usize],
+    /// The stepping link's spec says it never waits.
+    never_waits: bool,
     rest: &'a mut [Link],
 }
 
@@ -314,6 +339,7 @@ impl StepOn for Through<'_> {
             ports,
             outs: self.outs,
             ins: self.ins,
+            never_waits: self.never_waits,
             rest: self.rest,
             stop,
         };
@@ -329,17 +355,32 @@ struct ChainPorts<'a> {
     ports: &'a mut PortSet,
     outs: &'a [usize],
     ins: &'a [usize],
+    never_waits: bool,
     rest: &'a mut [Link],
     stop: &'a AtomicBool,
 }
 
 impl ChainPorts<'_> {
-    /// Writes into the next link's channel, stepping the next link while it is full.
+    /// Writes into the next link's channel, stepping the next link while it is full. A link
+    /// that may wait later in this step has the links after it release what the steps in
+    /// place collected.
     fn write_down(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
-        let ChainPorts { ports, rest, stop, .. } = self;
-        ports.write_making_room(port, msg, || {
+        let ChainPorts {
+            ports,
+            rest,
+            stop,
+            never_waits,
+            ..
+        } = self;
+        let mut made_room = false;
+        let written = ports.write_making_room(port, msg, || {
+            made_room = true;
             fire(rest, stop, false);
-        })
+        });
+        if made_room && !*never_waits {
+            release(rest);
+        }
+        written
     }
 }
 

@@ -260,8 +260,9 @@ impl Driver {
                 }
                 if !released {
                     released = true;
-                    if let Err(why) = idle(&mut self.instance) {
-                        return self.idle_failed(why);
+                    let idled = idle(&mut self.instance);
+                    if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+                        return self.after_idle(idled);
                     }
                 }
                 wait_input(reader, slot.read_timeout, stop);
@@ -316,8 +317,9 @@ impl Driver {
                 } else if reader.triggering() && !reader.has_message() {
                     if !released && !reader.ready_now() {
                         released = true;
-                        if let Err(why) = idle(&mut self.instance) {
-                            return self.idle_failed(why);
+                        let idled = idle(&mut self.instance);
+                        if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+                            return self.after_idle(idled);
                         }
                     }
                     let start = rec.now();
@@ -349,22 +351,30 @@ impl Driver {
     }
 
     /// Asks the box to release what it holds across steps ([`BoxImpl::idle`]), as before a
-    /// wait; false if that failed the box (its net has ended).
+    /// wait; false once its net has ended (the box asked to end, or failed).
     pub(crate) fn release_held(&mut self) -> bool {
         if !self.running {
             return false;
         }
-        match idle(&mut self.instance) {
-            Ok(()) => true,
-            Err(why) => self.idle_failed(why),
-        }
+        let idled = idle(&mut self.instance);
+        self.after_idle(idled)
     }
 
-    /// A failed [`BoxImpl::idle`] fails the box like a failed step: false, the net has ended.
-    fn idle_failed(&mut self, why: String) -> bool {
-        self.outcome.fail(why);
-        self.end();
-        false
+    /// What [`BoxImpl::idle`] said: `End` ends the net as a step's would, an error fails it;
+    /// true while it goes on.
+    fn after_idle(&mut self, idled: Result<Flow, String>) -> bool {
+        match idled {
+            Ok(Flow::End) => {
+                self.end();
+                false
+            }
+            Ok(_) => true,
+            Err(why) => {
+                self.outcome.fail(why);
+                self.end();
+                false
+            }
+        }
     }
 
     /// Steps 2 and 3 of the loop (end of stream, stop): `Some(false)` when the net ends here.
@@ -492,12 +502,12 @@ impl StepOn for Direct {
 }
 
 /// [`BoxImpl::idle`] of the box, if it was created; a panic there is an error like a failed one.
-fn idle(instance: &mut Option<Box<dyn BoxImpl>>) -> Result<(), String> {
+fn idle(instance: &mut Option<Box<dyn BoxImpl>>) -> Result<Flow, String> {
     let Some(instance) = instance.as_mut() else {
-        return Ok(());
+        return Ok(Flow::Return);
     };
     match catch_unwind(AssertUnwindSafe(|| instance.idle())) {
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(flow)) => Ok(flow),
         Ok(Err(e)) => Err(format!("idle failed: {e}")),
         Err(panic) => Err(format!("idle {}", panic_text(panic))),
     }

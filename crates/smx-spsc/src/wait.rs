@@ -104,8 +104,8 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 /// sharing the core still runs (smx's tuned value).
 const HINTS_PER_CHECK: u32 = 256;
 
-/// Looks of a spin before its first read of the clock.
-const LOOKS_BEFORE_CLOCK: u32 = 32;
+/// Spin-loop hints (with their looks) before a spin first reads the clock: a microsecond or two.
+const HINTS_BEFORE_CLOCK: u32 = 32;
 
 /// How many spin-loop hints a waiting end lets pass between two looks at the other end's
 /// index, by default, for a queue of `capacity`.
@@ -153,13 +153,16 @@ pub(crate) fn spin_until(spin: Spin, ready: &mut impl FnMut() -> bool) -> bool {
         (HINTS_PER_CHECK / spin.settle.max(1)).max(1)
     };
     // Most waits on a busy queue end within a few looks: those read no clock (a read costs
-    // about as much as a hand-over, 30-40 ns on a VM) and the budget starts after them.
-    for _ in 0..looks.min(LOOKS_BEFORE_CLOCK) {
-        for _ in 0..spin.settle.max(1) {
-            spin_loop();
-        }
-        if ready() {
-            return true;
+    // about as much as a hand-over, 30-40 ns on a VM) and the budget starts after them. An end
+    // that yields after every look shares its core and pays a system call per look anyway.
+    if !spin.yield_each_look {
+        for _ in 0..(HINTS_BEFORE_CLOCK / spin.settle.max(1)).max(1) {
+            for _ in 0..spin.settle.max(1) {
+                spin_loop();
+            }
+            if ready() {
+                return true;
+            }
         }
     }
     let start = Instant::now();

@@ -416,8 +416,19 @@ impl Sender {
         // them as dropped; after a stop it does not wait for room: the step that was blocked
         // sending gave up for the same reason).
         let stop = self.stop.clone();
-        if let Err(e) = self.flush(&|| stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))) {
-            log::warn!("{e}");
+        let mut kind = kind;
+        match self.flush(&|| stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))) {
+            Err(e) => log::warn!("{e}"),
+            Ok(Sent::GaveUp) => {
+                log::warn!(
+                    "{}: the last frame could not be sent to {} (stopped while blocked, or no receiver for {:?}): its messages are counted as dropped and the stream ends with an abort marker",
+                    self.settings.common.instance,
+                    self.settings.common.endpoint.written,
+                    self.settings.common.timeout
+                );
+                kind = Kind::Abort;
+            }
+            Ok(_) => {}
         }
         let Some(sock) = self.socket.take() else { return };
         self.stats.aborted = kind == Kind::Abort;

@@ -10,8 +10,9 @@
 //! the sink sees one message per step and would send a frame for each. It waits only while
 //! messages come in quick succession: the steps follow each other within `hold`, the frame's
 //! first message was read less than `hold` ago, and the runtime has not said that the sink's
-//! thread may wait ([`BoxImpl::idle`], called before the firing rule waits, before a feeder
-//! that may wait steps, and after every time-triggered step). So a message waits at most
+//! thread may wait ([`BoxImpl::idle`], called before the firing rule waits, before a box ahead
+//! of it on a chain's thread that may wait steps, after a chain's pass that brought it nothing,
+//! and after every time-triggered step). So a message waits at most
 //! about `hold` beyond its next neighbour's arrival, never while nothing else happens, and
 //! `hold = 0` sends every step's messages before the step returns. With `topic` connected,
 //! `data` and `topic` are read in pairs: after the pair the firing rule vouched for, only while
@@ -59,9 +60,6 @@ pub struct ZmqSink {
     held_since_ns: u64,
     /// Wall clock minus the message clock, and when it was taken.
     clock_offset: (u64, u64),
-    /// A frame held back could not be sent within `timeout` when the runtime asked for it:
-    /// the next step ends the sink as a give-up in a step would.
-    gave_up: bool,
 }
 
 /// How often the wall clock's offset from the message clock is taken again (it moves only
@@ -90,7 +88,6 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         last_step_ns: 0,
         held_since_ns: 0,
         clock_offset: (0, 0),
-        gave_up: false,
     }))
 }
 
@@ -113,9 +110,6 @@ impl BoxImpl for ZmqSink {
         let (Some(sender), Some((data, topic))) = (self.sender.as_mut(), self.ports) else {
             return Err(BoxError::new("smx_snk_zmq: step before init"));
         };
-        if self.gave_up {
-            return Ok(Flow::End);
-        }
         if !self.synced {
             sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
@@ -166,17 +160,17 @@ impl BoxImpl for ZmqSink {
         Ok(Flow::Return)
     }
 
-    fn idle(&mut self) -> Result<(), BoxError> {
+    fn idle(&mut self) -> Result<Flow, BoxError> {
         let Some(sender) = self.sender.as_mut() else {
-            return Ok(());
+            return Ok(Flow::Return);
         };
         let stop = &self.stop;
         let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
         if sender.flush(&stopped)? == Sent::GaveUp {
             self.give_up(stopped());
-            self.gave_up = true;
+            return Ok(Flow::End);
         }
-        Ok(())
+        Ok(Flow::Return)
     }
 
     fn abort(&mut self, why: &str) {
