@@ -228,9 +228,18 @@ fn line(feed: &str, mid: Option<&str>) -> NetGraph {
     net.build()
 }
 
-/// Runs `graph` with `sets` as `(node, key, value)`; with `one_core` on core 0 alone, so
-/// that the line is one chain, else with a thread per box.
-fn run_line(graph: &NetGraph, registry: &Registry, count: u64, sets: &[(usize, &str, &str)], one_core: bool) -> Report {
+/// Runs `line(feed, mid)` with fresh books and `sets` as `(node, key, value)`; with
+/// `one_core` on core 0 alone, so that the line is one chain, else with a thread per box.
+fn run_line(
+    feed: &str,
+    mid: Option<&str>,
+    count: u64,
+    sets: &[(usize, &str, &str)],
+    one_core: bool,
+) -> (Report, Arc<Books>) {
+    let books = Arc::new(Books::default());
+    let registry = &registry(&books);
+    let graph = &line(feed, mid);
     let mut opts = RunOptions {
         settings: settings(graph, registry, count),
         chain: if one_core { ChainMode::Auto } else { ChainMode::Off },
@@ -246,7 +255,7 @@ fn run_line(graph: &NetGraph, registry: &Registry, count: u64, sets: &[(usize, &
     let report = run(graph, registry, &opts).unwrap();
     let chained = report.warnings.iter().any(|w| w.starts_with("chaining:"));
     assert_eq!(chained, one_core, "{:?}", report.warnings);
-    report
+    (report, books)
 }
 
 fn load(n: &AtomicU64) -> u64 {
@@ -261,9 +270,7 @@ fn all_released(report: &Report, books: &Books, n: u64) {
 
 #[test]
 fn a_box_releases_what_it_holds_before_its_thread_waits_for_input() {
-    let books = Arc::new(Books::default());
-    let registry = registry(&books);
-    let report = run_line(&line("feed", None), &registry, 30, &[(0, "check", "wait")], false);
+    let (report, books) = run_line("feed", None, 30, &[(0, "check", "wait")], false);
     all_released(&report, &books, 30);
     assert_eq!(
         load(&books.unreleased),
@@ -275,9 +282,7 @@ fn a_box_releases_what_it_holds_before_its_thread_waits_for_input() {
 
 #[test]
 fn a_follower_releases_before_each_step_of_a_head_that_may_wait() {
-    let books = Arc::new(Books::default());
-    let registry = registry(&books);
-    let report = run_line(&line("feed", None), &registry, 500, &[(0, "check", "at_step")], true);
+    let (report, books) = run_line("feed", None, 500, &[(0, "check", "at_step")], true);
     all_released(&report, &books, 500);
     assert_eq!((load(&books.unreleased), load(&books.max_held)), (0, 1));
 }
@@ -286,10 +291,8 @@ fn a_follower_releases_before_each_step_of_a_head_that_may_wait() {
 fn what_a_write_stepped_in_place_is_released_before_the_writer_goes_on() {
     // Two writes per step into a channel of length 1: the second steps the holder in place,
     // and the feeder, which may wait, then continues its step.
-    let books = Arc::new(Books::default());
-    let registry = registry(&books);
     let sets = [(0, "check", "after_write"), (0, "per_step", "2")];
-    let report = run_line(&line("feed", None), &registry, 500, &sets, true);
+    let (report, books) = run_line("feed", None, 500, &sets, true);
     all_released(&report, &books, 500);
     assert_eq!(load(&books.unreleased), 0);
 }
@@ -297,9 +300,7 @@ fn what_a_write_stepped_in_place_is_released_before_the_writer_goes_on() {
 #[test]
 fn a_follower_keeps_collecting_behind_boxes_that_never_wait() {
     for mid in [None, Some("mid_never_waits")] {
-        let books = Arc::new(Books::default());
-        let registry = registry(&books);
-        let report = run_line(&line("feed_never_waits", mid), &registry, 500, &[], true);
+        let (report, books) = run_line("feed_never_waits", mid, 500, &[], true);
         all_released(&report, &books, 500);
         assert!(
             load(&books.max_held) > 1,
@@ -311,15 +312,7 @@ fn a_follower_keeps_collecting_behind_boxes_that_never_wait() {
 
 #[test]
 fn a_box_ahead_that_may_wait_has_the_follower_release_first() {
-    let books = Arc::new(Books::default());
-    let registry = registry(&books);
-    let report = run_line(
-        &line("feed_never_waits", Some("mid")),
-        &registry,
-        500,
-        &[(1, "check", "at_step")],
-        true,
-    );
+    let (report, books) = run_line("feed_never_waits", Some("mid"), 500, &[(1, "check", "at_step")], true);
     all_released(&report, &books, 500);
     assert_eq!((load(&books.unreleased), load(&books.max_held)), (0, 1));
 }
@@ -328,11 +321,9 @@ fn a_box_ahead_that_may_wait_has_the_follower_release_first() {
 fn a_pass_that_brings_a_follower_nothing_releases_it() {
     // The middle box never waits but forwards one message in ten: the passes in between bring
     // the holder nothing, and on a thread of its own it would wait then.
-    let books = Arc::new(Books::default());
-    let registry = registry(&books);
-    let report = run_line(
-        &line("feed_never_waits", Some("mid_never_waits")),
-        &registry,
+    let (report, books) = run_line(
+        "feed_never_waits",
+        Some("mid_never_waits"),
         1000,
         &[(1, "every", "10")],
         true,
@@ -376,15 +367,7 @@ fn a_failing_or_panicking_idle_fails_the_box_with_its_reason() {
         ("panic", "idle panicked: idle exploded"),
     ] {
         for one_core in [false, true] {
-            let books = Arc::new(Books::default());
-            let registry = registry(&books);
-            let report = run_line(
-                &line("feed", None),
-                &registry,
-                100_000,
-                &[(1, "at_idle", at_idle)],
-                one_core,
-            );
+            let (report, _) = run_line("feed", None, 100_000, &[(1, "at_idle", at_idle)], one_core);
             let holder = report.net("Holder").unwrap();
             assert_eq!(holder.status, Status::Failed, "{at_idle} {one_core}");
             let error = holder.error.as_deref().unwrap_or("");
@@ -397,15 +380,7 @@ fn a_failing_or_panicking_idle_fails_the_box_with_its_reason() {
 #[test]
 fn an_idle_that_says_end_ends_the_box_and_its_feeder() {
     for one_core in [false, true] {
-        let books = Arc::new(Books::default());
-        let registry = registry(&books);
-        let report = run_line(
-            &line("feed", None),
-            &registry,
-            10_000_000,
-            &[(1, "at_idle", "end")],
-            one_core,
-        );
+        let (report, _) = run_line("feed", None, 10_000_000, &[(1, "at_idle", "end")], one_core);
         assert_eq!(report.status, Status::Ok, "{report:?}");
         let holder = report.net("Holder").unwrap();
         assert_eq!(holder.status, Status::Ok);
