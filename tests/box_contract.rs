@@ -205,8 +205,29 @@ fn a_box_that_cannot_be_created_stops_the_run_before_any_step() {
     )
     .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, RunError::BadValue { .. }), "{text}");
+    assert!(matches!(err, RunError::BadValues(_)), "{text}");
     assert!(text.contains("B#") && text.contains("size"), "{text}");
+}
+
+#[test]
+fn every_bad_value_is_named_not_the_first_alone() {
+    let reg = smxrun::builtin_registry();
+    let err = try_run(
+        "A = box smx_src_rand( out data )\nB = box smx_src_rand( out data )\nS = box smx_snk_null( in data )\nN = box smx_snk_null( in data )\nconnect A.S | B.N\n",
+        &reg,
+        &["A.size=999999999999", "B.size=888888888888"],
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    let RunError::BadValues(values) = &err else {
+        panic!("{text}")
+    };
+    let instances: Vec<_> = values.iter().map(|v| v.instance.as_str()).collect();
+    assert_eq!(instances, ["A#0", "B#2"], "{text}");
+    assert!(
+        text.starts_with("2 boxes have bad values:") && text.contains("size"),
+        "{text}"
+    );
 }
 
 #[test]

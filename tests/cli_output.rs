@@ -191,8 +191,18 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
          Src2 = box smx_src_zmq( out data, out topic )\nSnk2 = box smx_snk_dump( in data, in topic )\n\
          connect (Src1.Snk1) | (Src2.Snk2)\n",
     );
-    // `check --config` gives the run's verdict.
-    let config = write(dir.path(), "bad.toml", "[net.Src2]\ntimeout = \"0s\"\n");
+    // A free port, not the default one: the default lies in the kernel's ephemeral range,
+    // where another test's connection may hold it for the moment.
+    let endpoint = common::zmq::free_tcp_endpoint();
+    // `check --config` gives the run's verdict, and names every bad value, not the first.
+    let config = write(
+        dir.path(),
+        "bad.toml",
+        &format!(
+            "[net.Src2]\ntimeout = \"0s\"\nendpoint = \"{endpoint}\"\n\
+             [net.Snk1]\nbatch = 0\nendpoint = \"{endpoint}\"\n"
+        ),
+    );
     let out = smxrun()
         .arg("check")
         .arg(&net)
@@ -201,7 +211,16 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("timeout: must be longer than 0"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Src2#2") && err.contains("timeout: must be longer than 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Snk1#1") && err.contains("batch: must be at least 1"),
+        "{err}"
+    );
+    assert!(err.contains("rejected (2 boxes with bad values)"), "{err}");
     let bad_values = [
         "Src2.timeout=0s",
         "Src2.senders=0",
@@ -219,7 +238,9 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
         let start = Instant::now();
         let out = smxrun()
             .arg(&net)
-            .args(["-q", "-n", "10", "--set", "Snk2.path=/dev/null", "--set", bad])
+            .args(["-q", "-n", "10", "--set", "Snk2.path=/dev/null"])
+            .args(["--set", &format!("Snk1.endpoint={endpoint}")])
+            .args(["--set", &format!("Src2.endpoint={endpoint}"), "--set", bad])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{bad}");

@@ -246,7 +246,7 @@ fn a_port_in_use_fails_the_run_before_it_starts() {
     // (not a report).
     let err = run(&graph, &registry, &opts).expect_err("a port in use refuses the run");
     let error = err.to_string();
-    assert!(matches!(err, RunError::BadValue { .. }), "{error}");
+    assert!(matches!(err, RunError::BadValues(_)), "{error}");
     assert!(error.contains("Snk1") && error.contains("address in use"), "{error}");
 }
 

@@ -48,12 +48,22 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     if let Some(layers) = &layers {
         // The values a run would refuse before its start (the boxes' own checks) are refused
         // here too, so that check and run give one verdict.
+        // Every failing box is named, so that one bad value (or a port taken for the moment)
+        // does not hide another.
         let settings = layers.resolve(&compiled.graph, registry)?;
+        let mut bad = 0;
         for (node, set) in compiled.graph.nodes.iter().zip(&settings) {
-            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box) {
-                spec.check(&set.box_config)
-                    .map_err(|e| CliError::rejected(format!("{}#{}: {e}", node.label, node.id)))?;
+            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box)
+                && let Err(e) = spec.check(&set.box_config)
+            {
+                crate::cli::say(&format!("error: {}#{}: {e}", node.label, node.id));
+                bad += 1;
             }
+        }
+        if bad > 0 {
+            let boxes = if bad == 1 { "box" } else { "boxes" };
+            crate::cli::say(&format!("{}: rejected ({bad} {boxes} with bad values)", file.display()));
+            return Ok(exit::REJECTED);
         }
     }
     let g = &compiled.graph;

@@ -26,8 +26,9 @@ pub enum RunError {
     ThreadLimit { wanted: usize, message: String },
     /// The run would need more memory or file descriptors than the process can have.
     Resources(String),
-    /// A box's configuration failed its spec's check ([`smx_box::BoxSpec::check`]).
-    BadValue { instance: String, message: String },
+    /// Box configurations failed their specs' checks ([`smx_box::BoxSpec::check`]): every
+    /// failing box, in the order of the graph, so that one bad value does not hide another.
+    BadValues(Vec<BadValue>),
     /// Boxes failed to start (create or init), so no box ran; one line per failed box.
     NotStarted(Vec<String>),
 }
@@ -60,7 +61,13 @@ impl fmt::Display for RunError {
                 write!(f, "cannot start {wanted} threads (one per net): {message}")
             }
             RunError::Resources(message) => write!(f, "cannot start this run: {message}"),
-            RunError::BadValue { instance, message } => write!(f, "{instance}: {message}"),
+            RunError::BadValues(values) => match values.as_slice() {
+                [one] => write!(f, "{one}"),
+                many => {
+                    write!(f, "{} boxes have bad values:", many.len())?;
+                    many.iter().try_for_each(|value| write!(f, "\n  {value}"))
+                }
+            },
             RunError::NotStarted(failures) => {
                 write!(f, "the net did not start (no box ran): {}", failures.join("; "))
             }
@@ -69,3 +76,17 @@ impl fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+/// One box whose configuration its spec refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue {
+    /// `label#id`, as reports name box instances.
+    pub instance: String,
+    pub message: String,
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.instance, self.message)
+    }
+}

@@ -31,7 +31,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime};
 
-pub use error::RunError;
+pub use error::{BadValue, RunError};
 pub use progress::Progress;
 
 use crate::config::NetSettings;

@@ -11,7 +11,7 @@ use smx_box::{BoxConfig, BoxSpec, Ports};
 use crate::Registry;
 use crate::channel::ChannelKind;
 use crate::config::NetSettings;
-use crate::error::RunError;
+use crate::error::{BadValue, RunError};
 use smx_graph::{NetGraph, NodeKind, PortMode, Timing};
 
 use crate::RunOptions;
@@ -109,6 +109,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
     }
     let channels = plan_channels(graph, opts)?;
     let mut nets = Vec::with_capacity(graph.nodes.len());
+    let mut bad_values = Vec::new();
     for (index, node) in graph.nodes.iter().enumerate() {
         if node.id != index {
             return Err(RunError::BadGraph(format!(
@@ -143,10 +144,12 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                     settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
                 }
                 settings.box_config.id = node.id;
-                spec.check(&settings.box_config).map_err(|e| RunError::BadValue {
-                    instance: format!("{}#{}", node.label, node.id),
-                    message: e.to_string(),
-                })?;
+                if let Err(e) = spec.check(&settings.box_config) {
+                    bad_values.push(BadValue {
+                        instance: format!("{}#{}", node.label, node.id),
+                        message: e.to_string(),
+                    });
+                }
                 let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
                 (Role::Box(spec), inputs, outputs)
             }
@@ -164,6 +167,9 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
             core: None,
             priority,
         });
+    }
+    if !bad_values.is_empty() {
+        return Err(RunError::BadValues(bad_values));
     }
     // Cores are decided later, by `crate::placement`, once the executives are known.
     Ok(Plan { nets, channels })

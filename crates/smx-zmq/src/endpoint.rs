@@ -136,10 +136,7 @@ impl Endpoint {
                 };
                 let Some(ip) = ip else { return Ok(()) };
                 match std::net::TcpListener::bind((ip, *port)) {
-                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(format!(
-                        "cannot bind {}: address in use (another program or net is bound to it)",
-                        self.written
-                    )),
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(self.address_in_use()),
                     Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => Err(format!(
                         "cannot bind {}: no such local address or interface",
                         self.written
@@ -162,6 +159,26 @@ impl Endpoint {
             }
             _ => Ok(()),
         }
+    }
+
+    /// The error of a bind refused with "address in use". A tcp port in the kernel's ephemeral
+    /// range may be held by no listener at all but by a connection that took it as its local
+    /// port (or its last minute in TIME-WAIT), so the message says so and what to do.
+    pub fn address_in_use(&self) -> String {
+        let mut message = format!(
+            "cannot bind {}: address in use (another program or net is bound to it",
+            self.written
+        );
+        if let Transport::Tcp { port: Some(port), .. } = &self.transport
+            && let Some((first, last)) = crate::loopback::ephemeral_range()
+            && (first..=last).contains(port)
+        {
+            message += &format!(
+                ", or a connection uses it as its local port: {port} lies in the kernel's ephemeral \
+                 range {first}-{last}; a port below {first} avoids that"
+            );
+        }
+        message + ")"
     }
 
     /// Whether the endpoint can only be reached from this host (loopback tcp, ipc, inproc).
@@ -418,11 +435,24 @@ mod tests {
     }
 
     #[test]
+    fn a_port_below_the_ephemeral_range_in_use_gets_no_range_hint() {
+        let port = crate::loopback::free_loopback_port().unwrap();
+        let _listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let e = Endpoint::parse(&format!("tcp://127.0.0.1:{port}"), true).unwrap();
+        let err = e.check_bind().unwrap_err();
+        assert!(err.contains("address in use") && !err.contains("ephemeral"), "{err}");
+    }
+
+    #[test]
     fn a_port_in_use_is_found_before_binding() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let e = Endpoint::parse(&format!("tcp://127.0.0.1:{port}"), true).unwrap();
-        assert!(e.check_bind().unwrap_err().contains("address in use"));
+        let err = e.check_bind().unwrap_err();
+        assert!(err.contains("address in use"), "{err}");
+        // The kernel gave that port from its ephemeral range, so the hint names the range.
+        let hinted = crate::loopback::ephemeral_range().is_some();
+        assert_eq!(err.contains("ephemeral range"), hinted, "{err}");
         drop(listener);
         assert_eq!(e.check_bind(), Ok(()));
         assert_eq!(Endpoint::parse("tcp://127.0.0.1:*", true).unwrap().check_bind(), Ok(()));

@@ -44,8 +44,15 @@ fn first_free(start: u32, end: u16) -> Option<u16> {
 
 /// The first port of the kernel's ephemeral range.
 fn ephemeral_start() -> Option<u16> {
+    ephemeral_range().map(|(first, _)| first)
+}
+
+/// The kernel's ephemeral range (first, last), where outgoing connections take their local
+/// ports from; `None` where /proc does not say.
+pub fn ephemeral_range() -> Option<(u16, u16)> {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
-    range.split_whitespace().next()?.parse().ok()
+    let mut ends = range.split_whitespace().map(|end| end.parse().ok());
+    Some((ends.next()??, ends.next()??))
 }
 
 /// The last resort when every port below the ephemeral range is taken.

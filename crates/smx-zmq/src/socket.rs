@@ -121,10 +121,7 @@ impl BoxSocket {
         let bound = if common.bind {
             files = IpcFiles::prepare_bind(endpoint)?;
             socket.bind(&endpoint.resolved).map_err(|e| match e {
-                zmq::Error::EADDRINUSE => format!(
-                    "cannot bind {}: address in use (another program or net is bound to it)",
-                    endpoint.written
-                ),
+                zmq::Error::EADDRINUSE => endpoint.address_in_use(),
                 zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
                     format!("cannot bind {}: no such local address or interface", endpoint.written)
                 }
