@@ -80,6 +80,11 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
 
 /// Writes the flattened graph of an accepted net in `args.format`.
 pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
+    if let Some(output) = &args.output {
+        let libraries = args.boxes.iter().map(|b| ("library", b.as_path()));
+        let inputs: Vec<_> = std::iter::once(("net", args.file.as_path())).chain(libraries).collect();
+        super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
+    }
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
     let libraries = load::open_libraries(&args.boxes)?;

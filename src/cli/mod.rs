@@ -8,6 +8,7 @@
 pub mod args;
 pub mod boxes;
 pub mod check;
+pub mod clobber;
 pub mod exit;
 pub mod headers;
 pub mod keygen;

@@ -26,8 +26,9 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .file
         .as_deref()
         .ok_or_else(|| CliError::rejected("no net file given"))?;
-    let output = Output::open(args.output.as_deref())?;
     let layers = config_layers(args)?;
+    refuse_clobbering(args, file, &layers)?;
+    let output = Output::open(args.output.as_deref())?;
     let graph = load::checked_graph(file)?;
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
@@ -170,6 +171,28 @@ fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
 }
 
 /// `--config`, then every `--set` in order, then `-n`.
+/// The report, the trace and the stats file must not replace the net, its configuration, a
+/// library of boxes, or each other.
+fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLayers) -> Result<(), CliError> {
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("-o", &args.output),
+        ("--trace", &args.trace),
+        ("--stats-file", &args.stats_file),
+    ]
+    .into_iter()
+    .filter_map(|(what, path)| Some((what, path.as_deref()?)))
+    .collect();
+    let mut inputs = vec![("net", file)];
+    inputs.extend(args.config.as_deref().map(|c| ("--config file", c)));
+    inputs.extend(
+        args.boxes
+            .iter()
+            .chain(layers.boxes())
+            .map(|b| ("library", b.as_path())),
+    );
+    super::clobber::refuse_clobbering(&outputs, &inputs)
+}
+
 fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
     let mut layers = match &args.config {
         Some(path) => ConfigLayers::from_file(path)?,

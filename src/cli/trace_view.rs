@@ -52,6 +52,7 @@ struct Track {
 }
 
 pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
+    super::clobber::refuse_clobbering(&[("-o", &args.output)], &[("trace", &args.file)])?;
     let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| fail(e.to_string()))?;
     let trace: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;

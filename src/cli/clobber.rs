@@ -1,0 +1,97 @@
+//! Refusing a destination that is also one of the command's inputs, or another of its results.
+//!
+//! `smxrun net.smx -o net.smx` would replace the user's net with the report, and
+//! `-o r.json --trace r.json` would leave one of the two results; both are typing slips
+//! whose cost (a lost file) is out of all proportion, so they are refused before anything runs.
+//! Files are compared by device and inode, so another spelling of a path (`./net.smx`, a
+//! symbolic link, a hard link) is caught as well. Only regular files count: two results may
+//! both go to `/dev/null` or to standard output.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::exit::CliError;
+
+/// What a file is, for comparing: an existing regular file by (device, inode), a path that
+/// does not exist yet by its absolute form. Anything else (a device, a FIFO, `-`) is `None`.
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    File(u64, u64),
+    New(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Some(Identity::File(m.dev(), m.ino())),
+        Ok(_) => None,
+        Err(_) => std::path::absolute(path).ok().map(Identity::New),
+    }
+}
+
+/// Fails, naming both places, when a destination in `outputs` is a file in `inputs` or the
+/// same file as an earlier destination. Each entry is (what the user called it, the path).
+pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), CliError> {
+    for (i, (what, path)) in outputs.iter().enumerate() {
+        let Some(id) = identity(path) else { continue };
+        // An input that does not exist is the loader's error to report, not a clash.
+        let input = inputs.iter().find(|(_, input)| match identity(input) {
+            Some(file @ Identity::File(..)) => file == id,
+            _ => false,
+        });
+        if let Some((source, input)) = input {
+            return Err(CliError::rejected(format!(
+                "{what} '{}' is the {source} '{}': writing there would replace it; choose another path",
+                path.display(),
+                input.display()
+            )));
+        }
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, p)| identity(p).as_ref() == Some(&id)) {
+            return Err(CliError::rejected(format!(
+                "{what} '{}' is also the {other}: one result would replace the other; choose two paths",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_under_another_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let net = dir.path().join("n.smx");
+        std::fs::write(&net, "x").unwrap();
+        let link = dir.path().join("link.smx");
+        std::os::unix::fs::symlink(&net, &link).unwrap();
+        let err = refuse_clobbering(&[("-o", &link)], &[("net", &net)]).unwrap_err();
+        assert!(err.message.contains("is the net"), "{}", err.message);
+        assert_eq!(err.code, super::super::exit::REJECTED);
+    }
+
+    #[test]
+    fn two_results_into_one_new_file_are_refused_but_dev_null_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("r.json");
+        let again = dir.path().join(".").join("r.json");
+        let err = refuse_clobbering(&[("-o", &new), ("--trace", &again)], &[]).unwrap_err();
+        assert!(err.message.contains("is also the -o"), "{}", err.message);
+        let null = Path::new("/dev/null");
+        assert!(refuse_clobbering(&[("-o", null), ("--trace", null)], &[("net", &new)]).is_ok());
+        assert!(refuse_clobbering(&[("-o", Path::new("-"))], &[]).is_ok());
+    }
+
+    #[test]
+    fn distinct_files_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let net = dir.path().join("n.smx");
+        std::fs::write(&net, "x").unwrap();
+        let out = dir.path().join("r.txt");
+        assert!(refuse_clobbering(&[("-o", &out)], &[("net", &net)]).is_ok());
+    }
+}
