@@ -86,6 +86,27 @@ fn check_rejects_with_exit_1_and_a_located_diagnostic() {
 }
 
 #[test]
+fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
+    // The net parses, but smx_src_rand writes `data` and smx_snk_null reads `data`.
+    let (_dir, net) = net_file(
+        "ports.smx",
+        "Src = box smx_src_rand( out dat )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n",
+    );
+    for command in [&["check", arg(&net)][..], &[arg(&net), "-n", "10"][..]] {
+        let out = smxrun(command);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{}:3: box instance 'Src' (smx_src_rand) does not declare the output port 'data'",
+                net.display()
+            )),
+            "{command:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn check_of_a_missing_file_names_it() {
     let out = smxrun(&["check", "/nonexistent/net.smx"]);
     assert_eq!(out.status.code(), Some(1));

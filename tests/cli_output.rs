@@ -358,7 +358,10 @@ fn a_result_onto_the_net_or_onto_another_result_is_refused_and_the_net_stays() {
     let runs: [(&[&str], &str); 5] = [
         (&["-o", "n.smx"], "-o 'n.smx' is the net"),
         (&["--trace", "./n.smx"], "--trace './n.smx' is the net"),
-        (&["--stats-every", "1s", "--stats-file", "c.toml"], "is the --config file"),
+        (
+            &["--stats-every", "1s", "--stats-file", "c.toml"],
+            "is the --config file",
+        ),
         (&["-o", "r.json", "--trace", "./r.json"], "is also the -o"),
         (&["graph-o"], "-o 'n.smx' is the net"),
     ];
@@ -375,12 +378,24 @@ fn a_result_onto_the_net_or_onto_another_result_is_refused_and_the_net_stays() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(expected), "{args:?}: {err}");
         assert_eq!(std::fs::read_to_string(&net).unwrap(), PAIR, "{args:?}");
-        assert!(std::fs::read_to_string(&config).unwrap().contains("count = 10"), "{args:?}");
+        assert!(
+            std::fs::read_to_string(&config).unwrap().contains("count = 10"),
+            "{args:?}"
+        );
         assert!(!report.exists(), "{args:?}: nothing ran");
     }
     let out = smxrun()
         .current_dir(dir.path())
-        .args(["n.smx", "--config", "c.toml", "-q", "-o", "/dev/null", "--trace", "/dev/null"])
+        .args([
+            "n.smx",
+            "--config",
+            "c.toml",
+            "-q",
+            "-o",
+            "/dev/null",
+            "--trace",
+            "/dev/null",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -45,6 +45,17 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         ));
         return Ok(exit::REJECTED);
     }
+    // The ports a run would refuse (a port the implementation requires, a channel at a port
+    // it does not have) are refused here too.
+    if let Err(e) = smx_runtime::plan::check_ports(&compiled.graph, registry) {
+        crate::cli::say(&format!("error: {}", load::run_error(file, &e)));
+        crate::cli::say(&format!(
+            "{}: rejected ({})",
+            file.display(),
+            load::counts_with(&compiled, 1)
+        ));
+        return Ok(exit::REJECTED);
+    }
     if let Some(layers) = &layers {
         // The values a run would refuse before its start (the boxes' own checks) are refused
         // here too, so that check and run give one verdict.

@@ -90,6 +90,14 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
     Err(CliError::rejected(lines.join("\nerror: ")))
 }
 
+/// A net the runtime refused, as `FILE:LINE: message` where the error is about one box.
+pub fn run_error(path: &Path, e: &smx_runtime::RunError) -> CliError {
+    match e.line() {
+        Some(line) => CliError::rejected(format!("{}:{line}: {e}", path.display())),
+        None => CliError::rejected(e.to_string()),
+    }
+}
+
 /// `2 errors, 1 warning` for the summary of `smxrun check`.
 pub fn counts(compiled: &Compiled) -> String {
     counts_with(compiled, 0)

@@ -80,7 +80,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         // Nothing ran: no empty file is left behind to be taken for a trace.
         let _ = std::fs::remove_file(path);
     }
-    let mut report = result.map_err(|e| CliError::rejected(e.to_string()))?;
+    let mut report = result.map_err(|e| load::run_error(file, &e))?;
     if let (Some((path, mut file)), Some(tracer)) = (trace_file, &opts.trace) {
         // Written after a stop too: the trace then covers the run up to the stop.
         tracer

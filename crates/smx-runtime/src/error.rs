@@ -16,10 +16,17 @@ pub enum RunError {
         implementation: String,
         port: String,
         direction: &'static str,
+        /// The line of the net file that declares the box.
+        line: usize,
     },
     /// A channel joins a port the implementation does not have, or a port that does not exist
     /// on the instance, or two channels share one port.
-    BadPort { instance: String, message: String },
+    BadPort {
+        instance: String,
+        message: String,
+        /// The line of the net file that declares the box.
+        line: usize,
+    },
     /// The graph itself is unusable (unexpanded node, dangling edge, bad settings length...).
     BadGraph(String),
     /// More threads than allowed (`RunOptions::max_threads`) or than the system gave us.
@@ -50,12 +57,13 @@ impl fmt::Display for RunError {
                 implementation,
                 port,
                 direction,
+                ..
             } => write!(
                 f,
                 "box instance '{instance}' ({implementation}) does not declare the {direction} port \
                  '{port}' its implementation requires"
             ),
-            RunError::BadPort { instance, message } => write!(f, "box instance '{instance}': {message}"),
+            RunError::BadPort { instance, message, .. } => write!(f, "box instance '{instance}': {message}"),
             RunError::BadGraph(message) => write!(f, "cannot run this net: {message}"),
             RunError::ThreadLimit { wanted, message } => {
                 write!(f, "cannot start {wanted} threads (one per net): {message}")
@@ -71,6 +79,16 @@ impl fmt::Display for RunError {
             RunError::NotStarted(failures) => {
                 write!(f, "the net did not start (no box ran): {}", failures.join("; "))
             }
+        }
+    }
+}
+
+impl RunError {
+    /// The line of the net file the error is about, where it is about one box.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            RunError::MissingPort { line, .. } | RunError::BadPort { line, .. } => Some(*line),
+            _ => None,
         }
     }
 }

@@ -175,6 +175,22 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
     Ok(Plan { nets, channels })
 }
 
+/// The part of [`build`] that depends on the net alone: every box's ports against its
+/// implementation (a port the implementation requires, a channel at a port that is not
+/// declared or not implemented). `smxrun check` calls it so that it rejects what a run would.
+/// Boxes whose implementation the registry does not know are left to the caller.
+pub fn check_ports(graph: &NetGraph, registry: &Registry) -> Result<(), RunError> {
+    let channels = plan_channels(graph, &RunOptions::default())?;
+    for (index, node) in graph.nodes.iter().enumerate() {
+        if node.kind == NodeKind::Box
+            && let Some(spec) = registry.get(&node.func)
+        {
+            box_ports(graph, index, spec, &channels)?;
+        }
+    }
+    Ok(())
+}
+
 fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>, RunError> {
     let mut channels = Vec::with_capacity(graph.edges.len());
     for (index, edge) in graph.edges.iter().enumerate() {
@@ -251,6 +267,7 @@ fn box_ports(
                         implementation: spec.name.to_string(),
                         port: want.name.to_string(),
                         direction,
+                        line: node.line,
                     });
                 }
             }
@@ -263,6 +280,7 @@ fn box_ports(
     let bad = |message: String| RunError::BadPort {
         instance: node.label.clone(),
         message,
+        line: node.line,
     };
     // A feedback loop (an edge from a box to itself) joins one input and one output.
     let ends = channels.iter().flat_map(|c| {
