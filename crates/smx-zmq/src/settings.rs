@@ -213,7 +213,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
     MAX_MESSAGE,
     ConfigKey {
         name: "clock",
-        kind: ValueKind::Str,
+        kind: ValueKind::Choice,
         default: Some("auto"),
         choices: &["auto", "comparable", "not_comparable"],
         help: "whether the senders' clocks agree with this host's: end-to-end latency behind the source counts \
@@ -382,6 +382,7 @@ impl SourceSettings {
         let comparable_clock = match config.str("clock")? {
             "comparable" => true,
             "not_comparable" => false,
+            // `auto`; the key's choices refuse anything else before this.
             _ => common.endpoint.is_local(),
         };
         Ok(SourceSettings {

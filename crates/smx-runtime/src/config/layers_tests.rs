@@ -14,7 +14,10 @@ const SRC_KEYS: &[ConfigKey] = &[
     ConfigKey::int("seed"),
 ];
 
-const SNK_KEYS: &[ConfigKey] = &[ConfigKey::choice("mode", &["text", "hex"]).default_value("text")];
+const SNK_KEYS: &[ConfigKey] = &[
+    ConfigKey::choice("mode", &["text", "hex"]).default_value("text"),
+    ConfigKey::float("above").default_value("25"),
+];
 
 const PORT: &[PortSpec] = &[PortSpec::new("data")];
 
@@ -194,6 +197,18 @@ fn bad_values_name_the_file_line() {
 }
 
 #[test]
+fn a_toml_float_is_a_number_key_s_value_and_an_integer_key_refuses_it() {
+    let settings = resolve(&layers("[net.Snk]\nabove = 22.5\n")).unwrap();
+    let snk = settings.iter().find(|s| s.box_config.instance == "Snk").unwrap();
+    assert_eq!(snk.box_config.get("above"), Some(&ConfigValue::Float(22.5)));
+    let err = resolve(&layers("[net.Src]\n\ncount = 2.5\n")).unwrap_err();
+    assert!(
+        err.to_string().starts_with("run.toml:3: key 'count' of net 'Src'"),
+        "{err}"
+    );
+}
+
+#[test]
 fn impl_tables_are_checked_even_when_unused() {
     let mut r = registry();
     r.register(
@@ -209,7 +224,7 @@ fn impl_tables_are_checked_even_when_unused() {
     let err = resolve(&layers("[impl.t_snk]\ncount = 3\n")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run.toml:2: key 'count' of net 't_snk': unknown key (valid: mode, core, priority, nice, expected_rate)"
+        "run.toml:2: key 'count' of net 't_snk': unknown key (valid: mode, above, core, priority, nice, expected_rate)"
     );
     let err = resolve(&layers("[impl.smx_rn]\nsize = 3\n")).unwrap_err();
     assert_eq!(err.choices, vec!["core", "priority", "nice", "expected_rate"]);
