@@ -520,3 +520,19 @@ fn wait_with_deadline(mut child: std::process::Child, limit: Duration) -> Output
     }
     child.wait_with_output().unwrap()
 }
+
+#[test]
+fn a_negative_count_or_length_is_named_not_taken_for_an_option() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    for (args, expected) in [
+        (["-n", "-1"], "'-1' is not a count"),
+        (["--channel-len", "-1"], "'-1' is not a channel length"),
+        (["--channel-len", "0"], "'0' is not a channel length"),
+        (["--wait-spin", "-5us"], "'-5us' is not a duration"),
+    ] {
+        let out = smxrun(&[arg(&net), args[0], args[1]]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}

@@ -89,12 +89,12 @@ pub struct RunArgs {
     pub chain: smx_runtime::chain::ChainMode,
 
     /// Length of every channel whose length the net does not declare (default 1)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
     pub channel_len: Option<u32>,
 
     /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
     /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
-    #[arg(long, value_name = "DURATION", value_parser = smx_box::parse_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = smx_box::parse_duration)]
     pub wait_spin: Option<std::time::Duration>,
 
     /// Latency figures of the report: sampled (every 64th write of each channel, the default),
@@ -111,7 +111,7 @@ pub struct RunArgs {
     pub sets: Vec<String>,
 
     /// Set `count` of every box that has one (the sources' iterations)
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, value_parser = count)]
     pub iterations: Option<u64>,
 
     /// Load C box implementations from this shared library (repeatable; also `boxes = [...]` at
@@ -242,6 +242,23 @@ fn parse_pin(text: &str) -> Result<Pin, String> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Pin::Cores),
+    }
+}
+
+/// `-n`: a negative or fractional count is named as such (a bare `-1` would otherwise be taken
+/// for an option).
+fn count(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("'{text}' is not a count: write a non-negative integer (0, 1, 2, ...)"))
+}
+
+/// `--channel-len`: at least 1, as a channel declared in a net.
+fn channel_length(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(len) if len >= 1 => Ok(len),
+        _ => Err(format!(
+            "'{text}' is not a channel length: write an integer from 1 to 4294967295"
+        )),
     }
 }
 
