@@ -317,3 +317,11 @@ fn keygen_prints_lines_a_box_takes_and_never_replaces_a_key_file() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("not replaced"));
     assert_eq!(std::fs::read(&key).unwrap(), before);
 }
+
+#[test]
+fn keygen_refuses_a_name_without_a_directory_instead_of_ignoring_it() {
+    let out = smxrun().args(["keygen", "--name", "foo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output <DIR>"));
+    assert!(out.stdout.is_empty(), "no key was printed");
+}

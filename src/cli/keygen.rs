@@ -14,9 +14,16 @@ pub struct KeygenArgs {
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
 
-    /// The file names' stem with -o.
-    #[arg(long, default_value = "curve", value_name = "NAME")]
-    pub name: String,
+    /// The file names' stem with -o (default: curve). Without -o nothing is named, so it is
+    /// refused rather than ignored.
+    #[arg(long, value_name = "NAME", requires = "output")]
+    pub name: Option<String>,
+}
+
+impl KeygenArgs {
+    fn stem(&self) -> &str {
+        self.name.as_deref().unwrap_or("curve")
+    }
 }
 
 #[cfg(feature = "zmq")]
@@ -35,12 +42,13 @@ pub fn keygen(args: &KeygenArgs) -> Result<i32, CliError> {
         super::output::Output::open(None)?.write(&text)?;
         return Ok(exit::OK);
     };
-    write_pair(dir, &args.name, &public, &secret)?;
+    let name = args.stem();
+    write_pair(dir, name, &public, &secret)?;
     let text = format!(
         "wrote {} (secret key, mode 0600: curve_secret = \"{}\") and {} (public key: for the peers' curve_server or curve_clients)\n",
-        dir.join(format!("{}.key", args.name)).display(),
-        dir.join(format!("{}.key", args.name)).display(),
-        dir.join(format!("{}.pub", args.name)).display(),
+        dir.join(format!("{name}.key")).display(),
+        dir.join(format!("{name}.key")).display(),
+        dir.join(format!("{name}.pub")).display(),
     );
     super::output::Output::open(None)?.write(&text)?;
     Ok(exit::OK)
