@@ -536,3 +536,22 @@ fn a_negative_count_or_length_is_named_not_taken_for_an_option() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn an_unknown_implementation_gets_the_closest_name_or_the_way_to_bring_a_box() {
+    let (_dir, net) = net_file(
+        "typo.smx",
+        "Src = box smx_src_rnd( out data )\nSnk = box my_filter( in data )\nconnect Src.Snk\n",
+    );
+    let out = smxrun(&["check", arg(&net)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("'smx_src_rnd'") && stderr.contains("did you mean 'smx_src_rand'?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("'my_filter'") && stderr.contains("--boxes PATH"),
+        "{stderr}"
+    );
+}

@@ -131,16 +131,24 @@ pub fn unknown_implementations<'g>(graph: &'g NetGraph, registry: &Registry) -> 
 /// searched for it (`libs`, empty when none). A graph read from JSON has no text to point at:
 /// then the node's line alone.
 pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str, libs: &str) -> String {
-    let searched = if libs.is_empty() {
-        String::new()
-    } else {
-        format!("; no symbol '{}' in {libs}", node.func)
+    let names = registry.names();
+    let closest = names
+        .iter()
+        .map(|name| (strsim::levenshtein(name, &node.func), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min();
+    let hint = match (closest, libs.is_empty()) {
+        (Some((_, name)), _) => format!("; did you mean '{name}'?"),
+        (None, true) => "; a box of your own: give its C library with --boxes PATH (or `boxes` in --config), \
+                         or build your Rust boxes into a program of your own (README: \"Writing your own boxes\")"
+            .to_string(),
+        (None, false) => format!("; no symbol '{}' in {libs}", node.func),
     };
     let message = format!(
-        "box '{}' uses unknown implementation '{}' (known boxes: {}){searched}",
+        "box '{}' uses unknown implementation '{}' (known boxes: {}){hint}",
         node.label,
         node.func,
-        registry.names().join(", ")
+        names.join(", ")
     );
     let source = SourceFile::read(file).ok();
     let span = source
