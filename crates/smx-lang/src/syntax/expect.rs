@@ -139,6 +139,21 @@ pub(crate) fn expected(rules: &[Rule]) -> String {
     join(&words)
 }
 
+/// Why a time token such as `'0us'` or `'5us500ms'` was refused: the grammar takes each part
+/// as a whole number from 1, units in falling order.
+fn time_note(found: &str) -> &'static str {
+    let digits: String = found
+        .trim_matches('\'')
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    if !digits.is_empty() && digits.bytes().all(|d| d == b'0') {
+        "note: each part of a time is a whole number from 1, so a period of zero is not a time (write e.g. 10us)"
+    } else {
+        "note: the units of a time must come in the order s, ms, us, ns, each at most once"
+    }
+}
+
 /// The diagnostic for a pest error in `text`, whose offsets are shifted by `base` (for errors
 /// found when parsing a tail of the file after an earlier error).
 pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagnostic {
@@ -160,7 +175,7 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
                 .iter()
                 .any(|r| matches!(r, Rule::t_msec | Rule::t_usec | Rule::t_nsec));
             if found_time && wants_time {
-                diag.with_note("note: the units of a time must come in the order s, ms, us, ns, each at most once")
+                diag.with_note(time_note(&found))
             } else {
                 diag
             }
@@ -175,6 +190,14 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zero_time_is_named_as_such_and_units_out_of_order_as_those() {
+        assert!(time_note("'0us'").contains("zero"));
+        assert!(time_note("'000ms'").contains("zero"));
+        assert!(time_note("'5us500ms'").contains("order s, ms, us, ns"));
+        assert!(time_note("'10s'").contains("order"));
+    }
 
     #[test]
     fn keywords_are_quoted_words() {
