@@ -555,3 +555,24 @@ fn an_unknown_implementation_gets_the_closest_name_or_the_way_to_bring_a_box() {
         "{stderr}"
     );
 }
+
+#[test]
+fn rust_log_info_shows_the_start_and_end_of_the_threads_and_default_logs_nothing() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let run = |log: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+            .args([arg(&net), "-n", "100", "-q"])
+            .env("RUST_LOG", log)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        text(&out.stderr)
+    };
+    let info = run("info");
+    assert!(
+        info.contains("] started ") && info.contains("] every thread has ended after "),
+        "{info}"
+    );
+    assert!(run("debug").contains("] net Src#0: "), "debug says where each net runs");
+    assert!(!run("warn").contains("started "), "nothing at the default level");
+}

@@ -310,6 +310,30 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         note => note,
     };
     let opts = &decided;
+    // At `RUST_LOG=info` the decisions appear as they are taken, before the threads start (the
+    // report lists them again under its warnings); `debug` adds where each net runs.
+    let decisions = tt_note
+        .iter()
+        .chain(&placed.notes)
+        .chain(&chain_note)
+        .chain(&unpinned_note);
+    for note in decisions.chain(&realtime_note) {
+        log::info!("decided: {note}");
+    }
+    for net in &plan.nets {
+        match executive[net.id] {
+            Some(period) => log::debug!(
+                "net {}: in the cyclic executive of period {period:?}",
+                net.thread_name()
+            ),
+            None => log::debug!(
+                "net {}: core {:?}, real-time priority {:?}",
+                net.thread_name(),
+                net.core,
+                net.priority
+            ),
+        }
+    }
     if let Some(message) = resources::shortfall(&plan) {
         return Err(RunError::Resources(message));
     }
@@ -396,6 +420,13 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         }
     };
     common.gate.open();
+    log::info!(
+        "started {} threads for {} nets: {} running a chain of boxes, {} a cyclic executive",
+        wanted + executives,
+        plan.nets.len(),
+        chains.len(),
+        executives
+    );
     opts.progress.mark_started();
     let joined = halt::join(handles, firewalls, &common, plan.nets.len(), Instant::now());
     let (firewalls, fw_warnings) = (joined.firewalls, joined.warnings);
@@ -422,6 +453,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         return Err(RunError::NotStarted(failures));
     }
     let wall = t0.elapsed().as_secs_f64();
+    log::info!("every thread has ended after {wall:.3} s");
     let mut report = assemble(&plan, &shared, outcomes, started_at, wall, opts.latency);
     report.firewalls = firewalls;
     halt::mark_stuck(&mut report, &joined.stuck);
