@@ -75,3 +75,57 @@ fn a_pubsub_sink_whose_subscriber_never_joins_has_unclean_books_not_a_failure() 
     );
     assert_eq!((&row["sent"], &row["aborted"]), (&0.into(), &true.into()), "{row}");
 }
+
+/// `sync` with one of its two subscribers: the sink gives up as without any, and the one that
+/// joined ends at once by the abort marker, not by its own (long) timeout.
+#[test]
+fn a_pubsub_sink_missing_one_of_two_subscribers_aborts_the_one_that_joined() {
+    let dir = tempfile::tempdir().unwrap();
+    let (send_json, recv_json) = (dir.path().join("send.json"), dir.path().join("recv.json"));
+    let endpoint = free_tcp_endpoint();
+    let receiver = common::zmq::start_half(
+        "zmq_receiver.smx",
+        "zmq_pubsub_tcp.toml",
+        &[
+            format!("Src2.endpoint={endpoint}"),
+            "Src2.timeout=60s".into(),
+            "Snk2.path=/dev/null".into(),
+        ],
+        &recv_json,
+    );
+    let sender = common::zmq::start_half(
+        "zmq_sender.smx",
+        "zmq_pubsub_tcp.toml",
+        &[
+            format!("Snk1.endpoint={endpoint}"),
+            // Long enough for the receiver, started first, to subscribe on a loaded machine.
+            "Snk1.timeout=3s".into(),
+            "Snk1.subscribers=2".into(),
+            "Src1.count=1000".into(),
+        ],
+        &send_json,
+    );
+    let sent = sender.wait_with_output().unwrap();
+    let received = receiver.wait_with_output().unwrap();
+    let read = |p: &std::path::Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let (send, recv) = (read(&send_json), read(&recv_json));
+    let (sink, source) = (&send["sections"]["zmq"][0], &recv["sections"]["zmq"][0]);
+    assert_eq!(
+        sent.status.code(),
+        Some(3),
+        "{sink}\n{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    assert!(
+        problems(sink).contains("only 1 of 2 subscriber(s) joined within timeout 3s (sync)"),
+        "{sink}"
+    );
+    assert_eq!((&sink["sent"], &sink["timeouts"]), (&0.into(), &1.into()), "{sink}");
+    assert_eq!(
+        source["end"],
+        "aborted",
+        "{source}\n{}",
+        String::from_utf8_lossy(&received.stderr)
+    );
+    assert_eq!((&source["sent"], &source["lost"]), (&0.into(), &0.into()), "{source}");
+}
