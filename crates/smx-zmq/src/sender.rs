@@ -454,6 +454,34 @@ impl Sender {
         self.end_stream(Kind::Abort);
     }
 
+    /// Books and says why the marker of `kind` could not be queued: `stopped` (within the
+    /// stop's grace), not `waited` for (the sender had given up on a peer), or after `timeout`.
+    fn marker_not_sent(&mut self, kind: Kind, e: zmq::Error, stopped: bool, waited: bool) {
+        let timeout = self.settings.common.timeout;
+        let no_room = matches!(e, zmq::Error::EAGAIN | zmq::Error::EINTR);
+        let why = if stopped {
+            format!("within {STOP_GRACE:?} of the stop: {}", socket::explain(e))
+        } else if no_room && !waited {
+            self.stats.marker_unwaited = self.stats.markers == 0;
+            format!("tried once, not waited for, as no receiver came within timeout {timeout:?}")
+        } else if no_room {
+            self.timed_out();
+            format!("within timeout {timeout:?}: {}", socket::explain(e))
+        } else {
+            socket::explain(e)
+        };
+        let what = if kind == Kind::Abort {
+            "abort marker"
+        } else {
+            "end-of-stream marker"
+        };
+        log::warn!(
+            "{}: {what} not sent to {}: {why}",
+            self.settings.common.instance,
+            self.settings.common.endpoint.written
+        );
+    }
+
     fn end_stream(&mut self, kind: Kind) {
         if self.socket.is_none() {
             return;
@@ -501,33 +529,7 @@ impl Sender {
                     Ok(()) => break,
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
                     Err(e) => {
-                        let timeout = self.settings.common.timeout;
-                        let within = match stop_seen {
-                            Some(_) => format!("{STOP_GRACE:?} of the stop"),
-                            None if !waited => {
-                                self.stats.marker_unwaited = self.stats.markers == 0;
-                                format!(
-                                    "one try (no peer took a message within timeout {timeout:?} before, so none is waited for again)"
-                                )
-                            }
-                            None => {
-                                if matches!(e, zmq::Error::EAGAIN | zmq::Error::EINTR) {
-                                    self.timed_out();
-                                }
-                                format!("timeout {timeout:?}")
-                            }
-                        };
-                        log::warn!(
-                            "{}: {} not sent to {} within {within}: {}",
-                            self.settings.common.instance,
-                            if kind == Kind::Abort {
-                                "abort marker"
-                            } else {
-                                "end-of-stream marker"
-                            },
-                            self.settings.common.endpoint.written,
-                            socket::explain(e)
-                        );
+                        self.marker_not_sent(kind, e, stop_seen.is_some(), waited);
                         break 'repeat;
                     }
                 }

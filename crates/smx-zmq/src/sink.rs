@@ -264,11 +264,7 @@ impl ZmqSink {
             } else {
                 ""
             },
-            if s.aborted {
-                ", ABORTED: ended early with an abort marker"
-            } else {
-                ""
-            },
+            if s.aborted { ", ABORTED: ended early" } else { "" },
         );
         let findings = self.findings();
         let summary = summary + &findings.note();
@@ -340,8 +336,11 @@ impl ZmqSink {
                 ),
             );
         }
-        if s.aborted {
+        if s.aborted && s.markers > 0 {
             f.add(Verdict::Incomplete, "ended early with an abort marker");
+        } else if s.aborted {
+            // The marker's own finding below says it was not delivered.
+            f.add(Verdict::Incomplete, "ended early");
         }
         if s.refused > 0 {
             f.add(
