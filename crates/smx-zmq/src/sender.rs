@@ -47,6 +47,14 @@ pub struct SinkStats {
     pub aborted: bool,
     /// Handshakes that failed: a peer (or this sink) without the right CURVE keys.
     pub refused: u64,
+    /// Waits of a whole `timeout` for a peer that ended without one (a blocked send, `sync`,
+    /// the marker). After the first, the sender waits no more for a peer (see
+    /// [`Sender::gave_up`]), so a run without a peer spends about one `timeout`, not one per
+    /// wait.
+    pub timeouts: u64,
+    /// No marker was queued, and it was tried only briefly, not for `timeout`: the sender had
+    /// given up on a peer already.
+    pub marker_unwaited: bool,
 }
 
 /// The result of one send, from best to worst (so `max` combines two).
@@ -84,6 +92,8 @@ pub struct Sender {
     default_slot: Option<usize>,
     /// The run's stop request ([`Sender::watch_stop`]).
     stop: Option<Arc<AtomicBool>>,
+    /// A wait of a whole `timeout` for a peer ended without one.
+    gave_up: bool,
 }
 
 impl Sender {
@@ -124,6 +134,7 @@ impl Sender {
             sends_since_poll: 0,
             default_slot: None,
             stop: None,
+            gave_up: false,
         })
     }
 
@@ -140,6 +151,29 @@ impl Sender {
             return deadline.min(at + STOP_GRACE);
         }
         deadline
+    }
+
+    /// Whether a wait of a whole `timeout` for a peer has ended without one. From then on
+    /// every wait for a peer (a send, the marker) is one try of a 100 ms slice: the peer that
+    /// did not come within `timeout` is not waited for a second time.
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
+    }
+
+    /// Books a wait of a whole `timeout` that ended without a peer.
+    fn timed_out(&mut self) {
+        self.stats.timeouts += 1;
+        self.gave_up = true;
+    }
+
+    /// The deadline of a wait for a peer that begins now: `timeout` from now, or now once the
+    /// sender has given up on a peer.
+    fn peer_deadline(&self) -> Instant {
+        if self.gave_up {
+            Instant::now()
+        } else {
+            Instant::now() + self.settings.common.timeout
+        }
     }
 
     /// The endpoint bound or connected (an ephemeral port resolved).
@@ -170,18 +204,23 @@ impl Sender {
     }
 
     /// With `sync` on a pubsub sink: waits until `subscribers` receivers have subscribed, up to
-    /// `timeout`. `stop` is polled between short waits.
+    /// `timeout` (not at all once the sender has [given up](Sender::gave_up) on a peer). `stop`
+    /// is polled between short waits. The error says how many joined; the sender has then given
+    /// up.
     pub fn wait_for_subscribers(&mut self, stop: &dyn Fn() -> bool) -> Result<(), String> {
         if !self.settings.sync || self.settings.common.pattern != Pattern::PubSub {
             return Ok(());
         }
-        let deadline = Instant::now() + self.settings.common.timeout;
+        let deadline = self.peer_deadline();
         loop {
             self.poll_subscriptions();
             if self.stats.subscribers >= self.settings.subscribers || stop() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
+                if !self.gave_up {
+                    self.timed_out();
+                }
                 return Err(format!(
                     "{}: sync: {} of {} subscriber(s) joined {} within {:?}",
                     self.settings.common.instance,
@@ -357,6 +396,7 @@ impl Sender {
         let timeout = self.settings.common.timeout;
         // Read the clock only once a send had to wait: the common path never does.
         let mut deadline = None;
+        let gave_up = self.gave_up;
         let Some(sock) = &self.socket else {
             return Err(format!("{}: socket already closed", self.settings.common.instance));
         };
@@ -370,10 +410,15 @@ impl Sender {
                     return Ok(Sent::DroppedHwm);
                 }
                 Err(zmq::Error::EAGAIN | zmq::Error::EINTR) => {
-                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
-                    if stop() || Instant::now() >= deadline {
+                    let wait = if gave_up { Duration::ZERO } else { timeout };
+                    let deadline = *deadline.get_or_insert_with(|| Instant::now() + wait);
+                    let stopped = stop();
+                    if stopped || Instant::now() >= deadline {
                         self.topics[slot].dropped += n;
                         self.stats.dropped_timeout += n;
+                        if !stopped && !gave_up {
+                            self.timed_out();
+                        }
                         return Ok(Sent::GaveUp);
                     }
                 }
@@ -395,8 +440,9 @@ impl Sender {
         )
     }
 
-    /// Ends the stream: queues the end-of-stream marker [`eos::REPEATS`] times (each retried up
-    /// to `timeout`), closes the socket and waits for delivery (up to `linger`). Idempotent.
+    /// Ends the stream: queues the end-of-stream marker [`eos::REPEATS`] times (retried up to
+    /// `timeout`; tried once after the sender [gave up](Sender::gave_up) on a peer), closes the
+    /// socket and waits for delivery (up to `linger`). Idempotent.
     pub fn finish(&mut self) {
         self.end_stream(Kind::EndOfStream);
     }
@@ -406,6 +452,34 @@ impl Sender {
     /// still get the exact totals of what was sent. Idempotent; a no-op after `finish`.
     pub fn abort(&mut self) {
         self.end_stream(Kind::Abort);
+    }
+
+    /// Books and says why the marker of `kind` could not be queued: `stopped` (within the
+    /// stop's grace), not `waited` for (the sender had given up on a peer), or after `timeout`.
+    fn marker_not_sent(&mut self, kind: Kind, e: zmq::Error, stopped: bool, waited: bool) {
+        let timeout = self.settings.common.timeout;
+        let no_room = matches!(e, zmq::Error::EAGAIN | zmq::Error::EINTR);
+        let why = if stopped {
+            format!("within {STOP_GRACE:?} of the stop: {}", socket::explain(e))
+        } else if no_room && !waited {
+            self.stats.marker_unwaited = self.stats.markers == 0;
+            format!("tried once, not waited for, as no receiver came within timeout {timeout:?}")
+        } else if no_room {
+            self.timed_out();
+            format!("within timeout {timeout:?}: {}", socket::explain(e))
+        } else {
+            socket::explain(e)
+        };
+        let what = if kind == Kind::Abort {
+            "abort marker"
+        } else {
+            "end-of-stream marker"
+        };
+        log::warn!(
+            "{}: {what} not sent to {}: {why}",
+            self.settings.common.instance,
+            self.settings.common.endpoint.written
+        );
     }
 
     fn end_stream(&mut self, kind: Kind) {
@@ -438,7 +512,9 @@ impl Sender {
         }
         .encode();
         let mut stop_seen = None;
-        let full = Instant::now() + self.settings.common.timeout;
+        // A sender that gave up on a peer does not wait for one again: the marker gets one try.
+        let waited = !self.gave_up;
+        let full = self.peer_deadline();
         'repeat: for repeat in 0..eos::REPEATS {
             let header = Header {
                 kind,
@@ -453,16 +529,7 @@ impl Sender {
                     Ok(()) => break,
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
                     Err(e) => {
-                        let within = match stop_seen {
-                            Some(_) => format!("{STOP_GRACE:?} of the stop"),
-                            None => format!("timeout {:?}", self.settings.common.timeout),
-                        };
-                        log::warn!(
-                            "{}: end-of-stream marker not sent to {} within {within}: {}",
-                            self.settings.common.instance,
-                            self.settings.common.endpoint.written,
-                            socket::explain(e)
-                        );
+                        self.marker_not_sent(kind, e, stop_seen.is_some(), waited);
                         break 'repeat;
                     }
                 }

@@ -67,7 +67,7 @@ const TIMEOUT: ConfigKey = ConfigKey {
     kind: ValueKind::Duration,
     default: Some("10s"),
     choices: &[],
-    help: "source: idle time after which it ends; sink: longest wait for a peer (blocked send, sync)",
+    help: "source: idle time after which it ends; sink: longest wait for a peer (blocked send, sync, marker), once: then it gives up and waits no more",
 };
 const LINGER: ConfigKey = ConfigKey {
     name: "linger",

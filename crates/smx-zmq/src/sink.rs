@@ -21,7 +21,10 @@
 //!
 //! The stream ends with an end-of-stream marker when the input ends, or with an abort marker
 //! when the sink fails (a step error, or init failing after the socket opened) or gives up
-//! (no receiver for `timeout`, or a stop while blocked): its receivers then end at once.
+//! (no receiver for `timeout`, `sync` without all its subscribers within `timeout`, or a stop
+//! while blocked): its receivers then end at once. A sink waits for a peer for one `timeout`
+//! in all: after giving up, its marker gets one try (see [`Sender::gave_up`]), so a run without
+//! a peer ends about one `timeout` after its first send, with exit 3 (books not clean), not 2.
 
 use smx_box::prelude::*;
 
@@ -44,7 +47,10 @@ pub struct ZmqSink {
     settings: SinkSettings,
     sender: Option<Sender>,
     ports: Option<(InPort, Option<InPort>)>,
+    /// The wait for subscribers (`sync`) is over, whatever its outcome: it happens once.
     synced: bool,
+    /// `sync` ended without all subscribers: the sink gave up before sending anything.
+    sync_short: bool,
     /// The stream must end with an abort marker.
     aborting: bool,
     /// Kept after cleanup for [`BoxImpl::stats`].
@@ -80,6 +86,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         sender: None,
         ports: None,
         synced: false,
+        sync_short: false,
         aborting: false,
         endpoint: String::new(),
         exposed: None,
@@ -111,8 +118,15 @@ impl BoxImpl for ZmqSink {
             return Err(BoxError::new("smx_snk_zmq: step before init"));
         };
         if !self.synced {
-            sender.wait_for_subscribers(&|| io.stop_requested())?;
             self.synced = true;
+            if let Err(why) = sender.wait_for_subscribers(&|| io.stop_requested()) {
+                // Like a pipeline sink without a receiver: the books say so (exit 3), and the
+                // subscribers that did join end at once by the abort marker.
+                log::warn!("{why}: ending the sink with an abort marker, nothing sent");
+                self.sync_short = true;
+                self.aborting = true;
+                return Ok(Flow::End);
+            }
         }
         let now = now_ns();
         let gap = now.saturating_sub(std::mem::replace(&mut self.last_step_ns, now));
@@ -185,8 +199,12 @@ impl BoxImpl for ZmqSink {
         if let Some(mut sender) = self.sender.take() {
             if !self.synced {
                 // No step ran: still let subscribers join, so the marker reaches them.
+                self.synced = true;
                 let stop = &self.stop;
-                let _ = sender.wait_for_subscribers(&|| stop.load(std::sync::atomic::Ordering::Relaxed));
+                if let Err(why) = sender.wait_for_subscribers(&|| stop.load(std::sync::atomic::Ordering::Relaxed)) {
+                    log::warn!("{why}");
+                    self.sync_short = true;
+                }
             }
             if self.aborting {
                 sender.abort();
@@ -246,11 +264,7 @@ impl ZmqSink {
             } else {
                 ""
             },
-            if s.aborted {
-                ", ABORTED: ended early with an abort marker"
-            } else {
-                ""
-            },
+            if s.aborted { ", ABORTED: ended early" } else { "" },
         );
         let findings = self.findings();
         let summary = summary + &findings.note();
@@ -273,6 +287,7 @@ impl ZmqSink {
             .with("dropped_timeout", s.dropped_timeout)
             .with("subscribers", s.subscribers)
             .with("markers", s.markers)
+            .with("timeouts", s.timeouts)
             .with("linger_expired", s.linger_expired)
             .with("aborted", s.aborted)
             .with("curve", common.curve.is_some())
@@ -286,6 +301,19 @@ impl ZmqSink {
         let common = &self.settings.common;
         let dropped = s.dropped_hwm + s.dropped_timeout;
         let mut f = Findings::default();
+        if self.sync_short {
+            f.add(
+                Verdict::Incomplete,
+                if s.subscribers == 0 {
+                    format!("no subscriber joined within timeout {:?} (sync)", common.timeout)
+                } else {
+                    format!(
+                        "only {} of {} subscriber(s) joined within timeout {:?} (sync)",
+                        s.subscribers, self.settings.subscribers, common.timeout
+                    )
+                },
+            );
+        }
         if s.sent > 0 && dropped == s.sent {
             f.add(
                 Verdict::Incomplete,
@@ -308,8 +336,11 @@ impl ZmqSink {
                 ),
             );
         }
-        if s.aborted {
+        if s.aborted && s.markers > 0 {
             f.add(Verdict::Incomplete, "ended early with an abort marker");
+        } else if s.aborted {
+            // The marker's own finding below says it was not delivered.
+            f.add(Verdict::Incomplete, "ended early");
         }
         if s.refused > 0 {
             f.add(
@@ -331,7 +362,15 @@ impl ZmqSink {
         if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() {
             f.add(
                 Verdict::Incomplete,
-                format!("no end-of-stream marker was queued within timeout {:?}", common.timeout),
+                if s.marker_unwaited {
+                    format!(
+                        "the {} marker was not delivered: tried once, not waited for, as no receiver had come within timeout {:?}",
+                        if s.aborted { "abort" } else { "end-of-stream" },
+                        common.timeout
+                    )
+                } else {
+                    format!("no end-of-stream marker was queued within timeout {:?}", common.timeout)
+                },
             );
         }
         if s.linger_expired {

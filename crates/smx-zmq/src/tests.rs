@@ -362,6 +362,55 @@ fn a_batch_nobody_takes_is_given_up_whole() {
     assert_eq!(tx.flush(&|| false).unwrap(), Sent::Accepted, "nothing left pending");
 }
 
+/// Once a send gave up on a receiver, nothing waits for one again: a later send and the abort
+/// marker get one try each, and the marker is booked as not delivered without a second wait.
+#[test]
+fn after_giving_up_on_a_receiver_the_marker_is_not_waited_for() {
+    let mut tx = unheard_sink(1);
+    assert!(!tx.gave_up());
+    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
+    assert!(tx.gave_up());
+    assert_eq!(tx.send(None, b"y", &|| false).unwrap(), Sent::GaveUp);
+    tx.abort();
+    let s = &tx.stats;
+    assert_eq!((s.sent, s.dropped_timeout, s.markers), (2, 2, 0), "{s:?}");
+    assert_eq!((s.timeouts, s.marker_unwaited, s.aborted), (1, true, true), "{s:?}");
+}
+
+/// A stream that ends before any send waits its one `timeout` for the marker, and books it.
+#[test]
+fn a_marker_nobody_takes_is_waited_for_once() {
+    let mut tx = unheard_sink(1);
+    tx.finish();
+    let s = &tx.stats;
+    assert_eq!((s.markers, s.timeouts, s.marker_unwaited), (0, 1, false), "{s:?}");
+}
+
+/// `sync` without subscribers gives up after its `timeout`, once: asked again (as a sink's
+/// cleanup would), it reports the same shortfall without a second wait.
+#[test]
+fn sync_without_subscribers_gives_up_once() {
+    let port = crate::loopback::free_loopback_port().unwrap();
+    let mut settings = sink_settings(
+        common(
+            Pattern::PubSub,
+            &format!("tcp://127.0.0.1:{port}"),
+            true,
+            10,
+            Duration::from_millis(200),
+        ),
+        true,
+        1,
+    );
+    settings.common.linger = Duration::ZERO;
+    let mut tx = Sender::open(settings).unwrap();
+    let err = tx.wait_for_subscribers(&|| false).unwrap_err();
+    assert!(err.contains("sync: 0 of 1 subscriber(s) joined"), "{err}");
+    assert!(tx.gave_up());
+    assert!(tx.wait_for_subscribers(&|| false).is_err());
+    assert_eq!(tx.stats.timeouts, 1);
+}
+
 /// A pipeline sink on a free port that no receiver ever connects to.
 fn unheard_sink(batch: usize) -> Sender {
     let port = crate::loopback::free_loopback_port().unwrap();
