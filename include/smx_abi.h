@@ -9,7 +9,7 @@
  * static inline helper below that only calls them and touches public message fields). The runtime
  * implements and exports exactly these functions; nothing else is needed to load a box library.
  *
- * Rules shared by all functions (see notes/c-abi.md for the full contract):
+ * Rules shared by all functions (see docs/c-abi.md for the full contract):
  *   - `h` is the box handle the runtime passes to NAME_init, NAME and NAME_cleanup. It is only
  *     valid in the net's own thread and until NAME_cleanup returns. Every function accepts a NULL
  *     `h` and then does nothing and returns its error value.
