@@ -38,7 +38,7 @@
  * smx_msg_new() below builds a message holding a private copy of some bytes.
  *
  * CONFIGURATION: the net's keys from the config layers (`[impl.NAME]`, `[net.INSTANCE]`,
- * `--set INSTANCE.key=value`), looked up with smx_conf_*() below by key or dot path.
+ * `--set INSTANCE.key=value`), looked up with smx_conf_*() below by key, as written.
  *
  * LOGGING: smx_logf(h, SMX_LOG_INFO, "read %d values", n) logs under the net's category
  * (`net_INSTANCE_ID`) into smx's log; levels SMX_LOG_DEBUG .. SMX_LOG_FATAL.

@@ -9,7 +9,7 @@
  * static inline helper below that only calls them and touches public message fields). The runtime
  * implements and exports exactly these functions; nothing else is needed to load a box library.
  *
- * Rules shared by all functions (see notes/c-abi.md for the full contract):
+ * Rules shared by all functions (see docs/c-abi.md for the full contract):
  *   - `h` is the box handle the runtime passes to NAME_init, NAME and NAME_cleanup. It is only
  *     valid in the net's own thread and until NAME_cleanup returns. Every function accepts a NULL
  *     `h` and then does nothing and returns its error value.
@@ -65,7 +65,7 @@ struct smx_msg_s
 {
     unsigned long long id;      /* unique message id (runtime-assigned) */
     char *type;                 /* optional type name, owned by the message (smx_msg_set_type) */
-    bool prevent_backup;        /* a decoupled input keeps no copy of this message as its latest */
+    bool prevent_backup;        /* kept for source compatibility: copied, not acted on by smx */
     void *data;                 /* the payload */
     int size;                   /* payload size in bytes, as given to smx_msg_create */
     smx_msg_copy_fn copy;       /* used for fan-out copies, decoupled re-reads, SMX_MSG_COPY */
@@ -85,9 +85,9 @@ struct smx_msg_s
 typedef enum smx_channel_err_e
 {
     SMX_CHANNEL_ERR_NONE = 0,            /* the last operation on the port succeeded */
-    SMX_CHANNEL_ERR_NO_DEFAULT = -99,    /* decoupled input: nothing new and no latest value */
+    SMX_CHANNEL_ERR_NO_DEFAULT = -99,    /* (kept for source compatibility; not set by smx) */
     SMX_CHANNEL_ERR_NO_TARGET = -98,     /* the peer has ended (input drained / consumer gone) */
-    SMX_CHANNEL_ERR_DL_MISS = -97,       /* deadline miss (time-triggered channels) */
+    SMX_CHANNEL_ERR_DL_MISS = -97,       /* (kept for source compatibility; not set by smx) */
     SMX_CHANNEL_ERR_NO_DATA = -96,       /* coupled input empty although not ended; NULL written */
     SMX_CHANNEL_ERR_NO_SPACE = -95,      /* (kept for source compatibility; not set by smx) */
     SMX_CHANNEL_ERR_FILTER = -94,        /* (kept for source compatibility; not set by smx) */
@@ -215,16 +215,16 @@ int smx_net_prio(void *h);
 int smx_net_stop_requested(void *h);
 /* The original runtime's thread body, reached through START_ROUTINE_NET in the boilerplate
  * start_routine_NAME. smx resolves NAME, NAME_init and NAME_cleanup itself and does not call
- * start_routine_NAME; if a box calls it anyway, the net runs with these functions and NULL is
- * returned when it has ended. */
+ * start_routine_NAME; if a box calls it anyway, it logs an error and returns NULL. */
 void *smx_net_start_routine(void *h, int (*impl)(void *, void *), int (*init)(void *, void **),
         void (*cleanup)(void *, void *));
 
 /* Configuration ------------------------------------------------------------------------------ */
-/* `conf` is the handle from smx_net_conf (SMX_NET_GET_CONF); `key` a dot path ("file",
- * "limits.max") into the net's configuration. `err` must not be NULL; on an error the value
- * returned is 0 / false / 0.0 / NULL. A string stays valid until NAME_cleanup returns; `len`
- * (may be NULL) receives its length in bytes. */
+/* `conf` is the handle from smx_net_conf (SMX_NET_GET_CONF); `key` a key of the net's
+ * configuration, looked up as written (no nesting). Every value is text, parsed by the getter's
+ * type. `err` must not be NULL; on an error the value returned is 0 / false / 0.0 / NULL. A
+ * string stays valid until NAME_cleanup returns; `len` (may be NULL) receives its length in
+ * bytes. */
 int smx_config_get_int_err(void *conf, const char *key, smx_config_error_t *err);
 bool smx_config_get_bool_err(void *conf, const char *key, smx_config_error_t *err);
 double smx_config_get_double_err(void *conf, const char *key, smx_config_error_t *err);
@@ -333,7 +333,7 @@ static inline void *smx_msg_unpack(smx_msg_t *msg)
     return msg->unpack != NULL ? msg->unpack(msg->data) : msg->data;
 }
 
-/* Marks a message so that a decoupled input keeps no copy of it as its latest value. */
+/* Sets the message's prevent_backup flag (kept for source compatibility; smx ignores it). */
 static inline void smx_msg_prevent_backup(smx_msg_t *msg)
 {
     if (msg != NULL)

@@ -14,7 +14,7 @@
  * use the port index enums of the generated header foo_sig.h (`smxrun headers NET.smx -o DIR`).
  *
  * Everything expands to calls of the functions in smx_abi.h. Differences from the original
- * runtime are listed in notes/c-abi.md; in short: the original's channel pointers, shared state,
+ * runtime are listed in docs/c-abi.md; in short: the original's channel pointers, shared state,
  * type/content filters, backups, source queues and test mode (SMX_TESTING) are not provided.
  */
 #ifndef SMXRTS_H

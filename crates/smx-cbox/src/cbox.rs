@@ -166,7 +166,8 @@ pub struct CBox {
 }
 
 // SAFETY: the handle and the C state are only touched by the thread that runs the box (the box
-// contract: one thread at a time); the C code must not keep `h` for other threads (c-abi.md §2).
+// contract: one thread at a time); the C code must not keep `h` for other threads
+// (docs/c-abi.md §2).
 unsafe impl Send for CBox {}
 
 impl CBox {

@@ -1,7 +1,7 @@
 //! `smxrun headers NET.smx -o DIR`: the port headers of a net's C box implementations.
 //!
 //! For every implementation NAME the net declares (and that is not built in), two files in the
-//! original generator's spellings (c-abi.md §8):
+//! original generator's spellings (docs/c-abi.md §8):
 //!
 //! * `NAME_sig.h`: `SMX_INDEGREE_NAME` / `SMX_OUTDEGREE_NAME` and the port index enums
 //!   `SMX_PORT_IDX_NAME_in_PORT` / `SMX_PORT_IDX_NAME_out_PORT`, one entry per declared port in

@@ -17,13 +17,13 @@
 //!   unwinding, accepts a NULL handle and returns its error value then.
 //! * [`headers::generate`] writes the `NAME_sig.h` / `NAME.h` files `smxrun headers` produces.
 //!
-//! The contract in full (ownership of messages, error codes, lifecycle) is `notes/c-abi.md`;
-//! the decisions this implementation takes where it proposed one:
+//! The contract in full (ownership of messages, error codes, lifecycle) is `docs/c-abi.md`;
+//! the choices it rests on:
 //!
 //! * `NAME` returning a negative value fails the net (a returned, contained error, reported with
 //!   the value); a positive value other than 0, 1, 2 ends it with one warning, as the original.
-//! * `NAME_init` returning non-zero fails the net; `NAME_cleanup` still runs, its neighbours end
-//!   cleanly.
+//! * `NAME_init` returning non-zero stops the run before any box runs (the runtime's rule for a
+//!   failed init); `NAME_cleanup` still runs, for this box and every other one created.
 //! * a message a C box writes travels as the [`smx_box::Message`] itself (no conversion between
 //!   C boxes); the runtime copies it with its `copy` function and frees it with `destroy`.
 //! * the memory of a C message goes back to the thread that made it: the `smx_msg_t` structs

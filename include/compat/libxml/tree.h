@@ -4,9 +4,9 @@
  *     xmlNodePtr cur = SMX_NET_GET_CONF(h);  xmlChar* v = xmlGetProp(cur, (const xmlChar*)"key");
  *     ... xmlFree(v);
  * Opt in with `-I include/compat` (instead of -I /usr/include/libxml2). xmlGetProp returns the
- * value of `key` in the net's smx configuration as text (a string as is, an integer in decimal,
- * a float with %.17g, a boolean as "1"/"0"), or NULL when the key is not set; the caller frees it
- * with xmlFree. Nothing else of libxml2 is available: a box that walks the XML tree needs porting.
+ * value of `key` in the net's smx configuration as text (as the configuration wrote it), or NULL
+ * when the key is not set; the caller frees it with xmlFree. Nothing else of libxml2 is
+ * available: a box that walks the XML tree needs porting.
  */
 #ifndef SMX_COMPAT_LIBXML_TREE_H
 #define SMX_COMPAT_LIBXML_TREE_H
