@@ -576,3 +576,37 @@ fn rust_log_info_shows_the_start_and_end_of_the_threads_and_default_logs_nothing
     assert!(run("debug").contains("] net Src#0: "), "debug says where each net runs");
     assert!(!run("warn").contains("started "), "nothing at the default level");
 }
+
+#[test]
+fn check_takes_a_json_graph_as_a_run_does_and_names_lines_as_the_net_s() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    let json = dir.path().join("g.json");
+    let out = smxrun(&["graph", arg(&net), "--format", "json", "-o", arg(&json)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = smxrun(&["check", arg(&json)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("g.json: accepted: "),
+        "{}",
+        text(&out.stdout)
+    );
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&json)
+            .unwrap()
+            .replace("smx_snk_null", "smx_nope"),
+    )
+    .unwrap();
+    let out = smxrun(&["check", arg(&bad)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("unknown implementation 'smx_nope'") && stderr.contains("of its net)"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("bad.json:3"),
+        "no line of the JSON file is claimed: {stderr}"
+    );
+}

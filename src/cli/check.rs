@@ -20,40 +20,39 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     };
     let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
     let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
-    let compiled = load::compile_file(file)?;
-    if !compiled.accepted() {
-        crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
+    // A JSON graph (`smxrun graph --format json`) is checked from its graph on, as a run
+    // takes it; a .smx net from its source text.
+    let (graph, compiled) = if load::is_json(file) {
+        (load::checked_graph(file)?, None)
+    } else {
+        let compiled = load::compile_file(file)?;
+        if !compiled.accepted() {
+            crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
+            return Ok(exit::REJECTED);
+        }
+        (compiled.graph.clone(), Some(compiled))
+    };
+    let counts = |more_errors: usize| match &compiled {
+        Some(compiled) => load::counts_with(compiled, more_errors),
+        None => load::plural(more_errors, "error"),
+    };
+    let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
+    if load::reject_unknown_implementations(file, &graph, registry, &libraries.names()).is_err() {
+        let unknown = load::unknown_implementations(&graph, registry).len();
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(unknown)));
         return Ok(exit::REJECTED);
     }
-    let registry = &load::with_c_boxes(&compiled.graph, registry, &libraries)?;
-    if load::reject_unknown_implementations(file, &compiled.graph, registry, &libraries.names()).is_err() {
-        let unknown = load::unknown_implementations(&compiled.graph, registry).len();
-        crate::cli::say(&format!(
-            "{}: rejected ({})",
-            file.display(),
-            load::counts_with(&compiled, unknown)
-        ));
-        return Ok(exit::REJECTED);
-    }
-    if let Err(e) = load::unrunnable(file, &compiled.graph) {
+    if let Err(e) = load::unrunnable(file, &graph) {
         crate::cli::say(&format!("error: {e}"));
-        let problems = smx_graph::check::problems(&compiled.graph).len();
-        crate::cli::say(&format!(
-            "{}: rejected ({})",
-            file.display(),
-            load::counts_with(&compiled, problems)
-        ));
+        let problems = smx_graph::check::problems(&graph).len();
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(problems)));
         return Ok(exit::REJECTED);
     }
     // The ports a run would refuse (a port the implementation requires, a channel at a port
     // it does not have) are refused here too.
-    if let Err(e) = smx_runtime::plan::check_ports(&compiled.graph, registry) {
+    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
         crate::cli::say(&format!("error: {}", load::run_error(file, &e)));
-        crate::cli::say(&format!(
-            "{}: rejected ({})",
-            file.display(),
-            load::counts_with(&compiled, 1)
-        ));
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
         return Ok(exit::REJECTED);
     }
     if let Some(layers) = &layers {
@@ -61,9 +60,9 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         // here too, so that check and run give one verdict.
         // Every failing box is named, so that one bad value (or a port taken for the moment)
         // does not hide another.
-        let settings = layers.resolve(&compiled.graph, registry)?;
+        let settings = layers.resolve(&graph, registry)?;
         let mut bad = 0;
-        for (node, set) in compiled.graph.nodes.iter().zip(&settings) {
+        for (node, set) in graph.nodes.iter().zip(&settings) {
             if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box)
                 && let Err(e) = spec.check(&set.box_config)
             {
@@ -77,14 +76,14 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             return Ok(exit::REJECTED);
         }
     }
-    let g = &compiled.graph;
+    let g = &graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
     let routing = g.nodes.len() - boxes;
     Output::open(None)?.write(&format!(
         "{}: accepted: {boxes} boxes, {routing} routing nodes, {} channels ({})\n",
         file.display(),
         g.edges.len(),
-        load::counts(&compiled)
+        counts(0)
     ))?;
     Ok(exit::OK)
 }

@@ -61,11 +61,16 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
+/// Whether `path` names a JSON graph (by its extension, as every command decides).
+pub fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
 /// The graph of an accepted net; a rejected one (its diagnostics already shown) is exit 1.
 /// A `.json` file is read as a graph as `smxrun graph --format json` writes it, so that nets
 /// produced by other tools run too.
 pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+    if is_json(path) {
         let bytes = read_capped(path)?;
         let text = String::from_utf8(bytes)
             .map_err(|e| CliError::rejected(format!("cannot read '{}': not UTF-8 ({e})", path.display())))?;
@@ -93,6 +98,7 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
 /// A net the runtime refused, as `FILE:LINE: message` where the error is about one box.
 pub fn run_error(path: &Path, e: &smx_runtime::RunError) -> CliError {
     match e.line() {
+        Some(line) if is_json(path) => CliError::rejected(format!("{}: {e} (line {line} of its net)", path.display())),
         Some(line) => CliError::rejected(format!("{}:{line}: {e}", path.display())),
         None => CliError::rejected(e.to_string()),
     }
@@ -112,8 +118,12 @@ pub fn counts_with(compiled: &Compiled, more_errors: usize) -> String {
             .filter(|d| d.severity == Severity::Error)
             .count();
     let warnings = compiled.diagnostics.len() + more_errors - errors;
-    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}
+
+/// `1 error`, `2 errors`.
+pub fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// One box per implementation that `registry` does not know, in node order.
@@ -150,6 +160,14 @@ pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, sev
         node.func,
         names.join(", ")
     );
+    if is_json(file) {
+        // A node's line is one of the net the graph was drawn from, not of the JSON file.
+        return format!(
+            "{}: {severity}: {message} (line {} of its net)",
+            file.display(),
+            node.line
+        );
+    }
     let source = SourceFile::read(file).ok();
     let span = source
         .as_ref()
