@@ -610,3 +610,20 @@ fn check_takes_a_json_graph_as_a_run_does_and_names_lines_as_the_net_s() {
         "no line of the JSON file is claimed: {stderr}"
     );
 }
+
+#[test]
+fn headers_names_a_misspelt_built_in_box_at_its_declaration() {
+    let (dir, net) = net_file(
+        "typo.smx",
+        "Src = box smx_src_rnd( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let out_dir = dir.path().join("gen");
+    let out = smxrun(&["headers", arg(&net), "-o", arg(&out_dir)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("typo.smx:1:11: error: ") && stderr.contains("did you mean 'smx_src_rand'?"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "nothing written");
+}
