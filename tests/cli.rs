@@ -627,3 +627,14 @@ fn headers_names_a_misspelt_built_in_box_at_its_declaration() {
     );
     assert!(!out_dir.exists(), "nothing written");
 }
+
+#[test]
+fn boxes_describes_the_routing_node_a_configuration_may_name() {
+    let out = smxrun(&["boxes", "smx_rn"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let details = text(&out.stdout);
+    assert!(
+        details.starts_with("smx_rn: the routing node") && details.contains("  core "),
+        "{details}"
+    );
+}

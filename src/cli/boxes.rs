@@ -101,10 +101,27 @@ fn c_details(name: &str, found: &[&Provided]) -> String {
     out
 }
 
+/// What `[impl.smx_rn]` configures: the routing nodes, which are not boxes but take the
+/// runtime keys, so the name is valid in a configuration and described here too.
+fn routing_node() -> String {
+    let mut out = String::from(
+        "smx_rn: the routing node, not a box: the compiler puts one where a channel fans out or in \
+         (`A.(B|C)`, `(A|B).C`); each runs on a thread of its own. \
+         [impl.smx_rn] sets the runtime keys of all of them, [net.\"smx_rn#ID\"] one.\n\nRuntime keys:\n",
+    );
+    let rows: Vec<[String; 3]> = NET_KEYS
+        .iter()
+        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
+        .collect();
+    table(&mut out, &rows);
+    out
+}
+
 /// The listing of all of `registry`, or the details of one implementation.
 pub fn describe(registry: &Registry, name: Option<&str>) -> Result<String, CliError> {
     match name {
         None => Ok(list(registry)),
+        Some("smx_rn") => Ok(routing_node()),
         Some(name) => registry.get(name).map(details).ok_or_else(|| {
             CliError::rejected(format!(
                 "unknown box implementation '{name}' (known boxes: {})",

@@ -16,7 +16,8 @@ pub const EXAMPLE_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sensor
 const VALUE: OutPort = OutPort(0);
 
 const KEYS: &[ConfigKey] = &[
-    ConfigKey::str("path").help("the CSV file (default: the host program's choice)"),
+    ConfigKey::str("path")
+        .help("the CSV file; unset, the host program names it (the example program: its data/sensor.csv)"),
     ConfigKey::int("column")
         .default_value("1")
         .help("0-based column of the number"),
