@@ -372,8 +372,14 @@ mod tests {
             !ending.starved(sleeping, ending.cpu_ns(sleeping)),
             "asleep in its step: stuck"
         );
+        // Until the spinner has burnt more CPU than the window below: on a loaded machine its
+        // 30 ms of wall time may have given it less, and the window would start before it.
+        let mut now = ending.cpu_ns(spinning).expect("the kernel tells");
+        while now < 3 * STARVED_CPU_NS {
+            std::thread::sleep(Duration::from_millis(5));
+            now = ending.cpu_ns(spinning).expect("the kernel tells");
+        }
         // Just sampled: the spinner has had no CPU since, like a thread that gets none.
-        let now = ending.cpu_ns(spinning).expect("the kernel tells");
         assert!(ending.starved(spinning, Some(now + STARVED_CPU_NS / 2)));
         // Burning its CPU since the halt: stuck in its step.
         assert!(!ending.starved(spinning, Some(now.saturating_sub(2 * STARVED_CPU_NS))));
