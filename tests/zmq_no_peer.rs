@@ -129,3 +129,12 @@ fn a_pubsub_sink_missing_one_of_two_subscribers_aborts_the_one_that_joined() {
     );
     assert_eq!((&source["sent"], &source["lost"]), (&0.into(), &0.into()), "{source}");
 }
+
+#[test]
+fn a_pubsub_sink_without_sync_and_without_a_subscriber_says_its_messages_went_to_nobody() {
+    // XPUB takes them all without complaint: before, the row was `ok` and the run exited 0.
+    let (code, row, stderr) = sender_alone("zmq_pubsub_tcp.toml", &["Src1.count=1000", "Snk1.sync=false"]);
+    assert_eq!(code, Some(3), "{row}\n{stderr}");
+    assert_eq!(row["verdict"], "incomplete", "{row}");
+    assert!(problems(&row).contains("went to nobody"), "{row}");
+}

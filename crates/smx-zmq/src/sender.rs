@@ -39,6 +39,9 @@ pub struct SinkStats {
     pub dropped_timeout: u64,
     /// Receivers that subscribed (pubsub).
     pub subscribers: u64,
+    /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
+    /// everything sent went to nobody.
+    pub subscribed: bool,
     /// End-of-stream markers queued.
     pub markers: u64,
     pub linger_expired: bool,
@@ -197,6 +200,7 @@ impl Sender {
             return;
         }
         while let Ok(bytes) = sock.socket.recv_bytes(zmq::DONTWAIT) {
+            self.stats.subscribed |= bytes.first() == Some(&1);
             if bytes.first() == Some(&1) && &bytes[1..] == CONTROL_TOPIC {
                 self.stats.subscribers += 1;
             }

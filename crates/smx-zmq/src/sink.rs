@@ -314,6 +314,16 @@ impl ZmqSink {
                 },
             );
         }
+        if common.pattern.as_str() == "pubsub" && !self.sync_short && s.sent > dropped && !s.subscribed {
+            // XPUB takes what nobody subscribed to and drops it without a count.
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "no subscriber: the {} message(s) sent went to nobody (sync = true waits for subscribers)",
+                    s.sent - dropped
+                ),
+            );
+        }
         if s.sent > 0 && dropped == s.sent {
             f.add(
                 Verdict::Incomplete,
