@@ -638,25 +638,3 @@ fn boxes_describes_the_routing_node_a_configuration_may_name() {
         "{details}"
     );
 }
-
-#[test]
-fn graph_draws_a_net_of_unknown_implementations_with_a_warning() {
-    let (_dir, net) = net_file(
-        "mine.smx",
-        "A = box mine( out a )\nB = box yours( in a )\nconnect A.B\n",
-    );
-    let out = smxrun(&["graph", arg(&net), "--format", "json"]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("warning: box 'A' uses unknown implementation 'mine'"),
-        "{stderr}"
-    );
-    assert!(
-        text(&out.stdout).contains("\"func\": \"yours\""),
-        "{}",
-        text(&out.stdout)
-    );
-    // A run still refuses it.
-    assert_eq!(smxrun(&[arg(&net), "-n", "1"]).status.code(), Some(1));
-}

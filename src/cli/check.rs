@@ -99,17 +99,7 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     let g = load::checked_graph(&args.file)?;
     let libraries = load::open_libraries(&args.boxes)?;
     let registry = &load::with_c_boxes(&g, registry, &libraries)?;
-    // The graph is the language's, which names implementations without knowing them (as the
-    // original compiler does): an unknown one is a warning here, and the run's error.
-    for node in load::unknown_implementations(&g, registry) {
-        crate::cli::say(&load::unknown_implementation(
-            &args.file,
-            node,
-            registry,
-            "warning",
-            &libraries.names(),
-        ));
-    }
+    load::reject_unknown_implementations(&args.file, &g, registry, &libraries.names())?;
     let text = args.format.export(&g);
     output.write(&text)?;
     Ok(exit::OK)
