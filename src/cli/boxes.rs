@@ -93,12 +93,17 @@ fn c_details(name: &str, found: &[&Provided]) -> String {
          the index enums)\n\nConfiguration keys:\n  every key of [default], [impl.NAME], [net.INSTANCE] and --set \
          reaches smx_config_get_*\n\nRuntime keys (every net):\n",
     );
+    runtime_keys(&mut out);
+    out
+}
+
+/// The keys every net takes (`core`, `priority`, ...), as a table.
+fn runtime_keys(out: &mut String) {
     let rows: Vec<[String; 3]> = NET_KEYS
         .iter()
         .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
         .collect();
-    table(&mut out, &rows);
-    out
+    table(out, &rows);
 }
 
 /// What `[impl.smx_rn]` configures: the routing nodes, which are not boxes but take the
@@ -109,11 +114,7 @@ fn routing_node() -> String {
          (`A.(B|C)`, `(A|B).C`); each runs on a thread of its own. \
          [impl.smx_rn] sets the runtime keys of all of them, [net.\"smx_rn#ID\"] one.\n\nRuntime keys:\n",
     );
-    let rows: Vec<[String; 3]> = NET_KEYS
-        .iter()
-        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
-        .collect();
-    table(&mut out, &rows);
+    runtime_keys(&mut out);
     out
 }
 
