@@ -191,6 +191,7 @@ impl<'a> Io<'a> {
     /// ended or unconnected; a decoupled input's latest value does not count). A box that
     /// reads several inputs together uses it to take more than the firing rule guaranteed
     /// only while every one of them has a message.
+    #[inline]
     pub fn has_message(&mut self, port: InPort) -> bool {
         self.ports.has_message(port.0)
     }
@@ -247,6 +248,7 @@ impl<'a> Io<'a> {
     }
 
     /// The number of the current iteration (1-based).
+    #[inline]
     pub fn iteration(&self) -> u64 {
         self.iteration
     }
@@ -254,6 +256,7 @@ impl<'a> Io<'a> {
     /// True when the run was asked to stop (Ctrl-C). The runtime stops a source between
     /// steps by itself; a box that waits inside its step (for a socket, say) asks here and
     /// returns `Flow::End`, which is then reported as stopped.
+    #[inline]
     pub fn stop_requested(&self) -> bool {
         let stop = self.stop.load(Ordering::Relaxed);
         if stop {

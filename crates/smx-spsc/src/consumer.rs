@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::Duration;
 
 use crate::TryPopError;
-use crate::ring::{CONSUMER_DONE, IDLE, PRODUCER_DONE, Ring};
+use crate::ring::{CONSUMER_DONE, IDLE, PRODUCER_DONE, Ring, free_for, holding};
 use crate::sync::Arc;
 use crate::wait::{Halt, Spin, WakeMark, halted, heavy_barrier, light_barrier, park_until, spin_until};
 
@@ -20,8 +20,9 @@ pub struct Consumer<T> {
     /// `head % slots` (blocking queues), so that a read costs no division.
     slot: usize,
     /// The producer's `tail` as last loaded: a lower bound, so while it is ahead of `head`
-    /// the consumer knows a message is there without touching the producer's cache line,
-    /// and one load tells it of every message written since the last.
+    /// the consumer knows a message is there without touching the producer's cache line.
+    /// When it is not, a blocking queue's consumer asks the stamp of the slot it reads next,
+    /// and loads the real `tail` only to wait (see `wait_ready`).
     tail_cache: u64,
     capacity: u64,
     slots: usize,
@@ -73,8 +74,11 @@ impl<T> Consumer<T> {
         } else {
             self.head
         };
-        // On a drop-oldest queue the head may be loaded after a newer tail (capacity + 1).
-        self.tail_cache.saturating_sub(head).min(self.capacity) as usize
+        // On a drop-oldest queue the head may be loaded after a newer tail (capacity + 1). On a
+        // blocking one the stamp of a message comes before its tail: count what `has_message`
+        // already sees.
+        let inside = self.tail_cache.saturating_sub(head).max(self.published() as u64);
+        inside.min(self.capacity) as usize
     }
 
     pub fn is_empty(&mut self) -> bool {
@@ -109,9 +113,10 @@ impl<T> Consumer<T> {
         if self.lossy {
             return self.pop_claiming();
         }
-        // Safety: head < tail, so the producer has published this slot and will not touch it
-        // until head moves past it.
+        // Safety: the slot holds `head` (its stamp said so, or a tail published after the
+        // stamp), and the producer will not touch it until the stamp says free again.
         let value = unsafe { self.ring.read(self.slot) };
+        self.free_slot();
         self.head += 1;
         self.slot += 1;
         if self.slot == self.slots {
@@ -140,13 +145,13 @@ impl<T> Consumer<T> {
             }
             return n;
         }
-        if !self.look() {
-            return 0;
-        }
-        let n = ((self.tail_cache - self.head) as usize).min(max);
-        for _ in 0..n {
-            // Safety: as in `try_pop`, for each of `head..tail_cache`.
+        // At most what was there at the call: slots freed here refill while it runs.
+        let (mut n, max) = (0, max.min(self.slots));
+        while n < max && self.look() {
+            // Safety: as in `try_pop`.
             out.push_back(unsafe { self.ring.read(self.slot) });
+            self.free_slot();
+            n += 1;
             self.head += 1;
             self.slot += 1;
             if self.slot == self.slots {
@@ -189,12 +194,20 @@ impl<T> Consumer<T> {
             return true;
         }
         let ring = &*self.ring;
-        let head = self.head;
-        let halt = self.halt.as_ref();
+        let (stamp, holds, head) = (ring.stamp(self.slot), holding(self.head), self.head);
+        // As the producer's wait for room: the stamp when looking at once, else the tail, so
+        // that the wait ends with every message written meanwhile known.
+        let by_stamp = !self.lossy && self.spin.settle == 0;
         let tail_cache = &mut self.tail_cache;
+        let halt = self.halt.as_ref();
         let mut ready = || {
-            *tail_cache = ring.tail.load(Acquire);
-            *tail_cache > head || ring.flags.producer_closed.load(Acquire) || halted(halt)
+            let there = if by_stamp {
+                stamp.load(Acquire) == holds
+            } else {
+                *tail_cache = ring.tail.load(Acquire);
+                *tail_cache > head
+            };
+            there || ring.flags.producer_closed.load(Acquire) || halted(halt)
         };
         if !spin_until(self.spin, &mut ready) {
             park_until(|| std::iter::once(&*ring.data), ring.asymmetric, ready);
@@ -299,14 +312,46 @@ impl<T> Consumer<T> {
         halted(self.halt.as_ref())
     }
 
-    /// A message is there: known from the cached tail, else from one load of the real one.
+    /// A message is there: known from the cached tail, else, on a blocking queue, from the
+    /// stamp of the slot at `head`, on a drop-oldest one from one load of the real tail.
     #[inline]
     fn look(&mut self) -> bool {
         if self.tail_cache > self.head {
             return true;
         }
+        if !self.lossy {
+            return self.stamped();
+        }
         self.tail_cache = self.ring.tail.load(Acquire);
         self.tail_cache > self.head
+    }
+
+    /// [`Consumer::look`] without updating the cache (for a look from `&self`).
+    #[inline(always)]
+    fn published(&self) -> bool {
+        self.tail_cache > self.head
+            || if self.lossy {
+                self.ring.tail.load(Acquire) > self.head
+            } else {
+                self.stamped()
+            }
+    }
+
+    /// The stamp of the slot at `head` says it holds `head` (blocking queues).
+    #[inline(always)]
+    fn stamped(&self) -> bool {
+        // Acquire: the message written before the stamp is visible.
+        self.ring.stamp(self.slot).load(Acquire) == holding(self.head)
+    }
+
+    /// Hands the slot at `head`, just read, back to the producer for the index that uses it
+    /// next (blocking queues).
+    #[inline(always)]
+    fn free_slot(&self) {
+        // Release: the read is done before the producer may write the slot again.
+        self.ring
+            .stamp(self.slot)
+            .store(free_for(self.head + self.slots as u64), Release);
     }
 
     /// Called after `look` found nothing.
@@ -384,15 +429,7 @@ where
 {
     // Looks at the shared indices directly (the ends' caches need `&mut`); the caller's
     // `has_message` afterwards refreshes them.
-    let ready = || {
-        consumers().any(|c| {
-            c.closed
-                || c.tail_cache > c.head
-                || c.ring.tail.load(Acquire) > c.head
-                || c.producer_closed()
-                || halted(c.halt.as_ref())
-        })
-    };
+    let ready = || consumers().any(|c| c.closed || c.published() || c.producer_closed() || halted(c.halt.as_ref()));
     let mut ready_mut = ready;
     // The shortest budget, the least settle, yielding if any end shares its core.
     let spin = Spin {

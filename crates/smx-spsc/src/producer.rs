@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::time::Duration;
 
-use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring};
+use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring, free_for, holding};
 use crate::sync::{Arc, fence, spin_loop, thread};
 use crate::wait::{Halt, Spin, WakeMark, halted, light_barrier, park_until, spin_until};
 use crate::{Closed, TryPushError};
@@ -24,9 +24,10 @@ pub struct Producer<T> {
     /// `tail % slots`, kept beside it so that a write costs no division.
     slot: usize,
     /// The consumer's `head` as last loaded. It only grows, so this is a lower bound and
-    /// `tail - head_cache` over-states how full the queue is: the producer loads the real
-    /// `head` (the consumer's cache line) only when this copy says full, and then learns of
-    /// all the room made since in one load.
+    /// `tail - head_cache` over-states how full the queue is: while it says there is room the
+    /// producer loads nothing; when it says full, a blocking queue's producer asks the stamp
+    /// of the slot it writes next, and loads the real `head` only to wait (see
+    /// `wait_for_space`), learning of all the room made since in one load.
     head_cache: u64,
     /// Drop-oldest only: the consumer's `reading` as loaded right after the load that gave
     /// `head_cache` (see `push_evicting`).
@@ -80,11 +81,26 @@ impl<T> Producer<T> {
         if self.lossy {
             return Ok(self.push_evicting(value));
         }
-        if self.tail - self.head_cache == self.capacity && !self.wait_for_space() {
+        if !self.room() && !self.wait_for_space() {
             return Err(Closed(value));
         }
         self.write(value);
         Ok(None)
+    }
+
+    /// Whether the slot at `tail` is free (blocking queues): known from the cached head, else
+    /// from the slot's stamp (the consumer has taken the message that used it last). With
+    /// `slots == capacity` both say "fewer than `capacity` messages inside"; the stamp's load
+    /// fetches the line the write needs next anyway.
+    ///
+    /// A slot the stamp says free may have been freed by a closing consumer's drain: a message
+    /// put there would never be read, so a close seen after the stamp wins over the room, as
+    /// it does after a wait (the stamp's Acquire orders the flag's load after it).
+    #[inline(always)]
+    fn room(&self) -> bool {
+        self.tail - self.head_cache < self.capacity
+            || (self.ring.stamp(self.slot).load(Acquire) == free_for(self.tail)
+                && !self.ring.flags.consumer_closed.load(Relaxed))
     }
 
     /// Like [`Producer::push`] but never waits: a full blocking queue hands `value` back as
@@ -97,11 +113,8 @@ impl<T> Producer<T> {
         if self.lossy {
             return Ok(self.push_evicting(value));
         }
-        if self.tail - self.head_cache == self.capacity {
-            self.head_cache = self.ring.consumer.head.load(Acquire);
-            if self.tail - self.head_cache == self.capacity {
-                return Err(TryPushError::Full(value));
-            }
+        if !self.room() {
+            return Err(TryPushError::Full(value));
         }
         self.write(value);
         Ok(None)
@@ -185,12 +198,17 @@ impl<T> Producer<T> {
         self.publish();
     }
 
-    /// Writes the slot at `tail` without publishing it.
+    /// Writes the slot at `tail` and, on a blocking queue, hands it to the consumer by its
+    /// stamp; the index is published by [`Producer::publish`].
     #[inline(always)]
     fn put(&mut self, value: T) {
-        // Safety: `tail - head < capacity <= slots` (or the eviction rule for drop-oldest),
-        // so the consumer is done with this slot, and only the producer writes slots.
+        // Safety: the slot's stamp said free (or the eviction rule for drop-oldest), so the
+        // consumer is done with it, and only the producer writes slots.
         unsafe { self.ring.write(self.slot, value) };
+        if !self.lossy {
+            // Release: the message is visible to whoever loads this stamp with Acquire.
+            self.ring.stamp(self.slot).store(holding(self.tail), Release);
+        }
         self.tail += 1;
         self.slot += 1;
         if self.slot == self.slots {
@@ -198,7 +216,8 @@ impl<T> Producer<T> {
         }
     }
 
-    /// Makes every slot written so far visible and wakes a parked consumer.
+    /// Publishes the tail (what a drop-oldest consumer looks at, and the count `len` and the
+    /// ends' closes read) and wakes a parked consumer.
     #[inline(always)]
     fn publish(&mut self) {
         // Release: the slots' contents are visible to whoever loads this tail with Acquire.
@@ -224,12 +243,14 @@ impl<T> Producer<T> {
                 evicted += self.push_evicting(value).is_some() as usize;
                 continue;
             }
-            if self.tail - self.head_cache == self.capacity && !self.wait_for_space() {
+            if !self.room() && !self.wait_for_space() {
                 return Err(Closed(()));
             }
-            let room = (self.capacity - (self.tail - self.head_cache)) as usize;
-            for value in items.drain(..room.min(items.len())) {
+            while let Some(value) = items.pop_front() {
                 self.put(value);
+                if items.is_empty() || !self.room() {
+                    break;
+                }
             }
             self.publish();
         }
@@ -242,19 +263,30 @@ impl<T> Producer<T> {
     #[inline(never)]
     fn wait_for_space(&mut self) -> bool {
         let ring = &*self.ring;
+        let (stamp, free) = (ring.stamp(self.slot), free_for(self.tail));
         let (tail, capacity) = (self.tail, self.capacity);
-        let halt = self.halt.as_ref();
+        // Looking at once (capacity 1, or ends told to): the slot's stamp, which the write
+        // needs next. Else the consumer's head, so that the wait ends with all the room made
+        // meanwhile and the messages that fill it need no look at all: waiting on the stamp
+        // there would end a wait per message, each with its settle.
+        let by_stamp = self.spin.settle == 0;
         let head_cache = &mut self.head_cache;
+        let halt = self.halt.as_ref();
         let mut ready = || {
-            *head_cache = ring.consumer.head.load(Acquire);
-            tail - *head_cache < capacity || ring.flags.consumer_closed.load(Acquire) || halted(halt)
+            let room = if by_stamp {
+                stamp.load(Acquire) == free
+            } else {
+                *head_cache = ring.consumer.head.load(Acquire);
+                tail - *head_cache < capacity
+            };
+            room || ring.flags.consumer_closed.load(Acquire) || halted(halt)
         };
         if !ready() && !spin_until(self.spin, &mut ready) {
             park_until(|| std::iter::once(&*ring.space), ring.asymmetric, ready);
         }
         // The consumer drains the queue when it closes: a message put into the room that the
         // drain made would never be read, so a close wins over room.
-        !ring.flags.consumer_closed.load(Acquire) && tail - self.head_cache < capacity
+        !ring.flags.consumer_closed.load(Acquire) && self.room()
     }
 
     /// Drop-oldest write. The queue has `capacity + 2` slots, and the order is: write the new

@@ -1,5 +1,5 @@
-//! The shared part of a queue: the slots, the two indices, the close flags and the two
-//! parking spots, each group on its own cache line.
+//! The shared part of a queue: the slots with their stamps, the two indices, the close flags
+//! and the two parking spots, each group on its own cache line.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::Relaxed;
@@ -52,6 +52,34 @@ pub(crate) const PRODUCER_DONE: u64 = 1;
 /// The consumer has closed and drained the queue: it takes nothing more.
 pub(crate) const CONSUMER_DONE: u64 = 2;
 
+/// One message's place, with the stamp that hands it between the ends of a blocking queue.
+///
+/// The stamp says whose turn the slot is, for the index that uses it next: [`free_for`]`(i)`
+/// while the producer may write index `i` into it, [`holding`]`(i)` once index `i` is in it.
+/// A blocking queue's ends look at the stamp, not at the other end's index: the look then
+/// fetches the very cache lines the message travels in, so a hand-over moves the slot's lines
+/// and nothing else, where an index look moves the index's line first and the slot's after it.
+/// The stamp comes last, on the line the message's last bytes share, so that it is written
+/// after them. Drop-oldest queues keep to the indices (their producer takes messages back).
+#[repr(C, align(64))]
+pub(crate) struct Slot<T> {
+    value: UnsafeCell<MaybeUninit<T>>,
+    pub(crate) stamp: AtomicU64,
+}
+
+/// The stamp of a slot that index `i` may be written into.
+#[inline(always)]
+pub(crate) const fn free_for(i: u64) -> u64 {
+    2 * i
+}
+
+/// The stamp of a slot that holds index `i`. Odd, so that it never equals a [`free_for`]
+/// stamp, not even at capacity 1, where index `i + 1` uses the slot next.
+#[inline(always)]
+pub(crate) const fn holding(i: u64) -> u64 {
+    2 * i + 1
+}
+
 /// Indices are 64-bit and only ever grow (they do not wrap in practice: 2^64 messages), so
 /// `tail - head` is the number of messages inside and the slot of index `i` is `i % slots`.
 pub(crate) struct Ring<T> {
@@ -63,14 +91,14 @@ pub(crate) struct Ring<T> {
     pub(crate) data: Padded<Waiter>,
     /// The producer parks here waiting for room (blocking queues only).
     pub(crate) space: Padded<Waiter>,
-    slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    slots: Box<[Slot<T>]>,
     /// The queue's handshake is membarrier (see `wait`); fixed at creation, so both ends agree.
     pub(crate) asymmetric: bool,
 }
 
 // Safety: a slot is only written by the producer and read by the consumer (or, on eviction,
-// by the producer), never both at once: the index protocol in `producer` and `consumer`
-// hands each slot over with release/acquire.
+// by the producer), never both at once: the stamps (blocking queues) or the indices
+// (drop-oldest) hand each slot over with release/acquire.
 unsafe impl<T: Send> Send for Ring<T> {}
 unsafe impl<T: Send> Sync for Ring<T> {}
 
@@ -85,7 +113,12 @@ impl<T> Ring<T> {
             flags: Padded::default(),
             data: Padded::default(),
             space: Padded::default(),
-            slots: (0..slots).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect(),
+            slots: (0..slots as u64)
+                .map(|i| Slot {
+                    value: UnsafeCell::new(MaybeUninit::uninit()),
+                    stamp: AtomicU64::new(free_for(i)),
+                })
+                .collect(),
             asymmetric,
         }
     }
@@ -94,25 +127,33 @@ impl<T> Ring<T> {
         self.slots.len()
     }
 
+    /// The stamp of slot `i` (blocking queues).
+    #[inline(always)]
+    pub(crate) fn stamp(&self, i: usize) -> &AtomicU64 {
+        debug_assert!(i < self.slots.len());
+        // Safety: every caller passes a slot index it keeps below `slots`.
+        unsafe { &self.slots.get_unchecked(i).stamp }
+    }
+
     /// Safety: the caller owns slot `i` (it is empty and only this thread may write it).
     #[inline(always)]
     pub(crate) unsafe fn write(&self, i: usize, value: T) {
         debug_assert!(i < self.slots.len());
-        unsafe { self.slots.get_unchecked(i).with_mut(|p| (*p).write(value)) };
+        unsafe { self.slots.get_unchecked(i).value.with_mut(|p| (*p).write(value)) };
     }
 
     /// Safety: the caller owns slot `i`, which holds a message; it is empty afterwards.
     #[inline(always)]
     pub(crate) unsafe fn read(&self, i: usize) -> T {
         debug_assert!(i < self.slots.len());
-        unsafe { self.slots.get_unchecked(i).with(|p| (*p).assume_init_read()) }
+        unsafe { self.slots.get_unchecked(i).value.with(|p| (*p).assume_init_read()) }
     }
 
     /// Safety: slot `i` holds a message that nobody else touches while the borrow lives.
     #[inline(always)]
     pub(crate) unsafe fn get(&self, i: usize) -> &T {
         debug_assert!(i < self.slots.len());
-        unsafe { self.slots.get_unchecked(i).with(|p| (*p).assume_init_ref()) }
+        unsafe { self.slots.get_unchecked(i).value.with(|p| (*p).assume_init_ref()) }
     }
 }
 
