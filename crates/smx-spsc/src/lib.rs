@@ -30,7 +30,9 @@
 //!
 //! A queue of capacity `n >= 1` never holds more than `n` messages (a blocking queue has `n`
 //! slots; capacity 1 is one slot, no rounding to a power of two, and a slot index is kept
-//! beside each index so that no message pays for a division).
+//! beside each index so that no message pays for a division). A slot is its message and its
+//! stamp (see above) rounded up to whole cache lines, so that neighbouring slots never share
+//! a line: 128 bytes for smx's 80-byte message.
 //!
 //! # Publication
 //!

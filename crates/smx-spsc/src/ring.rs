@@ -130,9 +130,7 @@ impl<T> Ring<T> {
     /// The stamp of slot `i` (blocking queues).
     #[inline(always)]
     pub(crate) fn stamp(&self, i: usize) -> &AtomicU64 {
-        debug_assert!(i < self.slots.len());
-        // Safety: every caller passes a slot index it keeps below `slots`.
-        unsafe { &self.slots.get_unchecked(i).stamp }
+        &self.slots[i].stamp
     }
 
     /// Safety: the caller owns slot `i` (it is empty and only this thread may write it).
