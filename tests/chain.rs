@@ -191,10 +191,27 @@ fn a_line_of_forwarders_is_one_chain_and_loses_nothing() {
 #[test]
 fn long_fed_twice_or_pinned_links_keep_their_threads() {
     let registry = registry();
-    // A channel of 64 hands over a batch per turn already.
-    let long = pairs(3, 64);
+    // From a length of 256 on, threads of one core taking turns hand over enough per turn.
+    let long = pairs(3, 256);
     let report = run(&long, &registry, &one_core(&long, &registry, 1_000, ChainMode::Auto)).unwrap();
     assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
+    // A channel of 64 chains only behind a box that never waits: behind one that may wait, the
+    // follower would take its messages one at a time.
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let mid = net.add_box("Mid", "faulty", &[("data", true), ("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    let long = Link {
+        len: Some(64),
+        ..Link::default()
+    };
+    net.connect_with(src, "data", mid, "data", long);
+    net.connect_with(mid, "data", snk, "data", long);
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 5, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&report).expect("Src and Mid chain");
+    assert!(note.contains("(Src#0 -> Mid#1)"), "{note}");
+    assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(5));
     // A sink fed by a routing node (two sources) has no single feeder; nor does a pair whose
     // sink has a core of its own chain.
     let mut net = NetBuilder::new();
@@ -303,4 +320,109 @@ fn a_stop_ends_a_chain_that_would_run_for_ever_and_its_books_balance() {
     for c in &report.channels {
         assert!(c.read > 0 && c.settled, "{c:?}");
     }
+}
+
+/// A chain headed by `lead` (never waits, `count` messages, each step computing for `busy`)
+/// into `lag` on a channel of `len`; `lag` records, per message, how many messages the head
+/// had written when it read that one.
+fn run_ahead(len: u32, count: u64, busy: Duration) -> (Report, u64) {
+    const PORT: &[PortSpec] = &[PortSpec::new("data")];
+    const COUNT: &[ConfigKey] = &[ConfigKey::int("count")];
+    let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let most_ahead = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut registry = registry();
+    let w = written.clone();
+    registry.register(
+        BoxSpec::named("lead")
+            .outputs(PORT)
+            .config(COUNT)
+            .never_waits()
+            .factory(move |config| {
+                Ok(Box::new(Lead {
+                    count: config.int("count")?,
+                    busy,
+                    written: w.clone(),
+                }))
+            }),
+    );
+    let (w, m) = (written.clone(), most_ahead.clone());
+    registry.register(BoxSpec::named("lag").inputs(PORT).chainable().factory(move |_| {
+        Ok(Box::new(Lag {
+            read: 0,
+            written: w.clone(),
+            most_ahead: m.clone(),
+        }))
+    }));
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Lead", "lead", &[("data", false)]);
+    let snk = net.add_box("Lag", "lag", &[("data", true)]);
+    let link = Link {
+        len: Some(len),
+        ..Link::default()
+    };
+    net.connect_with(src, "data", snk, "data", link);
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, count, ChainMode::Auto)).unwrap();
+    (report, most_ahead.load(Ordering::SeqCst))
+}
+
+struct Lead {
+    count: u64,
+    busy: Duration,
+    written: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl BoxImpl for Lead {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < self.busy {
+            std::hint::spin_loop();
+        }
+        let seq = self.written.fetch_add(1, Ordering::SeqCst);
+        let _ = io.write(OutPort(0), smx_box::Message::now(seq, b"x"));
+        Ok(if seq + 1 >= self.count { Flow::End } else { Flow::Return })
+    }
+}
+
+struct Lag {
+    read: u64,
+    written: Arc<std::sync::atomic::AtomicU64>,
+    most_ahead: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl BoxImpl for Lag {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if let Some(msg) = io.read(InPort(0)) {
+            assert_eq!(msg.seq, self.read, "in order");
+            self.read += 1;
+            let ahead = self.written.load(Ordering::SeqCst) - self.read;
+            self.most_ahead.fetch_max(ahead, Ordering::SeqCst);
+        }
+        Ok(Flow::Return)
+    }
+
+    fn stats(&self) -> smx_box::Stats {
+        smx_box::Stats::new().with("received", self.read)
+    }
+}
+
+#[test]
+fn a_head_that_never_waits_runs_a_channelful_ahead_of_its_follower() {
+    let (report, most_ahead) = run_ahead(64, 20_000, Duration::ZERO);
+    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert_eq!(report.status, Status::Ok);
+    assert_eq!(report.net("Lag").unwrap().stats.u64("received"), Some(20_000));
+    assert_balanced(&report);
+    // The follower ran when the channel was full (64 waiting, and the write that found it
+    // full), never later.
+    assert_eq!(most_ahead, 64, "the most messages written and not yet read");
+}
+
+#[test]
+fn a_head_that_computes_for_longer_than_a_clock_tick_has_its_follower_run_after_each_step() {
+    // A tick of the coarse clock is at most 10 ms (HZ >= 100).
+    let (report, most_ahead) = run_ahead(64, 8, Duration::from_millis(12));
+    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert_eq!(report.net("Lag").unwrap().stats.u64("received"), Some(8));
+    assert_eq!(most_ahead, 0, "each message was read before the head's next step");
 }

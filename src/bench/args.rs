@@ -127,7 +127,7 @@ pub struct ScalingArgs {
     #[arg(long, value_name = "NAME", value_parser = ["gstreamer"])]
     pub peer: Option<String>,
     /// smx's operator chaining (see `smxrun --chain`): auto, the default, runs a pair on one
-    /// thread where the pairs' threads outnumber the cores on short channels; off keeps a thread
+    /// thread where the pairs' threads outnumber the cores on channels shorter than 256; off keeps a thread
     /// per box, so that smx and the peers hand every message between two threads
     #[arg(long, value_name = "auto|off", default_value = "auto")]
     pub chain: smx_runtime::chain::ChainMode,

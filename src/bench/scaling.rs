@@ -70,7 +70,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     if s.chain == smx_runtime::chain::ChainMode::Auto {
         result.notes.push(
             "smx runs with its defaults, chaining included: where a cell's 2 x pairs threads outnumber the cores \
-             on channels shorter than 16, each pair runs on one thread (the report's warnings say so), so a \
+             on channels shorter than 256, each pair runs on one thread (the report's warnings say so), so a \
              message is handed over by a call, while each peer hands it between two threads; --chain off \
              compares the channels alone"
                 .to_string(),

@@ -82,7 +82,8 @@ pub struct RunArgs {
     pub tt_mode: smx_runtime::firewall::TtMode,
 
     /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
-    /// its step) on its feeder's thread when the box threads outnumber the cores, so a hand-over
+    /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
+    /// between them are shorter than 256, so a hand-over
     /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
     /// thread per box. Never under --trace
     #[arg(long, value_name = "auto|off", default_value = "auto")]

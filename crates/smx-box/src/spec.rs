@@ -379,8 +379,10 @@ impl SpecBuilder {
     /// [`crate::Io::wait_until`]) and not on anything outside the net (a clock, a socket, a
     /// device, a lock held elsewhere), so it lasts as long as its own computation and its
     /// writes. On a chain's thread the runtime then knows that the boxes behind it run again
-    /// soon, and lets them keep what they collect across steps ([`crate::BoxImpl::idle`])
-    /// instead of asking them to release it before each step of this one.
+    /// soon: it lets this box run ahead, as on a thread of its own, while the boxes behind it
+    /// take what it wrote a channelful at a time (or at least every few milliseconds), and lets
+    /// them keep what they collect across steps ([`crate::BoxImpl::idle`]) instead of asking
+    /// them to release it before each step of this one.
     pub const fn never_waits(self) -> Self {
         SpecBuilder {
             never_waits: true,

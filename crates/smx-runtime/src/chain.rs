@@ -9,25 +9,31 @@
 //!   - every connected input of `B` comes from `A`, and every output of `A` goes to `B`: `B`
 //!     can only fire after `A` wrote, and `A` feeds nobody else, so when `B` blocks on a write
 //!     of its own, `A` has nothing else to do, as on a thread of its own;
-//!   - those channels are plain coupled ones shorter than [`crate::placement::GROUP_MIN_LEN`]
-//!     (from that length on, threads of one core hand over a batch per turn already, and a
-//!     chained follower would take its messages one at a time);
+//!   - those channels are plain coupled ones shorter than [`CHAIN_MAX_LEN`]; if one is
+//!     [`crate::placement::GROUP_MIN_LEN`] long or longer, `A`'s spec must also say that its
+//!     step never waits ([`smx_box::SpecBuilder::never_waits`]): such a head runs ahead and its
+//!     follower takes a channelful at a time, while behind a head that may wait the follower
+//!     takes the messages one at a time, and threads of one core taking turns a channelful per
+//!     turn beat that;
 //!   - `B`'s spec says its step never waits on an input ([`smx_box::SpecBuilder::chainable`]);
 //!   - neither has a core, priority or niceness of its own, nor runs in a cyclic executive.
 //!
 //!   `B` then runs on `A`'s thread, and so may its own follower: a chain is a head and a line
 //!   of followers.
 //! * **How it runs**: the thread fires the head as the head's own thread would (blocking in the
-//!   firing rule on the head's inputs), then each follower for as long as its input holds
-//!   something. A write into a full channel of the chain does not wait: it steps the follower
-//!   in place to make room ([`crate::channel::Writer::write_making_room`]). The firing rule,
-//!   the books, the order and termination are those of threads of their own; only the thread
-//!   changes, and a follower's channel never waits, so its spin and park settings do not apply.
-//!   What differs is slack: a follower runs as soon as its input holds something, so while it
-//!   blocks on a write of its own the head cannot run ahead and fill the channel between them,
-//!   as a head on its own thread could. A net that needs that slack to make progress (another
-//!   path from the head's own producers into the follower's consumer) already depends on
-//!   channel lengths; `--chain off` gives it back.
+//!   firing rule on the head's inputs). A write into a full channel of the chain does not wait:
+//!   it steps the follower in place while its input holds something, which makes room
+//!   ([`crate::channel::Writer::write_making_room`]). Before the head may wait, and at least
+//!   once per tick of the kernel's coarse clock, every follower steps while its input holds
+//!   something; a head that never waits otherwise runs ahead, and its follower takes a
+//!   channelful at a time. The firing rule, the books, the order and termination are those of
+//!   threads of their own; only the thread changes, and a follower's channel never waits, so
+//!   its spin and park settings do not apply. What differs is slack: behind a head that may
+//!   wait, a follower runs as soon as its input holds something, so while it blocks on a write
+//!   of its own the head cannot run ahead and fill the channel between them, as a head on its
+//!   own thread could. A net that needs that slack to make progress (another path from the
+//!   head's own producers into the follower's consumer) already depends on channel lengths;
+//!   `--chain off` gives it back.
 //! * **When**: by [`decide`], only when the run's box threads outnumber the cores they may use
 //!   (`--chain auto`, the default), never under `--trace` (whose timeline is per box thread),
 //!   and never with `--chain off`.
@@ -117,6 +123,12 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
     )
 }
 
+/// From this channel length on, nothing chains: threads of one core taking turns hand over a
+/// channelful per turn, and from about this many messages per turn the two switches of a turn
+/// cost less than the chain's own work per message (docs/measurements.md, "a chain's head runs
+/// ahead").
+pub const CHAIN_MAX_LEN: usize = 256;
+
 /// Every chain the rules of the module docs allow, heads first in net order.
 pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     let n = plan.nets.len();
@@ -136,6 +148,8 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     // Per net, the one net all its outputs go to, if there is one.
     let mut consumer: Vec<Option<usize>> = vec![None; n];
     let mut consumers_many = vec![false; n];
+    // Per net, whether a channel into it is long enough for threads of one core to take turns.
+    let mut long_in = vec![false; n];
     for c in &plan.channels {
         match consumer[c.from] {
             Some(b) if b != c.to => consumers_many[c.from] = true,
@@ -147,7 +161,8 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
             Some(a) if a != c.from => unchainable[c.to] = true,
             _ => feeder[c.to] = Some(c.from),
         }
-        if !short || !plain || c.from == c.to {
+        long_in[c.to] |= !short;
+        if !plain || c.from == c.to || c.len >= CHAIN_MAX_LEN {
             unchainable[c.to] = true;
         }
     }
@@ -156,8 +171,16 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     for b in 0..n {
         let Some(a) = feeder[b] else { continue };
         let chainable = matches!(&plan.nets[b].role, Role::Box(spec) if spec.chainable);
+        let runs_ahead = matches!(&plan.nets[a].role, Role::Box(spec) if spec.never_waits);
         let only_consumer = consumer[a] == Some(b) && !consumers_many[a];
-        if !unchainable[b] && only_consumer && chainable && next[a].is_none() && free(a) && free(b) {
+        if !unchainable[b]
+            && (!long_in[b] || runs_ahead)
+            && only_consumer
+            && chainable
+            && next[a].is_none()
+            && free(a)
+            && free(b)
+        {
             next[a] = Some(b);
             has_prev[b] = true;
         }
@@ -269,25 +292,23 @@ fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
     joints
 }
 
-/// The chain's loop: the head as its own thread would fire it, then every follower while its
-/// input holds something; once the head has ended, the followers to their ends.
+/// The chain's loop: the head as its own thread would fire it, its followers drained before it
+/// may wait and whenever it ran ahead for a tick of the coarse clock (see [`RunAhead`]); once
+/// the head has ended, the followers to their ends.
 fn run_links(links: &mut [Link], stop: &AtomicBool) {
+    let mut ahead = RunAhead::new();
     loop {
-        let head_running = fire(links, stop, true);
-        for k in 1..links.len() {
-            let mut stepped = false;
-            while links[k].driver.ready() {
-                stepped = true;
-                if !fire(&mut links[k..], stop, false) {
-                    break;
-                }
-            }
-            if !stepped {
-                // Nothing came this pass: on a thread of its own it would now wait.
-                links[k].driver.release_held();
-            }
-        }
-        if !head_running {
+        let running = if ahead.may_go_on(&mut links[0]) {
+            let since = ahead.since;
+            fire_while(links, stop, true, |head| {
+                head.ready() && smx_timing::coarse_ns() == since
+            })
+        } else {
+            drain_followers(links, stop);
+            ahead.drained();
+            fire(links, stop, true)
+        };
+        if !running {
             break;
         }
     }
@@ -295,6 +316,61 @@ fn run_links(links: &mut [Link], stop: &AtomicBool) {
     for k in 1..links.len() {
         while fire(&mut links[k..], stop, true) {}
     }
+}
+
+/// Whether a chain's head may step again before its followers run.
+///
+/// A head that never waits and whose firing rule will not wait runs ahead of its followers as
+/// it would on a thread of its own: its messages collect in the channel, and the follower
+/// takes a channelful at a time when a write finds the channel full ([`ChainPorts::write_down`]),
+/// so each box's code and data stay in the cache for a whole batch. Before a head that may wait,
+/// the followers take what it left, as a consumer thread would while its producer waits. The
+/// coarse clock bounds how long a message can sit behind a head that keeps running but writes
+/// rarely (a long computation per step): the followers run at least once per kernel tick.
+struct RunAhead {
+    since: u64,
+}
+
+impl RunAhead {
+    fn new() -> Self {
+        RunAhead {
+            since: smx_timing::coarse_ns(),
+        }
+    }
+
+    fn may_go_on(&self, head: &mut Link) -> bool {
+        head.never_waits && head.driver.ready() && smx_timing::coarse_ns() == self.since
+    }
+
+    fn drained(&mut self) {
+        self.since = smx_timing::coarse_ns();
+    }
+}
+
+/// [`drain_all`] of the links after the head.
+fn drain_followers(links: &mut [Link], stop: &AtomicBool) {
+    if let Some((_, followers)) = links.split_first_mut() {
+        drain_all(followers, stop);
+    }
+}
+
+/// Steps each of `links` in turn while its input holds something (a pass of the chain's tail);
+/// one that got nothing releases what it holds, as on a thread of its own it would now wait.
+fn drain_all(links: &mut [Link], stop: &AtomicBool) {
+    for k in 0..links.len() {
+        if !drain(&mut links[k..], stop) {
+            links[k].driver.release_held();
+        }
+    }
+}
+
+/// Fires the first of `links` while its firing rule lets it step; whether it stepped.
+fn drain(links: &mut [Link], stop: &AtomicBool) -> bool {
+    if !links[0].driver.ready() {
+        return false;
+    }
+    fire_while(links, stop, false, Driver::ready);
+    true
 }
 
 /// Fires the first of `links` once, its step seeing the chain's view of its ports.
@@ -312,9 +388,28 @@ fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
         outs: &first.outs,
         ins: &first.ins,
         never_waits: first.never_waits,
+        release_first: false,
         rest,
     };
     first.driver.fire_via(stop, block, &mut via)
+}
+
+/// Fires the first of `links` as [`fire`] does, again and again while `more` says so after a
+/// firing, under one unwind guard. With `block`, only for a box that never waits and whose
+/// firing rule will not wait, as `more` must keep it: the links after it are not asked to
+/// release what they hold. Without, a box that may wait has them release before each step.
+fn fire_while(links: &mut [Link], stop: &AtomicBool, block: bool, more: impl FnMut(&mut Driver) -> bool) -> bool {
+    let Some((first, rest)) = links.split_first_mut() else {
+        return false;
+    };
+    let mut via = Through {
+        outs: &first.outs,
+        ins: &first.ins,
+        never_waits: first.never_waits,
+        release_first: !first.never_waits,
+        rest,
+    };
+    first.driver.fire_via_while(stop, block, &mut via, more)
 }
 
 /// Asks every link of `links` to release what it holds.
@@ -330,11 +425,16 @@ struct Through<'a> {
     ins: &'a [usize],
     /// The stepping link's spec says it never waits.
     never_waits: bool,
+    /// The links after it release what they hold before each step.
+    release_first: bool,
     rest: &'a mut [Link],
 }
 
 impl StepOn for Through<'_> {
     fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped {
+        if self.release_first {
+            release(self.rest);
+        }
         let mut view = ChainPorts {
             ports,
             outs: self.outs,
@@ -375,7 +475,7 @@ impl ChainPorts<'_> {
         let mut made_room = false;
         let written = ports.write_making_room(port, msg, || {
             made_room = true;
-            fire(rest, stop, false);
+            drain_all(rest, stop);
         });
         if made_room && !*never_waits {
             release(rest);

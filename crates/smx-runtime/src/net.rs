@@ -230,6 +230,35 @@ impl Driver {
         }
     }
 
+    /// [`Driver::fire_via`] again and again while the net runs and `more` says so after a
+    /// firing, under one unwind guard: a chain's run of steps of one box pays for the guard
+    /// once, as [`Driver::run_to_end`] does. False once the net has ended.
+    pub(crate) fn fire_via_while(
+        &mut self,
+        stop: &AtomicBool,
+        block: bool,
+        via: &mut impl StepOn,
+        mut more: impl FnMut(&mut Driver) -> bool,
+    ) -> bool {
+        let fired = catch_unwind(AssertUnwindSafe(|| {
+            loop {
+                if !self.fire_unguarded(stop, block, via) {
+                    return false;
+                }
+                if !more(self) {
+                    return true;
+                }
+            }
+        }));
+        match fired {
+            Ok(running) => running,
+            Err(panic) => {
+                self.panicked(panic);
+                false
+            }
+        }
+    }
+
     /// A panic unwound out of the net loop (from the box's step, the only code there that
     /// runs user logic): the net fails and ends. The loop count already includes the step
     /// that panicked.

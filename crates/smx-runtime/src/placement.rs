@@ -13,10 +13,10 @@
 //!   laid out along their channels (sources first, each chain in one piece) and cut into one
 //!   block per core. A channel then mostly joins two threads of one core, whose ends yield to
 //!   each other instead of spinning ([`crate::channel::share_core`]), and only the cut channels
-//!   cross cores. On shorter channels they are spread, and the boxes that can be chained onto
-//!   one thread are ([`crate::chain`]): a follower takes its head's core, and a chain with no
-//!   channel to another thread is not pinned at all when no executive reserves a core, so the
-//!   scheduler can move it to a core that others left idle ([`unpin_lone_chains`]).
+//!   cross cores. On shorter channels they are spread. Either way the boxes that can be
+//!   chained onto one thread are ([`crate::chain`]): a follower takes its head's core, and a
+//!   chain with no channel to another thread is not pinned at all when no executive reserves a
+//!   core, so the scheduler can move it to a core that others left idle ([`unpin_lone_chains`]).
 //!
 //! `--pin LIST` spreads over the list as the fitting case does, `--pin off` pins nothing, and a
 //! net's own `core` setting always wins.

@@ -48,6 +48,17 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// `CLOCK_MONOTONIC_COARSE` now, in nanoseconds: the time of the kernel's last tick (a few
+/// milliseconds apart), read without touching the hardware clock, so about four times cheaper
+/// than [`monotonic_ns`]. For bounds of milliseconds checked on every message.
+#[inline]
+pub fn coarse_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: as in `monotonic_ns`; CLOCK_MONOTONIC_COARSE exists on Linux since 2.6.32.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// The kernel's current clock source (`tsc`, `hpet`, `kvm-clock`, ...), which decides how
 /// cheap and precise every clock reading is; `unknown` when it cannot be read.
 pub fn clock_source() -> String {
@@ -70,6 +81,18 @@ mod tests {
         assert!(clock.now_ns() >= deadline);
         // A deadline in the past returns at once (no error, no hang).
         clock.sleep_until(1);
+    }
+
+    #[test]
+    fn the_coarse_clock_moves_with_the_fine_one() {
+        let (coarse, fine) = (coarse_ns(), monotonic_ns());
+        // The coarse clock lags by at most a tick (at most 10 ms at HZ=100).
+        assert!(
+            coarse <= fine && fine - coarse < 20_000_000,
+            "coarse {coarse}, fine {fine}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert!(coarse_ns() > coarse);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod realtime;
 pub mod sched;
 pub mod ticker;
 
-pub use clock::{MonotonicClock, TimeSource, clock_source};
+pub use clock::{MonotonicClock, TimeSource, clock_source, coarse_ns};
 pub use lateness::{Lateness, LatenessSummary};
 pub use probe::{ProbeOptions, ProbeResult, probe};
 pub use realtime::{RtGrant, RtRequest};
