@@ -5,8 +5,12 @@
 //!
 //! Threads are pinned round-robin over the allowed cores the way `--pin auto` places a net
 //! (producer and consumer of a pair on different cores when there are two), and start together
-//! behind a barrier; the wall time runs from the barrier to the last join, and the CPU time is
-//! the process's (`getrusage`) over the same span.
+//! behind a barrier. The wall time runs from the first producer's start to the last
+//! consumer's end, each read by that thread: read by the thread that spawned them, it would
+//! start whenever the scheduler lets that thread run again after the barrier, which with more
+//! busy threads than cores can be most of a short run later (an rtrb cell of 32 threads once
+//! read 57 M msg/s that way). The CPU time is the process's (`getrusage`) from the barrier to
+//! the last join.
 
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
@@ -63,12 +67,14 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
             let mut rng = PayloadRng::new(pair as u64 + 1);
             let mut buf = vec![0u8; size];
             b.wait();
+            let start = Instant::now();
             for seq in 0..count {
                 rng.fill(&mut buf);
                 if !L::send(&mut tx, Message::new(seq, now_ns(), &buf)) {
-                    return;
+                    break;
                 }
             }
+            start
         }));
         let b = barrier.clone();
         consumers.push(std::thread::spawn(move || {
@@ -83,22 +89,25 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
                 received += 1;
             }
             std::hint::black_box(checksum);
-            (received, in_order)
+            (received, in_order, Instant::now())
         }));
     }
     barrier.wait();
-    let (start, cpu) = (Instant::now(), super::super::cpu::process_cpu_s());
+    let cpu = super::super::cpu::process_cpu_s();
     let mut run = Run::new();
+    let mut start: Option<Instant> = None;
     for p in producers {
-        if p.join().is_err() {
-            run.invalidate("a producer thread panicked");
+        match p.join() {
+            Ok(at) => start = Some(start.map_or(at, |s| s.min(at))),
+            Err(_) => run.invalidate("a producer thread panicked"),
         }
     }
-    let mut received = 0u64;
+    let (mut received, mut end) = (0u64, None::<Instant>);
     for c in consumers {
         match c.join() {
-            Ok((n, in_order)) => {
+            Ok((n, in_order, at)) => {
                 received += n;
+                end = Some(end.map_or(at, |e| e.max(at)));
                 if !in_order {
                     run.invalidate("a consumer saw messages out of order");
                 }
@@ -106,7 +115,11 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
             Err(_) => run.invalidate("a consumer thread panicked"),
         }
     }
-    let (wall, cpu) = (start.elapsed().as_secs_f64(), super::super::cpu::process_cpu_s() - cpu);
+    let cpu = super::super::cpu::process_cpu_s() - cpu;
+    let wall = match (start, end) {
+        (Some(start), Some(end)) => end.saturating_duration_since(start).as_secs_f64(),
+        _ => 0.0,
+    };
     let expected = shape.count * shape.pairs as u64;
     if received != expected {
         run.invalidate(format!("received {received} of {expected} messages"));

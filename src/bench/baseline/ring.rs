@@ -58,5 +58,9 @@ mod tests {
         });
         assert!(run.valid, "{:?}", run.problems);
         assert_eq!(run.metrics["messages"], 1500.0);
+        // The span of the threads' own clocks: positive, and the rate is taken over it.
+        let wall = run.metrics["wall_s"];
+        assert!(wall > 0.0 && wall.is_finite(), "{wall}");
+        assert_eq!(run.metrics["msg_rate_hz"], 1500.0 / wall);
     }
 }
