@@ -169,23 +169,32 @@ fn pairs_sharing_a_core_run_chained_and_count_as_with_a_thread_per_box() {
 #[test]
 fn a_line_of_forwarders_is_one_chain_and_loses_nothing() {
     let registry = registry();
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let a = net.add_box("A", "smx_fwd", &[("data", true), ("data", false)]);
-    let b = net.add_box("B", "smx_fwd", &[("data", true), ("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    net.connect(src, "data", a, "data");
-    net.connect(a, "data", b, "data");
-    net.connect(b, "data", snk, "data");
-    let graph = net.build();
-    let report = run(&graph, &registry, &one_core(&graph, &registry, 50_000, ChainMode::Auto)).unwrap();
-    let note = chaining_note(&report).expect("chained");
-    assert!(note.contains("Src#0 -> A#1 -> B#2 -> Snk#3"), "{note}");
-    assert_eq!(report.status, Status::Ok);
-    let snk = report.net("Snk").unwrap();
-    assert_eq!(snk.stats.u64("received"), Some(50_000));
-    assert_eq!(snk.stats.u64("gaps"), Some(0));
-    assert_balanced(&report);
+    // At 64 every link runs ahead of the next: a full channel steps the next link, whose own
+    // writes step the one after it.
+    for len in [1, 64] {
+        let mut net = NetBuilder::new();
+        let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+        let a = net.add_box("A", "smx_fwd", &[("data", true), ("data", false)]);
+        let b = net.add_box("B", "smx_fwd", &[("data", true), ("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        let link = Link {
+            len: Some(len),
+            ..Link::default()
+        };
+        net.connect_with(src, "data", a, "data", link);
+        net.connect_with(a, "data", b, "data", link);
+        net.connect_with(b, "data", snk, "data", link);
+        let graph = net.build();
+        let report = run(&graph, &registry, &one_core(&graph, &registry, 50_000, ChainMode::Auto)).unwrap();
+        let note = chaining_note(&report).expect("chained");
+        assert!(note.contains("Src#0 -> A#1 -> B#2 -> Snk#3"), "{len}: {note}");
+        assert_eq!(report.status, Status::Ok, "{len}");
+        let snk = report.net("Snk").unwrap();
+        assert_eq!(snk.stats.u64("received"), Some(50_000), "{len}");
+        assert_eq!(snk.stats.u64("gaps"), Some(0), "{len}");
+        assert_eq!(snk.stats.u64("out_of_order"), Some(0), "{len}");
+        assert_balanced(&report);
+    }
 }
 
 #[test]
@@ -305,20 +314,23 @@ fn a_chained_box_that_waits_on_its_input_anyway_gets_what_is_there_and_loses_not
 #[test]
 fn a_stop_ends_a_chain_that_would_run_for_ever_and_its_books_balance() {
     let registry = registry();
-    let graph = pairs(3, 1);
-    let opts = one_core(&graph, &registry, u64::MAX, ChainMode::Auto);
-    let stop: Arc<AtomicBool> = opts.stop.clone();
-    let stopper = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        stop.store(true, Ordering::SeqCst);
-    });
-    let report = run(&graph, &registry, &opts).unwrap();
-    stopper.join().unwrap();
-    assert!(chaining_note(&report).is_some());
-    assert_eq!(report.status, Status::Stopped, "{:?}", report.nets);
-    assert_balanced(&report);
-    for c in &report.channels {
-        assert!(c.read > 0 && c.settled, "{c:?}");
+    // At 64 the heads run ahead of their followers when the stop comes.
+    for len in [1, 64] {
+        let graph = pairs(3, len);
+        let opts = one_core(&graph, &registry, u64::MAX, ChainMode::Auto);
+        let stop: Arc<AtomicBool> = opts.stop.clone();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::SeqCst);
+        });
+        let report = run(&graph, &registry, &opts).unwrap();
+        stopper.join().unwrap();
+        assert!(chaining_note(&report).is_some(), "{len}");
+        assert_eq!(report.status, Status::Stopped, "{len}: {:?}", report.nets);
+        assert_balanced(&report);
+        for c in &report.channels {
+            assert!(c.read > 0 && c.settled, "{len}: {c:?}");
+        }
     }
 }
 
