@@ -120,3 +120,29 @@ fn a_write_refused_by_the_halt_is_dropped_and_the_books_balance() {
     let s = w.shared().counters.snapshot();
     assert_eq!((s.written, s.read, s.dropped, s.left), (3, 1, 2, 0));
 }
+
+#[test]
+fn a_write_making_room_calls_for_room_until_there_is_some_and_refuses_once_nobody_can_make_it() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 2);
+    r.take_published_only();
+    let mut taken = Vec::new();
+    for i in 0..5 {
+        w.write_making_room(i, || match r.take() {
+            Poll::Message(m) => taken.push(m),
+            other => panic!("a full channel has a message: {other:?}"),
+        })
+        .unwrap();
+    }
+    // Room was made only when the channel was full: once for each write after the second.
+    assert_eq!(taken, [0, 1, 2]);
+    // A halt while full refuses the write, as does a consumer's end; both count it dropped.
+    let halt = smx_spsc::Halt::default();
+    w.set_halt(halt.clone());
+    halt.store(true, Ordering::Release);
+    assert!(w.write_making_room(5, || {}).is_err());
+    halt.store(false, Ordering::Release);
+    r.close();
+    assert!(w.write_making_room(6, || panic!("nobody reads any more")).is_err());
+    let s = w.shared().counters.snapshot();
+    assert_eq!((s.written, s.read, s.dropped), (7, 3, 2));
+}

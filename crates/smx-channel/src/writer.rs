@@ -67,27 +67,27 @@ impl<T> Writer<T> {
             counts.dropped.bump();
             return Err(Closed);
         };
-        let mut msg = msg;
-        loop {
-            match tx.try_push(msg) {
-                Ok(None) => return Ok(()),
-                Ok(Some(oldest)) => {
-                    drop(oldest);
-                    counts.overwritten.bump();
-                    return Ok(());
-                }
-                Err(TryPushError::Closed(_)) => break,
-                Err(TryPushError::Full(back)) => {
-                    if tx.halted() {
-                        break;
-                    }
-                    msg = back;
-                    make_room();
-                }
+        // Room first, then one move of the message into its slot: a loop that hands the message
+        // back and tries again keeps it on the stack and copies it at every turn.
+        while tx.is_full() {
+            if tx.consumer_closed() || tx.halted() {
+                counts.dropped.bump();
+                return Err(Closed);
+            }
+            make_room();
+        }
+        match tx.push(msg) {
+            Ok(None) => Ok(()),
+            Ok(Some(oldest)) => {
+                drop(oldest);
+                counts.overwritten.bump();
+                Ok(())
+            }
+            Err(_) => {
+                counts.dropped.bump();
+                Err(Closed)
             }
         }
-        counts.dropped.bump();
-        Err(Closed)
     }
 
     /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at

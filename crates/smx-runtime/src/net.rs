@@ -407,7 +407,7 @@ impl Driver {
     }
 
     /// Steps 2 and 3 of the loop (end of stream, stop): `Some(false)` when the net ends here.
-    #[inline]
+    #[inline(always)]
     fn before_step(&mut self, stop: &AtomicBool) -> Option<bool> {
         let stopping = stop.load(Ordering::Relaxed);
         if !self.triggering.is_empty()
@@ -429,17 +429,28 @@ impl Driver {
         None
     }
 
-    /// Decides, after step `count`, whether the net goes on.
-    #[inline]
+    /// Decides, after step `count`, whether the net goes on. Inlined into the loop, with the
+    /// failure out of line: this runs once per message.
+    #[inline(always)]
     fn after_step(&mut self, count: u64, stepped: Result<Flow, smx_box::BoxError>, stopped: bool) -> bool {
-        self.last = match stepped {
-            Ok(flow) => flow,
-            Err(e) => {
-                self.outcome.fail(format!("step {count} failed: {e}"));
-                self.end();
-                return false;
-            }
-        };
+        match stepped {
+            Ok(flow) => self.after_flow(flow, stopped),
+            Err(e) => self.step_failed(count, e),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn step_failed(&mut self, count: u64, e: smx_box::BoxError) -> bool {
+        self.outcome.fail(format!("step {count} failed: {e}"));
+        self.end();
+        false
+    }
+
+    /// [`Driver::after_step`] for a step that returned `flow`.
+    #[inline(always)]
+    fn after_flow(&mut self, flow: Flow, stopped: bool) -> bool {
+        self.last = flow;
         if stopped && self.last == Flow::End {
             self.outcome.status = Status::Stopped;
         }
@@ -464,6 +475,7 @@ impl Driver {
 
     /// The net ends: its wall time stops and its channels close, which is how its neighbours
     /// learn it ended (spec §1.7).
+    #[cold]
     fn end(&mut self) {
         if self.running {
             if self.outcome.status == Status::Ok && self.halt.load(Ordering::Acquire) {

@@ -103,6 +103,12 @@ impl<T> Producer<T> {
                 && !self.ring.flags.consumer_closed.load(Relaxed))
     }
 
+    /// Whether a write now would find a blocking queue full (a drop-oldest queue never is).
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        !self.lossy && !self.room()
+    }
+
     /// Like [`Producer::push`] but never waits: a full blocking queue hands `value` back as
     /// [`TryPushError::Full`]. A drop-oldest queue is never full.
     #[inline]
