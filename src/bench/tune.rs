@@ -4,8 +4,10 @@
 //! `nets/src_snk.smx` pair) the defaults run beside every setting of a `--pin` x `--wait-spin`
 //! (x `--tt-mode` for the time-triggered row) sweep ([`tune_sweep`]). After one discarded
 //! warm-up of each row's default, the rounds are interleaved: each round runs every setting of
-//! every row once, in an order rotated from round to round, so that a drift of the machine
-//! (another process building) hits every setting alike and no setting always runs first.
+//! every row once, in an order rotated by a share of the order from round to round, so that a
+//! drift of the machine (another process building) hits every setting alike and no setting
+//! always runs first or last (rotated by one per round, five rounds of 25 settings left the
+//! default among the last five every time).
 //! [`tune_verdict`] compares medians.
 //!
 //! The best of some twenty noisy settings is biased upwards: it is the one whose rounds the
@@ -119,9 +121,12 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
                 session.progress("tune", &cases[0], 0, runs, &run, row.metric());
                 continue;
             }
+            // Rotated by a share of the order per round, so that over the rounds each setting
+            // (the default too) runs early and late in its row.
             let n = settings.len();
+            let offset = (round - 1) * n / runs + 1;
             for k in 0..n {
-                let i = (k + round) % n;
+                let i = (k + offset) % n;
                 let run = row.run(&registry, &settings[i], row.count);
                 session.progress("tune", &cases[i], round, runs, &run, row.metric());
                 cases[i].push(run);
