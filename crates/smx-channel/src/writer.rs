@@ -57,8 +57,8 @@ impl<T> Writer<T> {
     }
 
     /// Writes `msg` like [`Writer::write`], but never waits: while a coupled channel is full it
-    /// calls `make_room` (which runs the consumer on this thread, operator chaining) and tries
-    /// again. Fails, counting the message as dropped, once the consumer has ended or this end's
+    /// calls `make_room` (which runs the consumer on this thread, operator chaining), then
+    /// writes. Fails, counting the message as dropped, once the consumer has ended or this end's
     /// halt is set.
     pub fn write_making_room(&mut self, msg: T, mut make_room: impl FnMut()) -> Result<(), Closed> {
         let counts = &self.shared.counters.producer;

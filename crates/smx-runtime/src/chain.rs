@@ -300,9 +300,7 @@ fn run_links(links: &mut [Link], stop: &AtomicBool) {
     loop {
         let running = if ahead.may_go_on(&mut links[0]) {
             let since = ahead.since;
-            fire_while(links, stop, true, |head| {
-                head.ready() && smx_timing::coarse_ns() == since
-            })
+            fire_while(links, stop, true, |head| still_ahead(head, since))
         } else {
             drain_followers(links, stop);
             ahead.drained();
@@ -339,12 +337,19 @@ impl RunAhead {
     }
 
     fn may_go_on(&self, head: &mut Link) -> bool {
-        head.never_waits && head.driver.ready() && smx_timing::coarse_ns() == self.since
+        head.never_waits && still_ahead(&mut head.driver, self.since)
     }
 
     fn drained(&mut self) {
         self.since = smx_timing::coarse_ns();
     }
+}
+
+/// For a head that never waits: its firing rule will not wait, and the coarse clock still reads
+/// `since`.
+#[inline(always)]
+fn still_ahead(head: &mut Driver, since: u64) -> bool {
+    head.ready() && smx_timing::coarse_ns() == since
 }
 
 /// [`drain_all`] of the links after the head.
