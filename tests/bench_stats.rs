@@ -283,6 +283,36 @@ fn scaling_table_has_one_row_per_cell_and_the_ratio_to_the_best_peer() {
 }
 
 #[test]
+fn scaling_ratios_pair_each_round_of_smx_with_the_same_round_of_the_best_peer() {
+    let rates = |series: &str, rates: &[f64]| {
+        let runs: Vec<Vec<(&str, f64)>> = rates.iter().map(|r| vec![("msg_rate_hz", *r)]).collect();
+        let runs: Vec<&[(&str, f64)]> = runs.iter().map(Vec::as_slice).collect();
+        case_with(series, &[("pairs", "1"), ("len", "1"), ("threads", "2")], &runs)
+    };
+    // The machine slows down in round 2: paired, smx is 0.5x to 0.8x of rtrb, although its
+    // fast round beats rtrb's slow one.
+    let mut smx = rates("smx", &[400.0, 100.0, 300.0]);
+    let rtrb = rates("rtrb", &[800.0, 200.0, 375.0]);
+    let crossbeam = rates("crossbeam", &[300.0, 150.0, 250.0]);
+    let r = result_with("scaling", vec![smx.clone(), rtrb.clone(), crossbeam]);
+    let t = smxrun::bench::scaling::ratio_table(&r, &[1], &[1]);
+    assert_eq!(t.rows[0], ["1", "0.80 (rtrb; rounds 0.50-0.80)"]);
+
+    // An invalid round is left out of the pairs, and one pair is no range.
+    smx.runs[0].invalidate("a message was lost");
+    smx.runs[2].invalidate("a message was lost");
+    assert_eq!(
+        smxrun::bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
+        None
+    );
+    smx.runs[2].valid = true;
+    assert_eq!(
+        smxrun::bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
+        Some((0.5, 0.8))
+    );
+}
+
+#[test]
 fn latency_per_hop_is_the_slope_over_hop_counts() {
     // p50 = 2000 ns + 1500 ns per hop, medians of two runs each.
     let cases = [0.0, 1.0, 2.0, 4.0, 8.0]

@@ -323,19 +323,33 @@ pub fn ratio_table(result: &BenchResult, pairs: &[usize], lens: &[u32]) -> Table
     let mut columns = vec!["pairs".to_string()];
     columns.extend(lens.iter().map(|l| format!("len {l}")));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut t = Table::new("scaling: smx / best peer (ratio of median rates; best peer)", &columns);
+    let mut t = Table::new(
+        "scaling: smx / best peer (ratio of median rates; best peer, and the lowest and highest ratio of one \
+         round's smx run to that peer's run of the same round: a range that holds 1.00 means the rounds disagree)",
+        &columns,
+    );
     for &p in pairs {
         let key = p.to_string();
         let mut row = vec![key.clone()];
         for &len in lens {
             let len_key = len.to_string();
-            let smx = result.find("smx", &[("pairs", key.as_str()), ("len", len_key.as_str())]);
+            let find = |series: &str| result.find(series, &[("pairs", key.as_str()), ("len", len_key.as_str())]);
+            let smx = find("smx");
             row.push(
                 match (
                     smx.and_then(|c| c.median("msg_rate_hz")),
                     best_peer(result, &key, &len_key),
                 ) {
-                    (Some(smx), Some((name, best))) if best > 0.0 => format!("{:.2} ({name})", smx / best),
+                    (Some(median), Some((name, best))) if best > 0.0 => {
+                        let rounds = match (smx, find(name)) {
+                            (Some(smx), Some(peer)) => round_ratio_range(smx, peer, "msg_rate_hz"),
+                            _ => None,
+                        };
+                        match rounds {
+                            Some((low, high)) => format!("{:.2} ({name}; rounds {low:.2}-{high:.2})", median / best),
+                            None => format!("{:.2} ({name})", median / best),
+                        }
+                    }
                     _ => "-".into(),
                 },
             );
@@ -343,6 +357,26 @@ pub fn ratio_table(result: &BenchResult, pairs: &[usize], lens: &[u32]) -> Table
         t.row(row);
     }
     t
+}
+
+/// The lowest and highest ratio of `a`'s run to `b`'s run of the same round, over the rounds
+/// where both runs are valid; `None` below two such rounds. The cases run interleaved, so a
+/// round's two runs met the machine in about the same state: on a machine whose speed drifts,
+/// these ratios spread less than the runs themselves.
+pub fn round_ratio_range(a: &Case, b: &Case, metric: &str) -> Option<(f64, f64)> {
+    let ratios: Vec<f64> = a
+        .runs
+        .iter()
+        .zip(&b.runs)
+        .filter(|(x, y)| x.valid && y.valid)
+        .filter_map(|(x, y)| Some((*x.metrics.get(metric)?, *y.metrics.get(metric)?)))
+        .filter(|(_, y)| *y > 0.0)
+        .map(|(x, y)| x / y)
+        .collect();
+    if ratios.len() < 2 {
+        return None;
+    }
+    Some((super::stats::min(&ratios)?, super::stats::max(&ratios)?))
 }
 
 /// Message rate vs threads, one chart per channel length: smx with its run range, the peers
