@@ -35,7 +35,7 @@ use crossbeam_utils::CachePadded;
 
 pub use counters::{CountSnapshot, Counters};
 pub use reader::{Poll, Reader};
-pub use smx_spsc::{DEFAULT_SPIN, Halt};
+pub use smx_spsc::{DEFAULT_SPIN, Halt, slot_bytes};
 pub use writer::{Refused, Writer};
 
 /// A write found the consumer gone; the item was dropped and counted.

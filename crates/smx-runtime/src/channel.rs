@@ -13,3 +13,12 @@ pub type Writer = smx_channel::Writer<Message>;
 pub fn channel(kind: ChannelKind, len: usize) -> (Writer, Reader) {
     smx_channel::channel(kind, len)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_message_and_its_stamp_fill_one_cache_line() {
+        // One line per hand-over between threads (`smx_box::INLINE_CAPACITY` says why).
+        assert_eq!(smx_channel::slot_bytes::<smx_box::Message>(), 64);
+    }
+}

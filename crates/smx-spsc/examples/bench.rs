@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release --example bench [-- ROUNDS]` (default 9 rounds)
 //!
-//! Two threads move messages of smx's size (72 bytes: sequence number, timestamp and an inline
+//! Two threads move messages of smx's size (56 bytes: sequence number, timestamp and an inline
 //! payload, with a reference-counted variant so that dropping one is not free) through a queue
 //! of length 1, 64 and 1024; the consumer checks the order of every message. Each cell (length
 //! x placement) runs every contender once per round for the same time (0.25 s: the producer
@@ -36,11 +36,11 @@ use std::time::{Duration, Instant};
 
 use core_affinity::CoreId;
 
-/// smx's `Message` in shape: 72 bytes.
+/// smx's `Message` in size: 56 bytes.
 #[allow(dead_code)]
 #[derive(Clone)]
 enum Payload {
-    Inline { len: u8, bytes: [u8; 48] },
+    Inline { len: u8, bytes: [u8; 32] },
     Shared(Arc<[u8]>),
 }
 
@@ -50,12 +50,12 @@ struct Message {
     sent_ns: u64,
     payload: Payload,
 }
-const _: () = assert!(std::mem::size_of::<Message>() == 72);
+const _: () = assert!(std::mem::size_of::<Message>() == 56);
 
 impl Message {
     #[inline]
     fn new(seq: u64) -> Self {
-        let mut bytes = [0u8; 48];
+        let mut bytes = [0u8; 32];
         bytes[..8].copy_from_slice(&seq.to_le_bytes());
         // The timestamp is the sequence number: a clock read per message would cost more than
         // the hand-over being measured.

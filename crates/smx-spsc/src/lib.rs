@@ -95,6 +95,7 @@ mod wait;
 
 pub use consumer::{Consumer, wait_any, wait_any_of};
 pub use producer::Producer;
+pub use ring::slot_bytes;
 pub use wait::{DEFAULT_SPIN, Halt, Handshake, default_settle};
 
 /// What a push does when the queue is full.

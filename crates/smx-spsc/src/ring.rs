@@ -60,11 +60,19 @@ pub(crate) const CONSUMER_DONE: u64 = 2;
 /// fetches the very cache lines the message travels in, so a hand-over moves the slot's lines
 /// and nothing else, where an index look moves the index's line first and the slot's after it.
 /// The stamp comes last, on the line the message's last bytes share, so that it is written
-/// after them. Drop-oldest queues keep to the indices (their producer takes messages back).
+/// after them; a message of up to 56 bytes (smx's is 56) makes the slot one line, so that a
+/// hand-over moves one line and the consumer does not miss again on the first line after it
+/// saw the stamp on the second ([`slot_bytes`]). Drop-oldest queues keep to the indices (their
+/// producer takes messages back).
 #[repr(C, align(64))]
 pub(crate) struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
     pub(crate) stamp: AtomicU64,
+}
+
+/// How many bytes a slot of a queue of `T` takes: 64 (one cache line) for a `T` of up to 56 bytes.
+pub fn slot_bytes<T>() -> usize {
+    std::mem::size_of::<Slot<T>>()
 }
 
 /// The stamp of a slot that index `i` may be written into.
