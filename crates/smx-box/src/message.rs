@@ -14,9 +14,8 @@ use std::time::Instant;
 /// Payloads up to this many bytes are stored inline. 24, so that the message is 56 bytes and,
 /// with the 8-byte stamp of `smx-spsc`'s slot, fills exactly one 64-byte cache line: a hand-over
 /// between two threads then moves one line. At 48 inline bytes (an 80-byte message) it moved
-/// two, one after the other (the consumer sees the stamp, then misses on the first line), and a
-/// pair on a channel of length 1 ran at a third of the rate (docs/measurements.md, "one line
-/// per hand-over").
+/// two, one after the other: the consumer saw the stamp on the second line, then missed on the
+/// first (docs/measurements.md, "one line per hand-over").
 pub const INLINE_CAPACITY: usize = 24;
 
 #[derive(Clone)]
