@@ -189,3 +189,25 @@ fn threads_that_fit_spread_without_a_note() {
     }
     assert!(!warnings(&report).iter().any(|w| w.starts_with("placement:")));
 }
+
+#[test]
+fn an_executive_that_spins_through_its_period_says_so_and_never_sleeps() {
+    if too_few_cores() {
+        return;
+    }
+    let spins_through = |report: &serde_json::Value| warnings(report).iter().any(|w| w.contains("spins through each"));
+    // Whether 10 us is too short to sleep in depends on this machine's wake-up latency; what
+    // the report says must match what the executive did either way.
+    let report = smxrun(&["nets/src_snk.smx", "-n", "2000"]);
+    let fw = &report["firewalls"][0];
+    let through = spins_through(&report);
+    assert_eq!(fw["spin_ns"] == fw["period_ns"], through, "{fw:#}");
+    if through {
+        assert!(fw["priority"].is_null(), "{fw:#}");
+    }
+    assert_eq!(report["messages"], 4000, "both pairs moved every message");
+    // `--rt on` keeps real-time priority, so the executive sleeps part of each period.
+    let forced = smxrun(&["nets/src_snk.smx", "-n", "2000", "--rt", "on"]);
+    assert!(!spins_through(&forced), "{:#?}", warnings(&forced));
+    assert!(forced["firewalls"][0]["spin_ns"].as_u64() < forced["firewalls"][0]["period_ns"].as_u64());
+}

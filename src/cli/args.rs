@@ -70,7 +70,10 @@ pub struct RunArgs {
     /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only for
     /// threads that have a core of their own (every thread when they all fit, else a cyclic
     /// executive that placement put alone on a core; a busy real-time thread starves the others
-    /// on its core), on forces it, off never uses it. An explicit per-net `priority` always applies.
+    /// on its core), on forces it, off never uses it. Under auto, an executive alone on its core
+    /// whose period is too short to sleep in spins through it at normal priority instead (the
+    /// kernel throttles a real-time thread that never sleeps). An explicit per-net `priority`
+    /// always applies.
     #[arg(long, value_name = "auto|on|off", default_value = "auto")]
     pub rt: smx_runtime::Realtime,
 

@@ -181,6 +181,7 @@ fn decide_firewall(
         fw.spin = smx_timing::Spin::Off;
     }
     fw.exclusive_cores = own_core;
+    fw.may_spin_through = own_core && asked == Realtime::Auto;
 }
 
 /// Per node, the period of the cyclic executive that runs it (all `None` in the threads mode).
@@ -303,8 +304,9 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     );
     let realtime_note = match realtime_note {
         Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(
-            "real-time scheduling for the executive only, alone on its core: the box threads share cores, where a \
-             SCHED_FIFO thread could starve the others on its core (--rt on forces it)"
+            "real-time scheduling for the executive only, alone on its core, unless its period is too short to \
+             sleep in: the box threads share cores, where a SCHED_FIFO thread could starve the others on its core \
+             (--rt on forces it)"
                 .to_string(),
         ),
         note => note,

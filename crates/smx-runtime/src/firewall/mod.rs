@@ -77,6 +77,10 @@ pub struct FirewallOptions {
     /// spin for up to three quarters of a period instead of half, and a real-time firewall
     /// there cannot starve one of the run, so it keeps its priority when it moves nothing.
     pub exclusive_cores: bool,
+    /// A firewall alone on its core at a period too short to sleep in spins through the
+    /// period at normal priority instead of at `priority` (`--rt auto` decides it; see
+    /// [`shard::ShardConfig::may_spin_through`]).
+    pub may_spin_through: bool,
 }
 
 impl Default for FirewallOptions {
@@ -89,6 +93,7 @@ impl Default for FirewallOptions {
             cores: Vec::new(),
             mode: TtMode::Auto,
             exclusive_cores: false,
+            may_spin_through: false,
         }
     }
 }
@@ -176,6 +181,7 @@ impl Firewall {
                     spin: opts.spin,
                     lock_memory: opts.lock_memory,
                     exclusive_core: opts.exclusive_cores,
+                    may_spin_through: opts.may_spin_through,
                 },
                 pairs,
                 boxes: Vec::new(),

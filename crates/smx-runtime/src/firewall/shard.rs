@@ -33,6 +33,9 @@ pub struct ShardConfig {
     pub lock_memory: bool,
     /// No other thread of the run shares this thread's core.
     pub exclusive_core: bool,
+    /// Whether, alone on its core at a period too short to sleep in, the thread spins through
+    /// the whole period at normal priority instead of taking `priority` ([`spins_through`]).
+    pub may_spin_through: bool,
 }
 
 /// What other threads may read (or poke, in tests) while the firewall runs.
@@ -75,6 +78,22 @@ pub struct ShardResult {
     pub outcomes: Vec<(usize, Outcome)>,
 }
 
+/// Whether the thread spins through every period, never sleeping, at normal priority: only
+/// when it may ([`ShardConfig::may_spin_through`]), is alone on its core, and its automatic
+/// spin margin, measured here at normal priority, is at least half the period. A sleep that
+/// short buys nothing (nothing else of the run wants the core) and costs a wake-up per tick,
+/// whose latency is what the margin covers, so releases come late. Spinning through at
+/// SCHED_FIFO is no better: the kernel throttles a real-time thread that never sleeps (the
+/// share `sched_rt_runtime_us` or the fair server keeps for normal threads, taken in one
+/// piece of tens of milliseconds), whereas a normal thread alone on its core yields to a
+/// kernel thread for microseconds at a time.
+fn spins_through(cfg: &ShardConfig) -> bool {
+    cfg.may_spin_through
+        && cfg.exclusive_core
+        && cfg.spin == Spin::Auto
+        && cfg.spin.resolve(cfg.period).saturating_mul(2) >= cfg.period.as_nanos() as u64
+}
+
 /// The thread body. `start` blocks until the run starts and returns false if it was aborted;
 /// before it meets the other threads at the start barrier it calls the function it is given,
 /// which initialises the boxes. `origin` is shared by every firewall of the run so that all
@@ -94,8 +113,9 @@ pub fn run(
             warnings.push(format!("{}: could not pin to core {c}", cfg.name));
         }
     }
+    let spin_through = spins_through(&cfg);
     let grant = realtime::apply(RtRequest {
-        fifo_priority: cfg.priority,
+        fifo_priority: cfg.priority.filter(|_| !spin_through),
         lock_memory: cfg.lock_memory,
     });
     warnings.extend(grant.warnings.iter().map(|w| format!("{}: {w}", cfg.name)));
@@ -111,7 +131,18 @@ pub fn run(
     } else {
         period_ns / 2
     };
-    let spin_ns = cfg.spin.resolve(cfg.period).min(longest);
+    let spin_ns = if spin_through {
+        warnings.push(format!(
+            "{}: spins through each {} period at normal priority, never sleeping: alone on its core, a sleep \
+             shorter than its wake-up margin only makes releases late, and the kernel throttles a real-time \
+             thread that never sleeps (--rt on keeps SCHED_FIFO and sleeps part of each period)",
+            cfg.name,
+            super::human_ns(period_ns)
+        ));
+        period_ns
+    } else {
+        cfg.spin.resolve(cfg.period).min(longest)
+    };
     let mut report = FirewallReport {
         name: cfg.name.clone(),
         clock_source: smx_timing::clock_source(),
@@ -416,5 +447,45 @@ mod guard_tests {
         assert!(g.after_tick(true, true).is_some_and(|w| w.contains("stop")));
         let mut off = StarvationGuard::new(false);
         assert!(off.after_tick(false, true).is_none());
+    }
+}
+
+#[cfg(test)]
+mod spin_through_tests {
+    use super::{ShardConfig, Spin, spins_through};
+    use std::time::Duration;
+
+    fn config(period: Duration) -> ShardConfig {
+        ShardConfig {
+            name: "tf".into(),
+            period,
+            priority: Some(5),
+            core: None,
+            spin: Spin::Auto,
+            lock_memory: false,
+            exclusive_core: true,
+            may_spin_through: true,
+        }
+    }
+
+    #[test]
+    fn only_a_lone_automatic_firewall_at_a_period_shorter_than_its_wake_up_spins_through() {
+        // No wake-up is as short as a nanosecond, and every one is shorter than an hour.
+        let short = config(Duration::from_nanos(1));
+        assert!(spins_through(&short));
+        assert!(!spins_through(&config(Duration::from_secs(3600))));
+        let shared = ShardConfig {
+            exclusive_core: false,
+            ..short.clone()
+        };
+        let not_allowed = ShardConfig {
+            may_spin_through: false,
+            ..short.clone()
+        };
+        let fixed = ShardConfig {
+            spin: Spin::Fixed(Duration::from_micros(5)),
+            ..short
+        };
+        assert!(!spins_through(&shared) && !spins_through(&not_allowed) && !spins_through(&fixed));
     }
 }

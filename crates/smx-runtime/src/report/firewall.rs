@@ -89,7 +89,7 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
         .iter()
         .map(|f| match f.priority {
             Some(p) => format!("{} SCHED_FIFO {p}", f.name),
-            None => format!("{} normal scheduling (RT priority not granted)", f.name),
+            None => format!("{} normal scheduling", f.name),
         })
         .collect();
     let _ = writeln!(
