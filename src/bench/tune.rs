@@ -50,7 +50,7 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
     let pairs = or_default(&args.pairs, quick, &[1, 4], &[1, 4, 16]);
     let lens = or_default(&args.channel_len, quick, &[1, 64], &[1, 64]);
     let count = pick(args.count, quick, 5_000, 200_000);
-    let ticks = pick(args.ticks, quick, 1_000, 5_000);
+    let ticks = pick(args.ticks, quick, 1_000, 20_000);
     let period = args.period.unwrap_or(Duration::from_micros(10));
     let runs = session.runs(3, 3);
     let sweep = Sweep::new(&args.pins, &args.spins, &args.modes);
