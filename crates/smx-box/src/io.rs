@@ -48,6 +48,18 @@ pub mod host {
         fn input_ended(&self, port: usize) -> bool;
         /// Writes; `Err` when the consumer has ended (an unconnected port drops and counts).
         fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
+        /// Writes the message [`Message::filled`] would build, built where it stays if the
+        /// runtime can ([`Io::write_filled`]); by default built, then [`Ports::write`]n.
+        fn write_filled(
+            &mut self,
+            port: usize,
+            seq: u64,
+            sent_ns: u64,
+            len: usize,
+            fill: &mut dyn FnMut(&mut [u8]),
+        ) -> Result<(), Disconnected> {
+            self.write(port, Message::filled(seq, sent_ns, len, fill))
+        }
         /// The consumer ended (true when unconnected: nobody listens).
         fn output_ended(&self, port: usize) -> bool;
         /// Waits until a new message is on the input or its producer has ended (true), or until
@@ -221,6 +233,24 @@ impl<'a> Io<'a> {
     #[inline]
     pub fn write(&mut self, port: OutPort, msg: Message) -> Result<(), Disconnected> {
         self.ports.write(port.0, msg)
+    }
+
+    /// Writes the message `Message::filled(seq, sent_ns, len, fill)` like [`Io::write`], but
+    /// has it built in the channel's slot where the runtime can, instead of built here and moved
+    /// there: for a source whose step is little more than making its message, the move (loads
+    /// right after the fill's narrower stores, which the CPU cannot forward) is a noticeable
+    /// part of the step. `fill` writes the payload's `len` bytes (smx's runtime does not call
+    /// it when the write fails).
+    #[inline]
+    pub fn write_filled(
+        &mut self,
+        port: OutPort,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        mut fill: impl FnMut(&mut [u8]),
+    ) -> Result<(), Disconnected> {
+        self.ports.write_filled(port.0, seq, sent_ns, len, &mut fill)
     }
 
     /// Writes like [`Io::write`], but waits at most `timeout` for room in a full coupled

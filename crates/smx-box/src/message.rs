@@ -6,6 +6,7 @@
 //! on the hot path); larger ones are shared behind an `Arc`, so fan-out through a routing node
 //! and the "latest value again" reads of decoupled channels copy a pointer, not the bytes.
 
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -18,9 +19,12 @@ use std::time::Instant;
 /// first (docs/measurements.md, "one line per hand-over").
 pub const INLINE_CAPACITY: usize = 24;
 
+/// `repr(u8)`: the layout is defined (a leading tag, `Inline` is 0), so that all zero bytes are
+/// an empty inline payload, which [`Message::fill_into`] relies on.
 #[derive(Clone)]
+#[repr(u8)]
 enum Payload {
-    Inline { len: u8, bytes: InlineBytes },
+    Inline { len: u8, bytes: InlineBytes } = 0,
     Shared(Arc<[u8]>),
     Foreign(Foreign),
 }
@@ -137,6 +141,37 @@ impl Message {
             },
         };
         if let Payload::Inline { bytes, .. } = &mut msg.payload {
+            fill(&mut bytes.0[..len]);
+        }
+        msg
+    }
+
+    /// [`Message::filled`] built straight into `slot` (a channel's slot: see
+    /// [`Io::write_filled`](crate::Io::write_filled)), returned initialised.
+    #[inline]
+    pub fn fill_into(
+        slot: &mut MaybeUninit<Message>,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> &mut Message {
+        if len > INLINE_CAPACITY {
+            return slot.write(Message::filled(seq, sent_ns, len, fill));
+        }
+        // Zeroed and then written field by field, in the slot: a `Message { .. }` literal is
+        // assembled on the stack and copied in, across its narrower stores.
+        let at = slot.as_mut_ptr();
+        // Safety: all zero bytes are a valid message, an empty inline payload (`Payload` is
+        // `repr(u8)` with `Inline` = 0); the fields written are plain integers of it.
+        let msg = unsafe {
+            at.write_bytes(0, 1);
+            std::ptr::addr_of_mut!((*at).seq).write(seq);
+            std::ptr::addr_of_mut!((*at).sent_ns).write(sent_ns);
+            slot.assume_init_mut()
+        };
+        if let Payload::Inline { len: at, bytes } = &mut msg.payload {
+            *at = len as u8;
             fill(&mut bytes.0[..len]);
         }
         msg
@@ -293,6 +328,28 @@ mod tests {
         }
         // With the queue's 8-byte stamp, one 64-byte cache line (see `INLINE_CAPACITY`).
         assert_eq!(std::mem::size_of::<Message>(), 56);
+    }
+
+    #[test]
+    fn a_message_filled_into_a_slot_is_the_message_filled_on_the_stack() {
+        for len in [0, 1, 8, INLINE_CAPACITY, INLINE_CAPACITY + 1, 100] {
+            let fill = |b: &mut [u8]| b.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8 ^ 0x5a);
+            // A slot holding garbage, as a reused ring slot may.
+            let mut slot = MaybeUninit::new(Message::new(99, 98, &[0xff; 20]));
+            // Safety: the slot holds a message; dropped here, it is uninitialised below.
+            unsafe { slot.assume_init_drop() };
+            let built = Message::fill_into(&mut slot, 3, 4, len, fill).clone();
+            // Safety: `fill_into` initialised it.
+            unsafe { slot.assume_init_drop() };
+            let expected = Message::filled(3, 4, len, fill);
+            assert_eq!((built.seq, built.sent_ns, built.written_ns()), (3, 4, 0), "{len}");
+            assert_eq!(built.payload(), expected.payload(), "{len}");
+            assert_eq!(
+                matches!(built.payload, Payload::Inline { .. }),
+                len <= INLINE_CAPACITY,
+                "{len}"
+            );
+        }
     }
 
     static LIVE: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);

@@ -82,19 +82,15 @@ impl SrcRand {
         }
     }
 
-    /// The next message: small payloads are generated in place (this runs once per message).
-    fn message(&mut self) -> Message {
+    /// The next message of a payload too large to travel inline: filled in the reused buffer,
+    /// then copied into its shared one.
+    fn shared_message(&mut self) -> Message {
         let sent_ns = now_ns();
-        if self.buf.len() <= INLINE_CAPACITY {
-            let (seq, len) = (self.sent, self.buf.len());
-            Message::filled(seq, sent_ns, len, |buf| self.fill(buf))
-        } else {
-            let mut buf = std::mem::take(&mut self.buf);
-            self.fill(&mut buf);
-            let msg = Message::new(self.sent, sent_ns, &buf);
-            self.buf = buf;
-            msg
-        }
+        let mut buf = std::mem::take(&mut self.buf);
+        self.fill(&mut buf);
+        let msg = Message::new(self.sent, sent_ns, &buf);
+        self.buf = buf;
+        msg
     }
 }
 
@@ -103,9 +99,15 @@ impl BoxImpl for SrcRand {
         if io.stop_requested() {
             return Ok(Flow::End);
         }
-        // A refused write means the consumer ended; the runtime's rule then ends this net.
-        let msg = self.message();
-        let _ = io.write(DATA, msg);
+        // A refused write means the consumer ended; the runtime's rule then ends this net. A
+        // small payload is generated where it travels, in the channel's slot.
+        if self.buf.len() <= INLINE_CAPACITY {
+            let (seq, len, sent_ns) = (self.sent, self.buf.len(), now_ns());
+            let _ = io.write_filled(DATA, seq, sent_ns, len, |buf| self.fill(buf));
+        } else {
+            let msg = self.shared_message();
+            let _ = io.write(DATA, msg);
+        }
         self.sent += 1;
         Ok(if self.count != 0 && self.sent >= self.count {
             Flow::End

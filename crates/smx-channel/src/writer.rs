@@ -1,5 +1,6 @@
 //! The producer's end: counts every write and hands it to the queue.
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -64,19 +65,42 @@ impl<T> Writer<T> {
         booked(counts, pushed)
     }
 
+    /// [`Writer::write`] of a message that `init` builds in its slot
+    /// ([`smx_spsc::Producer::push_with`]); `init` is not called when the write fails.
+    #[inline]
+    pub fn write_with(&mut self, init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T) -> Result<(), Closed> {
+        let counts = &self.shared.counters.producer;
+        counts.written.bump();
+        let pushed = match &mut self.tx {
+            Some(tx) => tx.push_with(init).map_err(drop),
+            None => Err(()),
+        };
+        booked(counts, pushed)
+    }
+
     /// Writes `msg` like [`Writer::write`], but never waits: while a coupled channel is full it
     /// calls `make_room` (which runs the consumer on this thread, operator chaining), then
     /// writes. Fails, counting the message as dropped, once the consumer has ended or this end's
     /// halt is set.
-    pub fn write_making_room(&mut self, msg: T, mut make_room: impl FnMut()) -> Result<(), Closed> {
+    pub fn write_making_room(&mut self, msg: T, make_room: impl FnMut()) -> Result<(), Closed> {
+        // Room first, then one move of the message into its slot: a loop that hands the message
+        // back and tries again keeps it on the stack and copies it at every turn.
+        self.write_with_making_room(|slot| slot.write(msg), make_room)
+    }
+
+    /// [`Writer::write_making_room`] of a message that `init` builds in its slot; `init` is
+    /// not called when the write fails.
+    pub fn write_with_making_room(
+        &mut self,
+        init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T,
+        mut make_room: impl FnMut(),
+    ) -> Result<(), Closed> {
         let counts = &self.shared.counters.producer;
         counts.written.bump();
         let Some(tx) = &mut self.tx else {
             counts.dropped.bump();
             return Err(Closed);
         };
-        // Room first, then one move of the message into its slot: a loop that hands the message
-        // back and tries again keeps it on the stack and copies it at every turn.
         while tx.is_full() {
             if tx.consumer_closed() || tx.halted() {
                 counts.dropped.bump();
@@ -84,7 +108,7 @@ impl<T> Writer<T> {
             }
             make_room();
         }
-        booked(counts, tx.push(msg).map_err(drop))
+        booked(counts, tx.push_with(init).map_err(drop))
     }
 
     /// Writes `msg` like [`Writer::write`], but a coupled channel that is still full at

@@ -470,6 +470,15 @@ impl ChainPorts<'_> {
     /// that may wait later in this step has the links after it release what the steps in
     /// place collected.
     fn write_down(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
+        self.down(|ports, make_room| ports.write_making_room(port, msg, make_room))
+    }
+
+    /// Runs `write` (one of the port set's writes that make room) with the room maker of
+    /// [`ChainPorts::write_down`].
+    fn down(
+        &mut self,
+        write: impl FnOnce(&mut PortSet, &mut dyn FnMut()) -> Result<(), Disconnected>,
+    ) -> Result<(), Disconnected> {
         let ChainPorts {
             ports,
             rest,
@@ -478,7 +487,7 @@ impl ChainPorts<'_> {
             ..
         } = self;
         let mut made_room = false;
-        let written = ports.write_making_room(port, msg, || {
+        let written = write(ports, &mut || {
             made_room = true;
             drain_all(rest, stop);
         });
@@ -505,6 +514,26 @@ impl Ports for ChainPorts<'_> {
             return self.write_down(port, msg);
         }
         self.ports.write(port, msg)
+    }
+
+    fn write_filled(
+        &mut self,
+        port: usize,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<(), Disconnected> {
+        if !self.outs.contains(&port) {
+            return self.ports.write_filled(port, seq, sent_ns, len, fill);
+        }
+        let filled = crate::io::Filled {
+            seq,
+            sent_ns,
+            len,
+            fill,
+        };
+        self.down(|ports, make_room| ports.write_filled_making_room(port, filled, make_room))
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {

@@ -10,6 +10,7 @@
 //! input's [`InputLatency`] ([`crate::latency`]): the per-channel and end-to-end latency of the
 //! report are recorded here, by the thread that owns the port.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -137,6 +138,29 @@ impl PortSet {
         })
     }
 
+    /// [`PortSet::write_making_room`] of the message [`Message::filled`] would build, built in
+    /// the channel's slot.
+    pub fn write_filled_making_room(
+        &mut self,
+        port: usize,
+        filled: Filled<'_>,
+        make_room: impl FnMut(),
+    ) -> Result<(), Disconnected> {
+        match self.outputs.get_mut(port) {
+            Some(OutputSlot {
+                writer: Some(writer),
+                stamper,
+                ..
+            }) => writer
+                .write_with_making_room(|slot| filled.into_slot(slot, stamper), make_room)
+                .map_err(|_| Disconnected),
+            _ => {
+                self.unconnected_writes += 1;
+                Ok(())
+            }
+        }
+    }
+
     /// Stamps `msg` and hands it with the writer of output `port` to `send`; an unconnected
     /// port drops the message and counts it instead.
     #[inline]
@@ -226,6 +250,35 @@ impl Ports for PortSet {
         self.send_with(port, msg, |writer, msg| writer.write(msg).map_err(|_| Disconnected))
     }
 
+    fn write_filled(
+        &mut self,
+        port: usize,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<(), Disconnected> {
+        let filled = Filled {
+            seq,
+            sent_ns,
+            len,
+            fill,
+        };
+        match self.outputs.get_mut(port) {
+            Some(OutputSlot {
+                writer: Some(writer),
+                stamper,
+                ..
+            }) => writer
+                .write_with(|slot| filled.into_slot(slot, stamper))
+                .map_err(|_| Disconnected),
+            _ => {
+                self.unconnected_writes += 1;
+                Ok(())
+            }
+        }
+    }
+
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
         match self.reader(port) {
             Some(reader) => reader.wait_ready_until(deadline, || stop.load(Ordering::Relaxed)),
@@ -259,6 +312,24 @@ impl Ports for PortSet {
         if let Some(slot) = self.inputs.get_mut(port) {
             slot.read_timeout = timeout;
         }
+    }
+}
+
+/// The arguments of [`Ports::write_filled`]: a message to build where it stays.
+pub struct Filled<'f> {
+    pub seq: u64,
+    pub sent_ns: u64,
+    pub len: usize,
+    pub fill: &'f mut dyn FnMut(&mut [u8]),
+}
+
+impl Filled<'_> {
+    /// The message built in `slot` and stamped for its write.
+    #[inline]
+    fn into_slot<'s>(self, slot: &'s mut MaybeUninit<Message>, stamper: &mut Stamper) -> &'s mut Message {
+        let msg = Message::fill_into(slot, self.seq, self.sent_ns, self.len, self.fill);
+        stamper.stamp(msg);
+        msg
     }
 }
 

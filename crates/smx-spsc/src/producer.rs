@@ -1,6 +1,7 @@
 //! The producer's end.
 
 use std::collections::VecDeque;
+use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::time::Duration;
 
@@ -193,6 +194,41 @@ impl<T> Producer<T> {
         self.closed || self.ring.flags.consumer_closed.load(Relaxed)
     }
 
+    /// [`Producer::push`] of a value that `init` writes straight into its slot, returning it
+    /// initialised (`|slot| slot.write(value)` is `push(value)`). A value built on the caller's
+    /// stack and then moved in is loaded again right after its own stores, which the CPU
+    /// cannot forward to the move's wider loads when the stores were narrower (a payload filled
+    /// byte by byte): built in its slot, it is never moved. `init` runs only once there is
+    /// room; a drop-oldest queue builds the value beside the ring and pushes it.
+    ///
+    /// Fails, without calling `init`, as [`Producer::push`] fails. Panics if `init` returns
+    /// anything but the slot it was given.
+    #[inline]
+    pub fn push_with(&mut self, init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T) -> Result<Option<T>, Closed<()>> {
+        if self.refused() {
+            return Err(Closed(()));
+        }
+        if self.lossy {
+            let mut value = MaybeUninit::uninit();
+            let at = value.as_mut_ptr();
+            let written: *mut T = init(&mut value);
+            assert!(
+                std::ptr::eq(written, at),
+                "push_with: init must return the slot it was given"
+            );
+            // Safety: `init` returned the value it was given, initialised.
+            return Ok(self.push_evicting(unsafe { value.assume_init() }));
+        }
+        if !self.room() && !self.wait_for_space() {
+            return Err(Closed(()));
+        }
+        // Safety: as in `put`; the slot is free.
+        unsafe { self.ring.write_with(self.slot, init) };
+        self.hand_over();
+        self.publish();
+        Ok(None)
+    }
+
     /// Writes the slot at `tail` (which the caller has made sure is free), publishes the new
     /// tail and wakes a parked consumer.
     #[inline]
@@ -211,6 +247,13 @@ impl<T> Producer<T> {
         // Safety: the slot's stamp said free (or the eviction rule for drop-oldest), so the
         // consumer is done with it, and only the producer writes slots.
         unsafe { self.ring.write(self.slot, value) };
+        self.hand_over();
+    }
+
+    /// After the slot at `tail` was written: on a blocking queue hands it to the consumer by
+    /// its stamp, and moves on to the next slot.
+    #[inline(always)]
+    fn hand_over(&mut self) {
         if !self.lossy {
             // Release: the message is visible to whoever loads this stamp with Acquire.
             self.ring.stamp(self.slot).store(holding(self.tail), Release);

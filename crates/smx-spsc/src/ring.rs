@@ -148,6 +148,25 @@ impl<T> Ring<T> {
         unsafe { self.slots.get_unchecked(i).value.with_mut(|p| (*p).write(value)) };
     }
 
+    /// [`Ring::write`] of a value that `init` writes in place (and returns, as
+    /// `MaybeUninit::write` does). Panics if `init` returns anything but the slot.
+    ///
+    /// Safety: as [`Ring::write`].
+    #[inline(always)]
+    pub(crate) unsafe fn write_with(&self, i: usize, init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T) {
+        debug_assert!(i < self.slots.len());
+        unsafe {
+            self.slots.get_unchecked(i).value.with_mut(|p| {
+                let at = (*p).as_mut_ptr();
+                let written: *mut T = init(&mut *p);
+                assert!(
+                    std::ptr::eq(written, at),
+                    "push_with: init must return the slot it was given"
+                );
+            })
+        };
+    }
+
     /// Safety: the caller owns slot `i`, which holds a message; it is empty afterwards.
     #[inline(always)]
     pub(crate) unsafe fn read(&self, i: usize) -> T {

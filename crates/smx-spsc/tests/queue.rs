@@ -390,3 +390,62 @@ fn a_write_after_the_consumers_close_is_counted_by_the_producers_close() {
     assert_eq!(tx.close(), 0, "the consumer is open: it will count what is inside");
     assert_eq!(rx.close(), 1);
 }
+
+#[test]
+fn a_value_built_in_its_slot_arrives_like_a_pushed_one_and_is_not_built_when_refused() {
+    for kind in [Kind::Blocking, Kind::DropOldest] {
+        let (mut tx, mut rx) = channel::<Vec<u64>>(2, kind);
+        for i in 0..5u64 {
+            assert!(tx.push_with(|slot| slot.write(vec![i, i * 10])).is_ok(), "{kind:?}");
+            if kind == Kind::Blocking {
+                assert_eq!(rx.try_pop(), Ok(vec![i, i * 10]));
+            }
+        }
+        if kind == Kind::DropOldest {
+            // The newest two, as with `push`.
+            assert_eq!(rx.try_pop(), Ok(vec![3, 30]));
+            assert_eq!(rx.try_pop(), Ok(vec![4, 40]));
+        }
+        drop(rx);
+        let mut built = false;
+        let refused = tx.push_with(|slot| {
+            built = true;
+            slot.write(Vec::new())
+        });
+        assert_eq!(refused, Err(Closed(())), "{kind:?}");
+        assert!(!built, "{kind:?}: nothing is built for a closed consumer");
+    }
+}
+
+#[test]
+fn a_blocking_push_with_waits_for_room_before_it_builds() {
+    let (mut tx, mut rx) = channel::<u64>(1, Kind::Blocking);
+    tx.push(1).unwrap();
+    let consumer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        let room_made = std::time::Instant::now();
+        let first = rx.pop();
+        (room_made, first, rx.pop())
+    });
+    let built_at = std::cell::Cell::new(None);
+    tx.push_with(|slot| {
+        built_at.set(Some(std::time::Instant::now()));
+        slot.write(2)
+    })
+    .unwrap();
+    drop(tx);
+    let (room_made, first, second) = consumer.join().unwrap();
+    assert_eq!((first, second), (Some(1), Some(2)));
+    assert!(
+        built_at.get().unwrap() >= room_made,
+        "built only once the full queue had room"
+    );
+}
+
+#[test]
+#[should_panic(expected = "init must return the slot")]
+fn push_with_refuses_an_init_that_returns_another_value() {
+    let (mut tx, _rx) = channel::<u64>(2, Kind::Blocking);
+    let elsewhere: &'static mut u64 = Box::leak(Box::new(7));
+    let _ = tx.push_with(move |_| elsewhere);
+}
