@@ -86,7 +86,7 @@ impl BoxImpl for ZmqSource {
             }
             // Wait for the first message only; then take what is already queued.
             let wait = if emitted == 0 { WAIT_SLICE } else { Duration::ZERO };
-            let (msg, topic_msg) = match receiver.next(wait)? {
+            let (seq, sent_ns, payload, topic_bytes) = match receiver.next(wait)? {
                 Event::Data {
                     topic: t,
                     seq,
@@ -100,20 +100,24 @@ impl BoxImpl for ZmqSource {
                     } else {
                         now_ns().max(1)
                     };
-                    (
-                        Message::new(seq, sent_ns, payload),
-                        topic.map(|_| Message::new(seq, sent_ns, t)),
-                    )
+                    (seq, sent_ns, payload, t)
                 }
                 Event::Idle if emitted == 0 => continue,
                 Event::Idle => break,
                 Event::Ended(_) => return Ok(Flow::End),
             };
             emitted += 1;
-            let data_gone = io.write(data, msg).is_err();
-            let topic_gone = match (topic, topic_msg) {
-                (Some(port), Some(m)) => io.write(port, m).is_err(),
-                _ => true,
+            // Copied from the frame straight into the channels' slots.
+            let data_gone = io
+                .write_filled(data, seq, sent_ns, payload.len(), |to| to.copy_from_slice(payload))
+                .is_err();
+            let topic_gone = match topic {
+                Some(port) => io
+                    .write_filled(port, seq, sent_ns, topic_bytes.len(), |to| {
+                        to.copy_from_slice(topic_bytes)
+                    })
+                    .is_err(),
+                None => true,
             };
             if data_gone && topic_gone {
                 receiver.stop();
