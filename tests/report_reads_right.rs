@@ -66,6 +66,7 @@ fn probe(ticks: u64, misses: u64) -> ProbeResult {
         lateness_ns: LatenessSummary::default(),
         clock_source: "tsc".into(),
         rt_priority_granted: false,
+        spun_through: false,
         fifo_priority: None,
         memory_locked: false,
         spin_ns: 0,

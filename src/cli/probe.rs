@@ -20,9 +20,11 @@ pub struct ProbeArgs {
     /// share of the period), or a margin such as 20us.
     #[arg(long, default_value = "auto", value_parser = Spin::parse)]
     pub spin: Spin,
-    /// SCHED_FIFO level of the probing thread; 0 for normal scheduling.
-    #[arg(long, default_value_t = DEFAULT_FIREWALL_PRIORITY)]
-    pub priority: u8,
+    /// SCHED_FIFO level of the probing thread; 0 for normal scheduling [default: 5, or normal
+    /// scheduling where the loop spins through the whole period, as smx's cyclic executive
+    /// alone on its core does: the kernel throttles a real-time thread that never sleeps]
+    #[arg(long)]
+    pub priority: Option<u8>,
     /// Do not lock memory (mlockall).
     #[arg(long)]
     pub no_mlock: bool,
@@ -40,9 +42,13 @@ impl ProbeArgs {
             period: self.period,
             ticks: self.ticks,
             spin: self.spin,
-            priority: (self.priority > 0).then_some(self.priority),
+            priority: match self.priority {
+                None => Some(DEFAULT_FIREWALL_PRIORITY),
+                Some(level) => (level > 0).then_some(level),
+            },
             lock_memory: !self.no_mlock,
             core: self.core,
+            may_spin_through: self.priority.is_none(),
         }
     }
 }
@@ -87,9 +93,13 @@ mod tests {
         ]);
         let o = cli.probe.options();
         assert_eq!(
-            (o.period, o.ticks, o.spin, o.priority),
-            (Duration::from_micros(20), 5, Spin::Off, None)
+            (o.period, o.ticks, o.spin, o.priority, o.may_spin_through),
+            (Duration::from_micros(20), 5, Spin::Off, None, false)
         );
+        let default = Cli::parse_from(["probe"]).probe.options();
+        assert_eq!((default.priority, default.may_spin_through), (Some(5), true));
+        let fifo = Cli::parse_from(["probe", "--priority", "7"]).probe.options();
+        assert_eq!((fifo.priority, fifo.may_spin_through), (Some(7), false));
         assert!(Cli::try_parse_from(["probe", "--period", "soon"]).is_err());
     }
 }

@@ -34,6 +34,10 @@ pub struct ProbeOptions {
     pub lock_memory: bool,
     /// Pin the probing thread to this core.
     pub core: Option<usize>,
+    /// Where the loop spins through its whole period ([`Spin::spins_through`]), run it at
+    /// normal priority instead of `priority`, as smx's cyclic executive alone on its core does
+    /// under `--rt auto`: the kernel throttles a real-time thread that never sleeps.
+    pub may_spin_through: bool,
 }
 
 impl Default for ProbeOptions {
@@ -45,6 +49,7 @@ impl Default for ProbeOptions {
             priority: Some(DEFAULT_FIREWALL_PRIORITY),
             lock_memory: true,
             core: None,
+            may_spin_through: true,
         }
     }
 }
@@ -61,6 +66,9 @@ pub struct ProbeResult {
     pub clock_source: String,
     /// Whether the SCHED_FIFO priority asked for was granted.
     pub rt_priority_granted: bool,
+    /// Whether the loop spun through every period at normal priority
+    /// ([`ProbeOptions::may_spin_through`]).
+    pub spun_through: bool,
     #[serde(skip)]
     pub fifo_priority: Option<u8>,
     #[serde(skip)]
@@ -99,12 +107,18 @@ fn run_probe(opts: &ProbeOptions) -> ProbeResult {
     {
         warnings.push(e);
     }
+    let through = opts.may_spin_through && opts.spin.spins_through(opts.period);
+    let priority = opts.priority.filter(|_| !through);
     let grant = realtime::apply(RtRequest {
-        fifo_priority: opts.priority,
+        fifo_priority: priority,
         lock_memory: opts.lock_memory,
     });
     warnings.extend(grant.warnings.iter().cloned());
-    let spin_ns = opts.spin.resolve(opts.period);
+    let spin_ns = if through {
+        opts.period.as_nanos() as u64
+    } else {
+        opts.spin.resolve(opts.period)
+    };
     let mut ticker = Ticker::new(monotonic_ns(), opts.period, spin_ns);
     ticker.skip_to(1);
     let end = 1 + opts.ticks;
@@ -128,7 +142,8 @@ fn run_probe(opts: &ProbeOptions) -> ProbeResult {
         miss_rate: misses as f64 / opts.ticks as f64,
         lateness_ns: ticker.lateness().summary(),
         clock_source: clock_source(),
-        rt_priority_granted: opts.priority.is_some() && grant.fifo_priority.is_some(),
+        rt_priority_granted: priority.is_some() && grant.fifo_priority.is_some(),
+        spun_through: through,
         fifo_priority: grant.fifo_priority,
         memory_locked: grant.memory_locked,
         spin_ns,
@@ -146,6 +161,9 @@ impl ProbeResult {
     pub fn to_text(&self) -> String {
         let rt = match self.fifo_priority {
             Some(level) => format!("SCHED_FIFO {level} granted"),
+            None if self.spun_through => "normal scheduling, spinning through each period as smx's executive alone \
+                                          on its core does (--priority 5: SCHED_FIFO)"
+                .to_string(),
             None => "normal scheduling (no real-time priority)".to_string(),
         };
         let spin = if self.spin_ns == 0 {
@@ -183,6 +201,7 @@ mod tests {
             priority: None,
             lock_memory: false,
             core: None,
+            may_spin_through: false,
         }
     }
 
@@ -211,6 +230,7 @@ mod tests {
                 "misses",
                 "period_ns",
                 "rt_priority_granted",
+                "spun_through",
                 "ticks"
             ]
         );

@@ -43,6 +43,13 @@ impl Spin {
         }
     }
 
+    /// Whether a thread releasing ticks at `period` should spin through the whole period and
+    /// never sleep: only `Auto`, when the margin it measures on the calling thread is at least
+    /// half the period. A sleep that short only makes the next release late.
+    pub fn spins_through(self, period: Duration) -> bool {
+        self == Spin::Auto && self.resolve(period).saturating_mul(2) >= period.as_nanos() as u64
+    }
+
     /// The spin margin in nanoseconds for `period`; `Auto` measures the calling thread's
     /// wake-up latency (about 2 ms), so call it on the thread that will wait, after its
     /// priority is set.

@@ -88,10 +88,7 @@ pub struct ShardResult {
 /// piece of tens of milliseconds), whereas a normal thread alone on its core yields to a
 /// kernel thread for microseconds at a time.
 fn spins_through(cfg: &ShardConfig) -> bool {
-    cfg.may_spin_through
-        && cfg.exclusive_core
-        && cfg.spin == Spin::Auto
-        && cfg.spin.resolve(cfg.period).saturating_mul(2) >= cfg.period.as_nanos() as u64
+    cfg.may_spin_through && cfg.exclusive_core && cfg.spin.spins_through(cfg.period)
 }
 
 /// The thread body. `start` blocks until the run starts and returns false if it was aborted;

@@ -61,6 +61,8 @@ pub fn probe_periods(report: &mut Report) {
             priority: f.priority,
             lock_memory: false,
             core: f.core,
+            // The firewall's own scheduling and spin, as it ran.
+            may_spin_through: false,
         };
         if let Ok(result) = smx_timing::probe(&opts) {
             report.probes.push(result);
