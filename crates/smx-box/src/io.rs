@@ -49,7 +49,9 @@ pub mod host {
         /// Writes; `Err` when the consumer has ended (an unconnected port drops and counts).
         fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected>;
         /// Writes the message [`Message::filled`] would build, built where it stays if the
-        /// runtime can ([`Io::write_filled`]); by default built, then [`Ports::write`]n.
+        /// runtime can ([`Io::write_filled`]); by default built, then [`Ports::write`]n. The
+        /// parts come as separate arguments, in registers: a struct of them would be passed
+        /// through memory and loaded back across its own stores on every message.
         fn write_filled(
             &mut self,
             port: usize,

@@ -527,13 +527,7 @@ impl Ports for ChainPorts<'_> {
         if !self.outs.contains(&port) {
             return self.ports.write_filled(port, seq, sent_ns, len, fill);
         }
-        let filled = crate::io::Filled {
-            seq,
-            sent_ns,
-            len,
-            fill,
-        };
-        self.down(|ports, make_room| ports.write_filled_making_room(port, filled, make_room))
+        self.down(|ports, make_room| ports.write_filled_making_room(port, (seq, sent_ns, len), fill, make_room))
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {

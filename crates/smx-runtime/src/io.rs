@@ -10,7 +10,6 @@
 //! input's [`InputLatency`] ([`crate::latency`]): the per-channel and end-to-end latency of the
 //! report are recorded here, by the thread that owns the port.
 
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -143,22 +142,18 @@ impl PortSet {
     pub fn write_filled_making_room(
         &mut self,
         port: usize,
-        filled: Filled<'_>,
+        (seq, sent_ns, len): (u64, u64, usize),
+        fill: &mut dyn FnMut(&mut [u8]),
         make_room: impl FnMut(),
     ) -> Result<(), Disconnected> {
-        match self.outputs.get_mut(port) {
-            Some(OutputSlot {
-                writer: Some(writer),
-                stamper,
-                ..
-            }) => writer
-                .write_with_making_room(|slot| filled.into_slot(slot, stamper), make_room)
-                .map_err(|_| Disconnected),
-            _ => {
-                self.unconnected_writes += 1;
-                Ok(())
-            }
-        }
+        self.with_writer(port, |writer, stamper| {
+            writer
+                .write_with_making_room(
+                    |slot| stamped(Message::fill_into(slot, seq, sent_ns, len, fill), stamper),
+                    make_room,
+                )
+                .map_err(|_| Disconnected)
+        })
     }
 
     /// Stamps `msg` and hands it with the writer of output `port` to `send`; an unconnected
@@ -170,15 +165,26 @@ impl PortSet {
         mut msg: Message,
         send: impl FnOnce(&mut Writer, Message) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.with_writer(port, |writer, stamper| {
+            stamper.stamp(&mut msg);
+            send(writer, msg)
+        })
+    }
+
+    /// Runs `write` with the writer and stamper of output `port`; an unconnected port counts
+    /// the write as dropped instead.
+    #[inline]
+    fn with_writer<E>(
+        &mut self,
+        port: usize,
+        write: impl FnOnce(&mut Writer, &mut Stamper) -> Result<(), E>,
+    ) -> Result<(), E> {
         match self.outputs.get_mut(port) {
             Some(OutputSlot {
                 writer: Some(writer),
                 stamper,
                 ..
-            }) => {
-                stamper.stamp(&mut msg);
-                send(writer, msg)
-            }
+            }) => write(writer, stamper),
             _ => {
                 self.unconnected_writes += 1;
                 Ok(())
@@ -258,25 +264,11 @@ impl Ports for PortSet {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
     ) -> Result<(), Disconnected> {
-        let filled = Filled {
-            seq,
-            sent_ns,
-            len,
-            fill,
-        };
-        match self.outputs.get_mut(port) {
-            Some(OutputSlot {
-                writer: Some(writer),
-                stamper,
-                ..
-            }) => writer
-                .write_with(|slot| filled.into_slot(slot, stamper))
-                .map_err(|_| Disconnected),
-            _ => {
-                self.unconnected_writes += 1;
-                Ok(())
-            }
-        }
+        self.with_writer(port, |writer, stamper| {
+            writer
+                .write_with(|slot| stamped(Message::fill_into(slot, seq, sent_ns, len, fill), stamper))
+                .map_err(|_| Disconnected)
+        })
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
@@ -315,22 +307,11 @@ impl Ports for PortSet {
     }
 }
 
-/// The arguments of [`Ports::write_filled`]: a message to build where it stays.
-pub struct Filled<'f> {
-    pub seq: u64,
-    pub sent_ns: u64,
-    pub len: usize,
-    pub fill: &'f mut dyn FnMut(&mut [u8]),
-}
-
-impl Filled<'_> {
-    /// The message built in `slot` and stamped for its write.
-    #[inline]
-    fn into_slot<'s>(self, slot: &'s mut MaybeUninit<Message>, stamper: &mut Stamper) -> &'s mut Message {
-        let msg = Message::fill_into(slot, self.seq, self.sent_ns, self.len, self.fill);
-        stamper.stamp(msg);
-        msg
-    }
+/// `msg`, just built in its slot, stamped for its write.
+#[inline]
+fn stamped<'m>(msg: &'m mut Message, stamper: &mut Stamper) -> &'m mut Message {
+    stamper.stamp(msg);
+    msg
 }
 
 /// The [`Ports`] methods that a view of a [`PortSet`] passes on unchanged, for an `impl Ports`

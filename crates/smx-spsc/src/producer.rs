@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::time::Duration;
 
-use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring, free_for, holding};
+use crate::ring::{CONSUMER_DONE, PRODUCER_DONE, Ring, free_for, holding, init_checked};
 use crate::sync::{Arc, fence, spin_loop, thread};
 use crate::wait::{Halt, Spin, WakeMark, halted, light_barrier, park_until, spin_until};
 use crate::{Closed, TryPushError};
@@ -210,13 +210,8 @@ impl<T> Producer<T> {
         }
         if self.lossy {
             let mut value = MaybeUninit::uninit();
-            let at = value.as_mut_ptr();
-            let written: *mut T = init(&mut value);
-            assert!(
-                std::ptr::eq(written, at),
-                "push_with: init must return the slot it was given"
-            );
-            // Safety: `init` returned the value it was given, initialised.
+            init_checked(&mut value, init);
+            // Safety: `init_checked` saw it initialised.
             return Ok(self.push_evicting(unsafe { value.assume_init() }));
         }
         if !self.room() && !self.wait_for_space() {

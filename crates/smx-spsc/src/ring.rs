@@ -156,14 +156,10 @@ impl<T> Ring<T> {
     pub(crate) unsafe fn write_with(&self, i: usize, init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T) {
         debug_assert!(i < self.slots.len());
         unsafe {
-            self.slots.get_unchecked(i).value.with_mut(|p| {
-                let at = (*p).as_mut_ptr();
-                let written: *mut T = init(&mut *p);
-                assert!(
-                    std::ptr::eq(written, at),
-                    "push_with: init must return the slot it was given"
-                );
-            })
+            self.slots
+                .get_unchecked(i)
+                .value
+                .with_mut(|p| init_checked(&mut *p, init))
         };
     }
 
@@ -192,4 +188,16 @@ impl<T> Drop for Ring<T> {
             drop(unsafe { self.read((i % self.slots.len() as u64) as usize) });
         }
     }
+}
+
+/// Runs `init` on `slot` and checks that it returned the slot itself, initialised (anything
+/// else would leave the slot uninitialised while it is handed on as a value).
+#[inline(always)]
+pub(crate) fn init_checked<T>(slot: &mut MaybeUninit<T>, init: impl FnOnce(&mut MaybeUninit<T>) -> &mut T) {
+    let at = slot.as_mut_ptr();
+    let written: *mut T = init(slot);
+    assert!(
+        std::ptr::eq(written, at),
+        "push_with: init must return the slot it was given"
+    );
 }
