@@ -141,7 +141,9 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
     result
 }
 
-fn probe_run(period: Duration, ticks: u64) -> Run {
+/// One run of `smxrun probe` at `period` for `ticks`, scheduled as the probe schedules itself by
+/// default (as a lone executive would be).
+pub(super) fn probe_run(period: Duration, ticks: u64) -> Run {
     let opts = ProbeOptions {
         period,
         ticks,

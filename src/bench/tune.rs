@@ -114,12 +114,26 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
             (settings, cases)
         })
         .collect();
+    // The time-triggered rows' platform floor: `smxrun probe` at the row's period, once a round
+    // just before the row, so that it sees the machine the row's settings see.
+    let mut floors: Vec<Option<Case>> = rows
+        .iter()
+        .map(|row| {
+            row.period()
+                .map(|_| Case::new("probe", &[(tune_verdict::FLOOR_OF, row.key())]))
+        })
+        .collect();
     for round in 0..=runs {
-        for (row, (settings, cases)) in rows.iter().zip(plans.iter_mut()) {
+        for ((row, (settings, cases)), floor) in rows.iter().zip(plans.iter_mut()).zip(floors.iter_mut()) {
             if round == 0 {
                 let run = row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1));
                 session.progress("tune", &cases[0], 0, runs, &run, row.metric());
                 continue;
+            }
+            if let (Some(floor), Some(period)) = (floor.as_mut(), row.period()) {
+                let run = super::tt::probe_run(period, row.count);
+                session.progress("tune", floor, round, runs, &run, "miss_rate_pct");
+                floor.push(run);
             }
             // Rotated by a share of the order per round, so that over the rounds each setting
             // (the default too) runs early and late in its row.
@@ -156,7 +170,14 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
         result.cases.extend(cases);
     }
     result.cases.extend(confirmations.into_iter().flatten());
+    let has_floor = floors.iter().any(Option::is_some);
+    result.cases.extend(floors.into_iter().flatten());
     result.tables.push(tune_verdict::table(&result, &table_rows));
+    if has_floor {
+        result
+            .tables
+            .push(tune_verdict::floor_table(&result.cases, &table_rows));
+    }
     result.tables.push(tune_verdict::sweep_table(&result, &table_rows));
     result.notes.push(format!(
         "default = no option; each other setting is the options shown. A row's figure is the median of {runs} \

@@ -66,6 +66,14 @@ impl Row {
         matches!(self.kind, RowKind::Tt { .. })
     }
 
+    /// The period of a time-triggered row.
+    pub fn period(&self) -> Option<Duration> {
+        match self.kind {
+            RowKind::Tt { period } => Some(period),
+            _ => None,
+        }
+    }
+
     /// One run of the row under `setting` (`count` overrides the row's own, for the warm-up).
     pub fn run(&self, registry: &Registry, setting: &Setting, count: u64) -> Run {
         let graph = match &self.graph {

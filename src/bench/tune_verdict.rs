@@ -11,6 +11,13 @@ pub const TOLERANCE: f64 = 0.10;
 /// best, alternating, after the sweep; see [`super::tune`]).
 pub const CONFIRM: &str = "confirm";
 
+/// The parameter that names the row a `probe` case is the platform floor of.
+pub const FLOOR_OF: &str = "floor_of";
+
+/// How many times the platform floor's miss rate a time-triggered row's default may miss (issue
+/// 15's goal for `nets/src_snk.smx`: the runtime's own misses at most half the timer's).
+pub const FLOOR_BOUND: f64 = 1.5;
+
 /// One row's comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
@@ -225,6 +232,56 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
     t
 }
 
+/// The time-triggered rows' defaults against the platform floor measured in the same rounds:
+/// `smxrun probe` at the row's period, an empty loop that misses only what the machine takes.
+pub fn floor_table(cases: &[Case], rows: &[RowView]) -> Table {
+    let mut t = Table::new(
+        "tune: time-triggered defaults against the platform floor (smxrun probe, same period and ticks, once a round)",
+        &[
+            "row",
+            "default [% missed]",
+            "probe [% missed]",
+            "default/probe",
+            "verdict",
+        ],
+    );
+    for view in rows {
+        let Some(floor) = cases
+            .iter()
+            .find(|c| c.series == "probe" && c.param(FLOOR_OF) == Some(view.key.as_str()))
+        else {
+            continue;
+        };
+        let default = row_cases(cases, &view.key)
+            .into_iter()
+            .find(|c| c.param("setting") == Some("default"));
+        let metric = view.metric;
+        let against = Verdict {
+            row: view.key.clone(),
+            default: default.and_then(|c| c.median(metric)),
+            best: floor.median(metric).map(|f| ("probe".to_string(), f)),
+            higher_is_better: false,
+        };
+        let ratio = against.ratio();
+        t.row(vec![
+            view.key.clone(),
+            default.map_or_else(|| "-".into(), |c| c.label(c.cell_auto(metric, 1.0))),
+            floor.label(floor.cell_auto(metric, 1.0)),
+            ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}")),
+            floor_verdict(ratio),
+        ]);
+    }
+    t
+}
+
+fn floor_verdict(ratio: Option<f64>) -> String {
+    match ratio {
+        None => "- (no valid run)".into(),
+        Some(r) if r <= FLOOR_BOUND => format!("ok: at most {FLOOR_BOUND:.1}x the floor"),
+        Some(_) => format!("MISSES more than {FLOOR_BOUND:.1}x the floor"),
+    }
+}
+
 /// Every setting's median, settings down and rows across (the detail behind the verdicts).
 pub fn sweep_table(result: &BenchResult, rows: &[RowView]) -> Table {
     let mut columns = vec!["setting".to_string()];
@@ -324,6 +381,39 @@ mod tests {
             true,
         );
         assert_eq!(verdict_of_row(&fine, None, None), "ok: within 10 %");
+    }
+
+    #[test]
+    fn a_time_triggered_default_is_judged_against_its_floor() {
+        let view = RowView {
+            key: "r".into(),
+            metric: "m",
+            higher_is_better: false,
+            twin: "a".into(),
+        };
+        let floor = |values: &[f64]| {
+            let mut c = Case::new("probe", &[(FLOOR_OF, "r".into())]);
+            for v in values {
+                let mut run = Run::new();
+                run.set("m", *v);
+                c.push(run);
+            }
+            c
+        };
+        let verdict_of = |default: &[f64], probe: &[f64]| {
+            let cases = [case("default", "m", default), case("a", "m", &[0.1]), floor(probe)];
+            let t = floor_table(&cases, std::slice::from_ref(&view));
+            assert_eq!(t.rows.len(), 1);
+            (t.rows[0][3].clone(), t.rows[0][4].clone())
+        };
+        assert_eq!(verdict_of(&[1.4, 1.5, 9.0], &[1.0, 1.0, 0.2]).0, "1.50");
+        assert!(verdict_of(&[1.4, 1.5, 9.0], &[1.0]).1.starts_with("ok"));
+        assert!(verdict_of(&[1.6], &[1.0]).1.starts_with("MISSES"));
+        assert!(verdict_of(&[0.0], &[0.0]).1.starts_with("ok"));
+        assert!(verdict_of(&[0.1], &[0.0]).1.starts_with("MISSES"));
+        // A row without a floor (a rate row) gets no line.
+        let cases = [case("default", "m", &[1.0])];
+        assert!(floor_table(&cases, std::slice::from_ref(&view)).rows.is_empty());
     }
 
     #[test]
