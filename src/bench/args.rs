@@ -115,7 +115,8 @@ pub struct ScalingArgs {
     /// Pair counts to run (threads = 2 x pairs) [default: 1,2,4,8,16; quick: 1,2,4]
     #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = pair_count)]
     pub pairs: Vec<usize>,
-    /// Messages per pair [default: 1000000; quick: 100000]
+    /// Messages per pair [default: 1000000, and at least 4000000 per run (4 M for one pair, 2 M
+    /// each for two), so that no run is over in a few hiccups of the host; quick: 100000]
     #[arg(long, value_name = "N", value_parser = positive_u64)]
     pub count: Option<u64>,
     /// Channel lengths, a cell each (the report's runtime used 1) [default: 1,64,1024; quick: 1,64]

@@ -36,10 +36,18 @@ pub fn net_text(pairs: usize) -> String {
     text
 }
 
+/// Messages per pair when `--count` is not given.
+const DEFAULT_COUNT: u64 = 1_000_000;
+/// The least a run moves by default, whatever its pair count: a million messages through one
+/// pair are over in well under a second, so short that one hiccup of a shared host decides the
+/// round (docs/measurements.md, session 20).
+const DEFAULT_MIN_PER_RUN: u64 = 4_000_000;
+
 struct Settings {
     pairs: Vec<usize>,
     lens: Vec<u32>,
-    count: u64,
+    /// `--count`, or the quick default; `None`: [`DEFAULT_COUNT`] with [`DEFAULT_MIN_PER_RUN`].
+    count: Option<u64>,
     size: usize,
     runs: usize,
     chain: smx_runtime::chain::ChainMode,
@@ -50,7 +58,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     let s = Settings {
         pairs: or_default(&args.pairs, quick, &[1, 2, 4], &[1, 2, 4, 8, 16]),
         lens: or_default(&args.channel_len, quick, &[1, 64], &[1, 64, 1024]),
-        count: pick(args.count, quick, 100_000, 1_000_000),
+        count: args.count.or(quick.then_some(100_000)),
         size: pick(args.size, quick, 8, 8),
         runs: session.runs(2, 5),
         chain: args.chain,
@@ -58,7 +66,13 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     let mut result = session.start("scaling");
     for (k, v) in [
         ("pairs", format!("{:?}", s.pairs)),
-        ("count", s.count.to_string()),
+        (
+            "count",
+            match s.count {
+                Some(n) => n.to_string(),
+                None => format!("{DEFAULT_COUNT} per pair, at least {DEFAULT_MIN_PER_RUN} per run"),
+            },
+        ),
         ("channel_len", format!("{:?}", s.lens)),
         ("size", s.size.to_string()),
         ("runs", s.runs.to_string()),
@@ -101,6 +115,14 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     result
 }
 
+impl Settings {
+    /// Messages per pair in a cell of `pairs` pairs.
+    fn count_for(&self, pairs: usize) -> u64 {
+        self.count
+            .unwrap_or_else(|| DEFAULT_COUNT.max(DEFAULT_MIN_PER_RUN.div_ceil(pairs as u64)))
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Cell {
     pairs: usize,
@@ -135,7 +157,7 @@ fn run_cell(
     let setup_s = gst.map(|p| gst_setup(p, s.size, len as usize, pairs));
     let shape = baseline::PairShape {
         pairs,
-        count: s.count,
+        count: s.count_for(pairs),
         len: len as usize,
         size: s.size,
         pin: true,
@@ -158,7 +180,7 @@ fn run_cell(
         }
         if let (Some(path), Some(setup)) = (gst, &setup_s) {
             let run = match setup {
-                Ok(setup) => gstreamer::run(path, s.count, s.size, len as usize, pairs, *setup),
+                Ok(setup) => gstreamer::run(path, s.count_for(pairs), s.size, len as usize, pairs, *setup),
                 Err(e) => Run::failed(e.clone()),
             };
             session.progress("scaling", &peer, i, s.runs, &run, "msg_rate_hz");
@@ -180,7 +202,7 @@ fn smx_run(graph: &smx_graph::NetGraph, registry: &Registry, s: &Settings, cell:
         chain: s.chain,
         ..RunOptions::default()
     };
-    pairs_run(graph, registry, cell.pairs, s.count, s.size, base)
+    pairs_run(graph, registry, cell.pairs, s.count_for(cell.pairs), s.size, base)
 }
 
 /// One run of the pairs net with `base` options (pinning, waiting, channel length): rate, CPU
@@ -435,6 +457,24 @@ fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_moves_at_least_the_minimum_unless_told_a_count() {
+        let settings = |count| Settings {
+            pairs: vec![1],
+            lens: vec![1],
+            count,
+            size: 8,
+            runs: 1,
+            chain: smx_runtime::chain::ChainMode::Auto,
+        };
+        let default = settings(None);
+        assert_eq!(default.count_for(1), DEFAULT_MIN_PER_RUN);
+        assert_eq!(default.count_for(3), DEFAULT_MIN_PER_RUN.div_ceil(3));
+        assert_eq!(default.count_for(16), DEFAULT_COUNT);
+        assert!((1..=16).all(|p| default.count_for(p) * p as u64 >= DEFAULT_MIN_PER_RUN));
+        assert_eq!(settings(Some(10)).count_for(1), 10);
+    }
 
     #[test]
     fn nets_are_written_the_reports_way() {
