@@ -387,3 +387,28 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
     let chart = &smxrun::bench::tt::charts(&r)[0].1;
     assert_eq!(chart.series.len(), 4, "three smx lines and the floor");
 }
+
+#[test]
+fn runs_that_lost_time_to_the_hypervisor_are_noted_with_the_worst() {
+    let runs: &[&[(&str, f64)]] = &[
+        &[("wall_s", 1.0), ("steal_ms", 5.0)],
+        &[("wall_s", 0.01), ("steal_ms", 10.0)],
+        &[("wall_s", 0.5), ("steal_ms", 60.0)],
+        &[("wall_s", 2.0), ("steal_ms", 40.0)],
+        &[("wall_s", 2.0)],
+    ];
+    let mut result = result_with("scaling", vec![case_with("smx", &[("pairs", "1")], runs)]);
+    result.note_stolen_runs();
+    assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
+    let note = &result.notes[0];
+    assert!(
+        note.starts_with("hypervisor steal: 2 of 4 runs lost at least 1 %"),
+        "{note}"
+    );
+    assert!(note.contains("up to 12 % (smx{pairs=1} run 3)"), "{note}");
+    // Nothing stolen, or not counted: no note.
+    let calm: &[&[(&str, f64)]] = &[&[("wall_s", 1.0), ("steal_ms", 0.0)], &[("wall_s", 1.0)]];
+    let mut result = result_with("scaling", vec![case_with("smx", &[("pairs", "1")], calm)]);
+    result.note_stolen_runs();
+    assert!(result.notes.is_empty(), "{:?}", result.notes);
+}

@@ -31,6 +31,13 @@ pub struct MachineHeader {
     pub load_before: Option<f64>,
     /// 1-minute load average when it ended (filled by [`MachineHeader::finish`]).
     pub load_after: Option<f64>,
+    /// CPU seconds the hypervisor had taken from the machine's CPUs since boot when the
+    /// experiment started (/proc/stat's steal; `None` where not counted).
+    #[serde(default)]
+    pub steal_before_s: Option<f64>,
+    /// CPU seconds it took during the experiment (filled by [`MachineHeader::finish`]).
+    #[serde(default)]
+    pub steal_s: Option<f64>,
     pub realtime: RealtimeCheck,
     /// Real-time (SCHED_FIFO/SCHED_RR) threads of other user processes when the experiment
     /// started, as `pid/tid name`. Under the kernel's RT throttling (`sched_rt_runtime_us`,
@@ -85,6 +92,8 @@ impl MachineHeader {
             timer: TimerOverhead::measure(),
             load_before: load_average(),
             load_after: None,
+            steal_before_s: super::cpu::steal_s(),
+            steal_s: None,
             realtime: RealtimeCheck::probe(),
             other_rt_threads_before: other_realtime_threads(),
             other_rt_threads_after: Vec::new(),
@@ -100,6 +109,10 @@ impl MachineHeader {
     /// Records the load average at the end of the experiment.
     pub fn finish(&mut self) {
         self.load_after = load_average();
+        self.steal_s = match (self.steal_before_s, super::cpu::steal_s()) {
+            (Some(before), Some(after)) => Some((after - before).max(0.0)),
+            _ => None,
+        };
         self.other_rt_threads_after = other_realtime_threads();
     }
 
@@ -148,6 +161,12 @@ impl MachineHeader {
             ),
             format!("build: smx {} {}", self.smx_version, self.build),
         ];
+        if let Some(steal) = self.steal_s {
+            lines.push(format!(
+                "hypervisor steal during the experiment: {steal:.2} CPU s (time the host did not run this \
+                 machine's CPUs)"
+            ));
+        }
         let mut others: Vec<&String> = self.other_rt_threads_before.iter().collect();
         others.extend(
             self.other_rt_threads_after
@@ -381,6 +400,8 @@ mod tests {
         header.finish();
         let text = header.describe().join("\n");
         assert!(text.contains("clock source"));
+        assert_eq!(header.steal_s.is_some(), text.contains("hypervisor steal"));
+        assert_eq!(header.steal_s.is_some(), header.steal_before_s.is_some());
         assert!(text.contains("real-time priority"));
         assert!(header.timer.instant_now_ns > 0.0);
     }

@@ -84,12 +84,16 @@ impl Session {
             .get(metric)
             .map(|v| format!("{metric} {}", output::format_number(*v)))
             .unwrap_or_default();
+        let steal = match run.metrics.get(cpu::STEAL_MS) {
+            Some(ms) if *ms > 0.0 => format!(" (hypervisor steal {ms:.0} ms)"),
+            _ => String::new(),
+        };
         let problems = if run.valid {
             String::new()
         } else {
             format!(" INVALID: {}", run.problems.join("; "))
         };
-        eprintln!("bench {experiment}: {} {which}: {value}{problems}", case.key());
+        eprintln!("bench {experiment}: {} {which}: {value}{steal}{problems}", case.key());
     }
 }
 
@@ -161,6 +165,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
     let mut finish = |mut r: BenchResult| {
         r.machine.finish();
         r.note_invalid_runs();
+        r.note_stolen_runs();
         results.push(r);
     };
     match experiment {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cpu::STEAL_MS;
 use super::machine::MachineHeader;
 use super::stats::Summary;
 
@@ -182,6 +183,36 @@ impl BenchResult {
             .find(|c| c.series == series && params.iter().all(|(k, v)| c.param(k) == Some(*v)))
     }
 
+    /// One note when runs lost at least [`STOLEN_SHARE`] of their wall time, and at least
+    /// [`STOLEN_MIN_MS`], to the hypervisor (their `steal_ms` against their `wall_s`): how many,
+    /// and the worst.
+    pub fn note_stolen_runs(&mut self) {
+        let mut total = 0;
+        let mut stolen: Vec<(f64, String)> = Vec::new();
+        for case in &self.cases {
+            for (i, run) in case.runs.iter().enumerate() {
+                let (Some(steal_ms), Some(wall_s)) = (run.metrics.get(STEAL_MS), run.metrics.get("wall_s")) else {
+                    continue;
+                };
+                total += 1;
+                let share = steal_ms / 1e3 / wall_s;
+                if *wall_s > 0.0 && share >= STOLEN_SHARE && *steal_ms >= STOLEN_MIN_MS {
+                    stolen.push((share, format!("{} run {}", case.key(), i + 1)));
+                }
+            }
+        }
+        let Some((worst, which)) = stolen.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+            return;
+        };
+        self.notes.push(format!(
+            "hypervisor steal: {} of {total} runs lost at least {:.0} % of their wall time to the hypervisor, up \
+             to {:.0} % ({which}); such a run is slow for the host's reasons, not its own (steal_ms in --json/--csv)",
+            stolen.len(),
+            STOLEN_SHARE * 100.0,
+            worst * 100.0,
+        ));
+    }
+
     /// One note per case with invalid runs: which runs, and each distinct problem once (long
     /// problems such as compiler diagnostics cut to their first lines).
     pub fn note_invalid_runs(&mut self) {
@@ -213,6 +244,12 @@ impl BenchResult {
         self.notes.extend(notes);
     }
 }
+
+/// The share of a run's wall time taken by the hypervisor from which the run is noted.
+pub const STOLEN_SHARE: f64 = 0.01;
+/// And the least steal noted: /proc/stat counts in steps of 10 ms (USER_HZ 100), so one step
+/// seen in a short run may be a few microseconds that crossed a step.
+pub const STOLEN_MIN_MS: f64 = 20.0;
 
 /// A printed table: a title, column headers and rows of cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -165,24 +165,24 @@ fn run_cell(
     for i in 0..=s.runs {
         let warmup = i == 0;
         if let Ok(g) = graph {
-            let run = smx_run(g, registry, s, cell);
+            let run = cpu::with_steal(|| smx_run(g, registry, s, cell));
             session.progress("scaling", &smx, i, s.runs, &run, "msg_rate_hz");
             if !warmup {
                 smx.push(run);
             }
         }
         for (case, (_, peer_run)) in peers.iter_mut().zip(baseline::PAIR_PEERS) {
-            let run = peer_run(shape);
+            let run = cpu::with_steal(|| peer_run(shape));
             session.progress("scaling", case, i, s.runs, &run, "msg_rate_hz");
             if !warmup {
                 case.push(add_scaling_metrics(run, pairs));
             }
         }
         if let (Some(path), Some(setup)) = (gst, &setup_s) {
-            let run = match setup {
+            let run = cpu::with_steal(|| match setup {
                 Ok(setup) => gstreamer::run(path, s.count_for(pairs), s.size, len as usize, pairs, *setup),
                 Err(e) => Run::failed(e.clone()),
-            };
+            });
             session.progress("scaling", &peer, i, s.runs, &run, "msg_rate_hz");
             if !warmup {
                 peer.push(add_scaling_metrics(run, pairs));

@@ -21,12 +21,12 @@
 
 use std::time::Duration;
 
-use super::Session;
 use super::args::{TuneArgs, or_default, pick};
 use super::result::{BenchResult, Case};
 use super::tune_rows::{Row, RowKind};
 use super::tune_sweep::{Setting, Sweep, spin_literal};
 use super::tune_verdict::{self, RowView};
+use super::{Session, cpu};
 
 /// The rows the command line asks for, or why not.
 pub fn check(args: &TuneArgs) -> Result<(), String> {
@@ -126,12 +126,12 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
     for round in 0..=runs {
         for ((row, (settings, cases)), floor) in rows.iter().zip(plans.iter_mut()).zip(floors.iter_mut()) {
             if round == 0 {
-                let run = row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1));
+                let run = cpu::with_steal(|| row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1)));
                 session.progress("tune", &cases[0], 0, runs, &run, row.metric());
                 continue;
             }
             if let (Some(floor), Some(period)) = (floor.as_mut(), row.period()) {
-                let run = super::tt::probe_run(period, row.count);
+                let run = cpu::with_steal(|| super::tt::probe_run(period, row.count));
                 session.progress("tune", floor, round, runs, &run, "miss_rate_pct");
                 floor.push(run);
             }
@@ -141,7 +141,7 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
             let offset = (round - 1) * n / runs + 1;
             for k in 0..n {
                 let i = (k + offset) % n;
-                let run = row.run(&registry, &settings[i], row.count);
+                let run = cpu::with_steal(|| row.run(&registry, &settings[i], row.count));
                 session.progress("tune", &cases[i], round, runs, &run, row.metric());
                 cases[i].push(run);
             }
@@ -228,7 +228,7 @@ fn confirm(
     for round in 1..=runs {
         for k in 0..2 {
             let i = (k + round) % 2;
-            let run = row.run(registry, pair[i], row.count);
+            let run = cpu::with_steal(|| row.run(registry, pair[i], row.count));
             session.progress("tune (again)", &confirmed[i], round, runs, &run, row.metric());
             confirmed[i].push(run);
         }

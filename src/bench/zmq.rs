@@ -135,13 +135,15 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
             })
             .collect();
         for i in 0..=runs {
-            let r = zmq_raw::run(transport(t), count, size, Duration::from_secs(10));
+            let r = cpu::with_steal(|| zmq_raw::run(transport(t), count, size, Duration::from_secs(10)));
             session.progress("zmq", &raw, i, runs, &r, "msg_rate_hz");
             if i > 0 {
                 raw.push(r);
             }
             for (case, len) in shaped.iter_mut().zip(&lens) {
-                let r = zmq_raw::run_shaped(transport(t), count, size, Duration::from_secs(10), Some(*len as usize));
+                let r = cpu::with_steal(|| {
+                    zmq_raw::run_shaped(transport(t), count, size, Duration::from_secs(10), Some(*len as usize))
+                });
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
                     case.push(r);
@@ -156,13 +158,16 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
                     channel_len: *len,
                     chains: place.as_str() == "chains",
                 };
-                let cpu = cpu::process_cpu_s();
-                let mut r = match &graph {
-                    Err(e) => Run::failed(e.clone()),
-                    Ok(g) => smx_run(g, &registry, &shape),
-                };
-                let received = r.metrics.get("received").copied().unwrap_or(0.0) as u64;
-                cpu::set_cpu(&mut r, cpu::process_cpu_s() - cpu, received);
+                let r = cpu::with_steal(|| {
+                    let cpu = cpu::process_cpu_s();
+                    let mut r = match &graph {
+                        Err(e) => Run::failed(e.clone()),
+                        Ok(g) => smx_run(g, &registry, &shape),
+                    };
+                    let received = r.metrics.get("received").copied().unwrap_or(0.0) as u64;
+                    cpu::set_cpu(&mut r, cpu::process_cpu_s() - cpu, received);
+                    r
+                });
                 session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
                 if i > 0 {
                     case.push(r);
