@@ -108,11 +108,36 @@ fn every_row_gets_a_verdict_and_every_setting_is_saved() {
     let tt = settings(ROWS[2]);
     assert_eq!(tt.len(), 5, "{tt:?}");
     assert!(tt.contains(&"--pin auto --wait-spin 0 --tt-mode cyclic"), "{tt:?}");
-    // One measured run each (the warm-up is not kept), all valid.
+    // One measured run each in the sweep (the warm-up is not kept); three times the sweep's
+    // rounds when measured again and beside the floor; all valid.
     for c in &r.cases {
-        assert_eq!(c.runs.len(), 1, "{}", c.key());
-        assert!(c.runs[0].valid, "{}: {:?}", c.key(), c.runs[0].problems);
+        let again = c.param("confirm").is_some() || c.param("floor_of").is_some();
+        assert_eq!(c.runs.len(), if again { 3 } else { 1 }, "{}", c.key());
+        assert!(
+            c.runs.iter().all(|run| run.valid),
+            "{}: {:?}",
+            c.key(),
+            c.runs[0].problems
+        );
     }
+    // The tt row's default beside the platform floor: both cases, and a line with its verdict.
+    let beside: Vec<&str> = r
+        .cases
+        .iter()
+        .filter(|c| c.param("floor_of") == Some(ROWS[2]))
+        .map(|c| c.series.as_str())
+        .collect();
+    assert_eq!(beside, ["smx", "probe"]);
+    assert!(
+        stdout.contains("tune: time-triggered defaults against the platform floor"),
+        "{stdout}"
+    );
+    let floor_line = stdout
+        .lines()
+        .filter(|l| l.starts_with(ROWS[2]))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no floor line:\n{stdout}"));
+    assert!(floor_line.contains("x the floor"), "{floor_line}");
     let csv = std::fs::read_to_string(&csv).unwrap();
     let header = csv.lines().next().unwrap();
     for column in ["row", "setting", "pin", "wait_spin", "tt_mode"] {

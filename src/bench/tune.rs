@@ -39,6 +39,11 @@ pub fn check(args: &TuneArgs) -> Result<(), String> {
 /// The warm-up's share of a row's count: enough to fault in code and stacks.
 const WARMUP_DIVISOR: u64 = 5;
 
+/// A re-measurement (and the tt row's floor) takes this many times the sweep's rounds: it runs
+/// two settings, not some twenty, so it can afford the rounds that put a median of noisy runs
+/// within the verdict's 10 %.
+const AGAIN_FACTOR: usize = 3;
+
 pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
     let quick = session.quick;
     let all_rows: Vec<String> = ["scaling", "zmq", "tt"]
@@ -114,26 +119,12 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
             (settings, cases)
         })
         .collect();
-    // The time-triggered rows' platform floor: `smxrun probe` at the row's period, once a round
-    // just before the row, so that it sees the machine the row's settings see.
-    let mut floors: Vec<Option<Case>> = rows
-        .iter()
-        .map(|row| {
-            row.period()
-                .map(|_| Case::new("probe", &[(tune_verdict::FLOOR_OF, row.key())]))
-        })
-        .collect();
     for round in 0..=runs {
-        for ((row, (settings, cases)), floor) in rows.iter().zip(plans.iter_mut()).zip(floors.iter_mut()) {
+        for (row, (settings, cases)) in rows.iter().zip(plans.iter_mut()) {
             if round == 0 {
                 let run = cpu::with_steal(|| row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1)));
                 session.progress("tune", &cases[0], 0, runs, &run, row.metric());
                 continue;
-            }
-            if let (Some(floor), Some(period)) = (floor.as_mut(), row.period()) {
-                let run = cpu::with_steal(|| super::tt::probe_run(period, row.count));
-                session.progress("tune", floor, round, runs, &run, "miss_rate_pct");
-                floor.push(run);
             }
             // Rotated by a share of the order per round, so that over the rounds each setting
             // (the default too) runs early and late in its row.
@@ -150,7 +141,12 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
     let confirmations: Vec<Vec<Case>> = rows
         .iter()
         .zip(&plans)
-        .map(|(row, (settings, cases))| confirm(row, settings, cases, runs, &registry, session))
+        .map(|(row, (settings, cases))| confirm(row, settings, cases, runs * AGAIN_FACTOR, &registry, session))
+        .collect();
+    let floors: Vec<Case> = rows
+        .iter()
+        .filter_map(|row| floor(row, runs * AGAIN_FACTOR, &registry, session))
+        .flatten()
         .collect();
     let table_rows: Vec<RowView> = rows
         .iter()
@@ -170,8 +166,8 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
         result.cases.extend(cases);
     }
     result.cases.extend(confirmations.into_iter().flatten());
-    let has_floor = floors.iter().any(Option::is_some);
-    result.cases.extend(floors.into_iter().flatten());
+    let has_floor = !floors.is_empty();
+    result.cases.extend(floors);
     result.tables.push(tune_verdict::table(&result, &table_rows));
     if has_floor {
         result
@@ -183,14 +179,40 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
         "default = no option; each other setting is the options shown. A row's figure is the median of {runs} \
          interleaved rounds; the verdict asks for the default within {:.0} % of the best rate, or at most \
          {:.1}x the best miss rate (the tt row). A row whose default misses that is measured again, the default \
-         and the best alternating for {runs} more rounds, and the verdict is the re-measurement's: the best of \
+         and the best alternating for {} more rounds, and the verdict is the re-measurement's: the best of \
          many noisy settings is the one the noise favoured most. The last column divides the default by the \
          sweep's run of the very setting the default resolves to: its distance from 1.00 is this machine's \
          noise.",
         tune_verdict::TOLERANCE * 100.0,
-        1.0 + tune_verdict::TOLERANCE
+        1.0 + tune_verdict::TOLERANCE,
+        runs * AGAIN_FACTOR,
     ));
     result
+}
+
+/// For a time-triggered row, its default and `smxrun probe` at the row's period and tick count,
+/// alternating for `rounds` rounds: two cases marked with the row ([`tune_verdict::FLOOR_OF`]).
+/// Apart from the sweep, so that the probe and the default meet the machine in the same state
+/// as often as the confirmation's two settings do.
+fn floor(row: &Row, rounds: usize, registry: &smx_runtime::Registry, session: &mut Session) -> Option<[Case; 2]> {
+    let period = row.period()?;
+    let mark = [(tune_verdict::FLOOR_OF, row.key())];
+    let mut default = Case::new("smx", &[mark[0].clone(), ("setting", "default".into())]);
+    let mut probe = Case::new("probe", &mark);
+    for round in 1..=rounds {
+        for k in 0..2 {
+            if (k + round) % 2 == 0 {
+                let run = cpu::with_steal(|| row.run(registry, &Setting::DEFAULT, row.count));
+                session.progress("tune (floor)", &default, round, rounds, &run, row.metric());
+                default.push(run);
+            } else {
+                let run = cpu::with_steal(|| super::tt::probe_run(period, row.count));
+                session.progress("tune (floor)", &probe, round, rounds, &run, "miss_rate_pct");
+                probe.push(run);
+            }
+        }
+    }
+    Some([default, probe])
 }
 
 /// When `cases` (the row's default first, then its sweep) put the default outside the goal, the

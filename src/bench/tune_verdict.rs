@@ -232,11 +232,12 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
     t
 }
 
-/// The time-triggered rows' defaults against the platform floor measured in the same rounds:
-/// `smxrun probe` at the row's period, an empty loop that misses only what the machine takes.
+/// The time-triggered rows' defaults against the platform floor measured beside them, round by
+/// round (the cases marked [`FLOOR_OF`]): `smxrun probe` at the row's period, an empty loop
+/// that misses only what the machine takes.
 pub fn floor_table(cases: &[Case], rows: &[RowView]) -> Table {
     let mut t = Table::new(
-        "tune: time-triggered defaults against the platform floor (smxrun probe, same period and ticks, once a round)",
+        "tune: time-triggered defaults against the platform floor (smxrun probe at the same period and ticks, alternating with the default)",
         &[
             "row",
             "default [% missed]",
@@ -246,15 +247,15 @@ pub fn floor_table(cases: &[Case], rows: &[RowView]) -> Table {
         ],
     );
     for view in rows {
-        let Some(floor) = cases
-            .iter()
-            .find(|c| c.series == "probe" && c.param(FLOOR_OF) == Some(view.key.as_str()))
-        else {
+        let of_row = |series: &str| {
+            cases
+                .iter()
+                .find(|c| c.series == series && c.param(FLOOR_OF) == Some(view.key.as_str()))
+        };
+        let Some(floor) = of_row("probe") else {
             continue;
         };
-        let default = row_cases(cases, &view.key)
-            .into_iter()
-            .find(|c| c.param("setting") == Some("default"));
+        let default = of_row("smx");
         let metric = view.metric;
         let against = Verdict {
             row: view.key.clone(),
@@ -401,7 +402,16 @@ mod tests {
             c
         };
         let verdict_of = |default: &[f64], probe: &[f64]| {
-            let cases = [case("default", "m", default), case("a", "m", &[0.1]), floor(probe)];
+            let mut beside = case("default", "m", default);
+            beside.params.remove("row");
+            beside.params.insert(FLOOR_OF.into(), "r".into());
+            // The sweep's default is not the one measured beside the floor.
+            let cases = [
+                case("default", "m", &[99.0]),
+                case("a", "m", &[0.1]),
+                beside,
+                floor(probe),
+            ];
             let t = floor_table(&cases, std::slice::from_ref(&view));
             assert_eq!(t.rows.len(), 1);
             (t.rows[0][3].clone(), t.rows[0][4].clone())
