@@ -129,8 +129,15 @@ pub fn confirmed(cases: &[Case], row: &str, metric: &str, higher_is_better: bool
 
 /// The verdict of a row: the sweep's, or where the default missed the goal in the sweep and was
 /// measured again beside the sweep's best, the re-measurement's.
-pub fn verdict_of_row(sweep: &Verdict, again: Option<&Verdict>, twin: Option<f64>) -> String {
+///
+/// When the sweep's best is `twin_label`, the very options the default resolves to, a gap
+/// cannot be the default's: the same configuration was measured twice, and the gap is noise.
+pub fn verdict_of_row(sweep: &Verdict, again: Option<&Verdict>, twin_label: &str, twin: Option<f64>) -> String {
+    let best_is_twin = sweep.best.as_ref().is_some_and(|(label, _)| label == twin_label);
     match (sweep.within(), again) {
+        (Some(false), _) if best_is_twin => {
+            "ok: the best is the default's own setting given by hand, so the gap is this machine's noise".into()
+        }
         (Some(false), Some(again)) => match again.within() {
             Some(true) => format!(
                 "ok: within {} when measured again beside the best (the sweep's gap was noise)",
@@ -222,7 +229,7 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
                 .as_ref()
                 .and_then(Verdict::ratio)
                 .map_or_else(|| "-".into(), |r| format!("{r:.2}")),
-            verdict_of_row(&v, again.as_ref(), twin_median),
+            verdict_of_row(&v, again.as_ref(), twin, twin_median),
             match (v.default, twin_median) {
                 (Some(d), Some(t)) if t > 0.0 => format!("{:.2} ({twin})", d / t),
                 _ => "-".into(),
@@ -364,12 +371,12 @@ mod tests {
         assert_eq!(Verdict::of("r", &row_cases(&cases, "r"), "rate", true), sweep);
         let confirmation = confirmed(&cases, "r", "rate", true).unwrap();
         assert_eq!(confirmation.ratio(), Some(0.97));
-        let text = verdict_of_row(&sweep, Some(&confirmation), None);
+        let text = verdict_of_row(&sweep, Some(&confirmation), "b", None);
         assert!(text.starts_with("ok: within 10 % when measured again"), "{text}");
         cases.truncate(2);
         cases.extend([again("default", 70.0), again("a", 100.0)]);
         let confirmation = confirmed(&cases, "r", "rate", true).unwrap();
-        let text = verdict_of_row(&sweep, Some(&confirmation), None);
+        let text = verdict_of_row(&sweep, Some(&confirmation), "b", None);
         assert!(
             text.starts_with("SLOWER") && text.ends_with("also when measured again beside it"),
             "{text}"
@@ -381,7 +388,11 @@ mod tests {
             "rate",
             true,
         );
-        assert_eq!(verdict_of_row(&fine, None, None), "ok: within 10 %");
+        assert_eq!(verdict_of_row(&fine, None, "b", None), "ok: within 10 %");
+        // The best is the default's own options by hand: the gap is noise, whatever the
+        // re-measurement said.
+        let text = verdict_of_row(&sweep, Some(&confirmation), "a", None);
+        assert!(text.starts_with("ok: the best is the default's own setting"), "{text}");
     }
 
     #[test]
