@@ -41,6 +41,18 @@ pub mod host {
         /// Takes the next message without blocking (a decoupled input's latest value again
         /// when nothing new came).
         fn read(&mut self, port: usize) -> Option<Message>;
+        /// Reads as [`Ports::read`] and shows the message to `see`, where it lies if the
+        /// runtime can ([`Io::read_with`]); false when there was none. By default read, then
+        /// shown.
+        fn read_with(&mut self, port: usize, see: &mut dyn FnMut(&Message)) -> bool {
+            match self.read(port) {
+                Some(msg) => {
+                    see(&msg);
+                    true
+                }
+                None => false,
+            }
+        }
         fn has_message(&mut self, port: usize) -> bool;
         /// Waits for a new message or the producer's end.
         fn read_blocking(&mut self, port: usize) -> Option<Message>;
@@ -199,6 +211,19 @@ impl<'a> Io<'a> {
     #[inline]
     pub fn read(&mut self, port: InPort) -> Option<Message> {
         self.ports.read(port.0)
+    }
+
+    /// Reads like [`Io::read`], but lends the message to `see` where it lies in the channel,
+    /// where the runtime can, instead of moving it out to the box: for a sink whose step is
+    /// little more than looking at its message, the move (a copy at each return on the way,
+    /// loaded right after the stores that made it) is a noticeable part of the step. `None`
+    /// when there was nothing to read; the message is gone afterwards (clone it to keep it).
+    #[inline]
+    pub fn read_with<R>(&mut self, port: InPort, see: impl FnOnce(&Message) -> R) -> Option<R> {
+        let (mut see, mut seen) = (Some(see), None);
+        self.ports
+            .read_with(port.0, &mut |msg| seen = see.take().map(|see| see(msg)));
+        seen
     }
 
     /// Whether a new message is waiting on an input now, without blocking (false when empty,

@@ -142,6 +142,33 @@ impl<T: Clone> Reader<T> {
         }
     }
 
+    /// [`Reader::read`] that hands the message to `see` where it lies in the channel
+    /// ([`smx_spsc::Consumer::try_pop_with`]) instead of moving it out; `None` when there was
+    /// nothing to read. Counted as `read` counts.
+    #[inline]
+    pub fn read_with<R>(&mut self, see: impl FnOnce(&T) -> R) -> Option<R> {
+        let Some(rx) = &mut self.rx else {
+            return self.duplicate().map(|last| see(&last));
+        };
+        let latest = &mut self.latest;
+        // Called by the pop only when there is a message; else kept for the duplicate.
+        let mut see = Some(see);
+        let popped = rx.try_pop_with(|msg| {
+            if let Some(last) = latest {
+                *last = Some(msg.clone());
+            }
+            see.take().map(|see| see(msg))
+        });
+        match (popped, see) {
+            (Ok(seen), _) => {
+                self.shared.counters.consumer.read.bump();
+                seen
+            }
+            (Err(_), Some(see)) => self.duplicate().map(|last| see(&last)),
+            (Err(_), None) => None,
+        }
+    }
+
     #[inline(never)]
     fn duplicate(&self) -> Option<T> {
         let last = self.latest.as_ref()?;

@@ -146,3 +146,28 @@ fn a_write_making_room_calls_for_room_until_there_is_some_and_refuses_once_nobod
     let s = w.shared().counters.snapshot();
     assert_eq!((s.written, s.read, s.dropped), (7, 3, 2));
 }
+
+#[test]
+fn a_message_lent_to_the_reader_is_read_and_counted_as_a_read_one_in_every_kind() {
+    for kind in [
+        ChannelKind::Coupled,
+        ChannelKind::DecoupledProducer,
+        ChannelKind::DecoupledConsumer,
+        ChannelKind::Decoupled,
+    ] {
+        let (mut w, mut r) = channel::<u32>(kind, 4);
+        assert_eq!(r.read_with(|m| *m), None, "{kind:?}: nothing arrived yet");
+        w.write(7).unwrap();
+        w.write(8).unwrap();
+        let got: Vec<Option<u32>> = (0..3).map(|_| r.read_with(|m| *m * 10)).collect();
+        let s = r.shared().counters.snapshot();
+        if kind.consumer_decoupled() {
+            // The newest value, then the same again (a duplicate), as `read` gives them.
+            assert_eq!(got[2], got[1], "{kind:?}");
+            assert_eq!(s.duplicated, 1 + u64::from(got[0] == got[1]), "{kind:?}: {got:?}");
+        } else {
+            assert_eq!(got, [Some(70), Some(80), None], "{kind:?}");
+            assert_eq!((s.read, s.duplicated), (2, 0), "{kind:?}");
+        }
+    }
+}

@@ -233,6 +233,23 @@ impl Ports for PortSet {
         Some(msg)
     }
 
+    #[inline]
+    fn read_with(&mut self, port: usize, see: &mut dyn FnMut(&Message)) -> bool {
+        let Some(slot) = self.inputs.get_mut(port) else {
+            return false;
+        };
+        let Some(reader) = slot.reader.as_mut() else {
+            return false;
+        };
+        let latency = &mut slot.latency;
+        reader
+            .read_with(|msg| {
+                latency.note(msg);
+                see(msg)
+            })
+            .is_some()
+    }
+
     fn has_message(&mut self, port: usize) -> bool {
         self.reader(port).is_some_and(Reader::has_message)
     }
@@ -346,6 +363,10 @@ macro_rules! pass_ports_through {
 
         fn read(&mut self, port: usize) -> Option<smx_box::Message> {
             self.ports.read(port)
+        }
+
+        fn read_with(&mut self, port: usize, see: &mut dyn FnMut(&smx_box::Message)) -> bool {
+            self.ports.read_with(port, see)
         }
 
         fn has_message(&mut self, port: usize) -> bool {

@@ -101,6 +101,29 @@ impl<T> Consumer<T> {
         }
     }
 
+    /// [`Consumer::try_pop`] that lends the message to `see` and drops it after, instead of
+    /// returning it: a value returned through a few calls is copied at each, and a copy loaded
+    /// right after the narrower stores of the one before stalls (see
+    /// [`Producer::push_with`](crate::Producer::push_with)). The message still leaves its slot
+    /// first, in one move, so that the slot is free before `see` runs: a producer waiting for
+    /// it (a queue of one) is not kept waiting by what the consumer does with the message.
+    #[inline]
+    pub fn try_pop_with<R>(&mut self, see: impl FnOnce(&T) -> R) -> Result<R, TryPopError> {
+        if self.closed {
+            return Err(TryPopError::Ended);
+        }
+        if !self.look() {
+            return Err(self.empty_or_ended());
+        }
+        if self.lossy {
+            return self.pop_claiming().map(|value| see(&value));
+        }
+        // Safety: as in `try_pop`.
+        let value = unsafe { self.ring.read(self.slot) };
+        self.advance();
+        Ok(see(&value))
+    }
+
     /// The next message if one is there, without waiting.
     #[inline]
     pub fn try_pop(&mut self) -> Result<T, TryPopError> {
@@ -116,6 +139,14 @@ impl<T> Consumer<T> {
         // Safety: the slot holds `head` (its stamp said so, or a tail published after the
         // stamp), and the producer will not touch it until the stamp says free again.
         let value = unsafe { self.ring.read(self.slot) };
+        self.advance();
+        Ok(value)
+    }
+
+    /// After the message at `head` was taken out of its slot (blocking queues): frees the
+    /// slot, moves on and publishes the head.
+    #[inline(always)]
+    fn advance(&mut self) {
         self.free_slot();
         self.head += 1;
         self.slot += 1;
@@ -127,7 +158,6 @@ impl<T> Consumer<T> {
         self.ring.consumer.head.store(self.head, Release);
         light_barrier(self.asymmetric); // the wake-up handshake (crate::wait)
         self.ring.space.wake(&mut self.woke);
-        Ok(value)
     }
 
     /// Moves up to `max` messages that are there now into `out`, without waiting: the batched

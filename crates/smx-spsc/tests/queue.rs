@@ -449,3 +449,35 @@ fn push_with_refuses_an_init_that_returns_another_value() {
     let elsewhere: &'static mut u64 = Box::leak(Box::new(7));
     let _ = tx.push_with(move |_| elsewhere);
 }
+
+#[test]
+fn a_message_lent_to_see_is_taken_once_in_order_and_see_runs_only_for_one() {
+    let drops = std::sync::Arc::new(AtomicUsize::new(0));
+    for kind in [Kind::Blocking, Kind::DropOldest] {
+        drops.store(0, Ordering::SeqCst);
+        let (mut tx, mut rx) = channel::<Numbered>(2, kind);
+        let mut called = false;
+        assert_eq!(rx.try_pop_with(|_| called = true), Err(TryPopError::Empty), "{kind:?}");
+        assert!(!called, "{kind:?}: see runs only for a message");
+        for i in 0..3 {
+            let _ = tx.try_push(Numbered(i, drops.clone()));
+        }
+        // Blocking: the queue held 0 and 1 and refused nothing else; drop-oldest: 1 and 2.
+        let first = if kind == Kind::Blocking { 0 } else { 1 };
+        assert_eq!(rx.try_pop_with(|m| m.0), Ok(first), "{kind:?}");
+        assert_eq!(rx.try_pop_with(|m| m.0), Ok(first + 1), "{kind:?}");
+        drop(tx);
+        assert_eq!(rx.try_pop_with(|m| m.0), Err(TryPopError::Ended), "{kind:?}");
+        assert_eq!(drops.load(Ordering::SeqCst), 3, "{kind:?}: each message dropped once");
+    }
+}
+
+/// A message that counts its drops.
+#[derive(Debug)]
+struct Numbered(u64, std::sync::Arc<AtomicUsize>);
+
+impl Drop for Numbered {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
