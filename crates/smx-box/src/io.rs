@@ -41,9 +41,8 @@ pub mod host {
         /// Takes the next message without blocking (a decoupled input's latest value again
         /// when nothing new came).
         fn read(&mut self, port: usize) -> Option<Message>;
-        /// Reads as [`Ports::read`] and shows the message to `see`, where it lies if the
-        /// runtime can ([`Io::read_with`]); false when there was none. By default read, then
-        /// shown.
+        /// Reads as [`Ports::read`] and lends the message to `see` instead of returning it
+        /// ([`Io::read_with`]); false when there was none. By default read, then lent.
         fn read_with(&mut self, port: usize, see: &mut dyn FnMut(&Message)) -> bool {
             match self.read(port) {
                 Some(msg) => {
@@ -213,11 +212,12 @@ impl<'a> Io<'a> {
         self.ports.read(port.0)
     }
 
-    /// Reads like [`Io::read`], but lends the message to `see` where it lies in the channel,
-    /// where the runtime can, instead of moving it out to the box: for a sink whose step is
-    /// little more than looking at its message, the move (a copy at each return on the way,
-    /// loaded right after the stores that made it) is a noticeable part of the step. `None`
-    /// when there was nothing to read; the message is gone afterwards (clone it to keep it).
+    /// Reads like [`Io::read`], but lends the message to `see` instead of returning it: a
+    /// message returned to the box is copied at each return on the way, each copy loaded right
+    /// after the stores of the one before, which for a sink whose step is little more than a
+    /// look at its message is a noticeable part of the step. smx's runtime moves it out of the
+    /// channel once and lends it from there. `None` when there was nothing to read; the message
+    /// is gone afterwards (clone it to keep it).
     #[inline]
     pub fn read_with<R>(&mut self, port: InPort, see: impl FnOnce(&Message) -> R) -> Option<R> {
         let (mut see, mut seen) = (Some(see), None);

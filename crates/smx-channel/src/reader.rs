@@ -142,9 +142,9 @@ impl<T: Clone> Reader<T> {
         }
     }
 
-    /// [`Reader::read`] that hands the message to `see` where it lies in the channel
-    /// ([`smx_spsc::Consumer::try_pop_with`]) instead of moving it out; `None` when there was
-    /// nothing to read. Counted as `read` counts.
+    /// [`Reader::read`] that lends the message to `see` instead of returning it
+    /// ([`smx_spsc::Consumer::try_pop_with`]); `None` when there was nothing to read. Counted
+    /// as `read` counts.
     #[inline]
     pub fn read_with<R>(&mut self, see: impl FnOnce(&T) -> R) -> Option<R> {
         let Some(rx) = &mut self.rx else {

@@ -462,7 +462,7 @@ fn a_message_lent_to_see_is_taken_once_in_order_and_see_runs_only_for_one() {
         for i in 0..3 {
             let _ = tx.try_push(Numbered(i, drops.clone()));
         }
-        // Blocking: the queue held 0 and 1 and refused nothing else; drop-oldest: 1 and 2.
+        // Blocking: the queue took 0 and 1 and refused 2; drop-oldest: it evicted 0 for 2.
         let first = if kind == Kind::Blocking { 0 } else { 1 };
         assert_eq!(rx.try_pop_with(|m| m.0), Ok(first), "{kind:?}");
         assert_eq!(rx.try_pop_with(|m| m.0), Ok(first + 1), "{kind:?}");
