@@ -11,7 +11,9 @@
 //!    writes after `box`), its ports and its configuration keys with defaults.
 //! 2. Implement [`BoxImpl`] for the instance type; its `step` reads with [`Io::read`] and
 //!    writes with [`Io::write`]. Port handles are positions in the spec's lists:
-//!    [`InPort`]`(0)` is the first input.
+//!    [`InPort`]`(0)` is the first input. A sink that only looks at its message can borrow it
+//!    with [`Io::read_with`], and a source can have its small message built in the channel
+//!    with [`Io::write_filled`]; both save moving the message through the runtime's layers.
 //! 3. Hand the spec to the command line: `smxrun::main_with_boxes(&[SPEC])` gives every
 //!    `smxrun` command, option and report with your boxes beside the built-in ones.
 //!
