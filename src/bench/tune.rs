@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use super::args::{TuneArgs, or_default, pick};
-use super::result::{BenchResult, Case};
+use super::result::{BenchResult, Case, Run};
 use super::tune_rows::{Row, RowKind};
 use super::tune_sweep::{Setting, Sweep, spin_literal};
 use super::tune_verdict::{self, RowView};
@@ -197,22 +197,40 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
 fn floor(row: &Row, rounds: usize, registry: &smx_runtime::Registry, session: &mut Session) -> Option<[Case; 2]> {
     let period = row.period()?;
     let mark = [(tune_verdict::FLOOR_OF, row.key())];
-    let mut default = Case::new("smx", &[mark[0].clone(), ("setting", "default".into())]);
-    let mut probe = Case::new("probe", &mark);
+    let mut cases = [
+        Case::new("smx", &[mark[0].clone(), ("setting", "default".into())]),
+        Case::new("probe", &mark),
+    ];
+    alternate(&mut cases, rounds, "tune (floor)", session, |i| match i {
+        0 => (row.run(registry, &Setting::DEFAULT, row.count), row.metric()),
+        _ => (super::tt::probe_run(period, row.count), "miss_rate_pct"),
+    });
+    Some(cases)
+}
+
+/// Runs two cases alternating for `rounds` rounds, each round started by the other one, so that
+/// neither always runs first: `run(i)` is one run of case `i` and the metric its progress line
+/// shows.
+fn alternate(
+    cases: &mut [Case; 2],
+    rounds: usize,
+    what: &str,
+    session: &mut Session,
+    mut run: impl FnMut(usize) -> (Run, &'static str),
+) {
     for round in 1..=rounds {
         for k in 0..2 {
-            if (k + round) % 2 == 0 {
-                let run = cpu::with_steal(|| row.run(registry, &Setting::DEFAULT, row.count));
-                session.progress("tune (floor)", &default, round, rounds, &run, row.metric());
-                default.push(run);
-            } else {
-                let run = cpu::with_steal(|| super::tt::probe_run(period, row.count));
-                session.progress("tune (floor)", &probe, round, rounds, &run, "miss_rate_pct");
-                probe.push(run);
-            }
+            let i = (k + round) % 2;
+            let mut metric = "";
+            let measured = cpu::with_steal(|| {
+                let (measured, shown) = run(i);
+                metric = shown;
+                measured
+            });
+            session.progress(what, &cases[i], round, rounds, &measured, metric);
+            cases[i].push(measured);
         }
     }
-    Some([default, probe])
 }
 
 /// When `cases` (the row's default first, then its sweep) put the default outside the goal, the
@@ -235,7 +253,7 @@ fn confirm(
         return Vec::new();
     };
     let pair = [&settings[0], best];
-    let mut confirmed: Vec<Case> = cases
+    let confirmed: Vec<Case> = cases
         .iter()
         .filter(|c| c.param("setting") == Some("default") || c.param("setting") == Some(best_label.as_str()))
         .map(|c| {
@@ -244,16 +262,11 @@ fn confirm(
             Case::new("smx", &params)
         })
         .collect();
-    if confirmed.len() != 2 {
+    let Ok(mut confirmed) = <[Case; 2]>::try_from(confirmed) else {
         return Vec::new();
-    }
-    for round in 1..=runs {
-        for k in 0..2 {
-            let i = (k + round) % 2;
-            let run = cpu::with_steal(|| row.run(registry, pair[i], row.count));
-            session.progress("tune (again)", &confirmed[i], round, runs, &run, row.metric());
-            confirmed[i].push(run);
-        }
-    }
-    confirmed
+    };
+    alternate(&mut confirmed, runs, "tune (again)", session, |i| {
+        (row.run(registry, pair[i], row.count), row.metric())
+    });
+    confirmed.into()
 }
