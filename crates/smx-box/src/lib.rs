@@ -95,6 +95,7 @@
 //!
 //! The runtime's half of the contract is [`io::host`].
 
+mod clock;
 mod config;
 mod error;
 pub mod io;
@@ -103,10 +104,11 @@ mod spec;
 mod stats;
 mod value;
 
+pub use clock::{epoch, now_ns};
 pub use config::{BoxConfig, ConfigValue};
 pub use error::{BoxError, Disconnected, WriteError};
 pub use io::{InPort, InitCtx, Io, OutPort};
-pub use message::{ForeignVTable, INLINE_CAPACITY, Message, epoch, now_ns};
+pub use message::{ForeignVTable, INLINE_CAPACITY, Message};
 pub use spec::{BoxSpec, ConfigKey, Constructor, Factory, PortSpec, Ports, SharedConstructor, SpecBuilder, ValueKind};
 pub use stats::{StatValue, Stats};
 pub use value::{parse_duration, parse_value};

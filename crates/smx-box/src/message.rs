@@ -9,8 +9,8 @@
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::time::Instant;
+
+use crate::clock::now_ns;
 
 /// Payloads up to this many bytes are stored inline. 24, so that the message is 56 bytes and,
 /// with the 8-byte stamp of `smx-spsc`'s slot, fills exactly one 64-byte cache line: a hand-over
@@ -276,17 +276,6 @@ impl std::fmt::Debug for Message {
             .field("len", &self.len())
             .finish()
     }
-}
-
-/// The process-wide time origin of message timestamps and reports.
-pub fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-/// Nanoseconds since [`epoch`] on the monotonic clock.
-pub fn now_ns() -> u64 {
-    epoch().elapsed().as_nanos() as u64
 }
 
 #[cfg(test)]
