@@ -62,6 +62,10 @@ pub struct TimerOverhead {
     pub instant_now_ns: f64,
     /// Median cost of `clock_gettime(CLOCK_MONOTONIC)` in ns.
     pub clock_gettime_ns: f64,
+    /// Median cost of `smx_box::now_ns()`, the clock every message's timestamp reads, in ns
+    /// (0 in results saved before it was measured).
+    #[serde(default)]
+    pub message_clock_ns: f64,
     /// Smallest non-zero step seen between consecutive `Instant::now()` readings, in ns.
     pub granularity_ns: u64,
     /// `clock_getres(CLOCK_MONOTONIC)` in ns.
@@ -140,9 +144,11 @@ impl MachineHeader {
                     .unwrap_or_default()
             ),
             format!(
-                "timer: Instant::now {:.1} ns, clock_gettime {:.1} ns, granularity {} ns, resolution {} ns",
+                "timer: Instant::now {:.1} ns, clock_gettime {:.1} ns, message clock (now_ns) {:.1} ns, \
+                 granularity {} ns, resolution {} ns",
                 self.timer.instant_now_ns,
                 self.timer.clock_gettime_ns,
+                self.timer.message_clock_ns,
                 self.timer.granularity_ns,
                 self.timer.resolution_ns
             ),
@@ -198,6 +204,7 @@ impl TimerOverhead {
         const READS: u32 = 20_000;
         let mut instant_costs = Vec::with_capacity(BATCHES);
         let mut gettime_costs = Vec::with_capacity(BATCHES);
+        let mut message_costs = Vec::with_capacity(BATCHES);
         let mut granularity = u64::MAX;
         for _ in 0..BATCHES {
             let start = Instant::now();
@@ -217,10 +224,17 @@ impl TimerOverhead {
                 std::hint::black_box(monotonic_ns());
             }
             gettime_costs.push(start.elapsed().as_nanos() as f64 / READS as f64);
+
+            let start = Instant::now();
+            for _ in 0..READS {
+                std::hint::black_box(smx_box::now_ns());
+            }
+            message_costs.push(start.elapsed().as_nanos() as f64 / READS as f64);
         }
         TimerOverhead {
             instant_now_ns: stats::median(&instant_costs).unwrap_or(0.0),
             clock_gettime_ns: stats::median(&gettime_costs).unwrap_or(0.0),
+            message_clock_ns: stats::median(&message_costs).unwrap_or(0.0),
             granularity_ns: if granularity == u64::MAX { 0 } else { granularity },
             resolution_ns: clock_resolution_ns(),
         }
@@ -404,5 +418,7 @@ mod tests {
         assert_eq!(header.steal_s.is_some(), header.steal_before_s.is_some());
         assert!(text.contains("real-time priority"));
         assert!(header.timer.instant_now_ns > 0.0);
+        assert!(header.timer.message_clock_ns > 0.0);
+        assert!(text.contains("message clock (now_ns)"));
     }
 }
