@@ -58,7 +58,9 @@ mod monotonic {
         fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
     }
 
-    /// `CLOCK_MONOTONIC` in nanoseconds (since boot: no overflow for 584 years).
+    /// `CLOCK_MONOTONIC` in nanoseconds (since boot: no overflow for 584 years). `smx-timing`'s
+    /// `monotonic_ns` reads the same; it is not shared because this crate, the box contract,
+    /// depends on nothing and exports nothing a box author does not need.
     #[inline]
     pub(super) fn raw_ns() -> u64 {
         let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
