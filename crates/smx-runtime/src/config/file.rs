@@ -43,7 +43,11 @@ pub struct Entry {
     pub origin: Origin,
 }
 
-const TABLES: [&str; 3] = ["default", "impl", "net"];
+const TABLES: [&str; 4] = ["default", "impl", "net", "process"];
+
+/// The table of the processes a net is placed over (`[process.NAME]`), read by the deployment
+/// (`smx-deploy`), not by the per-net layers.
+pub const PROCESS_TABLE: &str = "process";
 
 /// The one top-level key: the box libraries to load (`boxes = ["libmine.so"]`).
 pub const BOXES_KEY: &str = "boxes";
@@ -74,7 +78,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
     let mut entries = Vec::new();
     for (name, value) in document.get_ref().iter() {
         // `boxes = [...]`: the C box libraries, read by `ConfigLayers` (see layers.rs).
-        if name.get_ref() == BOXES_KEY {
+        if name.get_ref() == BOXES_KEY || name.get_ref() == PROCESS_TABLE {
             continue;
         }
         let origin = at(name.span());
@@ -261,7 +265,7 @@ mod tests {
         assert!(err.to_string().contains("outside any table"), "{err}");
         let err = entries("[nets.Src]\ncount = 5\n").unwrap_err();
         assert!(err.to_string().contains("unknown table [nets]"), "{err}");
-        assert_eq!(err.choices, vec!["default", "impl", "net"]);
+        assert_eq!(err.choices, vec!["default", "impl", "net", "process"]);
         let err = entries("[net]\nSrc = 5\n").unwrap_err();
         assert!(err.to_string().contains("must be a table"), "{err}");
         // A float is taken as written; the key's kind decides (see the layers' tests).

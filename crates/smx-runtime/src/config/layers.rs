@@ -368,7 +368,11 @@ fn apply_entry(
             .key(&entry.key)
     };
     if net_keys::is_net_key(&entry.key) {
-        return net_keys::apply(settings, &entry.key, &entry.value, ctx.cores).map_err(in_place);
+        net_keys::apply(settings, &entry.key, &entry.value, ctx.cores).map_err(in_place)?;
+        if let Some((_, origin)) = settings.process.as_mut().filter(|_| entry.key == "process") {
+            *origin = entry.origin.clone();
+        }
+        return Ok(());
     }
     let key = spec.and_then(|s| s.config.iter().find(|k| k.name == entry.key));
     match key {

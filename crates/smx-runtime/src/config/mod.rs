@@ -27,4 +27,7 @@ pub struct NetSettings {
     /// `expected_rate`: iterations per second the net should reach; the report flags a net that
     /// stays outside 80..120 % of it.
     pub expected_rate: Option<u64>,
+    /// `process`: the process this net runs in (`main` when unset), with where that was written
+    /// so that a process the configuration does not declare is reported at its line.
+    pub process: Option<(String, Origin)>,
 }

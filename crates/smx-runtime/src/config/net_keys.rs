@@ -1,4 +1,4 @@
-//! The runtime's own per-net keys (`core`, `priority`, `nice`, `expected_rate`).
+//! The runtime's own per-net keys (`core`, `priority`, `nice`, `expected_rate`, `process`).
 //!
 //! They are valid for every net, routing nodes included, beside the keys a box's
 //! [`BoxSpec`](smx_box::BoxSpec) declares. Their ranges are checked here, when the
@@ -30,6 +30,10 @@ pub const NET_KEYS: &[NetKey] = &[
     NetKey {
         name: "expected_rate",
         help: "iterations per second the net should reach; the report flags it outside 80..120 %",
+    },
+    NetKey {
+        name: "process",
+        help: "the process this net runs in, declared as [process.NAME] (default: main)",
     },
 ];
 
@@ -78,7 +82,24 @@ pub fn apply(settings: &mut NetSettings, name: &str, text: &str, cores: Option<&
             }
             settings.expected_rate = Some(rate);
         }
+        "process" => {
+            check_process_name(text)?;
+            // Where it was written is filled in by the caller, which knows the origin.
+            settings.process = Some((text.to_string(), super::Origin::BuiltIn));
+        }
         _ => return Err(format!("'{name}' is not a runtime key")),
+    }
+    Ok(())
+}
+
+/// A process name becomes part of file names, unit names and endpoints, so it is kept to
+/// letters, digits, `_` and `-`.
+pub fn check_process_name(name: &str) -> Result<(), String> {
+    let fine = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if name.is_empty() || name.len() > 32 || !name.chars().all(fine) {
+        return Err(format!(
+            "'{name}' is not a process name: 1 to 32 letters, digits, '_' or '-'"
+        ));
     }
     Ok(())
 }
@@ -117,6 +138,8 @@ mod tests {
         assert!(apply(&mut s, "nice", "x", None).unwrap_err().contains("'x'"));
         assert!(apply(&mut s, "expected_rate", "0", None).is_err());
         assert!(apply(&mut s, "expected_rate", "-5", None).is_err());
+        assert!(apply(&mut s, "process", "a b", None).unwrap_err().contains("not a process name"));
+        assert!(apply(&mut s, "process", "", None).is_err());
         assert_eq!(
             s,
             NetSettings::default(),

@@ -1,0 +1,94 @@
+//! One Streamix net over several processes and hosts.
+//!
+//! Placement is configuration: the per-net key `process = "NAME"` (layered like `core`) and
+//! the `[process.NAME]` tables ([`processes`]) say where each net runs. From a net, its
+//! resolved settings and those tables this crate
+//!
+//! * places every node ([`placement::place`]) and names the channels a cut cannot carry
+//!   ([`placement::cut_problems`]);
+//! * cuts the net into one graph per process with a link at every cut channel
+//!   ([`slice::split`]);
+//! * starts, watches and stops the slices' processes ([`supervise::supervise`]), talking to
+//!   each over its stdin and stdout ([`protocol`]);
+//! * merges the slices' reports into one for the whole net ([`merge::merge`], [`text::render`]).
+//!
+//! [`Deployment`] strings these together for the command line and for benchmarks.
+
+pub mod merge;
+pub mod placement;
+pub mod processes;
+pub mod protocol;
+pub mod slice;
+pub mod supervise;
+pub mod text;
+
+use smx_graph::NetGraph;
+use smx_runtime::config::NetSettings;
+
+pub use placement::Placement;
+pub use processes::{Process, Processes};
+pub use slice::Split;
+
+/// A net placed and cut into slices, ready to start.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    pub graph: NetGraph,
+    pub processes: Processes,
+    pub placement: Placement,
+    pub split: Split,
+}
+
+impl Deployment {
+    /// Places and cuts `graph`. `run` makes local endpoints unique to this run.
+    pub fn new(
+        graph: &NetGraph,
+        settings: &[NetSettings],
+        processes: &Processes,
+        run: &str,
+    ) -> Result<Deployment, String> {
+        let placement = placement::place(graph, settings, processes).map_err(|e| e.to_string())?;
+        let split = slice::split(graph, settings, &placement, processes, run, &mut slice::CurveKeys)?;
+        Ok(Deployment {
+            graph: graph.clone(),
+            processes: processes.clone(),
+            placement,
+            split,
+        })
+    }
+
+    /// One job per slice: its graph and the arguments its process runs it with (`common`:
+    /// the run's own options; a process's `cores` become its `--pin`).
+    pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
+        self.split
+            .slices
+            .iter()
+            .map(|slice| {
+                let process = self.processes.get(&slice.process).expect("placed on a declared process").clone();
+                let mut args: Vec<String> = common.to_vec();
+                if let Some(cores) = &process.cores {
+                    let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+                    args.push("--pin".to_string());
+                    args.push(list.join(","));
+                }
+                for set in &slice.sets {
+                    args.push("--set".to_string());
+                    args.push(set.clone());
+                }
+                let job = protocol::Job {
+                    process: slice.process.clone(),
+                    graph: slice.graph.clone(),
+                    args,
+                };
+                (process, job)
+            })
+            .collect()
+    }
+}
+
+/// A name for this run that no other run on this machine has at the same time.
+pub fn run_name() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{}-{nanos:x}", std::process::id())
+}

@@ -1,0 +1,241 @@
+//! One report for a net that ran as several slices: every net and channel once, as if the net
+//! had run in one process.
+//!
+//! Net rows get the id they have in the whole net and the `process` they ran in; the link boxes
+//! disappear. A cut channel is one row: written on the producer's side, read on the
+//! consumer's, with the `link` between them; what the link took from the producer's half but
+//! never delivered into the consumer's half is `lost`, so the row balances
+//! (`written = read + overwritten + dropped + left + lost`). A process that left no report
+//! (killed, crashed, lost) shows its nets with status `lost`, and what its links carried is
+//! counted lost on its side.
+
+use serde_json::{Map, Value, json};
+use smx_graph::NetGraph;
+
+use crate::slice::{Link, Origin, Split};
+use crate::supervise::Outcome;
+
+/// The JSON layout of a whole-net report of several processes: `format_version` 3 plus
+/// `processes`, `process` on each net row and `link` on each cut channel.
+pub const FORMAT_VERSION: u64 = 4;
+
+/// The slices' reports of one run (by process name; `None` where a process left none).
+pub struct Parts<'a> {
+    pub graph: &'a NetGraph,
+    pub split: &'a Split,
+    pub outcomes: &'a [Outcome],
+}
+
+/// The merged report as JSON.
+pub fn merge(parts: &Parts<'_>) -> Value {
+    let reports: Vec<Option<Value>> = parts
+        .split
+        .slices
+        .iter()
+        .map(|s| {
+            let outcome = parts.outcomes.iter().find(|o| o.process == s.process)?;
+            serde_json::from_str(outcome.report.as_deref()?).ok()
+        })
+        .collect();
+    let nets = merged_nets(parts, &reports);
+    let channels = merged_channels(parts, &reports);
+    let wall = reports
+        .iter()
+        .flatten()
+        .filter_map(|r| r["wall_time_s"].as_f64())
+        .fold(0.0, f64::max);
+    let messages: u64 = reports.iter().flatten().filter_map(|r| r["messages"].as_u64()).sum();
+    let all_ok = parts.outcomes.iter().all(|o| o.status == "ok");
+    let status = if all_ok {
+        worst_status(&reports)
+    } else {
+        "failed".to_string()
+    };
+    let mut warnings: Vec<Value> = Vec::new();
+    let mut sections = Map::new();
+    for (slice, report) in parts.split.slices.iter().zip(&reports) {
+        let Some(report) = report else { continue };
+        for w in report["warnings"].as_array().into_iter().flatten() {
+            warnings.push(json!(format!("{}: {}", slice.process, w.as_str().unwrap_or(""))));
+        }
+        for (name, rows) in report["sections"].as_object().into_iter().flatten() {
+            let keep = |row: &&Value| !is_link_label(row["name"].as_str().unwrap_or(""), &parts.split.links);
+            let list = sections.entry(name.clone()).or_insert_with(|| json!([]));
+            if let (Some(list), Some(rows)) = (list.as_array_mut(), rows.as_array()) {
+                list.extend(rows.iter().filter(keep).cloned());
+            }
+        }
+    }
+    json!({
+        "format_version": FORMAT_VERSION,
+        "wall_time_s": wall,
+        "status": status,
+        "messages": messages,
+        "messages_per_s": if wall > 0.0 { messages as f64 / wall } else { 0.0 },
+        "processes": parts.outcomes.iter().map(process_row).collect::<Vec<_>>(),
+        "nets": nets,
+        "channels": channels,
+        "firewalls": reports.iter().flatten().flat_map(|r| r["firewalls"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
+        "sections": sections,
+        "warnings": warnings,
+    })
+}
+
+fn process_row(o: &Outcome) -> Value {
+    json!({
+        "name": o.process,
+        "host": o.host,
+        "pid": o.pid,
+        "status": o.status,
+        "exit_code": o.exit_code,
+        "signal": o.signal,
+    })
+}
+
+/// The most serious status any slice's report gives (`failed` > `stuck` > `stopped` > `ok`).
+fn worst_status(reports: &[Option<Value>]) -> String {
+    let rank = |s: &str| ["ok", "stopped", "stuck", "failed"].iter().position(|x| *x == s).unwrap_or(3);
+    reports
+        .iter()
+        .flatten()
+        .filter_map(|r| r["status"].as_str())
+        .max_by_key(|s| rank(s))
+        .unwrap_or("ok")
+        .to_string()
+}
+
+fn is_link_label(name: &str, links: &[Link]) -> bool {
+    links.iter().any(|l| l.sink_label == name || l.source_label == name)
+}
+
+/// Each net of the whole net once, in id order.
+fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
+    let mut rows: Vec<Value> = parts
+        .graph
+        .nodes
+        .iter()
+        .map(|n| {
+            json!({
+                "id": n.id, "name": n.label, "impl": n.func, "status": "lost",
+                "error": "its process left no report", "loop_count": null,
+            })
+        })
+        .collect();
+    for (slice, report) in parts.split.slices.iter().zip(reports) {
+        for (slice_id, origin) in slice.origins.iter().enumerate() {
+            let Origin::Node(id) = *origin else { continue };
+            let row = report
+                .as_ref()
+                .and_then(|r| r["nets"].as_array()?.iter().find(|n| n["id"].as_u64() == Some(slice_id as u64)));
+            if let Some(row) = row {
+                rows[id] = row.clone();
+                rows[id]["id"] = json!(id);
+            }
+            rows[id]["process"] = json!(slice.process);
+        }
+    }
+    rows
+}
+
+/// Each channel of the whole net once, in id order; cut channels with their `link`.
+fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
+    let halves = |edge: usize| -> Vec<(usize, Option<Value>)> {
+        let mut found = Vec::new();
+        for (s, (slice, report)) in parts.split.slices.iter().zip(reports).enumerate() {
+            for (slice_edge, _) in slice.edges.iter().enumerate().filter(|(_, e)| **e == edge) {
+                let row = report.as_ref().and_then(|r| {
+                    r["channels"]
+                        .as_array()?
+                        .iter()
+                        .find(|c| c["id"].as_u64() == Some(slice_edge as u64))
+                        .cloned()
+                });
+                found.push((s, row));
+            }
+        }
+        found
+    };
+    parts
+        .graph
+        .edges
+        .iter()
+        .map(|edge| {
+            let mut row = match parts.split.links.iter().find(|l| l.edge == edge.id) {
+                None => halves(edge.id)
+                    .into_iter()
+                    .next()
+                    .and_then(|(_, r)| r)
+                    .unwrap_or_else(|| json!({"written": null, "read": null})),
+                Some(link) => {
+                    let h = halves(edge.id);
+                    let producer = h.iter().find(|(s, _)| parts.split.slices[*s].process == link.from_process);
+                    let consumer = h.iter().find(|(s, _)| parts.split.slices[*s].process == link.to_process);
+                    let sides = (producer.and_then(|(_, r)| r.clone()), consumer.and_then(|(_, r)| r.clone()));
+                    link_row(link, sides, parts, reports)
+                }
+            };
+            let (from, to) = (&parts.graph.nodes[edge.source], &parts.graph.nodes[edge.target]);
+            row["id"] = json!(edge.id);
+            row["from"] = json!(from.label);
+            row["from_id"] = json!(from.id);
+            row["from_port"] = json!(edge.source_port);
+            row["to"] = json!(to.label);
+            row["to_id"] = json!(to.id);
+            row["port"] = json!(edge.target_port);
+            row
+        })
+        .collect()
+}
+
+fn count(row: &Option<Value>, key: &str) -> Option<u64> {
+    row.as_ref()?[key].as_u64()
+}
+
+/// The row of a cut channel from its two halves (either may be missing: its process died).
+fn link_row(link: &Link, (producer, consumer): (Option<Value>, Option<Value>), parts: &Parts<'_>, reports: &[Option<Value>]) -> Value {
+    let mut row = producer.clone().or_else(|| consumer.clone()).unwrap_or_else(|| json!({}));
+    let sum = |key: &str| count(&producer, key).unwrap_or(0) + count(&consumer, key).unwrap_or(0);
+    let taken = count(&producer, "read");
+    let delivered = count(&consumer, "written");
+    let (lost, side) = match (taken, delivered) {
+        (Some(t), Some(d)) => (Some(t.saturating_sub(d)), if t > d { "transit" } else { "none" }),
+        (Some(t), None) => (Some(t), link.to_process.as_str()),
+        (None, _) => (None, link.from_process.as_str()),
+    };
+    row["written"] = json!(count(&producer, "written"));
+    row["read"] = json!(count(&consumer, "read"));
+    for key in ["overwritten", "dropped", "left"] {
+        row[key] = json!(sum(key));
+    }
+    row["duplicated"] = json!(count(&consumer, "duplicated").unwrap_or(0));
+    row["settled"] = json!(producer.as_ref().zip(consumer.as_ref()).is_some_and(|(p, c)| p["settled"] == true && c["settled"] == true));
+    if let Some(c) = &consumer {
+        row["latency_ns"] = c["latency_ns"].clone();
+    }
+    let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
+    let latency_from = receiver.as_ref().and_then(|s| s["latency_from"].as_str().map(str::to_string));
+    row["link"] = json!({
+        "transport": link.transport.as_str(),
+        "endpoint": link.endpoint,
+        "from_process": link.from_process,
+        "to_process": link.to_process,
+        "curve": link.curve,
+        "lost": lost,
+        "lost_side": side,
+        "latency_ns": consumer.as_ref().map(|c| c["latency_ns"].clone()),
+        "clocks_comparable": latency_from.as_deref().map(|f| f == "creation").unwrap_or(link.same_clock),
+        "sender": box_stats(parts, reports, &link.from_process, &link.sink_label),
+        "receiver": receiver,
+    });
+    row
+}
+
+fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label: &str) -> Option<Value> {
+    let s = parts.split.slices.iter().position(|s| s.process == process)?;
+    let report = reports[s].as_ref()?;
+    report["nets"]
+        .as_array()?
+        .iter()
+        .find(|n| n["name"].as_str() == Some(label))
+        .map(|n| n["stats"].clone())
+}

@@ -1,0 +1,248 @@
+//! The `[process.NAME]` tables of a configuration file: where each process runs and how it is
+//! started.
+//!
+//! ```toml
+//! [process.sensor]
+//! host = "10.0.0.2"              # the address links use to reach it; absent: this machine
+//! launch = "ssh user@10.0.0.2"   # command prefix that starts it there; absent: a child here
+//! cores = [2, 3]                 # the cores its threads may use (its `--pin` list)
+//! port = 47000                   # first tcp port of the links into it (remote hosts)
+//! ```
+//!
+//! `main`, the process of every net without a `process` key, exists without a table.
+
+use std::net::{ToSocketAddrs, UdpSocket};
+use std::path::{Path, PathBuf};
+
+use smx_runtime::config::{ConfigError, Origin};
+use toml::de::{DeTable, DeValue};
+
+/// The process of every net that names none.
+pub const MAIN: &str = "main";
+
+/// The first tcp port of the links into a process on another host, when its table sets none.
+pub const DEFAULT_PORT: u16 = 47000;
+
+/// One process of a deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    pub name: String,
+    /// The address links use to reach it; `None`: this machine.
+    pub host: Option<String>,
+    /// The command prefix that starts it (split on whitespace); `None`: a child of `smxrun`.
+    pub launch: Option<String>,
+    /// The cores its threads may use.
+    pub cores: Option<Vec<usize>>,
+    /// First tcp port of links into it when it is reached over tcp.
+    pub port: u16,
+    /// Where its table starts (`BuiltIn` for an undeclared `main`).
+    pub origin: Origin,
+}
+
+impl Process {
+    fn main() -> Self {
+        Process {
+            name: MAIN.to_string(),
+            host: None,
+            launch: None,
+            cores: None,
+            port: DEFAULT_PORT,
+            origin: Origin::BuiltIn,
+        }
+    }
+
+    /// The machine it runs on: processes with the same machine share memory.
+    pub fn machine(&self) -> Option<&str> {
+        self.launch.as_ref().and(self.host.as_deref())
+    }
+}
+
+/// Every process a configuration declares, `main` always among them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Processes {
+    list: Vec<Process>,
+}
+
+impl Default for Processes {
+    fn default() -> Self {
+        Processes {
+            list: vec![Process::main()],
+        }
+    }
+}
+
+impl Processes {
+    /// The processes of a `--config` file (only `main` when it has no `[process.NAME]`).
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(at(path, 0), format!("cannot read config file: {e}")))?;
+        Self::from_toml(path, &text)
+    }
+
+    /// Like [`Processes::from_file`] for text in memory; `path` names it in errors.
+    pub fn from_toml(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        let document = DeTable::parse(text)
+            .map_err(|e| ConfigError::new(at(path, e.span().map_or(0, |s| line_of(s.start))), "malformed TOML"))?;
+        let mut processes = Processes::default();
+        let Some(table) = document.get_ref().get("process") else {
+            return Ok(processes);
+        };
+        let here = at(path, line_of(table.span().start));
+        let table = table
+            .get_ref()
+            .as_table()
+            .ok_or_else(|| ConfigError::new(here, "'process' must be tables: [process.NAME]"))?;
+        for (name, body) in table.iter() {
+            let origin = at(path, line_of(name.span().start));
+            let name = name.get_ref().to_string();
+            smx_runtime::config::net_keys::check_process_name(&name)
+                .map_err(|m| ConfigError::new(origin.clone(), m))?;
+            let body = body.get_ref().as_table().ok_or_else(|| {
+                ConfigError::new(origin.clone(), format!("'process.{name}' must be a table: [process.{name}]"))
+            })?;
+            let mut process = Process {
+                name: name.clone(),
+                origin: origin.clone(),
+                ..Process::main()
+            };
+            for (key, value) in body.iter() {
+                let origin = at(path, line_of(key.span().start));
+                let bad = |m: &str| ConfigError::new(origin.clone(), m).key(key.get_ref().as_ref()).net(&name);
+                match (key.get_ref().as_ref(), value.get_ref()) {
+                    ("host", DeValue::String(s)) if !s.trim().is_empty() => process.host = Some(s.trim().to_string()),
+                    ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
+                        process.launch = Some(s.trim().to_string())
+                    }
+                    ("cores", value) => process.cores = Some(cores(value).map_err(|m| bad(&m))?),
+                    ("port", DeValue::Integer(i)) => {
+                        process.port = i
+                            .as_str()
+                            .replace('_', "")
+                            .parse()
+                            .ok()
+                            .filter(|p| *p > 0)
+                            .ok_or_else(|| bad("must be a tcp port, 1..65535"))?
+                    }
+                    ("host" | "launch", _) => return Err(bad("must be a non-empty string")),
+                    ("port", _) => return Err(bad("must be a tcp port, 1..65535")),
+                    _ => {
+                        return Err(ConfigError::new(origin.clone(), "unknown key")
+                            .key(key.get_ref().as_ref())
+                            .net(&name)
+                            .choices(["host", "launch", "cores", "port"]));
+                    }
+                }
+            }
+            check(&process)?;
+            match processes.list.iter_mut().find(|p| p.name == name) {
+                Some(main) => *main = process,
+                None => processes.list.push(process),
+            }
+        }
+        Ok(processes)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Process> {
+        self.list.iter().find(|p| p.name == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.list.iter().map(|p| p.name.clone()).collect()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Process> {
+        self.list.iter()
+    }
+}
+
+/// A process that runs here but says it is reached at an address this machine does not have
+/// could never be reached by its links; one with `launch` needs the address its links use.
+fn check(process: &Process) -> Result<(), ConfigError> {
+    match (&process.host, &process.launch) {
+        (Some(host), None) if !is_local(host) => Err(ConfigError::new(
+            process.origin.clone(),
+            format!(
+                "host '{host}' is not an address of this machine and the process has no `launch` to start it there \
+                 (e.g. launch = \"ssh user@{host}\")"
+            ),
+        )
+        .net(&process.name)),
+        (None, Some(_)) => Err(ConfigError::new(
+            process.origin.clone(),
+            "`launch` starts it elsewhere, so `host` must give the address its links reach it at",
+        )
+        .net(&process.name)),
+        _ => Ok(()),
+    }
+}
+
+/// True when `host` resolves to an address of this machine (a socket can be bound to it).
+pub fn is_local(host: &str) -> bool {
+    (host, 0)
+        .to_socket_addrs()
+        .map(|mut addrs| addrs.any(|a| UdpSocket::bind((a.ip(), 0)).is_ok()))
+        .unwrap_or(false)
+}
+
+fn cores(value: &DeValue<'_>) -> Result<Vec<usize>, String> {
+    let bad = || "must be a list of core numbers, e.g. cores = [2, 3]".to_string();
+    let array = value.as_array().ok_or_else(bad)?;
+    let list: Vec<usize> = array
+        .iter()
+        .map(|v| match v.get_ref() {
+            DeValue::Integer(i) => i.as_str().parse().map_err(|_| bad()),
+            _ => Err(bad()),
+        })
+        .collect::<Result<_, _>>()?;
+    if list.is_empty() {
+        return Err(bad());
+    }
+    Ok(list)
+}
+
+fn at(path: &Path, line: usize) -> Origin {
+    Origin::File {
+        path: PathBuf::from(path),
+        line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Processes, ConfigError> {
+        Processes::from_toml(Path::new("d.toml"), text)
+    }
+
+    #[test]
+    fn tables_become_processes_and_main_is_always_there() {
+        let p = parse("[net.Src]\ncore = 0\n[process.a]\ncores = [0]\n[process.b]\nhost = \"10.1.1.2\"\nlaunch = \"ip netns exec n\"\nport = 48000\n").unwrap();
+        assert_eq!(p.names(), vec!["main", "a", "b"]);
+        assert_eq!(p.get("a").unwrap().cores, Some(vec![0]));
+        assert_eq!(p.get("a").unwrap().machine(), None);
+        assert_eq!(p.get("b").unwrap().machine(), Some("10.1.1.2"));
+        assert_eq!(p.get("b").unwrap().port, 48000);
+    }
+
+    #[test]
+    fn placement_errors_name_the_line() {
+        let err = parse("[process.far]\nhost = \"192.0.2.7\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("d.toml:1: net 'far': host '192.0.2.7'"), "{err}");
+        let err = parse("\n[process.x]\nlaunch = \"ssh h\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("d.toml:2:"), "{err}");
+        let err = parse("[process.x]\nhots = \"a\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("d.toml:2: key 'hots'"), "{err}");
+        let err = parse("[process.x]\ncores = 3\n").unwrap_err();
+        assert!(err.to_string().contains("list of core numbers"), "{err}");
+        let err = parse("[process.\"a b\"]\n").unwrap_err();
+        assert!(err.to_string().contains("not a process name"), "{err}");
+    }
+
+    #[test]
+    fn a_loopback_host_runs_here() {
+        assert!(is_local("127.0.0.1"));
+        assert!(parse("[process.x]\nhost = \"127.0.0.1\"\n").is_ok());
+    }
+}

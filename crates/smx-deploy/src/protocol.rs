@@ -1,0 +1,112 @@
+//! What the supervisor and a slice's process say to each other.
+//!
+//! The supervisor writes one line of JSON, a [`Job`], to the slice's stdin and keeps stdin
+//! open: its end of file (the supervisor stopped it, or died, or the `launch` connection
+//! broke) stops the slice. The slice answers on its stdout, which it keeps for this alone
+//! (what its boxes print goes to stderr): a line `smx-slice started PID` once it runs, and
+//! at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
+
+use std::io::{BufRead, Write};
+
+use serde::{Deserialize, Serialize};
+use smx_graph::NetGraph;
+
+/// The hidden subcommand that runs a slice: `smxrun __slice`.
+pub const SUBCOMMAND: &str = "__slice";
+
+const STARTED: &str = "smx-slice started ";
+const REPORT: &str = "smx-slice report ";
+
+/// One slice to run: its graph and the `smxrun run` arguments of its process (settings as
+/// `--set`, pinning, libraries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub process: String,
+    pub graph: NetGraph,
+    pub args: Vec<String>,
+}
+
+impl Job {
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("a job serialises");
+        line.push('\n');
+        line
+    }
+
+    /// Reads the job line; an unreadable or malformed one is an error saying so.
+    pub fn read(input: &mut impl BufRead) -> Result<Job, String> {
+        let mut line = String::new();
+        input
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read the slice from stdin: {e}"))?;
+        serde_json::from_str(&line).map_err(|e| format!("stdin does not hold a slice job: {e}"))
+    }
+}
+
+/// A slice's message to the supervisor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Started(u32),
+    Report(String),
+}
+
+pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
+    writeln!(out, "{STARTED}{pid}")?;
+    out.flush()
+}
+
+pub fn write_report(out: &mut impl Write, json: &str) -> std::io::Result<()> {
+    writeln!(out, "{REPORT}{}", json.len())?;
+    out.write_all(json.as_bytes())?;
+    out.flush()
+}
+
+/// The next event on a slice's stdout, `None` at its end.
+pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if let Some(pid) = line.trim_end().strip_prefix(STARTED) {
+            return pid.parse().ok().map(Event::Started);
+        }
+        if let Some(len) = line.trim_end().strip_prefix(REPORT) {
+            let len: usize = len.parse().ok()?;
+            let mut text = vec![0; len];
+            input.read_exact(&mut text).ok()?;
+            return String::from_utf8(text).ok().map(Event::Report);
+        }
+        // Anything else (a remote shell's banner) is not ours.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_past_foreign_lines() {
+        let mut out = Vec::new();
+        write_started(&mut out, 42).unwrap();
+        out.extend_from_slice(b"Welcome to host\n");
+        write_report(&mut out, "{\"a\":\n1}").unwrap();
+        let mut input = std::io::Cursor::new(out);
+        assert_eq!(read_event(&mut input), Some(Event::Started(42)));
+        assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
+        assert_eq!(read_event(&mut input), None);
+    }
+
+    #[test]
+    fn a_job_survives_its_line() {
+        let job = Job {
+            process: "a".into(),
+            graph: NetGraph::default(),
+            args: vec!["--set".into(), "X#0.k=v=w".into()],
+        };
+        let line = job.to_line();
+        assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);
+        assert!(Job::read(&mut std::io::Cursor::new("")).is_err());
+    }
+}

@@ -1,0 +1,322 @@
+//! Cutting a placed net into one graph per process, with a link at every cut.
+//!
+//! A channel whose ends are in different processes becomes a link-sink box in the producer's
+//! slice, fed by the channel's producer side (its kind and length kept there), and a
+//! link-source box in the consumer's slice that feeds the consumer side. Nothing else of the
+//! net changes: every other node keeps its label, implementation, ports and settings, which
+//! reach the slice as `--set LABEL#ID.key=value` on its new ids.
+
+use serde::{Deserialize, Serialize};
+use smx_box::ConfigValue;
+use smx_graph::{Edge, Location, NetGraph, Node, NodeKind, PortDecl, PortMode, TimeSpec, Timing};
+use smx_runtime::config::NetSettings;
+
+use crate::placement::Placement;
+use crate::processes::{Process, Processes};
+
+/// How a link carries messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Shared memory between two processes of one machine.
+    Shm,
+    /// ZeroMQ: over tcp between hosts (CURVE on), over ipc on one host.
+    Zmq,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Shm => "shm",
+            Transport::Zmq => "zmq",
+        }
+    }
+}
+
+/// One cut channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// The channel's id in the whole net.
+    pub edge: usize,
+    pub from_process: String,
+    pub to_process: String,
+    pub transport: Transport,
+    pub endpoint: String,
+    pub curve: bool,
+    /// Whether message creation times of both ends are read from one clock.
+    pub same_clock: bool,
+    /// Labels of the link boxes in the two slices.
+    pub sink_label: String,
+    pub source_label: String,
+}
+
+/// What a node of a slice stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// The node with this id in the whole net.
+    Node(usize),
+    /// The sending end of the link of this channel.
+    LinkSink(usize),
+    /// The receiving end of the link of this channel.
+    LinkSource(usize),
+}
+
+/// The part of a net that runs in one process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slice {
+    pub process: String,
+    pub graph: NetGraph,
+    /// Per slice node, what it stands for.
+    pub origins: Vec<Origin>,
+    /// Per slice edge, the channel of the whole net it is (or carries, at a link box).
+    pub edges: Vec<usize>,
+    /// The settings of every node, as `LABEL#ID.key=value` on slice ids.
+    pub sets: Vec<String>,
+}
+
+/// The slices of a net and its links.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub slices: Vec<Slice>,
+    pub links: Vec<Link>,
+}
+
+/// Key material of one run's tcp links: made fresh per run, handed to the slices through
+/// their control pipes (or written with mode 0600 by `smxrun split`).
+pub trait Keys {
+    /// A fresh key pair as Z85 (public, secret).
+    fn pair(&mut self) -> Result<(String, String), String>;
+}
+
+/// CURVE key pairs from libsodium, as `smxrun keygen` makes them.
+pub struct CurveKeys;
+
+impl Keys for CurveKeys {
+    fn pair(&mut self) -> Result<(String, String), String> {
+        let (public, secret) = smx_zmq::curve::generate()?;
+        Ok((smx_zmq::curve::encode(&public), smx_zmq::curve::encode(&secret)))
+    }
+}
+
+/// Cuts `graph` into one slice per used process. `run` makes the run's local endpoints unique
+/// (two runs on one machine never share one).
+pub fn split(
+    graph: &NetGraph,
+    settings: &[NetSettings],
+    placement: &Placement,
+    processes: &Processes,
+    run: &str,
+    keys: &mut dyn Keys,
+) -> Result<Split, String> {
+    let mut slices: Vec<Slice> = placement
+        .used()
+        .into_iter()
+        .map(|process| Slice {
+            process,
+            graph: NetGraph::default(),
+            origins: Vec::new(),
+            edges: Vec::new(),
+            sets: Vec::new(),
+        })
+        .collect();
+    let names: Vec<String> = slices.iter().map(|s| s.process.clone()).collect();
+    let slot = |name: &str| names.iter().position(|s| s == name).expect("used process");
+    let mut new_id = vec![0usize; graph.nodes.len()];
+    let mut owner = vec![0usize; graph.nodes.len()];
+    for node in &graph.nodes {
+        let s = slot(&placement.process_of[node.id]);
+        let slice = &mut slices[s];
+        let id = slice.graph.nodes.len();
+        slice.graph.nodes.push(Node { id, ..node.clone() });
+        slice.origins.push(Origin::Node(node.id));
+        slice.sets.extend(settings_sets(&node.label, id, &settings[node.id]));
+        new_id[node.id] = id;
+        owner[node.id] = s;
+    }
+    let mut links = Vec::new();
+    let mut ports_used: Vec<u16> = vec![0; slices.len()];
+    for edge in &graph.edges {
+        let (a, b) = (owner[edge.source], owner[edge.target]);
+        if a == b {
+            let slice = &mut slices[a];
+            let id = slice.graph.edges.len();
+            slice.graph.edges.push(Edge {
+                id,
+                source: new_id[edge.source],
+                target: new_id[edge.target],
+                ..edge.clone()
+            });
+            slice.edges.push(edge.id);
+            continue;
+        }
+        let from = processes.get(&slices[a].process).expect("placed on a declared process");
+        let to = processes.get(&slices[b].process).expect("placed on a declared process");
+        let link = plan_link(edge, from, to, run, &mut ports_used[b]);
+        let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
+        let sink = add_link_box(&mut slices[a], &link.sink_label, Origin::LinkSink(edge.id), true);
+        slices[a].sets.extend(sink_sets.iter().map(|kv| format!("{}#{sink}.{kv}", link.sink_label)));
+        push_edge(&mut slices[a], edge, new_id[edge.source], sink, true);
+        let source = add_link_box(&mut slices[b], &link.source_label, Origin::LinkSource(edge.id), false);
+        slices[b]
+            .sets
+            .extend(source_sets.iter().map(|kv| format!("{}#{source}.{kv}", link.source_label)));
+        push_edge(&mut slices[b], edge, source, new_id[edge.target], false);
+        links.push(link);
+    }
+    Ok(Split { slices, links })
+}
+
+/// Transport and endpoint of the link of `edge`. The consumer's side binds, so a producer that
+/// starts first waits for it instead of losing what it sends.
+fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, ports_used: &mut u16) -> Link {
+    let same_machine = from.machine() == to.machine();
+    let (endpoint, curve) = if same_machine {
+        (format!("ipc://smx-{run}-{}", edge.id), false)
+    } else {
+        let host = to.host.as_deref().unwrap_or("127.0.0.1");
+        let port = to.port.saturating_add(*ports_used);
+        *ports_used += 1;
+        let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+        (format!("tcp://{host}:{port}"), true)
+    };
+    Link {
+        edge: edge.id,
+        from_process: from.name.clone(),
+        to_process: to.name.clone(),
+        transport: Transport::Zmq,
+        endpoint,
+        curve,
+        same_clock: same_machine,
+        sink_label: format!("link{}_out", edge.id),
+        source_label: format!("link{}_in", edge.id),
+    }
+}
+
+/// The configuration of the two link boxes as `key=value`, CURVE keys made here.
+fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut sink = vec![
+        "pattern=pipeline".to_string(),
+        format!("endpoint={}", link.endpoint),
+        "bind=false".to_string(),
+    ];
+    let mut source = vec![
+        "pattern=pipeline".to_string(),
+        format!("endpoint={}", link.endpoint),
+        "bind=true".to_string(),
+        "senders=1".to_string(),
+    ];
+    // A coupled channel holds back its producer when full: the link's queues are kept to the
+    // channel's length on both sides, so the producer is held back after a bounded number more.
+    if !edge.dsrc {
+        sink.push(format!("hwm={}", edge.len.max(1)));
+        source.push(format!("hwm={}", edge.len.max(1)));
+    }
+    if link.curve {
+        let (server_public, server_secret) = keys.pair()?;
+        let (client_public, client_secret) = keys.pair()?;
+        source.push(format!("curve_secret={server_secret}"));
+        source.push(format!("curve_clients={client_public}"));
+        sink.push(format!("curve_server={server_public}"));
+        sink.push(format!("curve_secret={client_secret}"));
+    }
+    Ok((sink, source))
+}
+
+fn add_link_box(slice: &mut Slice, label: &str, origin: Origin, sink: bool) -> usize {
+    let id = slice.graph.nodes.len();
+    let (func, mode) = if sink {
+        ("smx_snk_zmq", PortMode::In)
+    } else {
+        ("smx_src_zmq", PortMode::Out)
+    };
+    slice.graph.nodes.push(Node {
+        id,
+        label: label.to_string(),
+        func: func.to_string(),
+        kind: NodeKind::Box,
+        is_static: false,
+        pure: false,
+        location: Location::Extern,
+        priority: 0,
+        line: 0,
+        ports: vec![PortDecl {
+            name: "data".to_string(),
+            mode,
+            class: None,
+            decoupled: false,
+            open: false,
+            dynamic: false,
+            alt_name: None,
+        }],
+    });
+    slice.origins.push(origin);
+    id
+}
+
+/// The producer's half of a cut channel (into the link sink) or the consumer's half (out of
+/// the link source): each half keeps its own side's kind and the channel's length.
+fn push_edge(slice: &mut Slice, edge: &Edge, source: usize, target: usize, producer_half: bool) {
+    let id = slice.graph.edges.len();
+    let half = if producer_half {
+        Edge {
+            target_port: "data".to_string(),
+            ndst: None,
+            ddst: false,
+            dyndst: false,
+            dst_time: TimeSpec::default(),
+            ..edge.clone()
+        }
+    } else {
+        Edge {
+            source_port: "data".to_string(),
+            nsrc: None,
+            dsrc: false,
+            dynsrc: false,
+            src_time: TimeSpec::default(),
+            ..edge.clone()
+        }
+    };
+    slice.graph.edges.push(Edge {
+        id,
+        source,
+        target,
+        timing: Timing::None,
+        ..half
+    });
+    slice.edges.push(edge.id);
+}
+
+/// A node's resolved settings as `LABEL#ID.key=value`, so that the slice's process applies
+/// exactly what this one resolved (defaults included) without reading the file again.
+pub fn settings_sets(label: &str, id: usize, settings: &NetSettings) -> Vec<String> {
+    let target = format!("{label}#{id}");
+    let mut sets: Vec<String> = settings
+        .box_config
+        .values
+        .iter()
+        .map(|(key, value)| format!("{target}.{key}={}", value_text(value)))
+        .collect();
+    let runtime = [
+        ("core", settings.core.map(|c| c.to_string())),
+        ("priority", settings.priority.map(|p| p.to_string())),
+        ("nice", settings.nice.map(|n| n.to_string())),
+        ("expected_rate", settings.expected_rate.map(|r| r.to_string())),
+    ];
+    sets.extend(
+        runtime
+            .into_iter()
+            .filter_map(|(key, value)| Some(format!("{target}.{key}={}", value?))),
+    );
+    sets
+}
+
+fn value_text(value: &ConfigValue) -> String {
+    match value {
+        ConfigValue::Int(n) => n.to_string(),
+        ConfigValue::Float(f) => format!("{f:?}"),
+        ConfigValue::Bool(b) => b.to_string(),
+        ConfigValue::Str(s) => s.clone(),
+        ConfigValue::Duration(d) => format!("{}ns", d.as_nanos()),
+    }
+}

@@ -1,0 +1,255 @@
+//! Starting the slices, watching them, and stopping all of them.
+//!
+//! Each slice is a child of this process, directly or through its `launch` prefix, in a
+//! process group of its own (a Ctrl-C at the terminal reaches the supervisor only, which then
+//! stops the slices in order), with `PR_SET_PDEATHSIG` so that it dies with the supervisor
+//! even when that is killed with SIGKILL, and with its stdin as the control pipe: a slice ends
+//! at that pipe's end of file, which also reaches a slice behind a `launch` connection.
+
+use std::io::{BufReader, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::processes::Process;
+use crate::protocol::{self, Event, Job};
+
+/// How long the slices have to end on their own once one of them died, before they are killed:
+/// the run ends within two seconds of a death.
+pub const AFTER_DEATH: Duration = Duration::from_millis(1200);
+
+/// How long each slice has to end after its control pipe closed on a stop, before the next one
+/// is stopped; and after the last, before what remains is killed.
+pub const PER_STOP: Duration = Duration::from_secs(2);
+
+/// How a slice's process ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub process: String,
+    pub host: Option<String>,
+    /// The slice's own pid (on its host), once it said it runs.
+    pub pid: Option<u32>,
+    /// `ok`, `ended` (non-zero exit with a report), `died` (no report: killed, crashed,
+    /// connection lost), `killed` (by the supervisor, after it did not stop).
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The slice's JSON report, when it wrote one.
+    pub report: Option<String>,
+}
+
+/// Why the supervision ended early, if it did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// Every slice ended by itself.
+    Finished,
+    /// A stop was asked for (a signal).
+    Stopped,
+    /// This process died first.
+    Died(String),
+}
+
+struct Running {
+    process: Process,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    status: Option<ExitStatus>,
+    pid: Option<u32>,
+    report: Option<String>,
+    closed_at: Option<Instant>,
+    killed: bool,
+}
+
+/// Starts every job (`order`: the processes upstream first, the order they are stopped in),
+/// supervises them until all ended, and returns how each ended and why the run ended.
+pub fn supervise(exe: &Path, jobs: Vec<(Process, Job)>, stop: &AtomicBool) -> Result<(Vec<Outcome>, Ending), String> {
+    let (events, inbox) = mpsc::channel::<(usize, Event)>();
+    let mut running: Vec<Running> = Vec::new();
+    for (i, (process, job)) in jobs.into_iter().enumerate() {
+        match start(exe, &process, &job, i, events.clone()) {
+            Ok((child, stdin)) => running.push(Running {
+                process,
+                child,
+                stdin: Some(stdin),
+                status: None,
+                pid: None,
+                report: None,
+                closed_at: None,
+                killed: false,
+            }),
+            Err(e) => {
+                for r in &mut running {
+                    kill(r);
+                }
+                return Err(format!("cannot start process '{}': {e}", process.name));
+            }
+        }
+    }
+    drop(events);
+    let ending = watch(&mut running, &inbox, stop);
+    let outcomes = running.into_iter().map(outcome).collect();
+    Ok((outcomes, ending))
+}
+
+fn start(
+    exe: &Path,
+    process: &Process,
+    job: &Job,
+    index: usize,
+    events: mpsc::Sender<(usize, Event)>,
+) -> std::io::Result<(Child, ChildStdin)> {
+    let mut words: Vec<String> = process
+        .launch
+        .as_deref()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    words.push(exe.display().to_string());
+    words.push(protocol::SUBCOMMAND.to_string());
+    let mut command = Command::new(&words[0]);
+    command
+        .args(&words[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setpgid(0, 0);
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    // A slice that dies before reading its job makes this write fail; the watch notices its end.
+    let _ = stdin.write_all(job.to_line().as_bytes()).and_then(|()| stdin.flush());
+    std::thread::Builder::new()
+        .name(format!("smx-watch-{index}"))
+        .spawn(move || {
+            let mut out = BufReader::new(stdout);
+            while let Some(event) = protocol::read_event(&mut out) {
+                if events.send((index, event)).is_err() {
+                    break;
+                }
+            }
+        })?;
+    Ok((child, stdin))
+}
+
+/// The supervision loop: events, exits, stops, deaths, kills.
+fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: &AtomicBool) -> Ending {
+    let mut ending = Ending::Finished;
+    let mut kill_at: Option<Instant> = None;
+    loop {
+        while let Ok((i, event)) = inbox.try_recv() {
+            match event {
+                Event::Started(pid) => running[i].pid = Some(pid),
+                Event::Report(json) => running[i].report = Some(json),
+            }
+        }
+        for i in 0..running.len() {
+            if running[i].status.is_none()
+                && let Ok(Some(status)) = running[i].child.try_wait()
+            {
+                running[i].status = Some(status);
+                // The watcher thread may still be handing over the report that came just
+                // before the exit.
+                collect_late_report(running, inbox, i);
+                if running[i].report.is_none() && ending == Ending::Finished {
+                    ending = Ending::Died(running[i].process.name.clone());
+                    for r in running.iter_mut() {
+                        close(r);
+                    }
+                    kill_at = Some(Instant::now() + AFTER_DEATH);
+                }
+            }
+        }
+        if running.iter().all(|r| r.status.is_some()) {
+            return ending;
+        }
+        if stop.load(Ordering::SeqCst) && ending == Ending::Finished {
+            ending = Ending::Stopped;
+        }
+        if ending == Ending::Stopped {
+            stop_next(running, &mut kill_at);
+        }
+        if kill_at.is_some_and(|at| Instant::now() >= at) {
+            for r in running.iter_mut().filter(|r| r.status.is_none()) {
+                kill(r);
+            }
+            kill_at = None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Stops the slices one after the other, upstream first: the next once the previous ended or
+/// had [`PER_STOP`] to do so; what is left is killed [`PER_STOP`] after the last.
+fn stop_next(running: &mut [Running], kill_at: &mut Option<Instant>) {
+    let waiting = running
+        .iter()
+        .any(|r| r.status.is_none() && r.closed_at.is_some_and(|at| at.elapsed() < PER_STOP));
+    if waiting {
+        return;
+    }
+    match running.iter_mut().find(|r| r.status.is_none() && r.closed_at.is_none()) {
+        Some(next) => close(next),
+        None if kill_at.is_none() => *kill_at = Some(Instant::now()),
+        None => {}
+    }
+}
+
+fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, i: usize) {
+    let until = Instant::now() + Duration::from_millis(200);
+    while running[i].report.is_none() && Instant::now() < until {
+        match inbox.recv_timeout(Duration::from_millis(20)) {
+            Ok((j, Event::Report(json))) => running[j].report = Some(json),
+            Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+}
+
+fn close(r: &mut Running) {
+    if r.stdin.take().is_some() {
+        r.closed_at = Some(Instant::now());
+    }
+}
+
+/// Kills the slice's whole process group (the `launch` command and what it started).
+fn kill(r: &mut Running) {
+    r.killed = true;
+    let pid = r.child.id() as i32;
+    // SAFETY: plain system calls on a child this process started.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
+    }
+    let _ = r.child.wait().map(|s| r.status = Some(s));
+}
+
+fn outcome(r: Running) -> Outcome {
+    let status = r.status.expect("every slice ended");
+    let status_word = match (&r.report, status.success(), r.killed) {
+        (Some(_), true, _) => "ok",
+        (Some(_), false, _) => "ended",
+        (None, _, true) => "killed",
+        (None, _, false) => "died",
+    };
+    Outcome {
+        process: r.process.name,
+        host: r.process.host,
+        pid: r.pid,
+        status: status_word.to_string(),
+        exit_code: status.code(),
+        signal: status.signal(),
+        report: r.report,
+    }
+}
