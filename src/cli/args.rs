@@ -52,6 +52,13 @@ pub enum Command {
     Probe(super::probe::ProbeArgs),
     /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
     Bench(crate::bench::args::BenchArgs),
+    /// Write each process's slice of a net placed over several processes, and how to start it
+    Split(super::deploy::SplitArgs),
+    /// Work with reports: `report merge` makes one report of the slices' reports of a split net
+    Report(super::deploy::ReportArgs),
+    /// Run one slice of a net placed over several processes (started by smxrun itself)
+    #[command(name = "__slice", hide = true)]
+    Slice(super::deploy::SliceArgs),
 }
 
 #[derive(Debug, Clone, Args)]

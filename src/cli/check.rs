@@ -75,6 +75,12 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             crate::cli::say(&format!("{}: rejected ({bad} {boxes} with bad values)", file.display()));
             return Ok(exit::REJECTED);
         }
+        // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
+        if let Err(e) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings) {
+            crate::cli::say(&format!("error: {}", e.message));
+            crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+            return Ok(exit::REJECTED);
+        }
     }
     let g = &graph;
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();

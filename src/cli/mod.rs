@@ -9,6 +9,7 @@ pub mod args;
 pub mod boxes;
 pub mod check;
 pub mod clobber;
+pub mod deploy;
 pub mod exit;
 pub mod headers;
 pub mod keygen;
@@ -74,6 +75,9 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         Some(Command::Keygen(a)) => keygen::keygen(&a),
         Some(Command::TraceView(a)) => trace_view::trace_view(&a),
         Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
+        Some(Command::Split(a)) => deploy::split(&a, registry),
+        Some(Command::Report(a)) => deploy::report(&a),
+        Some(Command::Slice(a)) => deploy::run_slice(&a, registry),
     }
 }
 

@@ -34,6 +34,12 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
+    if let Some(deployment) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings)? {
+        let libraries = load::library_paths(layers.boxes(), &args.boxes);
+        let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
+        run_ended.store(true, Ordering::SeqCst);
+        return code;
+    }
     let pin = pin_mode(&args.pin)?;
     // Opened last before the run, so that a net or setting rejected above leaves no file.
     let trace_file = open_trace(args)?;

@@ -78,10 +78,25 @@ impl Deployment {
                     process: slice.process.clone(),
                     graph: slice.graph.clone(),
                     args,
+                    plan: self.plan(),
                 };
                 (process, job)
             })
             .collect()
+    }
+}
+
+impl Deployment {
+    /// The whole net, its links and what each slice's nodes and channels stand for: what a
+    /// merge needs, without the settings (they hold the links' secret keys).
+    pub fn plan(&self) -> serde_json::Value {
+        let slices: Vec<serde_json::Value> = self
+            .split
+            .slices
+            .iter()
+            .map(|s| serde_json::json!({"process": s.process, "origins": s.origins, "edges": s.edges}))
+            .collect();
+        serde_json::json!({"graph": self.graph, "links": self.split.links, "slices": slices})
     }
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use smx_graph::NetGraph;
 
 use crate::slice::{Link, Origin, Split};
+
 use crate::supervise::Outcome;
 
 /// The JSON layout of a whole-net report of several processes: `format_version` 3 plus
@@ -79,6 +80,56 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "sections": sections,
         "warnings": warnings,
     })
+}
+
+/// Merges the reports of slices started by hand (`smxrun split`): each carries the plan of
+/// the whole net (`plan`) and its `process` and `pid`. A slice whose report is missing counts
+/// as a process that left none.
+pub fn from_reports(reports: &[Value]) -> Result<Value, String> {
+    let first = reports.first().ok_or("no report given")?;
+    let plan = &first["plan"];
+    let graph: NetGraph = serde_json::from_value(plan["graph"].clone())
+        .map_err(|_| "the report holds no plan of a split net: merge the reports of slices that `smxrun split` wrote".to_string())?;
+    let links: Vec<Link> = serde_json::from_value(plan["links"].clone()).map_err(|e| format!("plan: links: {e}"))?;
+    let mut slices = Vec::new();
+    for s in plan["slices"].as_array().into_iter().flatten() {
+        slices.push(crate::slice::Slice {
+            process: s["process"].as_str().unwrap_or("").to_string(),
+            graph: NetGraph::default(),
+            origins: serde_json::from_value(s["origins"].clone()).map_err(|e| format!("plan: origins: {e}"))?,
+            edges: serde_json::from_value(s["edges"].clone()).map_err(|e| format!("plan: edges: {e}"))?,
+            sets: Vec::new(),
+        });
+    }
+    for r in reports {
+        if r["plan"] != *plan {
+            return Err(format!(
+                "the report of process '{}' belongs to another split than the first one's",
+                r["process"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    let outcomes: Vec<Outcome> = slices
+        .iter()
+        .map(|s| {
+            let report = reports.iter().find(|r| r["process"].as_str() == Some(&s.process));
+            Outcome {
+                process: s.process.clone(),
+                host: report.and_then(|r| r["host"].as_str().map(str::to_string)),
+                pid: report.and_then(|r| r["pid"].as_u64()).map(|p| p as u32),
+                status: if report.is_some() { "ok" } else { "died" }.to_string(),
+                exit_code: None,
+                signal: None,
+                report: report.map(Value::to_string),
+            }
+        })
+        .collect();
+    let split = Split { slices, links };
+    Ok(merge(&Parts {
+        graph: &graph,
+        split: &split,
+        outcomes: &outcomes,
+    }))
 }
 
 fn process_row(o: &Outcome) -> Value {

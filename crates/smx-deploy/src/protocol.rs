@@ -24,6 +24,10 @@ pub struct Job {
     pub process: String,
     pub graph: NetGraph,
     pub args: Vec<String>,
+    /// The whole net's plan without its keys ([`crate::Deployment::plan`]): the slice adds it
+    /// to its report, so that reports of slices started by hand can be merged.
+    #[serde(default)]
+    pub plan: serde_json::Value,
 }
 
 impl Job {
@@ -104,6 +108,7 @@ mod tests {
             process: "a".into(),
             graph: NetGraph::default(),
             args: vec!["--set".into(), "X#0.k=v=w".into()],
+            plan: serde_json::Value::Null,
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);

@@ -1,0 +1,388 @@
+//! One net over several processes: `smxrun NET --config deploy.toml` when the configuration
+//! places nets in processes, `smxrun split`, `smxrun report merge`, and the hidden
+//! `smxrun __slice` that runs one slice under a supervisor (or from a job file that `split`
+//! wrote).
+
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Args, Parser};
+use smx_deploy::protocol::{self, Job};
+use smx_deploy::{Deployment, Processes, merge, supervise};
+use smx_graph::NetGraph;
+use smx_runtime::Registry;
+use smx_runtime::config::NetSettings;
+
+use super::args::{ReportFormat, RunArgs};
+use super::exit::{self, CliError};
+use super::output::Output;
+
+/// The deployment of a run or check: `None` when every net runs in `main` here.
+pub fn deployment(
+    config: Option<&Path>,
+    file: &Path,
+    graph: &NetGraph,
+    settings: &[NetSettings],
+) -> Result<Option<Deployment>, CliError> {
+    let processes = match config {
+        Some(path) => Processes::from_file(path)?,
+        None => Processes::default(),
+    };
+    let placement = smx_deploy::placement::place(graph, settings, &processes)?;
+    let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
+    if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
+        return Ok(None);
+    }
+    let problems = smx_deploy::placement::cut_problems(graph, &placement);
+    if let Some(first) = problems.first() {
+        for p in &problems[1..] {
+            crate::cli::say(&format!("error: {}:{}: {}", file.display(), p.line, p.message));
+        }
+        return Err(CliError::rejected(format!("{}:{}: {}", file.display(), first.line, first.message)));
+    }
+    Deployment::new(graph, settings, &processes, &smx_deploy::run_name())
+        .map(Some)
+        .map_err(CliError::rejected)
+}
+
+/// The options of the run that every slice's process takes over.
+fn common_args(args: &RunArgs, libraries: &[PathBuf]) -> Vec<String> {
+    let mut common = Vec::new();
+    if let Some(n) = args.channel_len {
+        common.extend(["--channel-len".to_string(), n.to_string()]);
+    }
+    if let Some(spin) = args.wait_spin {
+        common.extend(["--wait-spin".to_string(), format!("{}ns", spin.as_nanos())]);
+    }
+    let latency = match args.latency {
+        smx_runtime::latency::LatencyMode::Off => "off".to_string(),
+        smx_runtime::latency::LatencyMode::Full => "full".to_string(),
+        smx_runtime::latency::LatencyMode::Sampled(n) => n.to_string(),
+    };
+    common.extend(["--latency".to_string(), latency]);
+    for lib in libraries {
+        let lib = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.clone());
+        common.extend(["--boxes".to_string(), lib.display().to_string()]);
+    }
+    common
+}
+
+/// Runs a deployment: starts every slice, supervises them, prints the one report.
+pub fn run(
+    args: &RunArgs,
+    deployment: &Deployment,
+    libraries: &[PathBuf],
+    stop: &Arc<AtomicBool>,
+    output: Output,
+) -> Result<i32, CliError> {
+    if args.report == ReportFormat::Smx {
+        return Err(CliError::rejected(
+            "--report smx is one process's log; a net over several processes reports as text or json",
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    let jobs = deployment.jobs(&common_args(args, libraries));
+    let (outcomes, ending) = supervise::supervise(&exe, jobs, stop).map_err(CliError::rejected)?;
+    let report = merge::merge(&merge::Parts {
+        graph: &deployment.graph,
+        split: &deployment.split,
+        outcomes: &outcomes,
+    });
+    let text = match args.report {
+        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
+        _ => smx_deploy::text::render(&report),
+    };
+    output.write(&text)?;
+    for o in outcomes.iter().filter(|o| o.status != "ok") {
+        crate::cli::say(&format!(
+            "error: process '{}'{} {}: exit code {}, signal {}",
+            o.process,
+            o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            o.status,
+            o.exit_code.map_or("-".to_string(), |c| c.to_string()),
+            o.signal.map_or("-".to_string(), |s| s.to_string()),
+        ));
+    }
+    Ok(match ending {
+        supervise::Ending::Stopped => exit::INTERRUPTED,
+        supervise::Ending::Died(_) => exit::BOX_FAILED,
+        supervise::Ending::Finished => outcomes
+            .iter()
+            .filter_map(|o| o.exit_code)
+            .find(|c| *c != 0)
+            .unwrap_or(if outcomes.iter().all(|o| o.status == "ok") { exit::OK } else { exit::BOX_FAILED }),
+    })
+}
+
+/// `smxrun __slice`: runs one slice. Under a supervisor the job comes on stdin, whose end
+/// stops the slice, and the report goes back on stdout; with `--job FILE` (what `split`
+/// writes) the job comes from the file and the report goes to `--report FILE`.
+#[derive(Debug, Clone, Args)]
+pub struct SliceArgs {
+    /// The job file `smxrun split` wrote (default: the job on stdin, from a supervisor)
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// Where the slice's JSON report goes with --job (default: stdout)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError> {
+    let supervised = args.job.is_none();
+    let job = match &args.job {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+            Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+        }
+        None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected)?,
+    };
+    // Under a supervisor stdout is the answer channel alone: what boxes print goes to stderr.
+    let mut answers: Box<dyn Write> = if supervised {
+        // SAFETY: duplicating and replacing this process's own standard descriptors.
+        unsafe {
+            let saved = libc::dup(1);
+            if saved < 0 || libc::dup2(2, 1) < 0 {
+                return Err(CliError::rejected("cannot set up the slice's answer channel"));
+            }
+            Box::new(std::fs::File::from_raw_fd(saved))
+        }
+    } else {
+        Box::new(std::io::sink())
+    };
+    let _ = protocol::write_started(&mut answers, std::process::id());
+    if supervised {
+        stop_at_end_of_stdin();
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("smx-slice-")
+        .tempdir()
+        .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
+    let net = dir.path().join(format!("{}.json", job.process));
+    let report_path = dir.path().join("report.json");
+    std::fs::write(&net, smx_graph::json::to_json(&job.graph))
+        .map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
+    let mut argv: Vec<String> = vec!["smxrun".into(), "run".into(), net.display().to_string()];
+    argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
+    argv.push(report_path.display().to_string());
+    argv.extend(job.args.iter().cloned());
+    let cli = super::args::Cli::try_parse_from(&argv).map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
+    let run_args = match cli.command {
+        Some(super::args::Command::Run(a)) => a,
+        _ => cli.run,
+    };
+    let code = match super::run::run(&run_args, registry) {
+        Ok(code) => code,
+        Err(e) => {
+            crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
+            e.code
+        }
+    };
+    if let Ok(text) = std::fs::read_to_string(&report_path)
+        && let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        report["process"] = serde_json::json!(job.process);
+        report["pid"] = serde_json::json!(std::process::id());
+        report["plan"] = job.plan.clone();
+        let text = serde_json::to_string(&report).unwrap_or_default();
+        match (&args.report, supervised) {
+            (_, true) => {
+                let _ = protocol::write_report(&mut answers, &text);
+            }
+            (Some(path), false) => {
+                std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+            }
+            (None, false) => Output::open(None)?.write(&text)?,
+        }
+    }
+    Ok(code)
+}
+
+/// A thread that turns the end of stdin (the supervisor closed the control pipe or is gone)
+/// into the stop a Ctrl-C would be.
+fn stop_at_end_of_stdin() {
+    let _ = std::thread::Builder::new()
+        .name("smx-control".into())
+        .stack_size(64 * 1024)
+        .spawn(|| {
+            let mut buf = [0u8; 256];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            // SAFETY: sending this process a signal its run handles as a stop.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+        });
+}
+
+
+/// `smxrun split NET --config FILE -o DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct SplitArgs {
+    /// The net: a .smx file or a .json graph
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The configuration that places its nets ([process.NAME] tables, `process` keys)
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Set a key of an instance or implementation (repeatable; beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Set `count` of every box that has one
+    #[arg(short = 'n', long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// The directory to write into (created; mode 0700, as it holds the links' secret keys)
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// C box libraries (repeatable)
+    #[arg(long = "boxes", value_name = "LIB")]
+    pub boxes: Vec<PathBuf>,
+}
+
+/// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
+/// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
+pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
+    let mut layers = smx_runtime::config::ConfigLayers::from_file(&args.config)?;
+    for set in &args.sets {
+        layers.add_set(set)?;
+    }
+    if let Some(n) = args.iterations {
+        layers.set_iterations(n);
+    }
+    let graph = super::load::checked_graph(&args.file)?;
+    let library_paths = super::load::library_paths(layers.boxes(), &args.boxes);
+    let libraries = super::load::open_libraries(&library_paths)?;
+    let registry = &super::load::with_c_boxes(&graph, registry, &libraries)?;
+    super::load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
+    let settings = layers.resolve(&graph, registry)?;
+    let deployment = deployment(Some(&args.config), &args.file, &graph, &settings)?
+        .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
+    let dir = &args.output;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
+    let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
+    set_mode(&dir, 0o700)?;
+    let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    let common = vec!["--latency".to_string(), "sampled".to_string()];
+    let mut written = Vec::new();
+    for (process, job) in deployment.jobs(&common_with_libraries(common, &library_paths)) {
+        let name = &process.name;
+        let job_path = dir.join(format!("{name}.job"));
+        write_private(&job_path, &job.to_line())?;
+        let report = dir.join(format!("{name}.report.json"));
+        let line = format!(
+            "{} {} --job {} --report {}",
+            exe.display(),
+            protocol::SUBCOMMAND,
+            job_path.display(),
+            report.display()
+        );
+        let launch = process.launch.as_deref().map(|l| format!("{l} ")).unwrap_or_default();
+        write_private(&dir.join(format!("{name}.sh")), &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"))?;
+        set_mode(&dir.join(format!("{name}.sh")), 0o700)?;
+        let realtime = job.graph.nodes.iter().any(|n| n.priority > 0)
+            || job.args.iter().any(|a| a.contains(".priority="));
+        let mut unit = format!(
+            "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
+            args.file.display()
+        );
+        if let Some(cores) = &process.cores {
+            let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+            unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
+        }
+        unit.push_str(if realtime {
+            "CPUSchedulingPolicy=fifo\nCPUSchedulingPriority=50\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n"
+        } else {
+            "CPUSchedulingPolicy=other\n"
+        });
+        write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
+        written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
+    }
+    let reports: Vec<String> = deployment
+        .split
+        .slices
+        .iter()
+        .map(|s| dir.join(format!("{}.report.json", s.process)).display().to_string())
+        .collect();
+    Output::open(None)?.write(&format!(
+        "{}\nwhen all have ended: smxrun report merge {}\n",
+        written.join("\n"),
+        reports.join(" ")
+    ))?;
+    Ok(exit::OK)
+}
+
+fn common_with_libraries(mut common: Vec<String>, libraries: &[PathBuf]) -> Vec<String> {
+    for lib in libraries {
+        let lib = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.clone());
+        common.extend(["--boxes".to_string(), lib.display().to_string()]);
+    }
+    common
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), CliError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |e: std::io::Error| CliError::rejected(format!("{}: {e}", path.display()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(fail)?;
+    set_mode(path, 0o600)?;
+    file.write_all(text.as_bytes()).map_err(fail)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
+}
+
+/// `smxrun report merge A.json B.json ...`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    pub command: ReportCommand,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ReportCommand {
+    /// Merge the reports of a split net's slices into one report of the whole net
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The slices' JSON reports
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Report format: text or json
+    #[arg(long, value_name = "text|json", default_value = "text")]
+    pub format: ReportFormat,
+    /// Write the report here instead of stdout
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn report(args: &ReportArgs) -> Result<i32, CliError> {
+    let ReportCommand::Merge(args) = &args.command;
+    let mut reports = Vec::new();
+    for path in &args.reports {
+        let text = std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
+        reports.push(value);
+    }
+    let merged = merge::from_reports(&reports).map_err(CliError::rejected)?;
+    let text = match args.format {
+        ReportFormat::Json => serde_json::to_string_pretty(&merged).unwrap_or_default(),
+        _ => smx_deploy::text::render(&merged),
+    };
+    Output::open(args.output.as_deref())?.write(&text)?;
+    let clean = merged["status"] == "ok" && merged["processes"].as_array().is_some_and(|p| p.iter().all(|p| p["status"] == "ok"));
+    Ok(if clean { exit::OK } else { exit::BOX_FAILED })
+}
