@@ -101,7 +101,13 @@ fn c_details(name: &str, found: &[&Provided]) -> String {
 fn runtime_keys(out: &mut String) {
     let rows: Vec<[String; 3]> = NET_KEYS
         .iter()
-        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
+        .map(|k| {
+            [
+                k.name.to_string(),
+                if k.name == "process" { "string" } else { "integer" }.to_string(),
+                k.help.to_string(),
+            ]
+        })
         .collect();
     table(out, &rows);
 }
@@ -185,7 +191,13 @@ fn details(spec: &BoxSpec) -> String {
     out.push_str("\nRuntime keys (every net):\n");
     rows = NET_KEYS
         .iter()
-        .map(|k| [k.name.to_string(), "integer".to_string(), k.help.to_string()])
+        .map(|k| {
+            [
+                k.name.to_string(),
+                if k.name == "process" { "string" } else { "integer" }.to_string(),
+                k.help.to_string(),
+            ]
+        })
         .collect();
     table(&mut out, &rows);
     out

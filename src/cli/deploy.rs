@@ -41,7 +41,12 @@ pub fn deployment(
         for p in &problems[1..] {
             crate::cli::say(&format!("error: {}:{}: {}", file.display(), p.line, p.message));
         }
-        return Err(CliError::rejected(format!("{}:{}: {}", file.display(), first.line, first.message)));
+        return Err(CliError::rejected(format!(
+            "{}:{}: {}",
+            file.display(),
+            first.line,
+            first.message
+        )));
     }
     Deployment::new(graph, settings, &processes, &smx_deploy::run_name())
         .map(Some)
@@ -109,11 +114,13 @@ pub fn run(
     Ok(match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
-        supervise::Ending::Finished => outcomes
-            .iter()
-            .filter_map(|o| o.exit_code)
-            .find(|c| *c != 0)
-            .unwrap_or(if outcomes.iter().all(|o| o.status == "ok") { exit::OK } else { exit::BOX_FAILED }),
+        supervise::Ending::Finished => outcomes.iter().filter_map(|o| o.exit_code).find(|c| *c != 0).unwrap_or(
+            if outcomes.iter().all(|o| o.status == "ok") {
+                exit::OK
+            } else {
+                exit::BOX_FAILED
+            },
+        ),
     })
 }
 
@@ -134,8 +141,8 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError>
     let supervised = args.job.is_none();
     let job = match &args.job {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+            let text =
+                std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
             Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
         }
         None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected)?,
@@ -169,7 +176,8 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError>
     argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
     argv.push(report_path.display().to_string());
     argv.extend(job.args.iter().cloned());
-    let cli = super::args::Cli::try_parse_from(&argv).map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
+    let cli =
+        super::args::Cli::try_parse_from(&argv).map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
     let run_args = match cli.command {
         Some(super::args::Command::Run(a)) => a,
         _ => cli.run,
@@ -217,7 +225,6 @@ fn stop_at_end_of_stdin() {
             }
         });
 }
-
 
 /// `smxrun split NET --config FILE -o DIR`.
 #[derive(Debug, Clone, Args)]
@@ -280,10 +287,13 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             report.display()
         );
         let launch = process.launch.as_deref().map(|l| format!("{l} ")).unwrap_or_default();
-        write_private(&dir.join(format!("{name}.sh")), &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"))?;
+        write_private(
+            &dir.join(format!("{name}.sh")),
+            &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"),
+        )?;
         set_mode(&dir.join(format!("{name}.sh")), 0o700)?;
-        let realtime = job.graph.nodes.iter().any(|n| n.priority > 0)
-            || job.args.iter().any(|a| a.contains(".priority="));
+        let realtime =
+            job.graph.nodes.iter().any(|n| n.priority > 0) || job.args.iter().any(|a| a.contains(".priority="));
         let mut unit = format!(
             "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
             args.file.display()
@@ -383,6 +393,9 @@ pub fn report(args: &ReportArgs) -> Result<i32, CliError> {
         _ => smx_deploy::text::render(&merged),
     };
     Output::open(args.output.as_deref())?.write(&text)?;
-    let clean = merged["status"] == "ok" && merged["processes"].as_array().is_some_and(|p| p.iter().all(|p| p["status"] == "ok"));
+    let clean = merged["status"] == "ok"
+        && merged["processes"]
+            .as_array()
+            .is_some_and(|p| p.iter().all(|p| p["status"] == "ok"));
     Ok(if clean { exit::OK } else { exit::BOX_FAILED })
 }

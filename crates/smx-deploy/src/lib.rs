@@ -63,7 +63,11 @@ impl Deployment {
             .slices
             .iter()
             .map(|slice| {
-                let process = self.processes.get(&slice.process).expect("placed on a declared process").clone();
+                let process = self
+                    .processes
+                    .get(&slice.process)
+                    .expect("placed on a declared process")
+                    .clone();
                 let mut args: Vec<String> = common.to_vec();
                 if let Some(cores) = &process.cores {
                     let list: Vec<String> = cores.iter().map(usize::to_string).collect();

@@ -88,8 +88,9 @@ pub fn merge(parts: &Parts<'_>) -> Value {
 pub fn from_reports(reports: &[Value]) -> Result<Value, String> {
     let first = reports.first().ok_or("no report given")?;
     let plan = &first["plan"];
-    let graph: NetGraph = serde_json::from_value(plan["graph"].clone())
-        .map_err(|_| "the report holds no plan of a split net: merge the reports of slices that `smxrun split` wrote".to_string())?;
+    let graph: NetGraph = serde_json::from_value(plan["graph"].clone()).map_err(|_| {
+        "the report holds no plan of a split net: merge the reports of slices that `smxrun split` wrote".to_string()
+    })?;
     let links: Vec<Link> = serde_json::from_value(plan["links"].clone()).map_err(|e| format!("plan: links: {e}"))?;
     let mut slices = Vec::new();
     for s in plan["slices"].as_array().into_iter().flatten() {
@@ -145,7 +146,12 @@ fn process_row(o: &Outcome) -> Value {
 
 /// The most serious status any slice's report gives (`failed` > `stuck` > `stopped` > `ok`).
 fn worst_status(reports: &[Option<Value>]) -> String {
-    let rank = |s: &str| ["ok", "stopped", "stuck", "failed"].iter().position(|x| *x == s).unwrap_or(3);
+    let rank = |s: &str| {
+        ["ok", "stopped", "stuck", "failed"]
+            .iter()
+            .position(|x| *x == s)
+            .unwrap_or(3)
+    };
     reports
         .iter()
         .flatten()
@@ -175,9 +181,12 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
     for (slice, report) in parts.split.slices.iter().zip(reports) {
         for (slice_id, origin) in slice.origins.iter().enumerate() {
             let Origin::Node(id) = *origin else { continue };
-            let row = report
-                .as_ref()
-                .and_then(|r| r["nets"].as_array()?.iter().find(|n| n["id"].as_u64() == Some(slice_id as u64)));
+            let row = report.as_ref().and_then(|r| {
+                r["nets"]
+                    .as_array()?
+                    .iter()
+                    .find(|n| n["id"].as_u64() == Some(slice_id as u64))
+            });
             if let Some(row) = row {
                 rows[id] = row.clone();
                 rows[id]["id"] = json!(id);
@@ -219,9 +228,16 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                     .unwrap_or_else(|| json!({"written": null, "read": null})),
                 Some(link) => {
                     let h = halves(edge.id);
-                    let producer = h.iter().find(|(s, _)| parts.split.slices[*s].process == link.from_process);
-                    let consumer = h.iter().find(|(s, _)| parts.split.slices[*s].process == link.to_process);
-                    let sides = (producer.and_then(|(_, r)| r.clone()), consumer.and_then(|(_, r)| r.clone()));
+                    let producer = h
+                        .iter()
+                        .find(|(s, _)| parts.split.slices[*s].process == link.from_process);
+                    let consumer = h
+                        .iter()
+                        .find(|(s, _)| parts.split.slices[*s].process == link.to_process);
+                    let sides = (
+                        producer.and_then(|(_, r)| r.clone()),
+                        consumer.and_then(|(_, r)| r.clone()),
+                    );
                     link_row(link, sides, parts, reports)
                 }
             };
@@ -243,8 +259,16 @@ fn count(row: &Option<Value>, key: &str) -> Option<u64> {
 }
 
 /// The row of a cut channel from its two halves (either may be missing: its process died).
-fn link_row(link: &Link, (producer, consumer): (Option<Value>, Option<Value>), parts: &Parts<'_>, reports: &[Option<Value>]) -> Value {
-    let mut row = producer.clone().or_else(|| consumer.clone()).unwrap_or_else(|| json!({}));
+fn link_row(
+    link: &Link,
+    (producer, consumer): (Option<Value>, Option<Value>),
+    parts: &Parts<'_>,
+    reports: &[Option<Value>],
+) -> Value {
+    let mut row = producer
+        .clone()
+        .or_else(|| consumer.clone())
+        .unwrap_or_else(|| json!({}));
     let sum = |key: &str| count(&producer, key).unwrap_or(0) + count(&consumer, key).unwrap_or(0);
     let taken = count(&producer, "read");
     let delivered = count(&consumer, "written");
@@ -259,12 +283,19 @@ fn link_row(link: &Link, (producer, consumer): (Option<Value>, Option<Value>), p
         row[key] = json!(sum(key));
     }
     row["duplicated"] = json!(count(&consumer, "duplicated").unwrap_or(0));
-    row["settled"] = json!(producer.as_ref().zip(consumer.as_ref()).is_some_and(|(p, c)| p["settled"] == true && c["settled"] == true));
+    row["settled"] = json!(
+        producer
+            .as_ref()
+            .zip(consumer.as_ref())
+            .is_some_and(|(p, c)| p["settled"] == true && c["settled"] == true)
+    );
     if let Some(c) = &consumer {
         row["latency_ns"] = c["latency_ns"].clone();
     }
     let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
-    let latency_from = receiver.as_ref().and_then(|s| s["latency_from"].as_str().map(str::to_string));
+    let latency_from = receiver
+        .as_ref()
+        .and_then(|s| s["latency_from"].as_str().map(str::to_string));
     row["link"] = json!({
         "transport": link.transport.as_str(),
         "endpoint": link.endpoint,

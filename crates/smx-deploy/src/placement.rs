@@ -76,7 +76,10 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
         }
     }
     Ok(Placement {
-        process_of: process_of.into_iter().map(|p| p.unwrap_or_else(|| MAIN.to_string())).collect(),
+        process_of: process_of
+            .into_iter()
+            .map(|p| p.unwrap_or_else(|| MAIN.to_string()))
+            .collect(),
     })
 }
 

@@ -99,7 +99,10 @@ impl Processes {
             smx_runtime::config::net_keys::check_process_name(&name)
                 .map_err(|m| ConfigError::new(origin.clone(), m))?;
             let body = body.get_ref().as_table().ok_or_else(|| {
-                ConfigError::new(origin.clone(), format!("'process.{name}' must be a table: [process.{name}]"))
+                ConfigError::new(
+                    origin.clone(),
+                    format!("'process.{name}' must be a table: [process.{name}]"),
+                )
             })?;
             let mut process = Process {
                 name: name.clone(),
@@ -108,7 +111,9 @@ impl Processes {
             };
             for (key, value) in body.iter() {
                 let origin = at(path, line_of(key.span().start));
-                let bad = |m: &str| ConfigError::new(origin.clone(), m).key(key.get_ref().as_ref()).net(&name);
+                let bad = |m: &str| {
+                    ConfigError::new(origin.clone(), format!("process '{name}': {m}")).key(key.get_ref().as_ref())
+                };
                 match (key.get_ref().as_ref(), value.get_ref()) {
                     ("host", DeValue::String(s)) if !s.trim().is_empty() => process.host = Some(s.trim().to_string()),
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
@@ -127,10 +132,11 @@ impl Processes {
                     ("host" | "launch", _) => return Err(bad("must be a non-empty string")),
                     ("port", _) => return Err(bad("must be a tcp port, 1..65535")),
                     _ => {
-                        return Err(ConfigError::new(origin.clone(), "unknown key")
-                            .key(key.get_ref().as_ref())
-                            .net(&name)
-                            .choices(["host", "launch", "cores", "port"]));
+                        return Err(
+                            ConfigError::new(origin.clone(), format!("process '{name}': unknown key"))
+                                .key(key.get_ref().as_ref())
+                                .choices(["host", "launch", "cores", "port"]),
+                        );
                     }
                 }
             }
@@ -163,16 +169,18 @@ fn check(process: &Process) -> Result<(), ConfigError> {
         (Some(host), None) if !is_local(host) => Err(ConfigError::new(
             process.origin.clone(),
             format!(
-                "host '{host}' is not an address of this machine and the process has no `launch` to start it there \
-                 (e.g. launch = \"ssh user@{host}\")"
+                "process '{}': host '{host}' is not an address of this machine and the process has no `launch` to start it there \
+                 (e.g. launch = \"ssh user@{host}\")",
+                process.name
             ),
-        )
-        .net(&process.name)),
+        )),
         (None, Some(_)) => Err(ConfigError::new(
             process.origin.clone(),
-            "`launch` starts it elsewhere, so `host` must give the address its links reach it at",
-        )
-        .net(&process.name)),
+            format!(
+                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at",
+                process.name
+            ),
+        )),
         _ => Ok(()),
     }
 }
@@ -229,7 +237,10 @@ mod tests {
     #[test]
     fn placement_errors_name_the_line() {
         let err = parse("[process.far]\nhost = \"192.0.2.7\"\n").unwrap_err();
-        assert!(err.to_string().starts_with("d.toml:1: net 'far': host '192.0.2.7'"), "{err}");
+        assert!(
+            err.to_string().starts_with("d.toml:1: process 'far': host '192.0.2.7'"),
+            "{err}"
+        );
         let err = parse("\n[process.x]\nlaunch = \"ssh h\"\n").unwrap_err();
         assert!(err.to_string().starts_with("d.toml:2:"), "{err}");
         let err = parse("[process.x]\nhots = \"a\"\n").unwrap_err();

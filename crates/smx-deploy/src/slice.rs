@@ -155,12 +155,16 @@ pub fn split(
         let link = plan_link(edge, from, to, run, &mut ports_used[b]);
         let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
         let sink = add_link_box(&mut slices[a], &link.sink_label, Origin::LinkSink(edge.id), true);
-        slices[a].sets.extend(sink_sets.iter().map(|kv| format!("{}#{sink}.{kv}", link.sink_label)));
+        slices[a]
+            .sets
+            .extend(sink_sets.iter().map(|kv| format!("{}#{sink}.{kv}", link.sink_label)));
         push_edge(&mut slices[a], edge, new_id[edge.source], sink, true);
         let source = add_link_box(&mut slices[b], &link.source_label, Origin::LinkSource(edge.id), false);
-        slices[b]
-            .sets
-            .extend(source_sets.iter().map(|kv| format!("{}#{source}.{kv}", link.source_label)));
+        slices[b].sets.extend(
+            source_sets
+                .iter()
+                .map(|kv| format!("{}#{source}.{kv}", link.source_label)),
+        );
         push_edge(&mut slices[b], edge, source, new_id[edge.target], false);
         links.push(link);
     }
@@ -177,7 +181,11 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, ports_used: &
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
         let port = to.port.saturating_add(*ports_used);
         *ports_used += 1;
-        let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
         (format!("tcp://{host}:{port}"), true)
     };
     Link {

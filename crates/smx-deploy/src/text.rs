@@ -20,7 +20,11 @@ pub fn render(report: &Value) -> String {
         report["wall_time_s"].as_f64().unwrap_or(0.0),
         s(&report["messages"])
     );
-    let _ = writeln!(out, "\nprocesses\n  {:<12} {:<16} {:>8} {:<8} {:>5} {:>6}", "name", "host", "pid", "status", "exit", "signal");
+    let _ = writeln!(
+        out,
+        "\nprocesses\n  {:<12} {:<16} {:>8} {:<8} {:>5} {:>6}",
+        "name", "host", "pid", "status", "exit", "signal"
+    );
     for p in report["processes"].as_array().into_iter().flatten() {
         let _ = writeln!(
             out,
@@ -33,7 +37,11 @@ pub fn render(report: &Value) -> String {
             s(&p["signal"])
         );
     }
-    let _ = writeln!(out, "\nnets\n  {:>4} {:<16} {:<16} {:<12} {:>12} {:<8}", "id", "name", "impl", "process", "loops", "status");
+    let _ = writeln!(
+        out,
+        "\nnets\n  {:>4} {:<16} {:<16} {:<12} {:>12} {:<8}",
+        "id", "name", "impl", "process", "loops", "status"
+    );
     for n in report["nets"].as_array().into_iter().flatten() {
         let _ = writeln!(
             out,
@@ -73,13 +81,23 @@ pub fn render(report: &Value) -> String {
             out,
             "  {:>4} {:<28} {:>10} {:>10} {:>8} {:>8} {:>6} {:>8}  {link_text}",
             s(&c["id"]),
-            format!("{}.{} -> {}.{}", s(&c["from"]), s(&c["from_port"]), s(&c["to"]), s(&c["port"])),
+            format!(
+                "{}.{} -> {}.{}",
+                s(&c["from"]),
+                s(&c["from_port"]),
+                s(&c["to"]),
+                s(&c["port"])
+            ),
             s(&c["written"]),
             s(&c["read"]),
             s(&c["overwritten"]),
             s(&c["dropped"]),
             s(&c["left"]),
-            if link.is_object() { s(&link["lost"]) } else { "-".to_string() }
+            if link.is_object() {
+                s(&link["lost"])
+            } else {
+                "-".to_string()
+            }
         );
     }
     for w in report["warnings"].as_array().into_iter().flatten() {

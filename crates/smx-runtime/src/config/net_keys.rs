@@ -138,7 +138,11 @@ mod tests {
         assert!(apply(&mut s, "nice", "x", None).unwrap_err().contains("'x'"));
         assert!(apply(&mut s, "expected_rate", "0", None).is_err());
         assert!(apply(&mut s, "expected_rate", "-5", None).is_err());
-        assert!(apply(&mut s, "process", "a b", None).unwrap_err().contains("not a process name"));
+        assert!(
+            apply(&mut s, "process", "a b", None)
+                .unwrap_err()
+                .contains("not a process name")
+        );
         assert!(apply(&mut s, "process", "", None).is_err());
         assert_eq!(
             s,
