@@ -125,8 +125,8 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
 
 /// From this channel length on, nothing chains: threads of one core taking turns hand over a
 /// channelful per turn, and from about this many messages per turn the two switches of a turn
-/// cost less than the chain's own work per message (docs/measurements.md, "a chain's head runs
-/// ahead").
+/// cost less than the chain's own work per message (`smxrun bench scaling` measures both sides
+/// of this limit).
 pub const CHAIN_MAX_LEN: usize = 256;
 
 /// Every chain the rules of the module docs allow, heads first in net order.
