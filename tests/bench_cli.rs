@@ -1,4 +1,4 @@
-//! `smxrun bench` as a user meets it (issue 14, item 11): every output path is checked before
+//! `smxrun bench` as a user meets it: every output path is checked before
 //! the first run, counts of 0 are refused with a clear message, `bench zmq --plot` says that it
 //! draws nothing, and the charts are drawn so that they do not mislead (log axis for miss
 //! rates, short tick labels, the measured counts as x ticks, the legend beside the plot).

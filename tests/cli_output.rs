@@ -1,4 +1,4 @@
-//! Output that is neither lost nor amplified (issue 17, items 8, 9, 11, 12): `-o` is atomic and
+//! Output that is neither lost nor amplified: `-o` is atomic and
 //! works onto special files, a closed pipe is never a panic, diagnostics of a huge bad file
 //! stay small, and bad box values stop the run before it starts.
 

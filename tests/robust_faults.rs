@@ -1,4 +1,4 @@
-//! Faults are contained (issue 7.3): a user box that fails in a step or cleanup, by error or
+//! Faults are contained: a user box that fails in a step or cleanup, by error or
 //! panic, at every place of a net (chain, fan-out branch, fan-in input, time-triggered frame)
 //! ends as `failed` while its neighbours terminate and unrelated parts finish their work; one
 //! that fails in create or init stops the run before any step, which is refused naming the box;

@@ -1,4 +1,4 @@
-//! Every stop stops (issue 17, items 4 and 5): a signal ends a run with a long period, a
+//! Every stop stops: a signal ends a run with a long period, a
 //! ZeroMQ sink without a receiver; a graph that could only hang is refused before it starts;
 //! repeated and other stop signals. Cycles that never drain and boxes stuck in a step:
 //! `tests/robust_stuck.rs`.

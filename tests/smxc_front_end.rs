@@ -1,4 +1,5 @@
-//! Two front-end behaviours where we follow smxc v0.6.1 (issue 14, items 12 and 13): the
+//! Two front-end behaviours where we follow smxc v0.6.1, because its behaviour there is
+//! deliberate: the
 //! alternative port names on a routing node's channel ends, and no evaluation of the right
 //! operand once the left one failed.
 

@@ -40,7 +40,7 @@ pub fn net_text(pairs: usize) -> String {
 const DEFAULT_COUNT: u64 = 1_000_000;
 /// The least a run moves by default, whatever its pair count: a million messages through one
 /// pair are over in well under a second, so short that one hiccup of a shared host decides the
-/// round (docs/measurements.md, session 20).
+/// round (docs/performance.md, "Thread scaling", compares the two).
 const DEFAULT_MIN_PER_RUN: u64 = 4_000_000;
 
 struct Settings {

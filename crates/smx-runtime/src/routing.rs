@@ -3,7 +3,7 @@
 //! Each iteration takes one message from the inputs, scanning them round-robin from the one
 //! after the input served last (so a busy producer cannot starve the others), and writes it to
 //! every output: clones to all but the last, the original to the last. A clone is cheap
-//! (inline bytes or a reference count), unlike the original's deep copies (§7 item 11).
+//! (inline bytes or a reference count), unlike the original's deep copy per output.
 //! Outputs keep their channel semantics: a coupled output blocks, so the slowest consumer
 //! paces the node, as in the original.
 //!

@@ -535,8 +535,9 @@ mod tests {
         assert!(books.complete(1));
     }
 
-    /// The numbers of issue 17: a sequence number of 2^64-1, or a marker claiming 2^64-1 sent,
-    /// gave `lost 18446744073709551613` and consistent books.
+    /// Numbers a lying peer may send: a sequence number of 2^64-1, or a marker claiming 2^64-1
+    /// sent, must never wrap the books (they once gave `lost 18446744073709551613` and consistent
+    /// books).
     #[test]
     fn crafted_numbers_never_wrap_the_books() {
         let mut b = StreamBook::default();
@@ -567,7 +568,7 @@ mod tests {
         assert!(t.inconsistent >= 1);
     }
 
-    /// One marker with an invented sender id stopped a receiver mid-stream (issue 17).
+    /// One marker with an invented sender id must not stop a receiver mid-stream.
     #[test]
     fn a_marker_from_a_silent_sender_does_not_end_a_stream_in_progress() {
         let mut books = SourceBooks::default();

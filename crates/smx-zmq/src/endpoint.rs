@@ -413,7 +413,7 @@ mod tests {
         assert!(!parent.exists());
     }
 
-    /// `ipc:///a/b/c/sock` removed only `c` (issue 17).
+    /// `ipc:///a/b/c/sock` that created `a/b/c` removes all three, not only `c`.
     #[test]
     fn ipc_binder_removes_every_directory_it_created() {
         let tmp = tempfile::tempdir().unwrap();
