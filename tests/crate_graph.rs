@@ -128,6 +128,24 @@ fn boxes_are_written_against_the_contract_alone() {
 }
 
 #[test]
+fn c_boxes_know_the_contract_and_the_graph_only() {
+    // The graph names the C boxes a net uses and their ports (for `smxrun headers`); nothing
+    // else of the runtime, the front end or the channels may reach a C box.
+    assert!(crate_deps("smx-cbox").contains("smx-box"));
+    assert_none_of(
+        "smx-cbox",
+        &[
+            "smx-runtime",
+            "smx-lang",
+            "smx-channel",
+            "smx-timing",
+            "smx-spsc",
+            "clap",
+        ],
+    );
+}
+
+#[test]
 fn the_command_line_is_only_in_the_root_package() {
     for name in [
         "smx-box",
