@@ -48,7 +48,7 @@ fn compile(compiler: &str, args: &[&str]) {
     );
 }
 
-/// The three commands of the README: headers, compile, (run in the tests).
+/// The three commands of the C boxes guide (docs/guide/c-boxes.md): headers, compile, (run in the tests).
 fn example_library() -> &'static str {
     static LIB: OnceLock<String> = OnceLock::new();
     LIB.get_or_init(|| {

@@ -23,7 +23,7 @@ use smx_zmq::wire::{self, Header, Kind, MAX_SEQ};
 mod common;
 use common::zmq::free_tcp_endpoint;
 
-/// The exit code of a run whose ZeroMQ books are not clean (README, exit codes).
+/// The exit code of a run whose ZeroMQ books are not clean (docs/guide/exit-codes.md).
 const EXIT_BOOKS_NOT_CLEAN: i32 = 3;
 
 /// The sender id the honest peer uses.

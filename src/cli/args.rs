@@ -219,7 +219,7 @@ pub struct HeadersArgs {
 pub enum ReportFormat {
     /// Aligned tables of nets and channels, then totals
     Text,
-    /// A stable JSON object (see the README)
+    /// A stable JSON object (see docs/guide/json-report.md)
     Json,
     /// The original runtime's `terminate net` and `end main thread` log lines
     Smx,

@@ -150,7 +150,7 @@ pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, sev
     let hint = match (closest, libs.is_empty()) {
         (Some((_, name)), _) => format!("; did you mean '{name}'?"),
         (None, true) => "; a box of your own: give its C library with --boxes PATH (or `boxes` in --config), \
-                         or build your Rust boxes into a program of your own (README: \"Writing your own boxes\")"
+                         or build your Rust boxes into a program of your own (docs/guide/rust-boxes.md)"
             .to_string(),
         (None, false) => format!("; no symbol '{}' in {libs}", node.func),
     };

@@ -194,7 +194,7 @@ impl Endpoint {
 
     /// For a bind that other hosts can reach (a wildcard or any non-loopback address), the
     /// warning to print, naming the exposed port: nothing authenticates the peers (this build's
-    /// libzmq has no CURVE, see the README's security section), so anyone who reaches the port
+    /// libzmq has no CURVE, see the security section of docs/guide/zmq.md), so anyone who reaches the port
     /// can send frames to a source or read a sink's stream.
     pub fn exposure_warning(&self, port: Option<u16>, curve: bool) -> Option<String> {
         let Transport::Tcp { host, .. } = &self.transport else {
