@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn a_run_carries_the_steal_of_its_time() {
-        let run = super::with_steal(crate::bench::result::Run::new);
+        let run = super::with_steal(crate::result::Run::new);
         if super::steal_s().is_some() {
             assert!(run.metrics[super::STEAL_MS] >= 0.0);
         } else {
