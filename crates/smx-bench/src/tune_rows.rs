@@ -101,7 +101,7 @@ impl Row {
                 let cpu = cpu::process_cpu_s();
                 let mut run = zmq::smx_run_with(graph, registry, &shape, base);
                 let received = run.metrics.get("received").copied().unwrap_or(0.0) as u64;
-                cpu::set_cpu(&mut run, cpu::process_cpu_s() - cpu, received);
+                run.set_cpu(cpu::process_cpu_s() - cpu, received);
                 run
             }
             RowKind::Tt { .. } => tt_run(graph, registry, count, base),
