@@ -1,18 +1,16 @@
 //! The statistics and result plumbing of `smxrun bench`, on synthetic data with exact answers.
 
-use smx_runtime::firewall::TtMode;
 use smx_bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
 use smx_bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
 use smx_bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
+use smx_runtime::firewall::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
 fn header() -> smx_bench::machine::MachineHeader {
     static HEADER: std::sync::OnceLock<smx_bench::machine::MachineHeader> = std::sync::OnceLock::new();
-    HEADER
-        .get_or_init(smx_bench::machine::MachineHeader::collect)
-        .clone()
+    HEADER.get_or_init(smx_bench::machine::MachineHeader::collect).clone()
 }
 
 fn approx(a: f64, b: f64) -> bool {
@@ -301,10 +299,7 @@ fn scaling_ratios_pair_each_round_of_smx_with_the_same_round_of_the_best_peer() 
     // An invalid round is left out of the pairs, and one pair is no range.
     smx.runs[0].invalidate("a message was lost");
     smx.runs[2].invalidate("a message was lost");
-    assert_eq!(
-        smx_bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
-        None
-    );
+    assert_eq!(smx_bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"), None);
     smx.runs[2].valid = true;
     assert_eq!(
         smx_bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),

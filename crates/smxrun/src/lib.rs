@@ -32,10 +32,7 @@ pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
 
 /// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes`, and the commands
 /// of `extras` beside its own (the `smxrun` binary adds `bench` this way); returns the exit code.
-pub fn main_with(
-    boxes: impl IntoIterator<Item = BoxSpec>,
-    extras: impl IntoIterator<Item = ExtraCommand>,
-) -> i32 {
+pub fn main_with(boxes: impl IntoIterator<Item = BoxSpec>, extras: impl IntoIterator<Item = ExtraCommand>) -> i32 {
     let mut registry = builtin_registry();
     for spec in boxes {
         registry.register(spec);

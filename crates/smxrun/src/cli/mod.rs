@@ -52,9 +52,9 @@ where
 {
     memory::share_one_arena();
     init_logging();
-    let command = extras
-        .iter()
-        .fold(Cli::command(), |command, extra| command.subcommand(extra.command.clone()));
+    let command = extras.iter().fold(Cli::command(), |command, extra| {
+        command.subcommand(extra.command.clone())
+    });
     let parsed = command
         .try_get_matches_from(args)
         .and_then(|matches| parse(matches, extras));
