@@ -288,7 +288,6 @@ fn the_benchmarks_stand_on_the_libraries_not_on_the_command_line() {
         "smx-boxes",
         "smx-zmq",
         "smx-cbox",
-        "smxrun",
     ] {
         assert_none_of(name, &MEASUREMENT);
     }
