@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn the_tt_row_is_the_readmes_first_net() {
-        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/src_snk.smx")).unwrap();
+        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../nets/src_snk.smx")).unwrap();
         assert_eq!(tt_net_text(Duration::from_micros(10)), shipped);
     }
 
