@@ -1,5 +1,8 @@
 //! `smxrun bench`: the ISPW60 report's experiments in one command, measured carefully.
 //!
+//! The `smxrun` binary adds this crate's [`command`] to the command line's own (the `smxrun`
+//! library knows no benchmark, so a crate of boxes compiles none of this).
+//!
 //! Each experiment builds the report's nets as `.smx` text, compiles and runs them through the
 //! library (the same path as `smxrun`), and measures a baseline beside them in the same
 //! invocation: a plain crossbeam-channel program, raw ZeroMQ, the platform's timer floor, or
@@ -39,7 +42,40 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use args::{BenchArgs, CommonArgs, Experiment};
+use clap::{Args, FromArgMatches};
 use result::{BenchResult, Case, FORMAT_VERSION, Run};
+use smx_runtime::Registry;
+
+/// The `bench` command's clap definition, for the `smxrun` binary to add to its own.
+pub fn command() -> clap::Command {
+    BenchArgs::augment_args(clap::Command::new("bench"))
+}
+
+/// Runs `bench` from the matches of [`command`] and returns the exit status (see [`run`]).
+pub fn run_matches(matches: &clap::ArgMatches) -> i32 {
+    match BenchArgs::from_arg_matches(matches) {
+        Ok(args) => run(&args),
+        Err(e) => {
+            let _ = e.format(&mut command()).print();
+            1
+        }
+    }
+}
+
+/// The boxes the experiments' nets use: the built-in ones, as `smxrun` has them.
+pub(crate) fn builtin_registry() -> Registry {
+    Registry::of(smx_boxes::specs().into_iter().chain(zmq_specs()).collect::<Vec<_>>())
+}
+
+#[cfg(feature = "zmq")]
+fn zmq_specs() -> Vec<smx_box::BoxSpec> {
+    smx_zmq::specs()
+}
+
+#[cfg(not(feature = "zmq"))]
+fn zmq_specs() -> Vec<smx_box::BoxSpec> {
+    Vec::new()
+}
 
 /// What every experiment shares: the flags and the command line, and the progress lines.
 pub struct Session {

@@ -127,7 +127,7 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
     run.set("wall_s", wall)
         .set("messages", received as f64)
         .set("msg_rate_hz", received as f64 / wall);
-    super::super::cpu::set_cpu(&mut run, cpu, received);
+    run.set_cpu(cpu, received);
     run
 }
 

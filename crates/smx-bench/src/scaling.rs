@@ -165,21 +165,21 @@ fn run_cell(
     for i in 0..=s.runs {
         let warmup = i == 0;
         if let Ok(g) = graph {
-            let run = cpu::with_steal(|| smx_run(g, registry, s, cell));
+            let run = Run::with_steal(|| smx_run(g, registry, s, cell));
             session.progress("scaling", &smx, i, s.runs, &run, "msg_rate_hz");
             if !warmup {
                 smx.push(run);
             }
         }
         for (case, (_, peer_run)) in peers.iter_mut().zip(baseline::PAIR_PEERS) {
-            let run = cpu::with_steal(|| peer_run(shape));
+            let run = Run::with_steal(|| peer_run(shape));
             session.progress("scaling", case, i, s.runs, &run, "msg_rate_hz");
             if !warmup {
                 case.push(add_scaling_metrics(run, pairs));
             }
         }
         if let (Some(path), Some(setup)) = (gst, &setup_s) {
-            let run = cpu::with_steal(|| match setup {
+            let run = Run::with_steal(|| match setup {
                 Ok(setup) => gstreamer::run(path, s.count_for(pairs), s.size, len as usize, pairs, *setup),
                 Err(e) => Run::failed(e.clone()),
             });
@@ -234,7 +234,7 @@ pub fn pairs_run(
                     "msg_rate_hz",
                     if wall > 0.0 { report.messages as f64 / wall } else { 0.0 },
                 );
-            cpu::set_cpu(&mut run, cpu, report.messages);
+            run.set_cpu(cpu, report.messages);
             net::validate(&report, count * pairs as u64, &mut run);
             add_scaling_metrics(run, pairs)
         }

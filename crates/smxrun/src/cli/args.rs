@@ -45,13 +45,12 @@ pub enum Command {
     /// Write the port headers (NAME_sig.h, NAME.h) of the C boxes a net declares
     Headers(HeadersArgs),
     /// Draw a --trace file as a timeline (SVG), one row per thread
+    #[cfg(feature = "trace-view")]
     TraceView(super::trace_view::TraceViewArgs),
     /// Make a CURVE key pair for the ZeroMQ boxes' curve_* keys (printed, or written with -o DIR)
     Keygen(super::keygen::KeygenArgs),
     /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
     Probe(super::probe::ProbeArgs),
-    /// Reproduce the ISPW60 report's experiments with baselines, percentiles and plots
-    Bench(crate::bench::args::BenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -121,13 +121,13 @@ pub fn run(args: &TtArgs, session: &mut Session) -> BenchResult {
         // the machine's behaviour during the experiment hits the floor and the runtime alike.
         for i in 0..=runs {
             let n = if i == 0 { WARMUP_TICKS.min(ticks) } else { ticks };
-            let run = super::cpu::with_steal(|| probe_run(period, n));
+            let run = Run::with_steal(|| probe_run(period, n));
             session.progress("tt", &floor, i, runs, &run, "miss_rate_pct");
             if i > 0 {
                 floor.push(run);
             }
             for (case, graph, p, mode) in configs.iter_mut() {
-                let run = super::cpu::with_steal(|| smx_run(graph, &registry, n, *p, *mode));
+                let run = Run::with_steal(|| smx_run(graph, &registry, n, *p, *mode));
                 session.progress("tt", case, i, runs, &run, "miss_rate_pct");
                 if i > 0 {
                     case.push(run);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::cpu::STEAL_MS;
+use super::cpu::{self, STEAL_MS};
 use super::machine::MachineHeader;
 use super::stats::Summary;
 
@@ -82,6 +82,25 @@ impl Run {
     pub fn invalidate(&mut self, problem: impl Into<String>) {
         self.valid = false;
         self.problems.push(problem.into());
+    }
+
+    /// Records `cpu_s` and `cpu_s_per_m` (CPU seconds per million messages).
+    pub fn set_cpu(&mut self, cpu_s: f64, messages: u64) {
+        self.set("cpu_s", cpu_s);
+        if messages > 0 {
+            self.set("cpu_s_per_m", cpu_s * 1e6 / messages as f64);
+        }
+    }
+
+    /// Runs `f` and records on its run `steal_ms`: what the hypervisor took from the machine's
+    /// CPUs meanwhile (not set where the kernel does not count it).
+    pub fn with_steal(f: impl FnOnce() -> Run) -> Run {
+        let before = cpu::steal_s();
+        let mut run = f();
+        if let (Some(before), Some(after)) = (before, cpu::steal_s()) {
+            run.set(STEAL_MS, (after - before).max(0.0) * 1e3);
+        }
+        run
     }
 }
 

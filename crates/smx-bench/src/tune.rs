@@ -21,12 +21,12 @@
 
 use std::time::Duration;
 
+use super::Session;
 use super::args::{TuneArgs, or_default, pick};
 use super::result::{BenchResult, Case, Run};
 use super::tune_rows::{Row, RowKind};
 use super::tune_sweep::{Setting, Sweep, spin_literal};
 use super::tune_verdict::{self, RowView};
-use super::{Session, cpu};
 
 /// The rows the command line asks for, or why not.
 pub fn check(args: &TuneArgs) -> Result<(), String> {
@@ -44,103 +44,30 @@ const WARMUP_DIVISOR: u64 = 5;
 /// within the verdict's 10 %.
 const AGAIN_FACTOR: usize = 3;
 
+/// What one `bench tune` measures, resolved from the command line and `--quick`.
+struct Plan {
+    wanted: Vec<String>,
+    pairs: Vec<usize>,
+    lens: Vec<u32>,
+    count: u64,
+    ticks: u64,
+    period: Duration,
+    runs: usize,
+    sweep: Sweep,
+}
+
 pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
-    let quick = session.quick;
-    let all_rows: Vec<String> = ["scaling", "zmq", "tt"]
-        .iter()
-        .filter(|r| **r != "zmq" || cfg!(feature = "zmq"))
-        .map(|r| r.to_string())
-        .collect();
-    let wanted = or_default(&args.rows, quick, &all_rows, &all_rows);
-    let pairs = or_default(&args.pairs, quick, &[1, 4], &[1, 4, 16]);
-    let lens = or_default(&args.channel_len, quick, &[1, 64], &[1, 64]);
-    let count = pick(args.count, quick, 5_000, 200_000);
-    let ticks = pick(args.ticks, quick, 1_000, 20_000);
-    let period = args.period.unwrap_or(Duration::from_micros(10));
-    let runs = session.runs(3, 3);
-    let sweep = Sweep::new(&args.pins, &args.spins, &args.modes);
-
-    let mut rows = Vec::new();
-    if wanted.iter().any(|r| r == "scaling") {
-        for &p in &pairs {
-            for &len in &lens {
-                rows.push(Row::new(RowKind::Scaling { pairs: p, len }, count));
-            }
-        }
-    }
-    if wanted.iter().any(|r| r == "zmq") {
-        rows.push(Row::new(RowKind::Zmq, count));
-    }
-    if wanted.iter().any(|r| r == "tt") {
-        rows.push(Row::new(RowKind::Tt { period }, ticks));
-    }
-
+    let plan = plan(args, session);
+    let rows = rows(&plan);
     let mut result = session.start("tune");
-    let spins: Vec<String> = sweep.spins.iter().map(|s| spin_literal(*s)).collect();
-    for (k, v) in [
-        ("rows", wanted.join(",")),
-        ("pairs", format!("{pairs:?}")),
-        ("channel_len", format!("{lens:?}")),
-        ("count", count.to_string()),
-        ("ticks", ticks.to_string()),
-        ("period", super::tt::literal(period)),
-        ("pins", format!("{:?}", sweep.pins)),
-        ("spins", spins.join(",")),
-        (
-            "modes",
-            sweep
-                .modes
-                .iter()
-                .map(|m| super::tt::mode_name(*m))
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
-        ("runs", runs.to_string()),
-        ("warmup_runs", "1 (the default, a fifth of the count)".to_string()),
-    ] {
-        result.settings.insert(k.into(), v);
-    }
-
+    record_settings(&mut result, &plan);
+    let runs = plan.runs;
     let registry = crate::builtin_registry();
-    // Per row, the default first and then the sweep.
-    let mut plans: Vec<(Vec<Setting>, Vec<Case>)> = rows
-        .iter()
-        .map(|row| {
-            let mut settings = vec![Setting::DEFAULT];
-            settings.extend(sweep.settings(row.time_triggered()));
-            let cases = settings
-                .iter()
-                .map(|s| {
-                    let mut params = vec![("row", row.key())];
-                    params.extend(s.params());
-                    Case::new("smx", &params)
-                })
-                .collect();
-            (settings, cases)
-        })
-        .collect();
-    for round in 0..=runs {
-        for (row, (settings, cases)) in rows.iter().zip(plans.iter_mut()) {
-            if round == 0 {
-                let run = cpu::with_steal(|| row.run(&registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1)));
-                session.progress("tune", &cases[0], 0, runs, &run, row.metric());
-                continue;
-            }
-            // Rotated by a share of the order per round, so that over the rounds each setting
-            // (the default too) runs early and late in its row.
-            let n = settings.len();
-            let offset = (round - 1) * n / runs + 1;
-            for k in 0..n {
-                let i = (k + offset) % n;
-                let run = cpu::with_steal(|| row.run(&registry, &settings[i], row.count));
-                session.progress("tune", &cases[i], round, runs, &run, row.metric());
-                cases[i].push(run);
-            }
-        }
-    }
+    let mut sweeps: Vec<(Vec<Setting>, Vec<Case>)> = rows.iter().map(|row| sweep_cases(row, &plan.sweep)).collect();
+    measure_rounds(&rows, &mut sweeps, runs, &registry, session);
     let confirmations: Vec<Vec<Case>> = rows
         .iter()
-        .zip(&plans)
+        .zip(&sweeps)
         .map(|(row, (settings, cases))| confirm(row, settings, cases, runs * AGAIN_FACTOR, &registry, session))
         .collect();
     let floors: Vec<Case> = rows
@@ -148,21 +75,8 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
         .filter_map(|row| floor(row, runs * AGAIN_FACTOR, &registry, session))
         .flatten()
         .collect();
-    let table_rows: Vec<RowView> = rows
-        .iter()
-        .zip(&plans)
-        .map(|(r, (_, cases))| {
-            // `--tt-mode auto` decides per run; the runs of one machine decide alike.
-            let cyclic = cases[0].median("auto_chose_cyclic").is_some_and(|v| v >= 0.5);
-            RowView {
-                key: r.key(),
-                metric: r.metric(),
-                higher_is_better: r.higher_is_better(),
-                twin: Setting::twin_of_default(r.time_triggered(), cyclic).label(),
-            }
-        })
-        .collect();
-    for (_, cases) in plans {
+    let table_rows = row_views(&rows, &sweeps);
+    for (_, cases) in sweeps {
         result.cases.extend(cases);
     }
     result.cases.extend(confirmations.into_iter().flatten());
@@ -175,7 +89,140 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
             .push(tune_verdict::floor_table(&result.cases, &table_rows));
     }
     result.tables.push(tune_verdict::sweep_table(&result, &table_rows));
-    result.notes.push(format!(
+    result.notes.push(reading_note(runs));
+    result
+}
+
+fn plan(args: &TuneArgs, session: &Session) -> Plan {
+    let quick = session.quick;
+    let all_rows: Vec<String> = ["scaling", "zmq", "tt"]
+        .iter()
+        .filter(|r| **r != "zmq" || cfg!(feature = "zmq"))
+        .map(|r| r.to_string())
+        .collect();
+    Plan {
+        wanted: or_default(&args.rows, quick, &all_rows, &all_rows),
+        pairs: or_default(&args.pairs, quick, &[1, 4], &[1, 4, 16]),
+        lens: or_default(&args.channel_len, quick, &[1, 64], &[1, 64]),
+        count: pick(args.count, quick, 5_000, 200_000),
+        ticks: pick(args.ticks, quick, 1_000, 20_000),
+        period: args.period.unwrap_or(Duration::from_micros(10)),
+        runs: session.runs(3, 3),
+        sweep: Sweep::new(&args.pins, &args.spins, &args.modes),
+    }
+}
+
+/// The rows asked for, in the order scaling cells, zmq, tt.
+fn rows(plan: &Plan) -> Vec<Row> {
+    let wants = |name: &str| plan.wanted.iter().any(|r| r == name);
+    let mut rows = Vec::new();
+    if wants("scaling") {
+        for &p in &plan.pairs {
+            for &len in &plan.lens {
+                rows.push(Row::new(RowKind::Scaling { pairs: p, len }, plan.count));
+            }
+        }
+    }
+    if wants("zmq") {
+        rows.push(Row::new(RowKind::Zmq, plan.count));
+    }
+    if wants("tt") {
+        rows.push(Row::new(RowKind::Tt { period: plan.period }, plan.ticks));
+    }
+    rows
+}
+
+fn record_settings(result: &mut BenchResult, plan: &Plan) {
+    let sweep = &plan.sweep;
+    let spins: Vec<String> = sweep.spins.iter().map(|s| spin_literal(*s)).collect();
+    for (k, v) in [
+        ("rows", plan.wanted.join(",")),
+        ("pairs", format!("{:?}", plan.pairs)),
+        ("channel_len", format!("{:?}", plan.lens)),
+        ("count", plan.count.to_string()),
+        ("ticks", plan.ticks.to_string()),
+        ("period", super::tt::literal(plan.period)),
+        ("pins", format!("{:?}", sweep.pins)),
+        ("spins", spins.join(",")),
+        (
+            "modes",
+            sweep
+                .modes
+                .iter()
+                .map(|m| super::tt::mode_name(*m))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("runs", plan.runs.to_string()),
+        ("warmup_runs", "1 (the default, a fifth of the count)".to_string()),
+    ] {
+        result.settings.insert(k.into(), v);
+    }
+}
+
+/// A row's settings, the default first and then the sweep, each with its (empty) case.
+fn sweep_cases(row: &Row, sweep: &Sweep) -> (Vec<Setting>, Vec<Case>) {
+    let mut settings = vec![Setting::DEFAULT];
+    settings.extend(sweep.settings(row.time_triggered()));
+    let cases = settings
+        .iter()
+        .map(|s| {
+            let mut params = vec![("row", row.key())];
+            params.extend(s.params());
+            Case::new("smx", &params)
+        })
+        .collect();
+    (settings, cases)
+}
+
+/// A warm-up round of each row's default, then `runs` rounds of every setting of every row.
+fn measure_rounds(
+    rows: &[Row],
+    sweeps: &mut [(Vec<Setting>, Vec<Case>)],
+    runs: usize,
+    registry: &smx_runtime::Registry,
+    session: &mut Session,
+) {
+    for round in 0..=runs {
+        for (row, (settings, cases)) in rows.iter().zip(sweeps.iter_mut()) {
+            if round == 0 {
+                let run = Run::with_steal(|| row.run(registry, &settings[0], (row.count / WARMUP_DIVISOR).max(1)));
+                session.progress("tune", &cases[0], 0, runs, &run, row.metric());
+                continue;
+            }
+            // Rotated by a share of the order per round, so that over the rounds each setting
+            // (the default too) runs early and late in its row.
+            let n = settings.len();
+            let offset = (round - 1) * n / runs + 1;
+            for k in 0..n {
+                let i = (k + offset) % n;
+                let run = Run::with_steal(|| row.run(registry, &settings[i], row.count));
+                session.progress("tune", &cases[i], round, runs, &run, row.metric());
+                cases[i].push(run);
+            }
+        }
+    }
+}
+
+/// How the verdict tables read each row.
+fn row_views(rows: &[Row], sweeps: &[(Vec<Setting>, Vec<Case>)]) -> Vec<RowView> {
+    rows.iter()
+        .zip(sweeps)
+        .map(|(r, (_, cases))| {
+            // `--tt-mode auto` decides per run; the runs of one machine decide alike.
+            let cyclic = cases[0].median("auto_chose_cyclic").is_some_and(|v| v >= 0.5);
+            RowView {
+                key: r.key(),
+                metric: r.metric(),
+                higher_is_better: r.higher_is_better(),
+                twin: Setting::twin_of_default(r.time_triggered(), cyclic).label(),
+            }
+        })
+        .collect()
+}
+
+fn reading_note(runs: usize) -> String {
+    format!(
         "default = no option; each other setting is the options shown. A row's figure is the median of {runs} \
          interleaved rounds; the verdict asks for the default within {:.0} % of the best rate, or at most \
          {:.1}x the best miss rate (the tt row). A row whose default misses that is measured again, the default \
@@ -186,8 +233,7 @@ pub fn run(args: &TuneArgs, session: &mut Session) -> BenchResult {
         tune_verdict::TOLERANCE * 100.0,
         1.0 + tune_verdict::TOLERANCE,
         runs * AGAIN_FACTOR,
-    ));
-    result
+    )
 }
 
 /// For a time-triggered row, its default and `smxrun probe` at the row's period and tick count,
@@ -222,7 +268,7 @@ fn alternate(
         for k in 0..2 {
             let i = (k + round) % 2;
             let mut metric = "";
-            let measured = cpu::with_steal(|| {
+            let measured = Run::with_steal(|| {
                 let (measured, shown) = run(i);
                 metric = shown;
                 measured

@@ -2,8 +2,9 @@
 //! after it. A bench runs one thing at a time, so the difference is that run's threads (and
 //! the few idle threads of the bench itself). And the CPU time a hypervisor took from the
 //! machine meanwhile ("steal"), which slows a run for reasons outside it.
-
-use super::result::Run;
+//!
+//! This module only reads the operating system; [`Run::set_cpu`](crate::result::Run::set_cpu)
+//! and [`Run::with_steal`](crate::result::Run::with_steal) record what it reads on a run.
 
 /// User + system CPU seconds of the whole process so far.
 pub fn process_cpu_s() -> f64 {
@@ -15,14 +16,6 @@ pub fn process_cpu_s() -> f64 {
     };
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     s(usage.ru_utime) + s(usage.ru_stime)
-}
-
-/// Records `cpu_s` and `cpu_s_per_m` (CPU seconds per million messages).
-pub fn set_cpu(run: &mut Run, cpu_s: f64, messages: u64) {
-    run.set("cpu_s", cpu_s);
-    if messages > 0 {
-        run.set("cpu_s_per_m", cpu_s * 1e6 / messages as f64);
-    }
 }
 
 /// CPU seconds that the hypervisor has taken from this machine's CPUs since boot (the `steal`
@@ -48,18 +41,7 @@ fn steal_from(stat: &str, ticks_per_s: i64) -> Option<f64> {
     Some(ticks as f64 / ticks_per_s as f64)
 }
 
-/// Runs `f` and records on its run `steal_ms`: what the hypervisor took from the machine's CPUs
-/// meanwhile (not set where the kernel does not count it).
-pub fn with_steal(f: impl FnOnce() -> Run) -> Run {
-    let before = steal_s();
-    let mut run = f();
-    if let (Some(before), Some(after)) = (before, steal_s()) {
-        run.set(STEAL_MS, (after - before).max(0.0) * 1e3);
-    }
-    run
-}
-
-/// The run metric [`with_steal`] records.
+/// The run metric [`Run::with_steal`](crate::result::Run::with_steal) records.
 pub const STEAL_MS: &str = "steal_ms";
 
 #[cfg(test)]
@@ -79,7 +61,7 @@ mod tests {
 
     #[test]
     fn a_run_carries_the_steal_of_its_time() {
-        let run = super::with_steal(crate::bench::result::Run::new);
+        let run = crate::result::Run::with_steal(crate::result::Run::new);
         if super::steal_s().is_some() {
             assert!(run.metrics[super::STEAL_MS] >= 0.0);
         } else {

@@ -101,7 +101,7 @@ impl Row {
                 let cpu = cpu::process_cpu_s();
                 let mut run = zmq::smx_run_with(graph, registry, &shape, base);
                 let received = run.metrics.get("received").copied().unwrap_or(0.0) as u64;
-                cpu::set_cpu(&mut run, cpu::process_cpu_s() - cpu, received);
+                run.set_cpu(cpu::process_cpu_s() - cpu, received);
                 run
             }
             RowKind::Tt { .. } => tt_run(graph, registry, count, base),
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn the_tt_row_is_the_readmes_first_net() {
-        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/nets/src_snk.smx")).unwrap();
+        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../nets/src_snk.smx")).unwrap();
         assert_eq!(tt_net_text(Duration::from_micros(10)), shipped);
     }
 

@@ -321,7 +321,7 @@ pub fn sweep_table(result: &BenchResult, rows: &[RowView]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::result::Run;
+    use crate::result::Run;
 
     fn case(setting: &str, metric: &str, values: &[f64]) -> Case {
         let mut c = Case::new("smx", &[("row", "r".into()), ("setting", setting.into())]);

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use smx_box::{StatValue, Stats};
 
+use smx_graph::NetGraph;
 use smx_runtime::Registry;
 use smx_runtime::report::Report;
 
@@ -66,122 +67,175 @@ fn endpoint(t: Transport) -> Result<String, String> {
     }
 }
 
+/// What one `bench zmq` measures, resolved from the command line and `--quick`.
+struct Plan {
+    patterns: Vec<String>,
+    transports: Vec<String>,
+    count: u64,
+    size: usize,
+    runs: usize,
+    consumer: String,
+    lens: Vec<u32>,
+    placements: Vec<String>,
+}
+
 pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
-    let quick = session.quick;
-    let patterns = or_default(
-        &args.patterns,
-        quick,
-        &["pubsub".into(), "pipeline".into()],
-        &["pubsub".into(), "pipeline".into()],
-    );
-    let transports = or_default(
-        &args.transports,
-        quick,
-        &["tcp".into(), "ipc".into()],
-        &["tcp".into(), "ipc".into()],
-    );
-    let count = pick(args.count, quick, 50_000, 1_000_000).max(1);
-    let size = pick(args.size, quick, 8, 8);
-    let runs = session.runs(1, 3);
-    let consumer = args.consumer.clone().unwrap_or_else(|| "dump".into());
-    let lens = or_default(&args.channel_len, quick, &[1], &[1, 64]);
-    let placements = or_default(&args.placement, quick, &["spread".into()], &["spread".into()]);
+    let plan = plan(args, session);
     let mut result = session.start("zmq");
+    record_settings(&mut result, &plan);
+    let registry = crate::builtin_registry();
+    let graph = net::compile_net("zmq.smx", &net_text(plan.consumer == "null"));
+    for t in &plan.transports {
+        measure_transport(&mut result, &plan, t, &graph, &registry, session);
+    }
+    result.tables.push(table(
+        &result,
+        &plan.patterns,
+        &plan.transports,
+        &plan.lens,
+        &plan.placements,
+    ));
+    result
+}
+
+fn plan(args: &ZmqArgs, session: &Session) -> Plan {
+    let quick = session.quick;
+    Plan {
+        patterns: or_default(
+            &args.patterns,
+            quick,
+            &["pubsub".into(), "pipeline".into()],
+            &["pubsub".into(), "pipeline".into()],
+        ),
+        transports: or_default(
+            &args.transports,
+            quick,
+            &["tcp".into(), "ipc".into()],
+            &["tcp".into(), "ipc".into()],
+        ),
+        count: pick(args.count, quick, 50_000, 1_000_000).max(1),
+        size: pick(args.size, quick, 8, 8),
+        runs: session.runs(1, 3),
+        consumer: args.consumer.clone().unwrap_or_else(|| "dump".into()),
+        lens: or_default(&args.channel_len, quick, &[1], &[1, 64]),
+        placements: or_default(&args.placement, quick, &["spread".into()], &["spread".into()]),
+    }
+}
+
+fn record_settings(result: &mut BenchResult, plan: &Plan) {
     for (k, v) in [
-        ("patterns", patterns.join(",")),
-        ("transports", transports.join(",")),
-        ("count", count.to_string()),
-        ("size", size.to_string()),
-        ("consumer", consumer.clone()),
+        ("patterns", plan.patterns.join(",")),
+        ("transports", plan.transports.join(",")),
+        ("count", plan.count.to_string()),
+        ("size", plan.size.to_string()),
+        ("consumer", plan.consumer.clone()),
         (
             "channel_len",
-            lens.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            plan.lens.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         ),
-        ("placement", placements.join(",")),
-        ("runs", runs.to_string()),
+        ("placement", plan.placements.join(",")),
+        ("runs", plan.runs.to_string()),
         ("warmup_runs", "1".to_string()),
     ] {
         result.settings.insert(k.into(), v);
     }
-    let registry = crate::builtin_registry();
-    let graph = net::compile_net("zmq.smx", &net_text(consumer == "null"));
-    for t in &transports {
-        let mut raw = Case::new("zmq-raw", &[("pattern", "pushpull".into()), ("transport", t.clone())]);
-        let combos: Vec<(&String, u32, &String)> = patterns
-            .iter()
-            .flat_map(|p| lens.iter().map(move |&len| (p, len)))
-            .flat_map(|(p, len)| placements.iter().map(move |place| (p, len, place)))
-            .collect();
-        let mut cases: Vec<Case> = combos
-            .iter()
-            .map(|(p, len, place)| {
-                let mut params = vec![
-                    ("pattern", (*p).clone()),
-                    ("transport", t.clone()),
-                    ("consumer", consumer.clone()),
-                    ("channel_len", len.to_string()),
-                ];
-                params.extend(placement_param(place));
-                Case::new("smx", &params)
-            })
-            .collect();
-        let mut shaped: Vec<Case> = lens
-            .iter()
-            .map(|len| {
-                Case::new(
-                    "zmq-raw-net",
-                    &[("transport", t.clone()), ("channel_len", len.to_string())],
-                )
-            })
-            .collect();
-        for i in 0..=runs {
-            let r = cpu::with_steal(|| zmq_raw::run(transport(t), count, size, Duration::from_secs(10)));
-            session.progress("zmq", &raw, i, runs, &r, "msg_rate_hz");
+}
+
+/// Every case over transport `t`, round by round: raw PUSH/PULL, the raw program in the net's
+/// shape per channel length, then the smx net per pattern, channel length and placement.
+fn measure_transport(
+    result: &mut BenchResult,
+    plan: &Plan,
+    t: &str,
+    graph: &Result<NetGraph, String>,
+    registry: &Registry,
+    session: &mut Session,
+) {
+    let (count, size, runs) = (plan.count, plan.size, plan.runs);
+    let mut raw = Case::new(
+        "zmq-raw",
+        &[("pattern", "pushpull".into()), ("transport", t.to_string())],
+    );
+    let combos: Vec<(&String, u32, &String)> = plan
+        .patterns
+        .iter()
+        .flat_map(|p| plan.lens.iter().map(move |&len| (p, len)))
+        .flat_map(|(p, len)| plan.placements.iter().map(move |place| (p, len, place)))
+        .collect();
+    let mut cases = smx_cases(plan, t, &combos);
+    let mut shaped: Vec<Case> = plan
+        .lens
+        .iter()
+        .map(|len| {
+            Case::new(
+                "zmq-raw-net",
+                &[("transport", t.to_string()), ("channel_len", len.to_string())],
+            )
+        })
+        .collect();
+    for i in 0..=runs {
+        let r = Run::with_steal(|| zmq_raw::run(transport(t), count, size, Duration::from_secs(10)));
+        session.progress("zmq", &raw, i, runs, &r, "msg_rate_hz");
+        if i > 0 {
+            raw.push(r);
+        }
+        for (case, len) in shaped.iter_mut().zip(&plan.lens) {
+            let r = Run::with_steal(|| {
+                zmq_raw::run_shaped(transport(t), count, size, Duration::from_secs(10), Some(*len as usize))
+            });
+            session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
             if i > 0 {
-                raw.push(r);
-            }
-            for (case, len) in shaped.iter_mut().zip(&lens) {
-                let r = cpu::with_steal(|| {
-                    zmq_raw::run_shaped(transport(t), count, size, Duration::from_secs(10), Some(*len as usize))
-                });
-                session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
-                if i > 0 {
-                    case.push(r);
-                }
-            }
-            for (case, (pattern, len, place)) in cases.iter_mut().zip(&combos) {
-                let shape = Shape {
-                    pattern,
-                    transport: transport(t),
-                    count,
-                    size,
-                    channel_len: *len,
-                    chains: place.as_str() == "chains",
-                };
-                let r = cpu::with_steal(|| {
-                    let cpu = cpu::process_cpu_s();
-                    let mut r = match &graph {
-                        Err(e) => Run::failed(e.clone()),
-                        Ok(g) => smx_run(g, &registry, &shape),
-                    };
-                    let received = r.metrics.get("received").copied().unwrap_or(0.0) as u64;
-                    cpu::set_cpu(&mut r, cpu::process_cpu_s() - cpu, received);
-                    r
-                });
-                session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
-                if i > 0 {
-                    case.push(r);
-                }
+                case.push(r);
             }
         }
-        result.cases.push(raw);
-        result.cases.extend(shaped);
-        result.cases.extend(cases);
+        for (case, (pattern, len, place)) in cases.iter_mut().zip(&combos) {
+            let shape = Shape {
+                pattern,
+                transport: transport(t),
+                count,
+                size,
+                channel_len: *len,
+                chains: place.as_str() == "chains",
+            };
+            let r = Run::with_steal(|| measured_smx_run(graph, registry, &shape));
+            session.progress("zmq", case, i, runs, &r, "msg_rate_hz");
+            if i > 0 {
+                case.push(r);
+            }
+        }
     }
-    result
-        .tables
-        .push(table(&result, &patterns, &transports, &lens, &placements));
-    result
+    result.cases.push(raw);
+    result.cases.extend(shaped);
+    result.cases.extend(cases);
+}
+
+/// The smx cases over transport `t`, one per (pattern, channel length, placement).
+fn smx_cases(plan: &Plan, t: &str, combos: &[(&String, u32, &String)]) -> Vec<Case> {
+    combos
+        .iter()
+        .map(|(p, len, place)| {
+            let mut params = vec![
+                ("pattern", (*p).clone()),
+                ("transport", t.to_string()),
+                ("consumer", plan.consumer.clone()),
+                ("channel_len", len.to_string()),
+            ];
+            params.extend(placement_param(place));
+            Case::new("smx", &params)
+        })
+        .collect()
+}
+
+/// One run of the smx net, with the process's CPU time over it.
+fn measured_smx_run(graph: &Result<NetGraph, String>, registry: &Registry, shape: &Shape) -> Run {
+    let cpu = cpu::process_cpu_s();
+    let mut r = match graph {
+        Err(e) => Run::failed(e.clone()),
+        Ok(g) => smx_run(g, registry, shape),
+    };
+    let received = r.metrics.get("received").copied().unwrap_or(0.0) as u64;
+    r.set_cpu(cpu::process_cpu_s() - cpu, received);
+    r
 }
 
 /// The case parameter of a placement: none for `spread`, the default, so that results saved
@@ -282,7 +336,13 @@ pub fn smx_run_with(
         Ok(r) => r,
         Err(e) => return Run::failed(format!("the net did not start: {e}")),
     };
-    let books = books(&report);
+    run_verdict(&report, pattern, count)
+}
+
+/// The run's metrics from the report, invalid when the net failed, the sink was not given every
+/// message, the ZMQ source's books disagree with its consumer, or PIPELINE lost a message.
+fn run_verdict(report: &Report, pattern: &str, count: u64) -> Run {
+    let books = books(report);
     // End to end, from the runtime's channel counts: what the ZMQ sink read from its input and
     // what the consumer behind the ZMQ source read (a ZMQ box may handle several messages per
     // step, so its loop count is not a message count). This does not rely on the ZMQ boxes'
@@ -314,7 +374,7 @@ pub fn smx_run_with(
     }
     let lost = offered.saturating_sub(received);
     let send_wall = report.net("Snk1").map(|n| n.wall_time_s).unwrap_or(0.0);
-    let wall = net::nets_wall_s(&report);
+    let wall = net::nets_wall_s(report);
     let per_s = |n: u64, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
     run.set("wall_s", wall)
         .set("offered", offered as f64)

@@ -44,7 +44,7 @@ pub fn run_shaped(transport: Transport, count: u64, size: usize, timeout: Durati
     };
     let cpu = super::super::cpu::process_cpu_s() - cpu;
     let received = run.metrics.get("received").copied().unwrap_or(0.0) as u64;
-    super::super::cpu::set_cpu(&mut run, cpu, received);
+    run.set_cpu(cpu, received);
     run
 }
 
@@ -56,6 +56,31 @@ fn try_run(
     queues: Option<usize>,
 ) -> Result<Run, String> {
     let ctx = zmq::Context::new();
+    let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    let (push, endpoint, ipc_dir) = bind_push(&ctx, transport, timeout_ms)?;
+    let barrier = Arc::new(Barrier::new(2));
+    let b = barrier.clone();
+    let pull_ctx = ctx.clone();
+    let receiver = std::thread::spawn(move || receive(&pull_ctx, &endpoint, timeout_ms, queues, &b));
+    barrier.wait();
+    let start = Instant::now();
+    let (sent, send_error) = send_all(&push, count, size, queues);
+    let outcome = receiver.join().map_err(|_| "receiver thread panicked".to_string())?;
+    let wall = start.elapsed().as_secs_f64();
+    drop(push);
+    if let Some(dir) = ipc_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    Ok(verdict(outcome, send_error, sent, count, wall))
+}
+
+/// The PUSH socket, bound (on a free port for tcp, in a private directory for ipc), with the
+/// endpoint it got and the directory to remove afterwards.
+fn bind_push(
+    ctx: &zmq::Context,
+    transport: Transport,
+    timeout_ms: i32,
+) -> Result<(zmq::Socket, String, Option<std::path::PathBuf>), String> {
     let push = ctx
         .socket(zmq::PUSH)
         .map_err(|e| format!("cannot create PUSH socket: {e}"))?;
@@ -73,48 +98,54 @@ fn try_run(
         .get_last_endpoint()
         .map_err(|e| e.to_string())?
         .map_err(|_| "bound endpoint is not UTF-8".to_string())?;
-    let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as i32;
     push.set_sndtimeo(timeout_ms).map_err(|e| e.to_string())?;
     push.set_linger(timeout_ms).map_err(|e| e.to_string())?;
+    Ok((push, endpoint, ipc_dir))
+}
 
-    let barrier = Arc::new(Barrier::new(2));
-    let b = barrier.clone();
-    let pull_ctx = ctx.clone();
-    let pull_endpoint = endpoint.clone();
-    let receiver = std::thread::spawn(move || -> Result<(u64, bool), String> {
-        let setup = || -> Result<zmq::Socket, String> {
-            let pull = pull_ctx.socket(zmq::PULL).map_err(|e| e.to_string())?;
-            pull.set_rcvtimeo(timeout_ms).map_err(|e| e.to_string())?;
-            pull.connect(&pull_endpoint)
-                .map_err(|e| format!("cannot connect {pull_endpoint}: {e}"))?;
-            Ok(pull)
-        };
-        let pull = setup();
-        // Always meet the sender, also after a failed setup, so it never waits forever.
-        b.wait();
-        let pull = pull?;
-        let mut drain = match queues {
-            Some(len) => Drain::queued(len),
-            None => Drain::direct(),
-        };
-        let mut frame = zmq::Message::new();
-        loop {
-            match pull.recv(&mut frame, 0) {
-                Ok(()) if frame.is_empty() => return Ok(drain.finish()),
-                Ok(()) if frame.len() < HEADER => return Err("short frame".into()),
-                Ok(()) => drain.put(&frame),
-                Err(zmq::Error::EAGAIN) => {
-                    let (received, _) = drain.finish();
-                    return Err(format!(
-                        "no end marker: receiver idle for {timeout_ms} ms after {received} messages"
-                    ));
-                }
-                Err(e) => return Err(format!("receive failed: {e}")),
-            }
-        }
-    });
+/// The receiver thread: connects a PULL socket, meets the sender at `barrier`, and takes
+/// frames until the empty end marker. Returns the messages received and whether in order.
+fn receive(
+    ctx: &zmq::Context,
+    endpoint: &str,
+    timeout_ms: i32,
+    queues: Option<usize>,
+    barrier: &Barrier,
+) -> Result<(u64, bool), String> {
+    let setup = || -> Result<zmq::Socket, String> {
+        let pull = ctx.socket(zmq::PULL).map_err(|e| e.to_string())?;
+        pull.set_rcvtimeo(timeout_ms).map_err(|e| e.to_string())?;
+        pull.connect(endpoint)
+            .map_err(|e| format!("cannot connect {endpoint}: {e}"))?;
+        Ok(pull)
+    };
+    let pull = setup();
+    // Always meet the sender, also after a failed setup, so it never waits forever.
     barrier.wait();
-    let start = Instant::now();
+    let pull = pull?;
+    let mut drain = match queues {
+        Some(len) => Drain::queued(len),
+        None => Drain::direct(),
+    };
+    let mut frame = zmq::Message::new();
+    loop {
+        match pull.recv(&mut frame, 0) {
+            Ok(()) if frame.is_empty() => return Ok(drain.finish()),
+            Ok(()) if frame.len() < HEADER => return Err("short frame".into()),
+            Ok(()) => drain.put(&frame),
+            Err(zmq::Error::EAGAIN) => {
+                let (received, _) = drain.finish();
+                return Err(format!(
+                    "no end marker: receiver idle for {timeout_ms} ms after {received} messages"
+                ));
+            }
+            Err(e) => return Err(format!("receive failed: {e}")),
+        }
+    }
+}
+
+/// Sends `count` messages and the end marker; returns how many were sent and the first failure.
+fn send_all(push: &zmq::Socket, count: u64, size: usize, queues: Option<usize>) -> (u64, Option<String>) {
     let mut feed = match queues {
         Some(len) => Feed::queued(count, size, len),
         None => Feed::direct(count),
@@ -135,12 +166,11 @@ fn try_run(
     {
         send_error = Some(format!("send of the end marker failed: {e}"));
     }
-    let outcome = receiver.join().map_err(|_| "receiver thread panicked".to_string())?;
-    let wall = start.elapsed().as_secs_f64();
-    drop(push);
-    if let Some(dir) = ipc_dir {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    (sent, send_error)
+}
+
+/// The run's metrics, invalid when a message was lost, out of order or not sent.
+fn verdict(outcome: Result<(u64, bool), String>, send_error: Option<String>, sent: u64, count: u64, wall: f64) -> Run {
     let mut run = Run::new();
     let received = match outcome {
         Ok((received, in_order)) => {
@@ -174,7 +204,7 @@ fn try_run(
             },
         )
         .set("msg_rate_hz", received as f64 / wall);
-    Ok(run)
+    run
 }
 
 /// A fresh directory only this user can enter, for the ipc socket file.

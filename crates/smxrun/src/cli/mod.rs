@@ -20,33 +20,54 @@ pub mod progress;
 pub mod run;
 pub mod signals;
 pub mod stats;
+#[cfg(feature = "trace-view")]
 pub mod trace_view;
 
-use clap::Parser;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use exit::CliError;
 use smx_runtime::Registry;
 
-/// Runs `smxrun` with the process's arguments and returns the exit code.
-/// Runs `smxrun` with `args` (the first is the program name) and the boxes of `registry`;
-/// returns the exit code.
-pub fn main_with<I, T>(args: I, registry: Registry) -> i32
+/// A command that a binary adds to smxrun's own: its clap definition (whose name is the
+/// command's) and the function that runs it from the parsed arguments and returns the exit code.
+/// The `smxrun` binary adds `bench` this way, so the command line knows no benchmark.
+pub struct ExtraCommand {
+    command: clap::Command,
+    run: fn(&ArgMatches) -> i32,
+}
+
+impl ExtraCommand {
+    pub fn new(command: clap::Command, run: fn(&ArgMatches) -> i32) -> ExtraCommand {
+        ExtraCommand { command, run }
+    }
+}
+
+/// Runs `smxrun` with `args` (the first is the program name), the boxes of `registry` and the
+/// commands of `extras` after its own; returns the exit code.
+pub fn main_with<I, T>(args: I, registry: Registry, extras: &[ExtraCommand]) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     memory::share_one_arena();
     init_logging();
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let command = extras.iter().fold(Cli::command(), |command, extra| {
+        command.subcommand(extra.command.clone())
+    });
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| parse(matches, extras));
+    let outcome = match parsed {
+        Ok(Parsed::Own(cli)) => guarded(|| dispatch(*cli, &registry)),
+        Ok(Parsed::Extra(extra, matches)) => guarded(|| Ok((extra.run)(&matches))),
         Err(e) => {
             let _ = e.print();
             // --help and --version are not errors; every usage error exits with 1.
             return if e.use_stderr() { exit::REJECTED } else { exit::OK };
         }
     };
-    match guarded(|| dispatch(cli, &registry)) {
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             if !e.message.is_empty() {
@@ -55,6 +76,23 @@ where
             e.code
         }
     }
+}
+
+/// A parsed command line: one of smxrun's own commands, or an extra one with its arguments.
+enum Parsed<'a> {
+    Own(Box<Cli>),
+    Extra(&'a ExtraCommand, ArgMatches),
+}
+
+fn parse(mut matches: ArgMatches, extras: &[ExtraCommand]) -> Result<Parsed<'_>, clap::Error> {
+    if let Some((name, sub)) = matches.subcommand()
+        && let Some(extra) = extras.iter().find(|e| e.command.get_name() == name)
+    {
+        return Ok(Parsed::Extra(extra, sub.clone()));
+    }
+    Cli::from_arg_matches_mut(&mut matches)
+        .map(|cli| Parsed::Own(Box::new(cli)))
+        .map_err(|e| e.format(&mut Cli::command()))
 }
 
 fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
@@ -72,8 +110,8 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         Some(Command::Headers(a)) => headers::headers(&a, registry),
         Some(Command::Probe(a)) => probe::probe(&a),
         Some(Command::Keygen(a)) => keygen::keygen(&a),
+        #[cfg(feature = "trace-view")]
         Some(Command::TraceView(a)) => trace_view::trace_view(&a),
-        Some(Command::Bench(a)) => Ok(crate::bench::run(&a)),
     }
 }
 

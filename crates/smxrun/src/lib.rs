@@ -10,27 +10,35 @@
 //!
 //! Everything a command does is done by the libraries below it (see ARCHITECTURE.md): the front
 //! end (`smx-lang`), the runtime (`smx-runtime`), the boxes (`smx-boxes`, `smx-zmq`). What is
-//! here is what only a command line needs ([`cli`]) and the benchmarks ([`bench`]).
+//! here is what only a command line needs ([`cli`]). The benchmarks are not: the `smxrun` binary
+//! adds them as its `bench` command through [`main_with`], so a box crate compiles none of them.
 
-pub mod bench;
 pub mod cli;
 
+pub use cli::ExtraCommand;
 use smx_box::BoxSpec;
 use smx_runtime::Registry;
 
 /// Runs `smxrun` with the process's arguments and the built-in boxes; returns the exit code.
 pub fn main() -> i32 {
-    cli::main_with(std::env::args_os(), builtin_registry())
+    main_with([], [])
 }
 
 /// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes` (a box of the
 /// same name as a built-in one replaces it); returns the exit code.
 pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
+    main_with(boxes, [])
+}
+
+/// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes`, and the commands
+/// of `extras` beside its own (the `smxrun` binary adds `bench` this way); returns the exit code.
+pub fn main_with(boxes: impl IntoIterator<Item = BoxSpec>, extras: impl IntoIterator<Item = ExtraCommand>) -> i32 {
     let mut registry = builtin_registry();
     for spec in boxes {
         registry.register(spec);
     }
-    cli::main_with(std::env::args_os(), registry)
+    let extras: Vec<ExtraCommand> = extras.into_iter().collect();
+    cli::main_with(std::env::args_os(), registry, &extras)
 }
 
 /// The built-in boxes: those of `smx-boxes`, and the ZeroMQ boxes when built with `zmq`.
