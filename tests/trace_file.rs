@@ -345,3 +345,24 @@ fn a_run_that_cannot_start_leaves_no_trace_file() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!trace.exists(), "a rejected setting leaves no file");
 }
+
+/// A run that cannot start removes only a trace file it created itself: a file that was there
+/// before (an earlier trace, or any file named by mistake) is neither emptied nor removed.
+#[test]
+fn a_run_that_cannot_start_keeps_an_existing_file_given_as_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("earlier.json");
+    std::fs::write(&trace, b"an earlier trace").unwrap();
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&trace).unwrap(), b"an earlier trace");
+}

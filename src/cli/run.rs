@@ -75,13 +75,20 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         lines.finish();
     }
     if result.is_err()
-        && let Some((path, _)) = &trace_file
+        && let Some(trace) = &trace_file
+        && trace.created
     {
-        // Nothing ran: no empty file is left behind to be taken for a trace.
-        let _ = std::fs::remove_file(path);
+        // Nothing ran: no empty file is left behind to be taken for a trace. A file that was
+        // there before is not this run's to remove.
+        let _ = std::fs::remove_file(&trace.path);
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
-    if let (Some((path, mut file)), Some(tracer)) = (trace_file, &opts.trace) {
+    if let (Some(TraceFile { path, mut file, .. }), Some(tracer)) = (trace_file, &opts.trace) {
+        // Emptied only now that there is a trace to replace what was there.
+        if file.metadata().is_ok_and(|m| m.is_file()) {
+            file.set_len(0)
+                .map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
+        }
         // Written after a stop too: the trace then covers the run up to the stop.
         tracer
             .write_chrome(&file_name(file_path_of(args)), stop.load(Ordering::SeqCst), &mut file)
@@ -108,13 +115,35 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
 }
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
-fn open_trace(args: &RunArgs) -> Result<Option<(std::path::PathBuf, std::fs::File)>, CliError> {
+/// The `--trace` file, opened before the run so that a path that cannot be written is an error
+/// before the start.
+struct TraceFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// This run created the file (it did not exist before).
+    created: bool,
+}
+
+/// Opens the `--trace` file without emptying one that exists: a run that cannot start leaves it
+/// as it was.
+fn open_trace(args: &RunArgs) -> Result<Option<TraceFile>, CliError> {
     let Some(path) = &args.trace else {
         return Ok(None);
     };
-    let file =
-        std::fs::File::create(path).map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
-    Ok(Some((path.clone(), file)))
+    let failed = |e: std::io::Error| CliError::rejected(format!("--trace {}: {e}", path.display()));
+    let (file, created) = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => (file, true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (
+            std::fs::OpenOptions::new().write(true).open(path).map_err(failed)?,
+            false,
+        ),
+        Err(e) => return Err(failed(e)),
+    };
+    Ok(Some(TraceFile {
+        path: path.clone(),
+        file,
+        created,
+    }))
 }
 
 fn file_path_of(args: &RunArgs) -> &std::path::Path {
