@@ -168,7 +168,7 @@ impl ZmqSource {
         };
         let summary = format!(
             "{} source {} {endpoint}: sender sent {}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
-             {} before the first received, {} in transit), duplicates {}, reordered {}, corrupt {corrupt}, ended by {}{}",
+             {} before the first received, {} in transit), duplicates {} (not passed on), reordered {}, corrupt {corrupt}, ended by {}{}",
             common.instance,
             common.pattern.as_str(),
             t.sent,
@@ -286,6 +286,15 @@ impl SourceFacts {
                 format!(
                     "the books of {} stream(s) are inconsistent: a sender contradicted its own numbers or end marker (a forged marker, or a restarted sender reusing its id)",
                     t.inconsistent
+                ),
+            );
+        }
+        if t.duplicates > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} duplicate message(s) arrived, booked and not passed on: frames replayed, a second sender using the same id, or overlapping batches",
+                    t.duplicates
                 ),
             );
         }
