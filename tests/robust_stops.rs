@@ -274,3 +274,41 @@ fn a_stop_with_stderr_closed_still_ends_with_its_code() {
     assert_eq!(code, Some(130), "no panic on the closed stderr: {out}");
     assert!(out.contains("status stopped"), "{out}");
 }
+
+/// A stop cuts a ZeroMQ link in the middle: what the sink had handed to ZeroMQ and the source
+/// had not yet taken is counted on no row, so neither row may say `ok`; each says it was stopped.
+#[test]
+fn a_stopped_zmq_link_is_never_booked_ok() {
+    for net in ["zmq_pipeline_tcp", "zmq_pubsub_tcp"] {
+        let path = common::zmq::net(&format!("{net}.smx"));
+        let config = common::zmq::net(&format!("{net}.toml"));
+        let endpoint = common::zmq::free_tcp_endpoint();
+        let child = spawn(&[
+            path.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            &format!("Snk1.endpoint={endpoint}"),
+            "--set",
+            &format!("Src2.endpoint={endpoint}"),
+            "--set",
+            "Snk2.path=/dev/null",
+            "--pin",
+            "off",
+            "-n",
+            "1000000000",
+            "--report",
+            "json",
+            "-q",
+        ]);
+        std::thread::sleep(Duration::from_millis(1_000));
+        signal(&child, libc::SIGINT);
+        let (code, out, err, _) = finish(child, Duration::from_secs(90));
+        assert_eq!(code, Some(130), "{net}: {err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for row in report["sections"]["zmq"].as_array().unwrap() {
+            assert_eq!(row["verdict"], "incomplete", "{net}: {row}");
+            assert!(row["problems"].as_str().unwrap().contains("stopped"), "{net}: {row}");
+        }
+    }
+}

@@ -58,6 +58,9 @@ pub struct SinkStats {
     /// No marker was queued, and it was tried only briefly, not for `timeout`: the sender had
     /// given up on a peer already.
     pub marker_unwaited: bool,
+    /// The run was asked to stop before the stream's end was confirmed: what ZeroMQ had
+    /// accepted and the receivers had not taken by then is delivered nowhere.
+    pub stopped: bool,
 }
 
 /// The result of one send, from best to worst (so `max` combines two).
@@ -561,6 +564,8 @@ impl Sender {
             let _ = sock.socket.set_linger(left.as_millis() as i32);
         }
         self.stats.refused = sock.refused;
+        // A receiver stopped by the same stop disconnects too, which is no confirmation.
+        self.stats.stopped = stop_seen.is_some() || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         let closed = sock.close(linger);
         self.stats.linger_expired = !confirmed || closed.linger_expired;
         if self.stats.linger_expired {

@@ -290,6 +290,7 @@ impl ZmqSink {
             .with("timeouts", s.timeouts)
             .with("linger_expired", s.linger_expired)
             .with("aborted", s.aborted)
+            .with("stopped", s.stopped)
             .with("curve", common.curve.is_some())
             .with("refused_handshakes", s.refused);
         let row = self.exposed.iter().fold(row, |row, w| row.warn(w));
@@ -351,6 +352,12 @@ impl ZmqSink {
         } else if s.aborted {
             // The marker's own finding below says it was not delivered.
             f.add(Verdict::Incomplete, "ended early");
+        }
+        if s.stopped {
+            f.add(
+                Verdict::Incomplete,
+                "stopped: the stream ended before its input did, and what ZeroMQ had accepted but no receiver had taken at the stop is delivered nowhere (the receivers' rows count what arrived)",
+            );
         }
         if s.refused > 0 {
             f.add(

@@ -325,6 +325,10 @@ impl SourceFacts {
         }
         match self.end {
             Some(EndReason::Aborted) => f.add(Verdict::Incomplete, "a sender aborted: its stream ended before its input did"),
+            Some(EndReason::Stopped) => f.add(
+                Verdict::Incomplete,
+                "stopped before every sender's end marker: what was sent after the last message received is counted on no row here (the sink's row counts what it sent)",
+            ),
             Some(EndReason::Timeout) if t.received == 0 && t.sent == 0 => f.add(
                 Verdict::Incomplete,
                 format!("received nothing: no sender was heard from within timeout {:?}", self.timeout),
