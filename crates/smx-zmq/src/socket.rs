@@ -42,6 +42,8 @@ pub struct BoxSocket {
     /// Handshakes that failed (a peer without the right CURVE keys, or one speaking another
     /// security mechanism); each one also ends its connection.
     pub refused: u64,
+    /// Handshakes that succeeded: connections a message can be delivered over.
+    pub handshakes: u64,
     /// The warning for the report when the socket is bound for other hosts without CURVE.
     pub exposed: Option<String>,
     context: Option<zmq::Context>,
@@ -163,6 +165,7 @@ impl BoxSocket {
             peers: 0,
             disconnects: 0,
             refused: 0,
+            handshakes: 0,
             exposed,
             context: own_context.then_some(context),
             files,
@@ -211,6 +214,7 @@ impl BoxSocket {
                 zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL
                 | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL
                 | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH => self.refused += 1,
+                zmq::SocketEvent::HANDSHAKE_SUCCEEDED => self.handshakes += 1,
                 _ => {}
             }
         }
@@ -253,7 +257,8 @@ fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Sock
         | zmq::SocketEvent::DISCONNECTED as i32
         | zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL as i32
         | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL as i32
-        | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH as i32;
+        | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH as i32
+        | zmq::SocketEvent::HANDSHAKE_SUCCEEDED as i32;
     socket.monitor(&endpoint, events)?;
     let monitor = context.socket(zmq::PAIR)?;
     monitor.set_linger(0)?;
