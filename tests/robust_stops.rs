@@ -186,6 +186,26 @@ fn graphs_that_could_only_hang_or_overflow_are_refused_before_the_start() {
             ),
             "without a period",
         ),
+        (
+            // A sink with a second input that nothing feeds: the front end refuses the same
+            // net ("port 'extra' in 'Snk' is not connected").
+            "unconnected.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "Src", "smx_src_rand", "box", &port("out")),
+                    node(
+                        1,
+                        "Snk",
+                        "smx_snk_null",
+                        "box",
+                        &format!("{}, {}", port("in"), port("in").replace("\"data\"", "\"extra\""))
+                    )
+                ),
+                &edge(0, 0, 1, "none"),
+            ),
+            "port 'extra' of Snk#1 is not connected",
+        ),
     ];
     for (name, text, cause) in cases {
         let path = write(dir.path(), name, &text);
