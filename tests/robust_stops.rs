@@ -332,3 +332,41 @@ fn a_stopped_zmq_link_is_never_booked_ok() {
         }
     }
 }
+
+/// A report whose write blocks (a reader that never reads the pipe) still ends after a stop:
+/// smxrun exits without the report 5 s after the signal, as it does when the run itself hangs.
+#[test]
+fn a_stop_ends_a_run_whose_report_write_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough boxes that the JSON report is larger than a pipe holds (64 KiB).
+    let mut text = String::from("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n");
+    let mut chain = String::from("Src");
+    for i in 0..400 {
+        text += &format!("F{i} = box smx_fwd( up in data, down out data )\n");
+        chain += &format!(".F{i}");
+    }
+    text += &format!("connect {chain}.Snk\n");
+    let net = write(dir.path(), "long.smx", &text);
+    let mut child = smxrun()
+        .args([
+            net.to_str().unwrap(),
+            "-n",
+            "10",
+            "-q",
+            "--pin",
+            "off",
+            "--report",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe is never read: once the run is over, its report write blocks.
+    let _unread = child.stdout.take();
+    std::thread::sleep(Duration::from_millis(3_000));
+    signal(&child, libc::SIGTERM);
+    let (code, _, err, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "smxrun did not end after the stop: {err}");
+    assert!(err.contains("without a report"), "{err}");
+}

@@ -21,7 +21,7 @@ use smx_runtime::{self, PinMode, Progress, RunOptions};
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     // First of all, so that a signal during the checks below still ends in a report.
     let stop = Arc::new(AtomicBool::new(false));
-    let run_ended = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
+    let report_out = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let file = args
         .file
         .as_deref()
@@ -69,7 +69,6 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .zip(stats_sink)
         .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
     let result = smx_runtime::run(&graph, registry, &opts);
-    run_ended.store(true, Ordering::SeqCst);
     line.finish();
     if let Some(lines) = stats_lines {
         lines.finish();
@@ -101,6 +100,8 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     }
 
     output.write(&render(&report, args.report))?;
+    // Only now: a report whose write blocks (a pipe nobody reads) must not outlive a stop.
+    report_out.store(true, Ordering::SeqCst);
     let interrupted = stop.load(Ordering::SeqCst);
     summarise_problems(&report, interrupted);
     Ok(if interrupted {
