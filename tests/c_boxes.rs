@@ -726,3 +726,61 @@ fn a_write_timeout_drops_what_a_slow_consumer_has_no_room_for_and_books_it() {
     assert_eq!(c["read"], sent, "{c}");
     assert_eq!(c["left"], 0, "{c}");
 }
+
+/// Files that are not a loadable library for this machine are refused before the loader maps
+/// them, naming the file and the cause, with exit 1: a truncated copy (the loader would map
+/// pages past its end and die of SIGBUS), one whose header names another architecture (the
+/// loader said "No such file or directory"), one that is not ELF at all, and a FIFO (the loader
+/// would wait for a writer forever).
+#[test]
+fn a_library_that_cannot_be_loaded_here_is_refused_before_loading() {
+    let good = std::fs::read(example_library()).unwrap();
+    let dir = scratch().join("bad-libraries");
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("libtruncated.so");
+    std::fs::write(&truncated, &good[..3000]).unwrap();
+    let foreign = dir.join("libforeign.so");
+    let mut bytes = good.clone();
+    // e_machine: 0x28, 32-bit ARM.
+    bytes[18..20].copy_from_slice(&40u16.to_le_bytes());
+    std::fs::write(&foreign, &bytes).unwrap();
+    let text_file = dir.join("libtext.so");
+    std::fs::write(&text_file, "not a library\n").unwrap();
+    let fifo = dir.join("libfifo.so");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: c_path is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for (lib, cause) in [
+        (&truncated, "truncated"),
+        (&foreign, "another architecture"),
+        (&text_file, "not an ELF"),
+        (&fifo, "not a regular file"),
+    ] {
+        let lib = lib.to_str().unwrap();
+        let out = smxrun_within(
+            &["nets/c_boxes.smx", "--boxes", lib, "-q"],
+            std::time::Duration::from_secs(30),
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{lib}: {stderr}");
+        assert!(stderr.contains(lib) && stderr.contains(cause), "{lib}: {stderr}");
+    }
+}
+
+/// `smxrun` with `args`, killed after `limit` (so a hang fails the test instead of blocking it).
+fn smxrun_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(SMXRUN)
+        .args(args)
+        .current_dir(root())
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run smxrun");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}
