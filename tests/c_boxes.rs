@@ -784,3 +784,35 @@ fn smxrun_within(args: &[&str], limit: std::time::Duration) -> Output {
     let _ = child.kill();
     child.wait_with_output().unwrap()
 }
+
+/// A box whose init, or a library whose constructor, calls the C library's `exit` ends the
+/// run; smxrun must not report that as its own exit code (0: success, 3: books not clean).
+const EXITS: &str = r#"
+#include <stdlib.h>
+#include "smx.h"
+#ifdef AT_LOAD
+__attribute__((constructor)) static void leave_at_load(void) { exit(CODE); }
+#endif
+int t_exit(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_exit_init(void *h, void **state) { (void)h; (void)state; exit(CODE); return 0; }
+void t_exit_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_box_or_library_that_calls_exit_does_not_decide_the_exit_code() {
+    let file = net_file(
+        "exits",
+        "E = box t_exit( out data )\nSnk = box smx_snk_null( in data )\nconnect E.Snk\n",
+    );
+    for (name, defines) in [
+        ("exit0_init", "#define CODE 0\n"),
+        ("exit3_init", "#define CODE 3\n"),
+        ("exit0_load", "#define CODE 0\n#define AT_LOAD\n"),
+    ] {
+        let lib = c_library(name, &format!("{defines}{EXITS}"));
+        let out = smxrun(&[&file, "--boxes", &lib, "-q"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("called exit"), "{name}: {stderr}");
+    }
+}

@@ -10,6 +10,7 @@ pub mod boxes;
 pub mod check;
 pub mod clobber;
 pub mod exit;
+mod foreign_exit;
 pub mod headers;
 pub mod keygen;
 pub mod load;
@@ -46,7 +47,10 @@ where
             return if e.use_stderr() { exit::REJECTED } else { exit::OK };
         }
     };
-    match guarded(|| dispatch(cli, &registry)) {
+    let exit_guard = foreign_exit::Guard::arm();
+    let result = guarded(|| dispatch(cli, &registry));
+    drop(exit_guard);
+    match result {
         Ok(code) => code,
         Err(e) => {
             if !e.message.is_empty() {
