@@ -11,7 +11,7 @@ use super::args::{Pin, ReportFormat, RunArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
-use super::{load, signals, stats};
+use super::{load, say, signals, stats};
 use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{self, Report, Status};
@@ -82,16 +82,14 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         let _ = std::fs::remove_file(&trace.path);
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
-    if let (Some(TraceFile { path, mut file, .. }), Some(tracer)) = (trace_file, &opts.trace) {
-        // Emptied only now that there is a trace to replace what was there.
-        if file.metadata().is_ok_and(|m| m.is_file()) {
-            file.set_len(0)
-                .map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
+    // A side output that fails, fails alone: its own line, and the report still comes.
+    let mut side_output_failed = false;
+    if let (Some(trace), Some(tracer)) = (trace_file, &opts.trace) {
+        let partial = stop.load(Ordering::SeqCst);
+        if let Err(e) = write_trace(trace, tracer, &file_name(file_path_of(args)), partial) {
+            say(&format!("smxrun: {e}; the report follows"));
+            side_output_failed = true;
         }
-        // Written after a stop too: the trace then covers the run up to the stop.
-        tracer
-            .write_chrome(&file_name(file_path_of(args)), stop.load(Ordering::SeqCst), &mut file)
-            .map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
     }
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
@@ -108,6 +106,8 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         exit::INTERRUPTED
     } else if report.failed() {
         exit::BOX_FAILED
+    } else if side_output_failed {
+        exit::REJECTED
     } else if !unclean_books(&report).is_empty() {
         exit::BOOKS_NOT_CLEAN
     } else {
@@ -116,6 +116,31 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
 }
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
+/// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that
+/// cannot be written is not left behind half written: a file this run created is removed, one
+/// that was there is left empty.
+fn write_trace(trace: TraceFile, tracer: &Tracer, net: &str, partial: bool) -> Result<(), String> {
+    let TraceFile {
+        path,
+        mut file,
+        created,
+    } = trace;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    // Emptied only now that there is a trace to replace what was there.
+    let written =
+        if regular { file.set_len(0) } else { Ok(()) }.and_then(|()| tracer.write_chrome(net, partial, &mut file));
+    written.map_err(|e| {
+        if regular {
+            if created {
+                let _ = std::fs::remove_file(&path);
+            } else {
+                let _ = file.set_len(0);
+            }
+        }
+        format!("--trace {}: cannot write the trace: {e}", path.display())
+    })
+}
+
 /// The `--trace` file, opened before the run so that a path that cannot be written is an error
 /// before the start.
 struct TraceFile {
