@@ -421,3 +421,18 @@ fn a_closed_stdout_is_refused_before_the_start() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("standard output is closed"), "{stderr}");
 }
+
+/// A value smxrun echoes in an error line (here a file name) is shown escaped: control
+/// characters from it never reach the terminal, where they could rewrite what it shows.
+#[test]
+fn control_characters_in_an_echoed_value_are_escaped() {
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("/nonexistent/\u{1b}[2J\u{1b}]0;owned\u{7}.smx")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nonexistent"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{7}'), "{stderr:?}");
+    assert!(stderr.contains("\\u{1b}[2J"), "{stderr:?}");
+}

@@ -113,8 +113,30 @@ fn guarded(command: impl FnOnce() -> Result<i32, CliError>) -> Result<i32, CliEr
 /// cannot be shown must not turn into a panic (`smxrun check bad.smx 2>&1 | head -c1`).
 pub fn say(line: &str) {
     use std::io::Write;
+    let line = escape_controls(line);
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
+}
+
+/// `text` with every control character but line breaks and tabs escaped (`\u{1b}`): a value a
+/// line echoes (a file name, a setting, what a peer sent) cannot move the cursor, clear the
+/// screen or set the terminal's title.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if keep(c) {
+                    c.to_string()
+                } else {
+                    c.escape_default().to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.
