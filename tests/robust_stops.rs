@@ -370,3 +370,20 @@ fn a_stop_ends_a_run_whose_report_write_blocks() {
     assert_eq!(code, Some(130), "smxrun did not end after the stop: {err}");
     assert!(err.contains("without a report"), "{err}");
 }
+
+/// A box whose only inputs are decoupled is never waiting for a message, so no firing rule
+/// ends it: once every producer has ended and the last value was read, it ends by itself.
+#[test]
+fn a_sink_whose_only_input_is_decoupled_ends_after_its_producer() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "decoupled.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( decoupled in data )\nconnect Src.Snk\n",
+    );
+    let child = spawn(&[net.to_str().unwrap(), "-n", "100", "-q", "--report", "json"]);
+    let (code, out, err, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "the run did not end by itself: {err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["status"], "ok", "{out}");
+}

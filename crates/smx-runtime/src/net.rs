@@ -420,6 +420,12 @@ impl Driver {
             self.end();
             return Some(false);
         }
+        if self.triggering.is_empty() && self.last == Flow::Return && self.ports.all_inputs_ended() {
+            // Only decoupled inputs, whose producers have all ended and whose last values were
+            // read: no firing rule waits here, and nothing new can come.
+            self.end();
+            return Some(false);
+        }
         if stopping && (self.triggering.is_empty() || self.halt.load(Ordering::Acquire)) {
             // A source ends at the stop; any other net at the halt, drained or not.
             self.outcome.status = Status::Stopped;
