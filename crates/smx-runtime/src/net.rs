@@ -506,22 +506,22 @@ impl Driver {
         if let Some(mut instance) = self.instance.take() {
             let failure =
                 (self.outcome.status == Status::Failed).then(|| self.outcome.error.clone().unwrap_or_default());
-            match catch_unwind(AssertUnwindSafe(|| {
-                if let Some(why) = &failure {
-                    instance.abort(why);
+            if let Some(why) = &failure
+                && let Err(panic) = catch_unwind(AssertUnwindSafe(|| instance.abort(why)))
+            {
+                self.outcome.fail(format!("abort {}", panic_text(panic)));
+            }
+            match catch_unwind(AssertUnwindSafe(|| instance.cleanup())) {
+                Ok(Err(e)) if self.outcome.status != Status::Failed => {
+                    self.outcome.fail(format!("cleanup failed: {e}"));
                 }
-                let cleaned = instance.cleanup();
-                (cleaned, instance.stats())
-            })) {
-                Ok((cleaned, stats)) => {
-                    self.outcome.stats = stats;
-                    if let Err(e) = cleaned
-                        && self.outcome.status != Status::Failed
-                    {
-                        self.outcome.fail(format!("cleanup failed: {e}"));
-                    }
-                }
+                Ok(_) => {}
                 Err(panic) => self.outcome.fail(format!("cleanup {}", panic_text(panic))),
+            }
+            // Its own call: a panic there loses the box's figures, not its cleanup.
+            match catch_unwind(AssertUnwindSafe(|| instance.stats())) {
+                Ok(stats) => self.outcome.stats = stats,
+                Err(panic) => self.outcome.fail(format!("stats() {}", panic_text(panic))),
             }
         }
         self.outcome
