@@ -816,3 +816,55 @@ fn a_box_or_library_that_calls_exit_does_not_decide_the_exit_code() {
         assert!(stderr.contains("called exit"), "{name}: {stderr}");
     }
 }
+
+/// A box whose init never returns holds up the start of every box. After a stop the report
+/// names that box as stuck in its init, and calls no other box stuck or gives it a wall time:
+/// none of them ever started.
+const BLOCKS: &str = r#"
+#include <unistd.h>
+#include "smx.h"
+int t_block(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_block_init(void *h, void **state) { (void)h; (void)state; for (;;) sleep(1); return 0; }
+void t_block_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_box_blocked_in_its_init_is_named_after_a_stop() {
+    let lib = c_library("blocks", BLOCKS);
+    let file = net_file(
+        "blocks",
+        "Src = box smx_src_rand( out data )\nB = box t_block( out data )\n\
+         Snk = box smx_snk_null( in data )\nOther = box smx_snk_null( in data )\nconnect Src.Snk | B.Other\n",
+    );
+    let child = Command::new(SMXRUN)
+        .args([&file, "--boxes", &lib, "-q", "--report", "json"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    // SAFETY: signals the child this test spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = wait_within(child, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let report = json(&out);
+    let blocked = net(&report, "B");
+    assert_eq!(blocked["status"], "stuck", "{blocked}");
+    assert!(blocked["error"].as_str().unwrap().contains("init"), "{blocked}");
+    for name in ["Src", "Snk", "Other"] {
+        let other = net(&report, name);
+        assert_ne!(other["status"], "stuck", "{name}: {other}");
+        assert_eq!(other["wall_time_s"], 0.0, "{name}: {other}");
+    }
+}
+
+/// Waits for `child`, killed after `limit` (a hang fails the test instead of blocking it).
+fn wait_within(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}

@@ -37,7 +37,7 @@ use smx_box::{BoxImpl, BoxSpec, Flow};
 
 use crate::io::PortSet;
 use crate::plan::NetPlan;
-use crate::progress::LoopCounter;
+use crate::progress::{LoopCounter, Starting};
 use crate::thread::{Common, Outcome, panic_text, place};
 use crate::trace::ports::TracedPorts;
 use crate::trace::{Labels, Recorder, What};
@@ -50,6 +50,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         return outcome;
     }
     place(&plan, &mut outcome);
+    common.loops[plan.id].set_starting(Starting::InInit);
     let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
     driver.halt_on(&common.ending.halt);
     let tid = crate::trace::net_tid(plan.id);
@@ -61,6 +62,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     if driver.failed() {
         common.start_failed.store(true, Ordering::SeqCst);
     }
+    common.loops[plan.id].set_starting(Starting::Ready);
     common.barrier.wait();
     let cancelled = common.start_failed.load(Ordering::SeqCst);
     if cancelled {
