@@ -868,3 +868,36 @@ fn wait_within(mut child: std::process::Child, limit: std::time::Duration) -> Ou
     let _ = child.kill();
     child.wait_with_output().unwrap()
 }
+
+/// A library whose constructor never returns holds the dynamic loader's lock. A stop must
+/// still end smxrun (5 s after the signal, without a report), not deadlock in exit().
+const HANGS_AT_LOAD: &str = r#"
+#include <unistd.h>
+#include "smx.h"
+__attribute__((constructor)) static void never_returns(void) { for (;;) sleep(1); }
+int t_hang(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_hang_init(void *h, void **state) { (void)h; (void)state; return 0; }
+void t_hang_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_stop_while_a_library_loads_ends_smxrun() {
+    let lib = c_library("hangs_at_load", HANGS_AT_LOAD);
+    let file = net_file(
+        "hangs",
+        "H = box t_hang( out data )\nSnk = box smx_snk_null( in data )\nconnect H.Snk\n",
+    );
+    let child = Command::new(SMXRUN)
+        .args([&file, "--boxes", &lib, "-q"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    // SAFETY: signals the child this test spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = wait_within(child, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("without a report"), "{}", text(&out.stderr));
+}
