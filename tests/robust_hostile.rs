@@ -647,3 +647,41 @@ fn bad_zmq_values_exit_1_before_the_start() {
         assert!(out.stdout.is_empty(), "{set}: nothing ran");
     }
 }
+
+/// A batch frame of `count` messages numbered from `first`.
+fn batch(push: &zmq::Socket, sender: u32, first: u64, count: usize) {
+    let mut writer = smx_zmq::batch::BatchWriter::new();
+    for _ in 0..count {
+        writer.push(b"x");
+    }
+    let frame = writer.seal(sender, first, wire::unix_now_ns());
+    push.send_multipart([&b""[..], frame], 0).unwrap();
+}
+
+/// A replayed stream (or a second sender using the same id) and batches that overlap: a number
+/// seen again is booked as a duplicate and not passed on, and a row with duplicates is not ok.
+#[test]
+fn duplicates_are_booked_not_passed_on_and_never_ok() {
+    let endpoint = free_tcp_endpoint();
+    let (_ctx, push) = peer(&endpoint);
+    for _ in 0..2 {
+        for seq in 0..500 {
+            data(&push, HONEST, seq, b"x");
+        }
+    }
+    batch(&push, HONEST, 500, 100);
+    batch(&push, HONEST, 550, 100);
+    marker(&push, HONEST, 650);
+    let report = run_source(&endpoint, &[]);
+    let src = &row(&report, "Src");
+    let snk = report.channels.iter().find(|c| c.to == "Snk").unwrap();
+    assert_eq!(snk.read, 650, "only the first of each number is passed on: {src}");
+    assert_eq!(
+        (n(src, "received"), n(src, "duplicates"), n(src, "lost")),
+        (1200, 550, 0),
+        "{src}"
+    );
+    assert_eq!(src["verdict"], "suspect", "{src}");
+    assert!(problems(src).contains("duplicate"), "{src}");
+    assert_balanced(src);
+}

@@ -46,6 +46,7 @@ use smx_box::{BoxImpl, Disconnected, Message, WriteError};
 use crate::io::PortSet;
 use crate::net::{Driver, StepOn, Stepped, step_once};
 use crate::plan::{Plan, Role};
+use crate::progress::Starting;
 use crate::thread::{Common, Outcome, place};
 
 /// Whether the runtime may chain (`--chain`).
@@ -235,7 +236,10 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
         } else {
             outcome.core = links[0].driver.core();
         }
+        let starting = &common.loops[member.plan.id];
+        starting.set_starting(Starting::InInit);
         let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &common.stop);
+        starting.set_starting(Starting::Ready);
         driver.halt_on(&common.ending.halt);
         driver.instrument(common.loops[member.plan.id].clone(), None);
         if driver.failed() {

@@ -36,6 +36,7 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
     place(&plan, &mut outcome);
     let halt = &common.ending.halt;
     ports.set_halt(halt);
+    common.loops[plan.id].set_starting(crate::progress::Starting::Ready);
     common.barrier.wait();
     let start = Instant::now();
     let loops = &common.loops[plan.id];

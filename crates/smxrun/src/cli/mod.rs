@@ -10,6 +10,7 @@ pub mod boxes;
 pub mod check;
 pub mod clobber;
 pub mod exit;
+mod foreign_exit;
 pub mod headers;
 pub mod keygen;
 pub mod load;
@@ -58,6 +59,7 @@ where
     let parsed = command
         .try_get_matches_from(args)
         .and_then(|matches| parse(matches, extras));
+    let exit_guard = foreign_exit::Guard::arm();
     let outcome = match parsed {
         Ok(Parsed::Own(cli)) => guarded(|| dispatch(*cli, &registry)),
         Ok(Parsed::Extra(extra, matches)) => guarded(|| Ok((extra.run)(&matches))),
@@ -67,6 +69,7 @@ where
             return if e.use_stderr() { exit::REJECTED } else { exit::OK };
         }
     };
+    drop(exit_guard);
     match outcome {
         Ok(code) => code,
         Err(e) => {
@@ -147,8 +150,30 @@ fn guarded(command: impl FnOnce() -> Result<i32, CliError>) -> Result<i32, CliEr
 /// cannot be shown must not turn into a panic (`smxrun check bad.smx 2>&1 | head -c1`).
 pub fn say(line: &str) {
     use std::io::Write;
+    let line = escape_controls(line);
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
+}
+
+/// `text` with every control character but line breaks and tabs escaped (`\u{1b}`): a value a
+/// line echoes (a file name, a setting, what a peer sent) cannot move the cursor, clear the
+/// screen or set the terminal's title.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if keep(c) {
+                    c.to_string()
+                } else {
+                    c.escape_default().to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.

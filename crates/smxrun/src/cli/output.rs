@@ -11,6 +11,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tempfile::NamedTempFile;
 
@@ -37,11 +38,34 @@ enum Target {
     },
 }
 
+/// Standard output was closed when the process started. The standard library then puts
+/// `/dev/null` in its place before `main`, so writing the report would succeed into nothing; this
+/// is read before that, by a function the loader runs first.
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD only asks whether descriptor 1 is open.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED_AT_START.store(true, Ordering::Relaxed);
+    }
+}
+
+#[used]
+// SAFETY: a plain function with the signature the loader calls `.init_array` entries with;
+// it touches nothing that needs the standard library's set-up.
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
 impl Output {
     /// Standard output (no path, or `-`), or `path` made ready for writing now. An unwritable
     /// path is an error naming it and the cause.
     pub fn open(path: Option<&Path>) -> Result<Output, CliError> {
         let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+            if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+                return Err(CliError::rejected(
+                    "standard output is closed: the result would go nowhere (write it to a file with -o FILE)",
+                ));
+            }
             return Ok(Output { target: Target::Stdout });
         };
         let cannot = |e: &dyn std::fmt::Display| CliError::rejected(format!("cannot write '{}': {e}", path.display()));

@@ -11,7 +11,7 @@ use super::args::{Pin, ReportFormat, RunArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
-use super::{load, signals, stats};
+use super::{load, say, signals, stats};
 use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{self, Report, Status};
@@ -21,7 +21,7 @@ use smx_runtime::{self, PinMode, Progress, RunOptions};
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     // First of all, so that a signal during the checks below still ends in a report.
     let stop = Arc::new(AtomicBool::new(false));
-    let run_ended = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
+    let report_out = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
     let file = args
         .file
         .as_deref()
@@ -69,23 +69,27 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .zip(stats_sink)
         .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
     let result = smx_runtime::run(&graph, registry, &opts);
-    run_ended.store(true, Ordering::SeqCst);
     line.finish();
     if let Some(lines) = stats_lines {
         lines.finish();
     }
     if result.is_err()
-        && let Some((path, _)) = &trace_file
+        && let Some(trace) = &trace_file
+        && trace.created
     {
-        // Nothing ran: no empty file is left behind to be taken for a trace.
-        let _ = std::fs::remove_file(path);
+        // Nothing ran: no empty file is left behind to be taken for a trace. A file that was
+        // there before is not this run's to remove.
+        let _ = std::fs::remove_file(&trace.path);
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
-    if let (Some((path, mut file)), Some(tracer)) = (trace_file, &opts.trace) {
-        // Written after a stop too: the trace then covers the run up to the stop.
-        tracer
-            .write_chrome(&file_name(file_path_of(args)), stop.load(Ordering::SeqCst), &mut file)
-            .map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
+    // A side output that fails, fails alone: its own line, and the report still comes.
+    let mut side_output_failed = false;
+    if let (Some(trace), Some(tracer)) = (trace_file, &opts.trace) {
+        let partial = stop.load(Ordering::SeqCst);
+        if let Err(e) = write_trace(trace, tracer, &file_name(file_path_of(args)), partial) {
+            say(&format!("smxrun: {e}; the report follows"));
+            side_output_failed = true;
+        }
     }
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
@@ -94,12 +98,16 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     }
 
     output.write(&render(&report, args.report))?;
+    // Only now: a report whose write blocks (a pipe nobody reads) must not outlive a stop.
+    report_out.store(true, Ordering::SeqCst);
     let interrupted = stop.load(Ordering::SeqCst);
     summarise_problems(&report, interrupted);
     Ok(if interrupted {
         exit::INTERRUPTED
     } else if report.failed() {
         exit::BOX_FAILED
+    } else if side_output_failed {
+        exit::REJECTED
     } else if !unclean_books(&report).is_empty() {
         exit::BOOKS_NOT_CLEAN
     } else {
@@ -108,13 +116,60 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
 }
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
-fn open_trace(args: &RunArgs) -> Result<Option<(std::path::PathBuf, std::fs::File)>, CliError> {
+/// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that
+/// cannot be written is not left behind half written: a file this run created is removed, one
+/// that was there is left empty.
+fn write_trace(trace: TraceFile, tracer: &Tracer, net: &str, partial: bool) -> Result<(), String> {
+    let TraceFile {
+        path,
+        mut file,
+        created,
+    } = trace;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    // Emptied only now that there is a trace to replace what was there.
+    let written =
+        if regular { file.set_len(0) } else { Ok(()) }.and_then(|()| tracer.write_chrome(net, partial, &mut file));
+    written.map_err(|e| {
+        if regular {
+            if created {
+                let _ = std::fs::remove_file(&path);
+            } else {
+                let _ = file.set_len(0);
+            }
+        }
+        format!("--trace {}: cannot write the trace: {e}", path.display())
+    })
+}
+
+/// The `--trace` file, opened before the run so that a path that cannot be written is an error
+/// before the start.
+struct TraceFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// This run created the file (it did not exist before).
+    created: bool,
+}
+
+/// Opens the `--trace` file without emptying one that exists: a run that cannot start leaves it
+/// as it was.
+fn open_trace(args: &RunArgs) -> Result<Option<TraceFile>, CliError> {
     let Some(path) = &args.trace else {
         return Ok(None);
     };
-    let file =
-        std::fs::File::create(path).map_err(|e| CliError::rejected(format!("--trace {}: {e}", path.display())))?;
-    Ok(Some((path.clone(), file)))
+    let failed = |e: std::io::Error| CliError::rejected(format!("--trace {}: {e}", path.display()));
+    let (file, created) = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => (file, true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (
+            std::fs::OpenOptions::new().write(true).open(path).map_err(failed)?,
+            false,
+        ),
+        Err(e) => return Err(failed(e)),
+    };
+    Ok(Some(TraceFile {
+        path: path.clone(),
+        file,
+        created,
+    }))
 }
 
 fn file_path_of(args: &RunArgs) -> &std::path::Path {

@@ -31,7 +31,7 @@ pub const REPEAT_WINDOW: Duration = Duration::from_millis(500);
 /// How long after a stop the run may take to end before smxrun exits without it.
 pub const STUCK_AFTER: Duration = Duration::from_secs(5);
 
-/// Makes the stop signals set `stop`; returns the flag to set once the run has ended (after
+/// Makes the stop signals set `stop`; returns the flag to set once the report is out (after
 /// which only a second signal ends the process early, never the stuck-run timer).
 pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
     for signal in STOP_SIGNALS {
@@ -69,6 +69,12 @@ pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
 }
 
 fn leave(why: &str) -> ! {
-    super::say(&format!("smxrun: {why}: exiting at once, without a report"));
-    std::process::exit(INTERRUPTED)
+    let line = format!("smxrun: {why}: exiting at once, without a report\n");
+    // Straight to the descriptor: the stderr lock may be held by a thread blocked writing.
+    // SAFETY: writes the bytes of a live buffer of the given length to descriptor 2.
+    let _ = unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    // Not `exit`: its handlers can wait on what the stuck thread holds (the dynamic loader's
+    // lock while a library loads, stdio), and this exit must not wait on anything.
+    // SAFETY: _exit ends the process at once; nothing after it runs.
+    unsafe { libc::_exit(INTERRUPTED) }
 }
