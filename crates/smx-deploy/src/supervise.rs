@@ -21,9 +21,15 @@ use crate::protocol::{self, Event, Job};
 /// the run ends within two seconds of a death.
 pub const AFTER_DEATH: Duration = Duration::from_millis(1200);
 
-/// How long each slice has to end after its control pipe closed on a stop, before the next one
-/// is stopped; and after the last, before what remains is killed.
-pub const PER_STOP: Duration = Duration::from_secs(2);
+/// How long all slices together have to end after a stop, one after the other, before what
+/// remains is killed: within the 5 s after which `smxrun` gives up on a stopped run.
+pub const ALL_STOPS: Duration = Duration::from_secs(3);
+
+/// How long one slice has to end after its control pipe closed on a stop, before the next is
+/// stopped: an equal share of [`ALL_STOPS`], at most a second.
+fn per_stop(slices: usize) -> Duration {
+    (ALL_STOPS / (slices.max(1) as u32 + 1)).min(Duration::from_secs(1))
+}
 
 /// How a slice's process ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,18 +195,20 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     }
 }
 
-/// Stops the slices one after the other, upstream first: the next once the previous ended or
-/// had [`PER_STOP`] to do so; what is left is killed [`PER_STOP`] after the last.
+/// Stops the slices one after the other, in placement order (the process of the net's first
+/// nodes, its sources, first): the next once the previous ended or had its share of
+/// [`ALL_STOPS`]; what is left is killed a share after the last.
 fn stop_next(running: &mut [Running], kill_at: &mut Option<Instant>) {
+    let share = per_stop(running.len());
     let waiting = running
         .iter()
-        .any(|r| r.status.is_none() && r.closed_at.is_some_and(|at| at.elapsed() < PER_STOP));
+        .any(|r| r.status.is_none() && r.closed_at.is_some_and(|at| at.elapsed() < share));
     if waiting {
         return;
     }
     match running.iter_mut().find(|r| r.status.is_none() && r.closed_at.is_none()) {
         Some(next) => close(next),
-        None if kill_at.is_none() => *kill_at = Some(Instant::now()),
+        None if kill_at.is_none() => *kill_at = Some(Instant::now() + share),
         None => {}
     }
 }

@@ -1,0 +1,113 @@
+//! `smxrun check FILE` and `smxrun graph FILE`: the front end alone, no thread started.
+
+use super::args::{CheckArgs, GraphArgs};
+use super::exit::{self, CliError};
+use super::load;
+use super::output::Output;
+use smx_graph::NodeKind;
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+
+/// Exit 0 when the net is accepted (warnings allowed), 1 when rejected. Diagnostics go to
+/// stderr; an accepted net gets a one-line summary on stdout. With `--boxes` (or a `--config`
+/// naming libraries) the C boxes are resolved too, and with `--config` its settings are applied
+/// to the net: a library, symbol or setting that a run would reject is exit 1 here already.
+pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
+    let file = args.file.as_path();
+    let layers = match &args.config {
+        Some(path) => Some(ConfigLayers::from_file(path)?),
+        None => None,
+    };
+    let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
+    let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
+    // A JSON graph (`smxrun graph --format json`) is checked from its graph on, as a run
+    // takes it; a .smx net from its source text.
+    let (graph, compiled) = if load::is_json(file) {
+        (load::checked_graph(file)?, None)
+    } else {
+        let compiled = load::compile_file(file)?;
+        if !compiled.accepted() {
+            crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
+            return Ok(exit::REJECTED);
+        }
+        (compiled.graph.clone(), Some(compiled))
+    };
+    let counts = |more_errors: usize| match &compiled {
+        Some(compiled) => load::counts_with(compiled, more_errors),
+        None => load::plural(more_errors, "error"),
+    };
+    let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
+    if load::reject_unknown_implementations(file, &graph, registry, &libraries.names()).is_err() {
+        let unknown = load::unknown_implementations(&graph, registry).len();
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(unknown)));
+        return Ok(exit::REJECTED);
+    }
+    if let Err(e) = load::unrunnable(file, &graph) {
+        crate::cli::say(&format!("error: {e}"));
+        let problems = smx_graph::check::problems(&graph).len();
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(problems)));
+        return Ok(exit::REJECTED);
+    }
+    // The ports a run would refuse (a port the implementation requires, a channel at a port
+    // it does not have) are refused here too.
+    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+        crate::cli::say(&format!("error: {}", load::run_error(file, &e)));
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+        return Ok(exit::REJECTED);
+    }
+    if let Some(layers) = &layers {
+        // The values a run would refuse before its start (the boxes' own checks) are refused
+        // here too, so that check and run give one verdict.
+        // Every failing box is named, so that one bad value (or a port taken for the moment)
+        // does not hide another.
+        let settings = layers.resolve(&graph, registry)?;
+        let mut bad = 0;
+        for (node, set) in graph.nodes.iter().zip(&settings) {
+            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box)
+                && let Err(e) = spec.check(&set.box_config)
+            {
+                crate::cli::say(&format!("error: {}#{}: {e}", node.label, node.id));
+                bad += 1;
+            }
+        }
+        if bad > 0 {
+            let boxes = if bad == 1 { "box" } else { "boxes" };
+            crate::cli::say(&format!("{}: rejected ({bad} {boxes} with bad values)", file.display()));
+            return Ok(exit::REJECTED);
+        }
+        // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
+        #[cfg(feature = "zmq")]
+        if let Err(e) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings) {
+            crate::cli::say(&format!("error: {}", e.message));
+            crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+            return Ok(exit::REJECTED);
+        }
+    }
+    let g = &graph;
+    let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
+    let routing = g.nodes.len() - boxes;
+    Output::open(None)?.write(&format!(
+        "{}: accepted: {boxes} boxes, {routing} routing nodes, {} channels ({})\n",
+        file.display(),
+        g.edges.len(),
+        counts(0)
+    ))?;
+    Ok(exit::OK)
+}
+
+/// Writes the flattened graph of an accepted net in `args.format`.
+pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
+    if let Some(output) = &args.output {
+        let libraries = args.boxes.iter().map(|b| ("library", b.as_path()));
+        let inputs: Vec<_> = std::iter::once(("net", args.file.as_path())).chain(libraries).collect();
+        super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
+    }
+    let output = Output::open(args.output.as_deref())?;
+    let g = load::checked_graph(&args.file)?;
+    let libraries = load::open_libraries(&args.boxes)?;
+    let registry = &load::with_c_boxes(&g, registry, &libraries)?;
+    load::reject_unknown_implementations(&args.file, &g, registry, &libraries.names())?;
+    let text = args.format.export(&g);
+    output.write(&text)?;
+    Ok(exit::OK)
+}
