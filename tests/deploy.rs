@@ -350,3 +350,240 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
     assert_eq!(report["nets"][1]["process"], "sinks");
     assert_books_balance(&report);
 }
+
+/// Two network namespaces joined by a veth pair, each standing for a host; deleted on drop.
+struct Hosts {
+    names: [String; 2],
+    addresses: [String; 2],
+    veth: String,
+}
+
+impl Hosts {
+    /// `None` (after saying why) where namespaces cannot be made: not root, or no `ip`.
+    fn new(test: &str) -> Option<Hosts> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        if unsafe { libc::geteuid() } != 0 {
+            println!("skipped {test}: simulating hosts with network namespaces needs root");
+            return None;
+        }
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let tag = format!("{}{k}", std::process::id() % 100_000);
+        let subnet = format!("10.213.{}", (std::process::id() % 50) * 5 + k % 5);
+        let hosts = Hosts {
+            names: [format!("smxa{tag}"), format!("smxb{tag}")],
+            addresses: [format!("{subnet}.1"), format!("{subnet}.2")],
+            veth: format!("smxv{tag}"),
+        };
+        let peer = format!("{}p", hosts.veth);
+        let steps: Vec<Vec<String>> = vec![
+            vec!["netns".into(), "add".into(), hosts.names[0].clone()],
+            vec!["netns".into(), "add".into(), hosts.names[1].clone()],
+            vec![
+                "link".into(),
+                "add".into(),
+                hosts.veth.clone(),
+                "type".into(),
+                "veth".into(),
+                "peer".into(),
+                "name".into(),
+                peer.clone(),
+            ],
+            vec![
+                "link".into(),
+                "set".into(),
+                hosts.veth.clone(),
+                "netns".into(),
+                hosts.names[0].clone(),
+            ],
+            vec![
+                "link".into(),
+                "set".into(),
+                peer.clone(),
+                "netns".into(),
+                hosts.names[1].clone(),
+            ],
+        ];
+        for step in steps {
+            if !Command::new("ip").args(&step).status().is_ok_and(|s| s.success()) {
+                println!("skipped {test}: `ip {}` failed", step.join(" "));
+                return None;
+            }
+        }
+        for (i, dev) in [hosts.veth.clone(), peer].iter().enumerate() {
+            hosts.ip(i, &["addr", "add", &format!("{}/24", hosts.addresses[i]), "dev", dev]);
+            hosts.ip(i, &["link", "set", dev, "up"]);
+            hosts.ip(i, &["link", "set", "lo", "up"]);
+        }
+        Some(hosts)
+    }
+
+    fn ip(&self, i: usize, args: &[&str]) {
+        let status = Command::new("ip")
+            .arg("-n")
+            .arg(&self.names[i])
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "ip -n {} {args:?}", self.names[i]);
+    }
+
+    /// Processes `a` and `b` on the two hosts; the source in `a`, the sink in `b`.
+    fn config(&self, extra: &str) -> String {
+        format!(
+            "[process.a]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n\n[process.b]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n\n\
+             [net.Src]\nprocess = \"a\"\n{extra}\n[net.Snk]\nprocess = \"b\"\n",
+            self.addresses[0], self.names[0], self.addresses[1], self.names[1]
+        )
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for name in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", name]).status();
+        }
+    }
+}
+
+#[test]
+fn two_hosts_are_joined_over_tcp_with_curve() {
+    let Some(hosts) = Hosts::new("two_hosts_are_joined_over_tcp_with_curve") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run_json(dir.path(), NET, &hosts.config(""), &["-n", "5000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(process(&report, "a")["host"], hosts.addresses[0].as_str());
+    let channel = &report["channels"][0];
+    assert_eq!(channel["read"], 5000);
+    let link = &channel["link"];
+    assert_eq!(
+        (link["transport"].as_str(), link["curve"].as_bool()),
+        (Some("zmq"), Some(true))
+    );
+    assert!(
+        link["endpoint"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("tcp://{}:", hosts.addresses[1])),
+        "{link}"
+    );
+    assert_eq!(link["lost"], 0);
+    assert!(link["clocks_comparable"].is_boolean(), "{link}");
+    assert_books_balance(&report);
+}
+
+#[test]
+fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
+    let Some(hosts) = Hosts::new("a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", &hosts.config("count = 0\n"));
+    let report = dir.path().join("report.json");
+    let parent = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["--report", "json", "-q", "-o"])
+        .arg(&report)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut slices = Vec::new();
+    wait_for("two slices", || {
+        slices = children_of(parent.id());
+        slices.len() == 2
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    // The consumer's host drops off the network.
+    hosts.ip(1, &["link", "set", &format!("{}p", hosts.veth), "down"]);
+    let out = parent.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let channel = &report["channels"][0];
+    assert!(channel["read"].as_u64().unwrap() > 0, "{channel}");
+    assert_books_balance(&report);
+    for pid in slices {
+        assert!(!alive(pid));
+    }
+}
+
+#[test]
+fn curve_keys_that_do_not_match_carry_nothing() {
+    let Some(hosts) = Hosts::new("curve_keys_that_do_not_match_carry_nothing") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", &hosts.config("count = 100\n"));
+    let out_dir = dir.path().join("out");
+    let out = smxrun()
+        .arg("split")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // The receiving side accepts another client than the one the sender's key makes it.
+    let keygen = smxrun().arg("keygen").output().unwrap();
+    let keys = String::from_utf8_lossy(&keygen.stdout);
+    let stranger = keys
+        .lines()
+        .find_map(|l| l.strip_prefix("curve_public = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap();
+    let job_path = out_dir.join("b.job");
+    let job: Value = serde_json::from_str(&std::fs::read_to_string(&job_path).unwrap()).unwrap();
+    let args: Vec<String> = job["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let a = a.as_str().unwrap();
+            match a.split_once(".curve_clients=") {
+                Some((target, _)) => format!("{target}.curve_clients={stranger}"),
+                None => a.to_string(),
+            }
+        })
+        .chain(["--set".to_string(), "link0_in.timeout=2s".to_string()])
+        .collect();
+    let mut job = job;
+    job["args"] = serde_json::json!(args);
+    std::fs::write(&job_path, format!("{job}\n")).unwrap();
+    let children: Vec<_> = ["b", "a"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<Option<i32>> = children.into_iter().map(|mut c| c.wait().unwrap().code()).collect();
+    let out = smxrun()
+        .args(["report", "merge", "--format", "json"])
+        .arg(out_dir.join("a.report.json"))
+        .arg(out_dir.join("b.report.json"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let channel = &report["channels"][0];
+    assert_eq!(
+        channel["read"], 0,
+        "nothing crosses a link whose keys do not match: {channel}"
+    );
+    assert!(
+        channel["link"]["receiver"]["refused_handshakes"].as_u64().unwrap() > 0,
+        "{channel}"
+    );
+    assert!(
+        codes.iter().any(|c| *c != Some(0)),
+        "a side says its books are not clean: {codes:?}"
+    );
+}
