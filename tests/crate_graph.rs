@@ -246,9 +246,18 @@ fn the_command_line_is_only_in_its_crate() {
         "smx-zmq",
         "smx-spsc",
         "smx-cbox",
+        "smx-deploy",
     ] {
         assert_none_of(name, &["clap", "plotters", "signal-hook", "env_logger", "smxrun"]);
     }
+}
+
+#[test]
+fn the_deployment_knows_no_front_end_and_no_particular_box_but_its_links() {
+    assert_none_of(
+        "smx-deploy",
+        &["smx-lang", "smx-boxes", "smx-cbox", "smx-bench", "clap"],
+    );
 }
 
 #[test]

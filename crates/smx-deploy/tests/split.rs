@@ -1,0 +1,165 @@
+//! Placement and slicing of a graph, without running anything.
+
+use std::path::Path;
+
+use smx_box::{BoxConfig, ConfigValue};
+use smx_deploy::placement::{cut_problems, place};
+use smx_deploy::slice::{Keys, Origin, Transport, split};
+use smx_deploy::{Deployment, Processes};
+use smx_graph::{Edge, Location, NetGraph, Node, NodeKind, TimeSpec, Timing};
+use smx_runtime::config::{NetSettings, Origin as Place};
+
+fn node(id: usize, label: &str, kind: NodeKind) -> Node {
+    Node {
+        id,
+        label: label.into(),
+        func: if kind == NodeKind::Box { "smx_fwd" } else { "smx_rn" }.into(),
+        kind,
+        is_static: false,
+        pure: false,
+        location: Location::Local,
+        priority: 0,
+        line: id + 1,
+        ports: Vec::new(),
+    }
+}
+
+fn edge(id: usize, source: usize, target: usize) -> Edge {
+    Edge {
+        id,
+        source,
+        target,
+        label: "data".into(),
+        source_port: "data".into(),
+        target_port: "data".into(),
+        nsrc: None,
+        ndst: None,
+        dsrc: false,
+        ddst: false,
+        len: 4,
+        len_declared: true,
+        timing: Timing::None,
+        src_time: TimeSpec::default(),
+        dst_time: TimeSpec::default(),
+        dynsrc: false,
+        dyndst: false,
+    }
+}
+
+/// A -> rn -> B, A in `main`, B in `p`.
+fn net() -> (NetGraph, Vec<NetSettings>) {
+    let graph = NetGraph {
+        nodes: vec![
+            node(0, "A", NodeKind::Box),
+            node(1, "smx_rn", NodeKind::RoutingNode),
+            node(2, "B", NodeKind::Box),
+        ],
+        edges: vec![edge(0, 0, 1), edge(1, 1, 2)],
+    };
+    let mut settings = vec![NetSettings::default(); 3];
+    settings[0].box_config = BoxConfig {
+        values: [("count".to_string(), ConfigValue::Int(7))].into(),
+        ..BoxConfig::default()
+    };
+    settings[2].process = Some(("p".into(), Place::BuiltIn));
+    (graph, settings)
+}
+
+struct CountingKeys(u32);
+
+impl Keys for CountingKeys {
+    fn pair(&mut self) -> Result<(String, String), String> {
+        self.0 += 1;
+        Ok((format!("public{}", self.0), format!("secret{}", self.0)))
+    }
+}
+
+fn processes(text: &str) -> Processes {
+    Processes::from_toml(Path::new("d.toml"), text).unwrap()
+}
+
+#[test]
+fn a_routing_node_follows_its_feeder_and_the_cut_becomes_one_link() {
+    let (graph, settings) = net();
+    let procs = processes("[process.p]\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    assert_eq!(placement.process_of, vec!["main", "main", "p"]);
+    let s = split(&graph, &settings, &placement, &procs, "t", &mut CountingKeys(0)).unwrap();
+    assert_eq!(s.links.len(), 1);
+    let link = &s.links[0];
+    assert_eq!((link.edge, link.transport, link.curve), (1, Transport::Zmq, false));
+    assert!(link.endpoint.starts_with("ipc://"), "{link:?}");
+    let main = &s.slices[0];
+    assert_eq!(
+        main.origins,
+        vec![Origin::Node(0), Origin::Node(1), Origin::LinkSink(1)]
+    );
+    assert_eq!(main.edges, vec![0, 1]);
+    // The producer's half keeps the channel's length.
+    assert_eq!(main.graph.edges[1].len, 4);
+    assert!(main.sets.contains(&"A#0.count=7".to_string()), "{:?}", main.sets);
+    let p = &s.slices[1];
+    assert_eq!(p.origins, vec![Origin::Node(2), Origin::LinkSource(1)]);
+    assert_eq!((p.graph.edges[0].source, p.graph.edges[0].target), (1, 0));
+}
+
+#[test]
+fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
+    let (graph, settings) = net();
+    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\nport = 50000\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let s = split(&graph, &settings, &placement, &procs, "t", &mut CountingKeys(0)).unwrap();
+    let link = &s.links[0];
+    assert_eq!((link.endpoint.as_str(), link.curve), ("tcp://192.0.2.1:50000", true));
+    let sink_sets = &s.slices[0].sets;
+    let source_sets = &s.slices[1].sets;
+    // The receiving side is the server: it knows its secret and accepts the sender's key only.
+    assert!(
+        source_sets.iter().any(|x| x.ends_with(".curve_secret=secret1")),
+        "{source_sets:?}"
+    );
+    assert!(
+        source_sets.iter().any(|x| x.ends_with(".curve_clients=public2")),
+        "{source_sets:?}"
+    );
+    assert!(
+        sink_sets.iter().any(|x| x.ends_with(".curve_server=public1")),
+        "{sink_sets:?}"
+    );
+    assert!(
+        sink_sets.iter().any(|x| x.ends_with(".curve_secret=secret2")),
+        "{sink_sets:?}"
+    );
+    // The plan that goes into reports holds no key.
+    let d = Deployment::new(&graph, &settings, &procs, "t").unwrap();
+    assert!(!d.plan().to_string().contains("curve_secret"));
+}
+
+#[test]
+fn a_temporal_firewall_cannot_be_cut() {
+    let (mut graph, settings) = net();
+    graph.edges[1].timing = Timing::TimeTriggered;
+    let procs = processes("[process.p]\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let problems = cut_problems(&graph, &placement);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].line, 3);
+    assert!(problems[0].message.contains("temporal firewall"), "{problems:?}");
+}
+
+#[test]
+fn an_undeclared_process_is_refused_where_it_was_named() {
+    let (graph, mut settings) = net();
+    settings[2].process = Some((
+        "q".into(),
+        Place::File {
+            path: "d.toml".into(),
+            line: 9,
+        },
+    ));
+    let err = place(&graph, &settings, &processes("[process.p]\n")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "d.toml:9: key 'process' of net 'B': unknown process 'q' (valid: main, p)"
+    );
+}
