@@ -39,15 +39,31 @@ pub struct Deployment {
 }
 
 impl Deployment {
-    /// Places and cuts `graph`. `run` makes local endpoints unique to this run.
+    /// Places and cuts `graph`. `run` makes local endpoints unique to this run; `registry`
+    /// decides the transport between processes of one machine: shared memory when it has the
+    /// shared-memory link boxes, else ZeroMQ over ipc.
     pub fn new(
         graph: &NetGraph,
         settings: &[NetSettings],
         processes: &Processes,
         run: &str,
+        registry: &smx_runtime::Registry,
     ) -> Result<Deployment, String> {
         let placement = placement::place(graph, settings, processes).map_err(|e| e.to_string())?;
-        let split = slice::split(graph, settings, &placement, processes, run, &mut slice::CurveKeys)?;
+        let local = if registry.get(slice::SHM_SINK).is_some() && registry.get(slice::SHM_SOURCE).is_some() {
+            slice::Transport::Shm
+        } else {
+            slice::Transport::Zmq
+        };
+        let split = slice::split(
+            graph,
+            settings,
+            &placement,
+            processes,
+            run,
+            local,
+            &mut slice::CurveKeys,
+        )?;
         Ok(Deployment {
             graph: graph.clone(),
             processes: processes.clone(),

@@ -99,14 +99,21 @@ impl Keys for CurveKeys {
     }
 }
 
+/// The names of the shared-memory link boxes, used between processes of one machine when the
+/// registry has them (else ZeroMQ over ipc).
+pub const SHM_SINK: &str = "smx_link_shm_snk";
+pub const SHM_SOURCE: &str = "smx_link_shm_src";
+
 /// Cuts `graph` into one slice per used process. `run` makes the run's local endpoints unique
-/// (two runs on one machine never share one).
+/// (two runs on one machine never share one); `same_machine` is the transport between
+/// processes of one machine.
 pub fn split(
     graph: &NetGraph,
     settings: &[NetSettings],
     placement: &Placement,
     processes: &Processes,
     run: &str,
+    same_machine: Transport,
     keys: &mut dyn Keys,
 ) -> Result<Split, String> {
     let mut slices: Vec<Slice> = placement
@@ -152,14 +159,26 @@ pub fn split(
         }
         let from = processes.get(&slices[a].process).expect("placed on a declared process");
         let to = processes.get(&slices[b].process).expect("placed on a declared process");
-        let link = plan_link(edge, from, to, run, &mut ports_used[b]);
+        let link = plan_link(edge, from, to, run, same_machine, &mut ports_used[b]);
         let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
-        let sink = add_link_box(&mut slices[a], &link.sink_label, Origin::LinkSink(edge.id), true);
+        let sink = add_link_box(
+            &mut slices[a],
+            &link.sink_label,
+            link.transport,
+            Origin::LinkSink(edge.id),
+            true,
+        );
         slices[a]
             .sets
             .extend(sink_sets.iter().map(|kv| format!("{}#{sink}.{kv}", link.sink_label)));
         push_edge(&mut slices[a], edge, new_id[edge.source], sink, true);
-        let source = add_link_box(&mut slices[b], &link.source_label, Origin::LinkSource(edge.id), false);
+        let source = add_link_box(
+            &mut slices[b],
+            &link.source_label,
+            link.transport,
+            Origin::LinkSource(edge.id),
+            false,
+        );
         slices[b].sets.extend(
             source_sets
                 .iter()
@@ -173,9 +192,12 @@ pub fn split(
 
 /// Transport and endpoint of the link of `edge`. The consumer's side binds, so a producer that
 /// starts first waits for it instead of losing what it sends.
-fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, ports_used: &mut u16) -> Link {
+fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transport, ports_used: &mut u16) -> Link {
     let same_machine = from.machine() == to.machine();
-    let (endpoint, curve) = if same_machine {
+    let transport = if same_machine { local } else { Transport::Zmq };
+    let (endpoint, curve) = if same_machine && transport == Transport::Shm {
+        (format!("smx-{run}-{}", edge.id), false)
+    } else if same_machine {
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
@@ -192,7 +214,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, ports_used: &
         edge: edge.id,
         from_process: from.name.clone(),
         to_process: to.name.clone(),
-        transport: Transport::Zmq,
+        transport,
         endpoint,
         curve,
         same_clock: same_machine,
@@ -203,6 +225,11 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, ports_used: &
 
 /// The configuration of the two link boxes as `key=value`, CURVE keys made here.
 fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
+    if link.transport == Transport::Shm {
+        // Both ends open one ring of the channel's length under the run's service name.
+        let common = vec![format!("service={}", link.endpoint), format!("len={}", edge.len.max(1))];
+        return Ok((common.clone(), common));
+    }
     let mut sink = vec![
         "pattern=pipeline".to_string(),
         format!("endpoint={}", link.endpoint),
@@ -231,12 +258,13 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
     Ok((sink, source))
 }
 
-fn add_link_box(slice: &mut Slice, label: &str, origin: Origin, sink: bool) -> usize {
+fn add_link_box(slice: &mut Slice, label: &str, transport: Transport, origin: Origin, sink: bool) -> usize {
     let id = slice.graph.nodes.len();
-    let (func, mode) = if sink {
-        ("smx_snk_zmq", PortMode::In)
-    } else {
-        ("smx_src_zmq", PortMode::Out)
+    let (func, mode) = match (transport, sink) {
+        (Transport::Shm, true) => (SHM_SINK, PortMode::In),
+        (Transport::Shm, false) => (SHM_SOURCE, PortMode::Out),
+        (Transport::Zmq, true) => ("smx_snk_zmq", PortMode::In),
+        (Transport::Zmq, false) => ("smx_src_zmq", PortMode::Out),
     };
     slice.graph.nodes.push(Node {
         id,

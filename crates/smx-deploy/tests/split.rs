@@ -84,7 +84,16 @@ fn a_routing_node_follows_its_feeder_and_the_cut_becomes_one_link() {
     let procs = processes("[process.p]\n");
     let placement = place(&graph, &settings, &procs).unwrap();
     assert_eq!(placement.process_of, vec!["main", "main", "p"]);
-    let s = split(&graph, &settings, &placement, &procs, "t", &mut CountingKeys(0)).unwrap();
+    let s = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Zmq,
+        &mut CountingKeys(0),
+    )
+    .unwrap();
     assert_eq!(s.links.len(), 1);
     let link = &s.links[0];
     assert_eq!((link.edge, link.transport, link.curve), (1, Transport::Zmq, false));
@@ -108,7 +117,16 @@ fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
     let (graph, settings) = net();
     let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\nport = 50000\n");
     let placement = place(&graph, &settings, &procs).unwrap();
-    let s = split(&graph, &settings, &placement, &procs, "t", &mut CountingKeys(0)).unwrap();
+    let s = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Zmq,
+        &mut CountingKeys(0),
+    )
+    .unwrap();
     let link = &s.links[0];
     assert_eq!((link.endpoint.as_str(), link.curve), ("tcp://192.0.2.1:50000", true));
     let sink_sets = &s.slices[0].sets;
@@ -131,7 +149,7 @@ fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
         "{sink_sets:?}"
     );
     // The plan that goes into reports holds no key.
-    let d = Deployment::new(&graph, &settings, &procs, "t").unwrap();
+    let d = Deployment::new(&graph, &settings, &procs, "t", &smx_runtime::Registry::default()).unwrap();
     assert!(!d.plan().to_string().contains("curve_secret"));
 }
 
@@ -162,4 +180,46 @@ fn an_undeclared_process_is_refused_where_it_was_named() {
         err.to_string(),
         "d.toml:9: key 'process' of net 'B': unknown process 'q' (valid: main, p)"
     );
+}
+
+#[test]
+fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
+    let (graph, settings) = net();
+    let procs = processes("[process.p]\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let s = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Shm,
+        &mut CountingKeys(0),
+    )
+    .unwrap();
+    let link = &s.links[0];
+    assert_eq!((link.transport, link.curve), (Transport::Shm, false));
+    assert_eq!(s.slices[0].graph.nodes[2].func, smx_deploy::slice::SHM_SINK);
+    assert_eq!(s.slices[1].graph.nodes[1].func, smx_deploy::slice::SHM_SOURCE);
+    let service = format!("link1_in#1.service={}", link.endpoint);
+    assert!(s.slices[1].sets.contains(&service), "{:?}", s.slices[1].sets);
+    assert!(
+        s.slices[1].sets.contains(&"link1_in#1.len=4".to_string()),
+        "{:?}",
+        s.slices[1].sets
+    );
+    // Between hosts it is still ZeroMQ.
+    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let s = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Shm,
+        &mut CountingKeys(0),
+    )
+    .unwrap();
+    assert_eq!(s.links[0].transport, Transport::Zmq);
 }

@@ -77,7 +77,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        if let Err(e) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings) {
+        if let Err(e) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry) {
             crate::cli::say(&format!("error: {}", e.message));
             crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
             return Ok(exit::REJECTED);

@@ -26,6 +26,7 @@ pub fn deployment(
     file: &Path,
     graph: &NetGraph,
     settings: &[NetSettings],
+    registry: &Registry,
 ) -> Result<Option<Deployment>, CliError> {
     let processes = match config {
         Some(path) => Processes::from_file(path)?,
@@ -48,7 +49,7 @@ pub fn deployment(
             first.message
         )));
     }
-    Deployment::new(graph, settings, &processes, &smx_deploy::run_name())
+    Deployment::new(graph, settings, &processes, &smx_deploy::run_name(), registry)
         .map(Some)
         .map_err(CliError::rejected)
 }
@@ -265,7 +266,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let registry = &super::load::with_c_boxes(&graph, registry, &libraries)?;
     super::load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
-    let deployment = deployment(Some(&args.config), &args.file, &graph, &settings)?
+    let deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     let dir = &args.output;
     std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;

@@ -35,7 +35,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     #[cfg(feature = "zmq")]
-    if let Some(deployment) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings)? {
+    if let Some(deployment) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry)? {
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
         report_out.store(true, Ordering::SeqCst);
