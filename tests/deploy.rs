@@ -99,6 +99,10 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_eq!(channel["link"]["lost"], 0);
     assert_eq!(channel["link"]["curve"], false);
     assert_eq!(channel["link"]["clocks_comparable"], true);
+    assert!(
+        channel["link"]["latency_ns"]["count"].as_u64().unwrap() > 0,
+        "{channel}"
+    );
     assert_books_balance(&report);
 }
 

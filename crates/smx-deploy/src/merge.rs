@@ -304,7 +304,7 @@ fn link_row(
         "curve": link.curve,
         "lost": lost,
         "lost_side": side,
-        "latency_ns": consumer.as_ref().map(|c| c["latency_ns"].clone()),
+        "latency_ns": path_latency(parts, reports, link).or_else(|| consumer.as_ref().map(|c| c["latency_ns"].clone())),
         "clocks_comparable": latency_from.as_deref().map(|f| f == "creation").unwrap_or(link.same_clock),
         "sender": box_stats(parts, reports, &link.from_process, &link.sink_label),
         "receiver": receiver,
@@ -320,4 +320,16 @@ fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label:
         .iter()
         .find(|n| n["name"].as_str() == Some(label))
         .map(|n| n["stats"].clone())
+}
+
+/// The consumer slice's end-to-end latency from the link's source on: from each message's
+/// creation in the producer's process when the clocks are comparable, else from its arrival.
+fn path_latency(parts: &Parts<'_>, reports: &[Option<Value>], link: &Link) -> Option<Value> {
+    let s = parts.split.slices.iter().position(|s| s.process == link.to_process)?;
+    let report = reports[s].as_ref()?;
+    report["latency"]["paths"]
+        .as_array()?
+        .iter()
+        .find(|p| p["from"].as_str() == Some(&link.source_label))
+        .map(|p| p["latency_ns"].clone())
 }

@@ -64,7 +64,7 @@ pub fn render(report: &Value) -> String {
         let link = &c["link"];
         let link_text = if link.is_object() {
             format!(
-                "{} {} -> {}{}{}",
+                "{} {} -> {}{}{}{}",
                 s(&link["transport"]),
                 s(&link["from_process"]),
                 s(&link["to_process"]),
@@ -72,6 +72,11 @@ pub fn render(report: &Value) -> String {
                 match link["lost_side"].as_str() {
                     Some("none") | None => String::new(),
                     Some(side) => format!(", lost at {side}"),
+                },
+                match link["latency_ns"]["p50"].as_u64() {
+                    Some(p50) if link["clocks_comparable"] == true => format!(", latency p50 {p50} ns"),
+                    Some(p50) => format!(", latency p50 {p50} ns (clocks not comparable: from arrival)"),
+                    None => String::new(),
                 }
             )
         } else {
