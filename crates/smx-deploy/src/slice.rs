@@ -161,30 +161,8 @@ pub fn split(
         let to = processes.get(&slices[b].process).expect("placed on a declared process");
         let link = plan_link(edge, from, to, run, same_machine, &mut ports_used[b]);
         let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
-        let sink = add_link_box(
-            &mut slices[a],
-            &link.sink_label,
-            link.transport,
-            Origin::LinkSink(edge.id),
-            true,
-        );
-        slices[a]
-            .sets
-            .extend(sink_sets.iter().map(|kv| format!("{}#{sink}.{kv}", link.sink_label)));
-        push_edge(&mut slices[a], edge, new_id[edge.source], sink, true);
-        let source = add_link_box(
-            &mut slices[b],
-            &link.source_label,
-            link.transport,
-            Origin::LinkSource(edge.id),
-            false,
-        );
-        slices[b].sets.extend(
-            source_sets
-                .iter()
-                .map(|kv| format!("{}#{source}.{kv}", link.source_label)),
-        );
-        push_edge(&mut slices[b], edge, source, new_id[edge.target], false);
+        add_link_end(&mut slices[a], &link, edge, new_id[edge.source], &sink_sets, true);
+        add_link_end(&mut slices[b], &link, edge, new_id[edge.target], &source_sets, false);
         links.push(link);
     }
     Ok(Split { slices, links })
@@ -256,6 +234,23 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
         sink.push(format!("curve_secret={client_secret}"));
     }
     Ok((sink, source))
+}
+
+/// One end of a link in its slice: the box, its settings, and the half of the channel it ends
+/// or starts (`node`: the producer or the consumer in this slice).
+fn add_link_end(slice: &mut Slice, link: &Link, edge: &Edge, node: usize, sets: &[String], sink: bool) {
+    let (label, origin) = if sink {
+        (&link.sink_label, Origin::LinkSink(edge.id))
+    } else {
+        (&link.source_label, Origin::LinkSource(edge.id))
+    };
+    let id = add_link_box(slice, label, link.transport, origin, sink);
+    slice.sets.extend(sets.iter().map(|kv| format!("{label}#{id}.{kv}")));
+    if sink {
+        push_edge(slice, edge, node, id, true);
+    } else {
+        push_edge(slice, edge, id, node, false);
+    }
 }
 
 fn add_link_box(slice: &mut Slice, label: &str, transport: Transport, origin: Origin, sink: bool) -> usize {

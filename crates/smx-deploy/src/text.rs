@@ -8,11 +8,6 @@ use serde_json::Value;
 /// The text form of a merged report (see [`crate::merge`]).
 pub fn render(report: &Value) -> String {
     let mut out = String::new();
-    let s = |v: &Value| match v {
-        Value::Null => "-".to_string(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
     let _ = writeln!(
         out,
         "status {}  wall {:.3} s  messages {}",
@@ -20,6 +15,25 @@ pub fn render(report: &Value) -> String {
         report["wall_time_s"].as_f64().unwrap_or(0.0),
         s(&report["messages"])
     );
+    processes(&mut out, report);
+    nets(&mut out, report);
+    channels(&mut out, report);
+    for w in report["warnings"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "warning: {}", s(w));
+    }
+    out
+}
+
+/// A value as a cell: text without quotes, `-` for none.
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn processes(out: &mut String, report: &Value) {
     let _ = writeln!(
         out,
         "\nprocesses\n  {:<12} {:<16} {:>8} {:<8} {:>5} {:>6}",
@@ -37,6 +51,9 @@ pub fn render(report: &Value) -> String {
             s(&p["signal"])
         );
     }
+}
+
+fn nets(out: &mut String, report: &Value) {
     let _ = writeln!(
         out,
         "\nnets\n  {:>4} {:<16} {:<16} {:<12} {:>12} {:<8}",
@@ -55,6 +72,9 @@ pub fn render(report: &Value) -> String {
             n["error"].as_str().map(|e| format!("  {e}")).unwrap_or_default()
         );
     }
+}
+
+fn channels(out: &mut String, report: &Value) {
     let _ = writeln!(
         out,
         "\nchannels\n  {:>4} {:<28} {:>10} {:>10} {:>8} {:>8} {:>6} {:>8}  link",
@@ -105,8 +125,4 @@ pub fn render(report: &Value) -> String {
             }
         );
     }
-    for w in report["warnings"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "warning: {}", s(w));
-    }
-    out
 }
