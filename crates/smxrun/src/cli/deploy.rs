@@ -69,6 +69,17 @@ fn common_args(args: &RunArgs, libraries: &[PathBuf]) -> Vec<String> {
         smx_runtime::latency::LatencyMode::Sampled(n) => n.to_string(),
     };
     common.extend(["--latency".to_string(), latency]);
+    // These options' values are their variants' names in lower case.
+    common.extend(["--rt".to_string(), format!("{:?}", args.rt).to_lowercase()]);
+    common.extend(["--tt-mode".to_string(), format!("{:?}", args.tt_mode).to_lowercase()]);
+    common.extend(["--chain".to_string(), format!("{:?}", args.chain).to_lowercase()]);
+    let pin = match &args.pin {
+        super::args::Pin::Auto => "auto".to_string(),
+        super::args::Pin::Off => "off".to_string(),
+        super::args::Pin::Cores(cores) => cores.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+    };
+    // A process's own `cores` come later and win.
+    common.extend(["--pin".to_string(), pin]);
     for lib in libraries {
         let lib = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.clone());
         common.extend(["--boxes".to_string(), lib.display().to_string()]);
@@ -87,6 +98,12 @@ pub fn run(
     if args.report == ReportFormat::Smx {
         return Err(CliError::rejected(
             "--report smx is one process's log; a net over several processes reports as text or json",
+        ));
+    }
+    if args.trace.is_some() || args.stats_every.is_some() {
+        return Err(CliError::rejected(
+            "--trace and --stats-every cover one process and are not supported for a net over several processes \
+             yet; run the net in one process to trace it",
         ));
     }
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
