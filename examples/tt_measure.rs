@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use smx_box::{BoxConfig, ConfigValue};
 use smx_graph::{NetGraph, TimeSpec, Timing};
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::NetSettings;
 use smx_runtime::{RunOptions, run};
 use smx_timing::{LatenessSummary, ProbeOptions, Spin, probe};

@@ -1,6 +1,6 @@
 //! The statistics and result plumbing of `smxrun bench`, on synthetic data with exact answers.
 
-use smx_runtime::firewall::TtMode;
+use smx_runtime::TtMode;
 use smxrun::bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
 use smxrun::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
 use smxrun::bench::stats::{

@@ -7,30 +7,14 @@
 //! net's loop count is one more relaxed store per step), so it never slows the nets down.
 //! One handle serves one run.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::channel::Shared;
-use crate::firewall::ShardLive;
-
-/// A net's loop count as its thread publishes it (single writer).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub struct LoopCounter(AtomicU64);
-
-impl LoopCounter {
-    #[inline]
-    pub fn set(&self, count: u64) {
-        self.0.store(count, Ordering::Relaxed);
-    }
-
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
+use crate::run_state::{LoopCounter, ShardLive};
 
 /// One net as the sampler sees it.
 #[derive(Debug)]
