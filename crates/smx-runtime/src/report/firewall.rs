@@ -136,7 +136,7 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
                 p.miss_rate() * 100.0
             );
             if p.firewall_ns.count > 0 {
-                let _ = write!(out, ", held {}", super::latency::cell(&p.firewall_ns));
+                let _ = write!(out, ", held {}", super::cells::latency(&p.firewall_ns));
             }
             out.push('\n');
         }

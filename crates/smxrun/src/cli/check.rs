@@ -50,7 +50,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     }
     // The ports a run would refuse (a port the implementation requires, a channel at a port
     // it does not have) are refused here too.
-    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
         crate::cli::say(&format!("error: {}", load::run_error(file, &e)));
         crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
         return Ok(exit::REJECTED);

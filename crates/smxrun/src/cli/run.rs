@@ -13,9 +13,9 @@ use super::output::Output;
 use super::progress::ProgressLine;
 use super::{load, say, signals, stats};
 use smx_runtime::Registry;
+use smx_runtime::Tracer;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{self, Report, Status};
-use smx_runtime::trace::Tracer;
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
@@ -59,7 +59,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
         latency: args.latency,
         chain: args.chain,
-        firewall: smx_runtime::firewall::FirewallOptions {
+        firewall: smx_runtime::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()
         },
@@ -101,7 +101,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
         // whether the platform could hold the period at all.
-        report::platform::probe_periods(&mut report);
+        report::probe_periods(&mut report);
     }
 
     output.write(&render(&report, args.report))?;

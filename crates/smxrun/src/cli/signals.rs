@@ -8,7 +8,7 @@
 //! and then to its process group, so smxrun gets it twice at once. A signal after that window
 //! exits at once with 130 and one line saying there is no report. The runtime itself ends a
 //! run within a second of the stop, halting what cannot drain and leaving a box stuck in its
-//! step behind as `stuck` (`smx_runtime::halt`); if the report is nevertheless not out
+//! step behind as `stuck` (the halt of `smx_runtime::run`); if the report is nevertheless not out
 //! [`STUCK_AFTER`] after the stop (writing it blocks, say), smxrun exits in the same way: a
 //! stop always ends the process.
 
