@@ -96,8 +96,7 @@ impl Processes {
         for (name, body) in table.iter() {
             let origin = at(path, line_of(name.span().start));
             let name = name.get_ref().to_string();
-            smx_runtime::config::net_keys::check_process_name(&name)
-                .map_err(|m| ConfigError::new(origin.clone(), m))?;
+            smx_runtime::config::check_process_name(&name).map_err(|m| ConfigError::new(origin.clone(), m))?;
             let body = body.get_ref().as_table().ok_or_else(|| {
                 ConfigError::new(
                     origin.clone(),

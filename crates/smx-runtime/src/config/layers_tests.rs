@@ -169,7 +169,16 @@ fn unknown_key_in_a_set_names_key_net_origin_and_choices() {
     assert_eq!(err.net.as_deref(), Some("Src"));
     assert_eq!(
         err.choices,
-        vec!["count", "size", "seed", "core", "priority", "nice", "expected_rate", "process"]
+        vec![
+            "count",
+            "size",
+            "seed",
+            "core",
+            "priority",
+            "nice",
+            "expected_rate",
+            "process"
+        ]
     );
     assert_eq!(
         err.to_string(),
@@ -227,7 +236,10 @@ fn impl_tables_are_checked_even_when_unused() {
         "run.toml:2: key 'count' of net 't_snk': unknown key (valid: mode, above, core, priority, nice, expected_rate, process)"
     );
     let err = resolve(&layers("[impl.smx_rn]\nsize = 3\n")).unwrap_err();
-    assert_eq!(err.choices, vec!["core", "priority", "nice", "expected_rate", "process"]);
+    assert_eq!(
+        err.choices,
+        vec!["core", "priority", "nice", "expected_rate", "process"]
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod net_keys;
 
 pub use error::{ConfigError, ConfigErrorDetails, Origin};
 pub use layers::ConfigLayers;
-pub use net_keys::NET_KEYS;
+pub use net_keys::{NET_KEYS, check_process_name};
 
 use smx_box::BoxConfig;
 
