@@ -251,6 +251,19 @@ fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
     for pid in slices {
         assert!(!alive(pid), "slice {pid} outlived the run");
     }
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("smx-slice-{sinks}-"))
+        })
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "the killed slice's directory is removed: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -264,8 +277,17 @@ fn a_parent_killed_with_sigkill_leaves_no_slice_behind() {
     });
     parent.kill().unwrap();
     parent.wait().unwrap();
-    for pid in slices {
+    for &pid in &slices {
         wait_for("the slice to end with its parent", || !alive(pid));
+    }
+    // They stopped rather than died: nothing of theirs is left in the temporary directory.
+    for pid in slices {
+        let prefix = format!("smx-slice-{pid}-");
+        let left = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+        assert!(!left, "slice {pid} left its directory behind");
     }
 }
 

@@ -120,6 +120,40 @@ impl Deployment {
     }
 }
 
+impl Deployment {
+    /// Removes what slices of this machine that did not end by themselves (killed, crashed)
+    /// left behind: their private directories (`smx-slice-PID-*` in the temporary directory)
+    /// and the ipc files of the links they served. A slice that ended cleans up itself.
+    pub fn clean_up(&self, outcomes: &[supervise::Outcome]) {
+        let here = |name: &str| self.processes.get(name).is_some_and(|p| p.launch.is_none());
+        let gone: Vec<&supervise::Outcome> = outcomes
+            .iter()
+            .filter(|o| o.report.is_none() && here(&o.process))
+            .collect();
+        for o in &gone {
+            let Some(pid) = o.pid else { continue };
+            let prefix = format!("{}{pid}-", protocol::DIR_PREFIX);
+            for entry in std::fs::read_dir(std::env::temp_dir()).into_iter().flatten().flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let Ok(dir) = smx_zmq::endpoint::private_dir() else {
+            return;
+        };
+        for link in &self.split.links {
+            let served_by_gone = gone
+                .iter()
+                .any(|o| o.process == link.to_process || o.process == link.from_process);
+            if let Some(name) = link.endpoint.strip_prefix("ipc://").filter(|_| served_by_gone) {
+                let path = dir.join(name);
+                let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
+            }
+        }
+    }
+}
+
 /// A name for this run that no other run on this machine has at the same time.
 pub fn run_name() -> String {
     let nanos = std::time::SystemTime::now()

@@ -14,6 +14,9 @@ use smx_graph::NetGraph;
 /// The hidden subcommand that runs a slice: `smxrun __slice`.
 pub const SUBCOMMAND: &str = "__slice";
 
+/// The start of the name of a slice's private directory, followed by its pid and `-`.
+pub const DIR_PREFIX: &str = "smx-slice-";
+
 const STARTED: &str = "smx-slice started ";
 const REPORT: &str = "smx-slice report ";
 

@@ -2,8 +2,8 @@
 //!
 //! Each slice is a child of this process, directly or through its `launch` prefix, in a
 //! process group of its own (a Ctrl-C at the terminal reaches the supervisor only, which then
-//! stops the slices in order), with `PR_SET_PDEATHSIG` so that it dies with the supervisor
-//! even when that is killed with SIGKILL, and with its stdin as the control pipe: a slice ends
+//! stops the slices in order), with `PR_SET_PDEATHSIG` (SIGTERM) so that it stops with the
+//! supervisor even when that is killed with SIGKILL, and with its stdin as the control pipe: a slice ends
 //! at that pipe's end of file, which also reaches a slice behind a `launch` connection.
 
 use std::io::{BufReader, Write};
@@ -124,7 +124,9 @@ fn start(
     unsafe {
         command.pre_exec(|| {
             libc::setpgid(0, 0);
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            // SIGTERM, not SIGKILL: the slice stops as on Ctrl-C, removes its files, and a slice
+            // that cannot stop still exits once its stop timer runs out.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

@@ -109,6 +109,7 @@ pub fn run(
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
     let jobs = deployment.jobs(&common_args(args, libraries));
     let (outcomes, ending) = supervise::supervise(&exe, jobs, stop).map_err(CliError::rejected)?;
+    deployment.clean_up(&outcomes);
     let report = merge::merge(&merge::Parts {
         graph: &deployment.graph,
         split: &deployment.split,
@@ -183,7 +184,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError>
         stop_at_end_of_stdin();
     }
     let dir = tempfile::Builder::new()
-        .prefix("smx-slice-")
+        .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
         .tempdir()
         .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
     let net = dir.path().join(format!("{}.json", job.process));
