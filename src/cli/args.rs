@@ -36,7 +36,8 @@ pub enum Command {
     /// Run a net and print its report (the default command)
     #[command(after_help = exit::HELP)]
     Run(RunArgs),
-    /// Check a net: diagnostics on stderr; exit 0 when accepted (warnings allowed), 1 when rejected
+    /// Check a net: diagnostics on stderr; exit 0 when accepted (warnings allowed), 1 when rejected.
+    /// With --lang-only, the language alone, as the original compiler judges it
     Check(CheckArgs),
     /// Print the flattened net graph
     Graph(GraphArgs),
@@ -168,6 +169,12 @@ pub struct CheckArgs {
     /// Resolve C box implementations in this shared library (repeatable)
     #[arg(long = "boxes", value_name = "LIB.so")]
     pub boxes: Vec<PathBuf>,
+
+    /// Judge the language alone, as the original compiler does: the net may name box
+    /// implementations that do not exist yet (design the net before its boxes); their ports and
+    /// configuration are not checked
+    #[arg(long, conflicts_with_all = ["config", "boxes"])]
+    pub lang_only: bool,
 }
 
 #[derive(Debug, Clone, Args)]
