@@ -16,7 +16,9 @@ use smx_runtime::Registry;
 pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
     let bytes = read_capped(path)?;
     let source = SourceFile::new(path.display().to_string(), String::from_utf8_lossy(&bytes).into_owned());
-    let compiled = compose::compile(&source, &CompileOptions::default());
+    let mut compiled = compose::compile(&source, &CompileOptions::default());
+    // Shown with the rule behind common mistakes (the verdict and the error lines stay).
+    compiled.diagnostics = smx_lang::teach::explain(&source, std::mem::take(&mut compiled.diagnostics));
     let mut err = std::io::stderr().lock();
     use std::io::Write;
     for diag in compiled.diagnostics.iter().take(MAX_DIAGNOSTICS) {

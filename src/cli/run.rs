@@ -33,6 +33,10 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
+    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+        crate::cli::say(&load::port_error(file, &e));
+        return Err(CliError::silent(super::exit::REJECTED));
+    }
     let settings = layers.resolve(&graph, registry)?;
     let pin = pin_mode(&args.pin)?;
     // Opened last before the run, so that a net or setting rejected above leaves no file.
