@@ -638,3 +638,34 @@ fn boxes_describes_the_routing_node_a_configuration_may_name() {
         "{details}"
     );
 }
+
+#[test]
+fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
+    let (_dir, net) = net_file(
+        "n.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    // --pin names a core that does not exist: the run stops after the warning, before any
+    // channel is made.
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--channel-len",
+        "100000000",
+        "--pin",
+        "99999",
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("warning: --channel-len 100000000 reserves 6.0 GiB for 1 channels (64 bytes a message, more than the 10 messages of this run)"),
+        "{stderr}"
+    );
+    let out = smxrun(&[arg(&net), "-n", "10", "--channel-len", "64", "--pin", "99999", "-q"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
+        "a usual length is not worth a word"
+    );
+}
