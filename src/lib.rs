@@ -24,11 +24,18 @@ pub fn main() -> i32 {
 }
 
 /// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes` (a box of the
-/// same name as a built-in one replaces it); returns the exit code.
-pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
+/// same name as a built-in one replaces it); returns the exit code. `boxes` may hold specs or
+/// references to them: `[SPEC]`, `&[SPEC]`, a `Vec<BoxSpec>`.
+///
+/// ```no_run
+/// # const A: smx_box::BoxSpec = smx_box::BoxSpec::named("a").create(|_| unimplemented!());
+/// # const B: smx_box::BoxSpec = smx_box::BoxSpec::named("b").create(|_| unimplemented!());
+/// std::process::exit(smxrun::main_with_boxes(&[A, B]));
+/// ```
+pub fn main_with_boxes<S: std::borrow::Borrow<BoxSpec>>(boxes: impl IntoIterator<Item = S>) -> i32 {
     let mut registry = builtin_registry();
     for spec in boxes {
-        registry.register(spec);
+        registry.register(spec.borrow().clone());
     }
     cli::main_with(std::env::args_os(), registry)
 }
