@@ -39,6 +39,8 @@ pub struct SinkStats {
     pub dropped_timeout: u64,
     /// Receivers that subscribed (pubsub).
     pub subscribers: u64,
+    /// Most receivers connected at once (pipeline: ZeroMQ gives each message to one of them).
+    pub receivers: u64,
     /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
     /// everything sent went to nobody.
     pub subscribed: bool,
@@ -561,6 +563,7 @@ impl Sender {
             let _ = sock.socket.set_linger(left.as_millis() as i32);
         }
         self.stats.refused = sock.refused;
+        self.stats.receivers = sock.most_peers;
         let closed = sock.close(linger);
         self.stats.linger_expired = !confirmed || closed.linger_expired;
         if self.stats.linger_expired {
