@@ -317,7 +317,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// by round so that load changes on a shared machine hit all alike; prints the median rates,
 /// smx over the best peer, and the median CPU time per message.
 fn compare_run(rounds: usize) {
-    use smxrun::bench::baseline::{PAIR_PEERS, PairShape};
+    use smx_bench::baseline::{PAIR_PEERS, PairShape};
     let registry = smxrun::builtin_registry();
     let count = 1_000_000u64;
     for len in [1u32, 64, 1024] {

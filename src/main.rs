@@ -1,8 +1,10 @@
 /// An allocation that fails ends smxrun with exit code 1 and a line naming the limit, not an
-/// abort (`cli::memory`).
+/// abort (`smxrun::cli::memory`).
 #[global_allocator]
 static ALLOCATOR: smxrun::cli::memory::ExitOnOom = smxrun::cli::memory::ExitOnOom;
 
+/// The command line, with the benchmarks as its `bench` command.
 fn main() {
-    std::process::exit(smxrun::main());
+    let bench = smxrun::ExtraCommand::new(smx_bench::command(), smx_bench::run_matches);
+    std::process::exit(smxrun::main_with([], [bench]));
 }

@@ -1,4 +1,4 @@
-//! `smxrun bench` as a user meets it (issue 14, item 11): every output path is checked before
+//! `smxrun bench` as a user meets it: every output path is checked before
 //! the first run, counts of 0 are refused with a clear message, `bench zmq --plot` says that it
 //! draws nothing, and the charts are drawn so that they do not mislead (log axis for miss
 //! rates, short tick labels, the measured counts as x ticks, the legend beside the plot).
@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use smxrun::bench::machine::MachineHeader;
-use smxrun::bench::result::{BenchResult, Case, FORMAT_VERSION, Run};
+use smx_bench::machine::MachineHeader;
+use smx_bench::result::{BenchResult, Case, FORMAT_VERSION, Run};
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_smxrun"))
@@ -165,12 +165,12 @@ fn the_tt_chart_has_a_log_axis_that_keeps_small_miss_rates() {
         ));
         cases.push(case("probe", &[("period_us", period)], "miss_rate_pct", &[0.001]));
     }
-    let charts = smxrun::bench::tt::charts(&result("tt", cases));
+    let charts = smx_bench::tt::charts(&result("tt", cases));
     let (name, chart) = &charts[0];
     assert!(chart.log_y, "miss rates need a log axis");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
-    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    smx_bench::plot::write_svg(chart, &path).unwrap();
     let texts = svg_texts(&path);
     let labels = numeric(&texts);
     // Decades from the smallest rate to the largest: 0.002 % is as visible as 60 %.
@@ -211,11 +211,11 @@ fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
             &[rate * 1.2],
         ));
     }
-    let charts = smxrun::bench::scaling::charts(&result("scaling", cases));
+    let charts = smx_bench::scaling::charts(&result("scaling", cases));
     let dir = tempfile::tempdir().unwrap();
     let (name, chart) = &charts[0];
     let path = dir.path().join(name);
-    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    smx_bench::plot::write_svg(chart, &path).unwrap();
     let labels = numeric(&svg_texts(&path));
     for x in ["1", "2", "4", "8", "16"] {
         assert!(labels.iter().any(|l| l == x), "no x tick {x} (pairs): {labels:?}");
@@ -235,10 +235,10 @@ fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
             &[2_000.0, 3_000.0],
         ));
     }
-    let charts = smxrun::bench::latency::charts(&result("latency", cases));
+    let charts = smx_bench::latency::charts(&result("latency", cases));
     let (name, chart) = &charts[0];
     let path = dir.path().join(name);
-    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    smx_bench::plot::write_svg(chart, &path).unwrap();
     let labels = numeric(&svg_texts(&path));
     for x in ["0", "1", "2", "4", "8"] {
         assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
@@ -260,11 +260,11 @@ fn the_scaling_chart_says_how_many_threads_each_ran() {
         cases.push(smx);
         cases.push(case("crossbeam", &[("pairs", &p)], "msg_rate_hz", &[1e6]));
     }
-    let charts = smxrun::bench::scaling::charts(&result("scaling", cases));
+    let charts = smx_bench::scaling::charts(&result("scaling", cases));
     let dir = tempfile::tempdir().unwrap();
     let (name, chart) = &charts[0];
     let path = dir.path().join(name);
-    smxrun::bench::plot::write_svg(chart, &path).unwrap();
+    smx_bench::plot::write_svg(chart, &path).unwrap();
     let texts = svg_texts(&path).join(" ");
     assert!(texts.contains("pairs of a source and a sink (log)"), "{texts}");
     assert!(!texts.contains("threads (2 per pair"), "{texts}");

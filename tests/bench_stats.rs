@@ -1,18 +1,16 @@
 //! The statistics and result plumbing of `smxrun bench`, on synthetic data with exact answers.
 
-use smx_runtime::firewall::TtMode;
-use smxrun::bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
-use smxrun::bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
-use smxrun::bench::stats::{
+use smx_bench::output::{compare, parse_json, to_csv, to_json, to_markdown};
+use smx_bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
+use smx_bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
+use smx_runtime::firewall::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
-fn header() -> smxrun::bench::machine::MachineHeader {
-    static HEADER: std::sync::OnceLock<smxrun::bench::machine::MachineHeader> = std::sync::OnceLock::new();
-    HEADER
-        .get_or_init(smxrun::bench::machine::MachineHeader::collect)
-        .clone()
+fn header() -> smx_bench::machine::MachineHeader {
+    static HEADER: std::sync::OnceLock<smx_bench::machine::MachineHeader> = std::sync::OnceLock::new();
+    HEADER.get_or_init(smx_bench::machine::MachineHeader::collect).clone()
 }
 
 fn approx(a: f64, b: f64) -> bool {
@@ -174,7 +172,7 @@ fn json_round_trip_and_compare_ratios() {
     let mut changed = old.clone();
     changed.settings.insert("count".into(), "10".into());
     assert_eq!(
-        smxrun::bench::output::settings_changes(&[changed], &back),
+        smx_bench::output::settings_changes(&[changed], &back),
         vec!["scaling: count (unset) -> 10".to_string()]
     );
 }
@@ -208,7 +206,7 @@ fn tables_render_with_every_row_the_width_of_the_header() {
 
 #[test]
 fn auto_decimals_keep_three_significant_digits() {
-    use smxrun::bench::result::decimals_for;
+    use smx_bench::result::decimals_for;
     assert_eq!(decimals_for(1234.5), 1);
     assert_eq!(decimals_for(12.3), 1);
     assert_eq!(decimals_for(1.23), 2);
@@ -262,7 +260,7 @@ fn scaling_table_has_one_row_per_cell_and_the_ratio_to_the_best_peer() {
             case("rtrb", "2", 2000.0),
         ],
     );
-    let t = smxrun::bench::scaling::table(&r, &[1, 2, 4], &[1], false);
+    let t = smx_bench::scaling::table(&r, &[1, 2, 4], &[1], false);
     let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
     assert_eq!(t.rows.len(), 2, "pair count 4 has no cases and no row");
     assert_eq!(t.rows[0][0], "2");
@@ -273,12 +271,12 @@ fn scaling_table_has_one_row_per_cell_and_the_ratio_to_the_best_peer() {
         "the best peer of 2 pairs is rtrb"
     );
     assert_eq!(t.rows[0][col("rtrb [k/s]")], "-");
-    let with_peer = smxrun::bench::scaling::table(&r, &[1], &[1], true);
+    let with_peer = smx_bench::scaling::table(&r, &[1], &[1], true);
     assert_eq!(with_peer.columns.len(), t.columns.len() + 2);
     assert_eq!(with_peer.rows[0].last().unwrap(), "-");
-    let ratios = smxrun::bench::scaling::ratio_table(&r, &[1, 2], &[1, 64]);
+    let ratios = smx_bench::scaling::ratio_table(&r, &[1, 2], &[1, 64]);
     assert_eq!(ratios.rows[1], ["2", "1.50 (rtrb)", "-"]);
-    let charts = smxrun::bench::scaling::charts(&r);
+    let charts = smx_bench::scaling::charts(&r);
     assert_eq!(charts.len(), 1);
 }
 
@@ -295,19 +293,16 @@ fn scaling_ratios_pair_each_round_of_smx_with_the_same_round_of_the_best_peer() 
     let rtrb = rates("rtrb", &[800.0, 200.0, 375.0]);
     let crossbeam = rates("crossbeam", &[300.0, 150.0, 250.0]);
     let r = result_with("scaling", vec![smx.clone(), rtrb.clone(), crossbeam]);
-    let t = smxrun::bench::scaling::ratio_table(&r, &[1], &[1]);
+    let t = smx_bench::scaling::ratio_table(&r, &[1], &[1]);
     assert_eq!(t.rows[0], ["1", "0.80 (rtrb; rounds 0.50-0.80)"]);
 
     // An invalid round is left out of the pairs, and one pair is no range.
     smx.runs[0].invalidate("a message was lost");
     smx.runs[2].invalidate("a message was lost");
-    assert_eq!(
-        smxrun::bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
-        None
-    );
+    assert_eq!(smx_bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"), None);
     smx.runs[2].valid = true;
     assert_eq!(
-        smxrun::bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
+        smx_bench::scaling::round_ratio_range(&smx, &rtrb, "msg_rate_hz"),
         Some((0.5, 0.8))
     );
 }
@@ -330,11 +325,11 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
         })
         .collect();
     let r = result_with("latency", cases);
-    let f = smxrun::bench::latency::fit(&r, "smx", 8, "latency_p50_ns").unwrap();
+    let f = smx_bench::latency::fit(&r, "smx", 8, "latency_p50_ns").unwrap();
     assert!(approx(f.slope, 1500.0) && approx(f.intercept, 2000.0) && approx(f.r_squared, 1.0));
-    assert!(smxrun::bench::latency::fit(&r, "raw", 8, "latency_p50_ns").is_none());
+    assert!(smx_bench::latency::fit(&r, "raw", 8, "latency_p50_ns").is_none());
     // One row per size and chain: smx, then its raw peer.
-    let t = smxrun::bench::latency::fit_table(&r, &[8, 1024]);
+    let t = smx_bench::latency::fit_table(&r, &[8, 1024]);
     assert_eq!(t.rows.len(), 4);
     assert_eq!(t.rows[0][1], "smx");
     assert_eq!(t.rows[0][2], "1.50");
@@ -342,7 +337,7 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
     assert_eq!(t.rows[0][5], "4.50");
     assert_eq!(t.rows[1][2], "-", "no raw cases: no fit");
     assert_eq!(t.rows[2][2], "-", "no cases of 1024 bytes: no fit");
-    let p = smxrun::bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
+    let p = smx_bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
     assert_eq!(p.rows.len(), 5);
     assert_eq!(p.rows[1][3], "3.5");
 }
@@ -375,7 +370,7 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
         ],
     );
     let modes = [TtMode::Threads, TtMode::Cyclic];
-    let t = smxrun::bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3], &modes);
+    let t = smx_bench::tt::table(&r, &[std::time::Duration::from_micros(10)], &[1, 3], &modes);
     // 3 pairs ran in one mode only: three rows.
     assert_eq!(t.rows.len(), 3);
     assert_eq!(t.rows[0][0], "10us");
@@ -384,7 +379,7 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
     assert_eq!((t.rows[0][4].as_str(), t.rows[0][6].as_str()), ("2.00x", "4"));
     assert_eq!((t.rows[1][2].as_str(), t.rows[1][4].as_str()), ("cyclic", "1.00x"));
     assert_eq!(t.rows[2][5], "0.0100");
-    let chart = &smxrun::bench::tt::charts(&r)[0].1;
+    let chart = &smx_bench::tt::charts(&r)[0].1;
     assert_eq!(chart.series.len(), 4, "three smx lines and the floor");
 }
 

@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output};
 
-use smxrun::bench::output::read_json;
+use smx_bench::output::read_json;
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_smxrun"))

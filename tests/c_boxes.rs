@@ -48,7 +48,7 @@ fn compile(compiler: &str, args: &[&str]) {
     );
 }
 
-/// The three commands of the README: headers, compile, (run in the tests).
+/// The three commands of the C boxes guide (docs/guide/c-boxes.md): headers, compile, (run in the tests).
 fn example_library() -> &'static str {
     static LIB: OnceLock<String> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -749,4 +749,179 @@ fn minus_n_says_it_does_not_reach_c_boxes() {
         stderr.contains("warning: -n 5 does not reach the C boxes Lines, Gate, Offs, Add, Scale, Avg, Sink"),
         "{stderr}"
     );
+}
+
+/// Files that are not a loadable library for this machine are refused before the loader maps
+/// them, naming the file and the cause, with exit 1: a truncated copy (the loader would map
+/// pages past its end and die of SIGBUS), one whose header names another architecture (the
+/// loader said "No such file or directory"), one that is not ELF at all, and a FIFO (the loader
+/// would wait for a writer forever).
+#[test]
+fn a_library_that_cannot_be_loaded_here_is_refused_before_loading() {
+    let good = std::fs::read(example_library()).unwrap();
+    let dir = scratch().join("bad-libraries");
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("libtruncated.so");
+    std::fs::write(&truncated, &good[..3000]).unwrap();
+    let foreign = dir.join("libforeign.so");
+    let mut bytes = good.clone();
+    // e_machine: 0x28, 32-bit ARM.
+    bytes[18..20].copy_from_slice(&40u16.to_le_bytes());
+    std::fs::write(&foreign, &bytes).unwrap();
+    let text_file = dir.join("libtext.so");
+    std::fs::write(&text_file, "not a library\n").unwrap();
+    let fifo = dir.join("libfifo.so");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: c_path is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for (lib, cause) in [
+        (&truncated, "truncated"),
+        (&foreign, "another architecture"),
+        (&text_file, "not an ELF"),
+        (&fifo, "not a regular file"),
+    ] {
+        let lib = lib.to_str().unwrap();
+        let out = smxrun_within(
+            &["nets/c_boxes.smx", "--boxes", lib, "-q"],
+            std::time::Duration::from_secs(30),
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{lib}: {stderr}");
+        assert!(stderr.contains(lib) && stderr.contains(cause), "{lib}: {stderr}");
+    }
+}
+
+/// `smxrun` with `args`, killed after `limit` (so a hang fails the test instead of blocking it).
+fn smxrun_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(SMXRUN)
+        .args(args)
+        .current_dir(root())
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run smxrun");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}
+
+/// A box whose init, or a library whose constructor, calls the C library's `exit` ends the
+/// run; smxrun must not report that as its own exit code (0: success, 3: books not clean).
+const EXITS: &str = r#"
+#include <stdlib.h>
+#include "smx.h"
+#ifdef AT_LOAD
+__attribute__((constructor)) static void leave_at_load(void) { exit(CODE); }
+#endif
+int t_exit(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_exit_init(void *h, void **state) { (void)h; (void)state; exit(CODE); return 0; }
+void t_exit_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_box_or_library_that_calls_exit_does_not_decide_the_exit_code() {
+    let file = net_file(
+        "exits",
+        "E = box t_exit( out data )\nSnk = box smx_snk_null( in data )\nconnect E.Snk\n",
+    );
+    for (name, defines) in [
+        ("exit0_init", "#define CODE 0\n"),
+        ("exit3_init", "#define CODE 3\n"),
+        ("exit0_load", "#define CODE 0\n#define AT_LOAD\n"),
+    ] {
+        let lib = c_library(name, &format!("{defines}{EXITS}"));
+        let out = smxrun(&[&file, "--boxes", &lib, "-q"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains("called exit"), "{name}: {stderr}");
+    }
+}
+
+/// A box whose init never returns holds up the start of every box. After a stop the report
+/// names that box as stuck in its init, and calls no other box stuck or gives it a wall time:
+/// none of them ever started.
+const BLOCKS: &str = r#"
+#include <unistd.h>
+#include "smx.h"
+int t_block(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_block_init(void *h, void **state) { (void)h; (void)state; for (;;) sleep(1); return 0; }
+void t_block_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_box_blocked_in_its_init_is_named_after_a_stop() {
+    let lib = c_library("blocks", BLOCKS);
+    let file = net_file(
+        "blocks",
+        "Src = box smx_src_rand( out data )\nB = box t_block( out data )\n\
+         Snk = box smx_snk_null( in data )\nOther = box smx_snk_null( in data )\nconnect Src.Snk | B.Other\n",
+    );
+    let child = Command::new(SMXRUN)
+        .args([&file, "--boxes", &lib, "-q", "--report", "json"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    // SAFETY: signals the child this test spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = wait_within(child, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let report = json(&out);
+    let blocked = net(&report, "B");
+    assert_eq!(blocked["status"], "stuck", "{blocked}");
+    assert!(blocked["error"].as_str().unwrap().contains("init"), "{blocked}");
+    for name in ["Src", "Snk", "Other"] {
+        let other = net(&report, name);
+        assert_ne!(other["status"], "stuck", "{name}: {other}");
+        assert_eq!(other["wall_time_s"], 0.0, "{name}: {other}");
+    }
+}
+
+/// Waits for `child`, killed after `limit` (a hang fails the test instead of blocking it).
+fn wait_within(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && started.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}
+
+/// A library whose constructor never returns holds the dynamic loader's lock. A stop must
+/// still end smxrun (5 s after the signal, without a report), not deadlock in exit().
+const HANGS_AT_LOAD: &str = r#"
+#include <unistd.h>
+#include "smx.h"
+__attribute__((constructor)) static void never_returns(void) { for (;;) sleep(1); }
+int t_hang(void *h, void *state) { (void)h; (void)state; return SMX_NET_END; }
+int t_hang_init(void *h, void **state) { (void)h; (void)state; return 0; }
+void t_hang_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+#[test]
+fn a_stop_while_a_library_loads_ends_smxrun() {
+    let lib = c_library("hangs_at_load", HANGS_AT_LOAD);
+    let file = net_file(
+        "hangs",
+        "H = box t_hang( out data )\nSnk = box smx_snk_null( in data )\nconnect H.Snk\n",
+    );
+    let child = Command::new(SMXRUN)
+        .args([&file, "--boxes", &lib, "-q"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    // SAFETY: signals the child this test spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = wait_within(child, std::time::Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("without a report"), "{}", text(&out.stderr));
 }

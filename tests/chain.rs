@@ -1,4 +1,4 @@
-//! Operator chaining (`--chain auto`, issue 15 item 3): which boxes share a thread, and that a
+//! Operator chaining (`--chain auto`): which boxes share a thread, and that a
 //! chained net counts, fails, ends and stops exactly as one with a thread per box. The runs
 //! are given one core (`PinMode::List([0])`) so that the threads outnumber the cores on any
 //! machine. No test asserts timing.

@@ -92,15 +92,24 @@ fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
         "ports.smx",
         "Src = box smx_src_rand( out dat )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n",
     );
-    for command in [&["check", arg(&net)][..], &[arg(&net), "-n", "10"][..]] {
+    // Each cites the declaration, where the fix goes, with its line and a caret.
+    for command in [
+        &["check", arg(&net)][..],
+        &[arg(&net), "-n", "10"][..],
+        &["graph", arg(&net)][..],
+    ] {
         let out = smxrun(command);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
         assert!(
             stderr.contains(&format!(
-                "{}:3: box instance 'Src' (smx_src_rand) does not declare the output port 'data'",
+                "{}:1:1: error: box instance 'Src' (smx_src_rand) does not declare the output port 'data'",
                 net.display()
             )),
+            "{command:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("\n  Src = box smx_src_rand( out dat )\n  ^"),
             "{command:?}: {stderr}"
         );
     }

@@ -1,4 +1,4 @@
-//! Output that is neither lost nor amplified (issue 17, items 8, 9, 11, 12): `-o` is atomic and
+//! Output that is neither lost nor amplified: `-o` is atomic and
 //! works onto special files, a closed pipe is never a panic, diagnostics of a huge bad file
 //! stay small, and bad box values stop the run before it starts.
 
@@ -399,4 +399,40 @@ fn a_result_onto_the_net_or_onto_another_result_is_refused_and_the_net_stays() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// With standard output closed (`smxrun NET >&-`) the report has nowhere to go: refused before
+/// the start with exit 1, not a run whose report is silently lost with exit 0.
+#[test]
+fn a_closed_stdout_is_refused_before_the_start() {
+    use std::os::unix::process::CommandExt;
+    let net = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("nets/src_snk.smx");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_smxrun"));
+    cmd.arg(&net).args(["-n", "10", "-q"]);
+    // SAFETY: close is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("standard output is closed"), "{stderr}");
+}
+
+/// A value smxrun echoes in an error line (here a file name) is shown escaped: control
+/// characters from it never reach the terminal, where they could rewrite what it shows.
+#[test]
+fn control_characters_in_an_echoed_value_are_escaped() {
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("/nonexistent/\u{1b}[2J\u{1b}]0;owned\u{7}.smx")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nonexistent"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{7}'), "{stderr:?}");
+    assert!(stderr.contains("\\u{1b}[2J"), "{stderr:?}");
 }

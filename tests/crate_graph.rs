@@ -2,7 +2,7 @@
 //! about which crate may use which hold because these dependencies do not exist.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The names under `[dependencies]` of a crate (normal dependencies only).
 fn dependencies(manifest: &Path) -> BTreeSet<String> {
@@ -14,13 +14,101 @@ fn dependencies(manifest: &Path) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+fn crate_manifest(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates")
+        .join(name)
+        .join("Cargo.toml")
+}
+
 fn crate_deps(name: &str) -> BTreeSet<String> {
-    dependencies(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("crates")
-            .join(name)
-            .join("Cargo.toml"),
-    )
+    dependencies(&crate_manifest(name))
+}
+
+fn read_toml(path: &Path) -> toml::Table {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.parse().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn strings(value: Option<&toml::Value>) -> Vec<String> {
+    value
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// The normal dependencies a crate compiles with `features` asked of it (plus its defaults
+/// unless `defaults` is false): every dependency that is not optional, and the optional ones
+/// those features turn on. Each comes with the features it is asked for and whether its own
+/// defaults are on (a `workspace = true` dependency takes the workspace's `default-features`).
+fn compiled_dependencies(manifest: &Path, features: &[String], defaults: bool) -> Vec<(String, Vec<String>, bool)> {
+    let doc = read_toml(manifest);
+    let workspace = read_toml(&Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+    let table = |t: &toml::Table, key: &str| t.get(key).and_then(|v| v.as_table()).cloned().unwrap_or_default();
+    let declared = table(&doc, "features");
+    let mut on: BTreeSet<String> = features.iter().cloned().collect();
+    if defaults {
+        on.insert("default".into());
+    }
+    let mut pending: Vec<String> = on.iter().cloned().collect();
+    while let Some(feature) = pending.pop() {
+        for implied in strings(declared.get(&feature)) {
+            if on.insert(implied.clone()) {
+                pending.push(implied);
+            }
+        }
+    }
+    let shared = table(&table(&workspace, "workspace"), "dependencies");
+    let mut found = Vec::new();
+    for (name, spec) in table(&doc, "dependencies") {
+        let optional = spec.get("optional").and_then(|v| v.as_bool()).unwrap_or(false);
+        if optional && !on.contains(&format!("dep:{name}")) && !on.contains(&name) {
+            continue;
+        }
+        let inherited = spec.get("workspace").and_then(|v| v.as_bool()).unwrap_or(false);
+        let origin = if inherited { shared.get(&name) } else { Some(&spec) };
+        let own_defaults = origin
+            .and_then(|o| o.get("default-features"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true);
+        let mut asked = strings(spec.get("features"));
+        // A feature of this crate that names `dep/feature` asks the dependency for it.
+        asked.extend(
+            on.iter()
+                .filter_map(|f| f.strip_prefix(&format!("{name}/")).map(String::from)),
+        );
+        found.push((name, asked, own_defaults));
+    }
+    found
+}
+
+/// Every crate a workspace crate compiles, through the workspace's own crates (those under
+/// `crates/`), with its default features: the names a box author's build would download.
+fn compiled_closure(manifest: &Path) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![(manifest.to_path_buf(), Vec::new(), true)];
+    while let Some((manifest, features, defaults)) = pending.pop() {
+        for (name, asked, own_defaults) in compiled_dependencies(&manifest, &features, defaults) {
+            let inner = crate_manifest(&name);
+            if inner.exists() {
+                pending.push((inner, asked, own_defaults));
+            }
+            seen.insert(name);
+        }
+    }
+    seen
+}
+
+/// What only measuring needs: the experiments, their charts, their queue peer, the harness.
+const MEASUREMENT: [&str; 4] = ["smx-bench", "plotters", "rtrb", "criterion"];
+
+fn assert_compiles_no_measurement(what: &str, manifest: &Path) {
+    let closure = compiled_closure(manifest);
+    let found: Vec<&&str> = MEASUREMENT.iter().filter(|m| closure.contains(**m)).collect();
+    assert!(
+        found.is_empty(),
+        "{what} must compile none of {found:?} (it compiles {closure:?})"
+    );
 }
 
 fn assert_none_of(name: &str, forbidden: &[&str]) {
@@ -128,7 +216,25 @@ fn boxes_are_written_against_the_contract_alone() {
 }
 
 #[test]
-fn the_command_line_is_only_in_the_root_package() {
+fn c_boxes_know_the_contract_and_the_graph_only() {
+    // The graph names the C boxes a net uses and their ports (for `smxrun headers`); nothing
+    // else of the runtime, the front end or the channels may reach a C box.
+    assert!(crate_deps("smx-cbox").contains("smx-box"));
+    assert_none_of(
+        "smx-cbox",
+        &[
+            "smx-runtime",
+            "smx-lang",
+            "smx-channel",
+            "smx-timing",
+            "smx-spsc",
+            "clap",
+        ],
+    );
+}
+
+#[test]
+fn the_command_line_is_only_in_its_crate() {
     for name in [
         "smx-box",
         "smx-channel",
@@ -138,6 +244,8 @@ fn the_command_line_is_only_in_the_root_package() {
         "smx-runtime",
         "smx-boxes",
         "smx-zmq",
+        "smx-spsc",
+        "smx-cbox",
     ] {
         assert_none_of(name, &["clap", "plotters", "signal-hook", "env_logger", "smxrun"]);
     }
@@ -151,4 +259,67 @@ fn the_libzmq_build_knows_nothing_of_smx() {
         "smx-libzmq only builds libzmq and libsodium (it has {deps:?})"
     );
     assert!(crate_deps("smx-zmq").contains("smx-libzmq"));
+}
+
+#[test]
+fn the_c_box_loader_knows_no_runtime_no_front_end_and_no_command_line() {
+    assert_none_of(
+        "smx-cbox",
+        &[
+            "smx-runtime",
+            "smx-lang",
+            "smx-channel",
+            "smxrun",
+            "smx-bench",
+            "clap",
+            "plotters",
+        ],
+    );
+}
+
+#[test]
+fn the_command_line_library_compiles_no_measurement() {
+    assert_compiles_no_measurement("the smxrun library", &crate_manifest("smxrun"));
+}
+
+#[test]
+fn a_box_crate_compiles_no_measurement() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rust-boxes/Cargo.toml");
+    assert!(
+        compiled_closure(&example).contains("smxrun"),
+        "the example box crate runs through smxrun"
+    );
+    assert_compiles_no_measurement("a box crate (examples/rust-boxes)", &example);
+}
+
+#[test]
+fn the_benchmarks_stand_on_the_libraries_not_on_the_command_line() {
+    assert_none_of("smx-bench", &["smxrun", "signal-hook", "env_logger"]);
+    for name in [
+        "smx-box",
+        "smx-spsc",
+        "smx-channel",
+        "smx-timing",
+        "smx-graph",
+        "smx-lang",
+        "smx-runtime",
+        "smx-boxes",
+        "smx-zmq",
+        "smx-cbox",
+    ] {
+        assert_none_of(name, &MEASUREMENT);
+    }
+}
+
+/// The closure above must see what the manifests ask for, or the tests built on it prove
+/// nothing: the binary's package compiles the benchmarks and their charts.
+#[test]
+fn the_closure_sees_the_binarys_measurement() {
+    let root = compiled_closure(&Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+    for name in ["smxrun", "smx-bench", "plotters", "rtrb", "smx-zmq", "zmq"] {
+        assert!(
+            root.contains(name),
+            "the smxrun binary compiles {name} (it compiles {root:?})"
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! The report's latency figures on real runs: they bracket a known delay, they are per hop,
 //! they survive a routing node, a clock that disagrees is said, and the JSON layout is the one
-//! the README documents.
+//! docs/guide/json-report.md documents.
 
 use std::time::Duration;
 
@@ -204,7 +204,7 @@ fn sleep_chain_with(mode: LatencyMode) -> Report {
     run_net(net, mode)
 }
 
-/// The layout README.md documents under "The JSON report".
+/// The layout docs/guide/json-report.md documents.
 #[test]
 fn json_latency_fields_have_the_documented_layout() {
     let report = sleep_chain();

@@ -1,4 +1,4 @@
-//! The report read by a newcomer (issue 14, items 6 to 8): a time-triggered channel's overwrites
+//! The report read by a newcomer: a time-triggered channel's overwrites
 //! are explained on the spot, the run ends with a verdict on the period, a correct fan-in does
 //! not read as a fault, and every node has one spelling, `Name#id`, with each warning printed
 //! once. Nets are written in the language and run through the library or the binary; every
@@ -79,7 +79,7 @@ fn last_line(text: &str) -> &str {
     text.lines().last().unwrap()
 }
 
-// ---- item 6: the report explains itself where the surprise is ----
+// ---- the report explains itself where the surprise is ----
 
 #[test]
 fn a_time_triggered_channel_says_its_overwrites_are_consume_misses() {
@@ -170,7 +170,7 @@ fn the_after_run_probe_measures_each_firewall_period_once() {
     assert!(last_line(&text::render(&report)).contains("smxrun probe --period 1s"));
 }
 
-// ---- item 7: order is per source ----
+// ---- order is per source ----
 
 #[test]
 fn a_correct_fan_in_is_in_order_per_source() {
@@ -197,7 +197,7 @@ fn a_loss_in_one_stream_is_still_a_gap() {
     assert_eq!(snk.stats.u64("streams"), Some(1));
 }
 
-// ---- item 8: one spelling, each warning once ----
+// ---- one spelling, each warning once ----
 
 #[test]
 fn the_text_report_spells_every_node_name_hash_id() {

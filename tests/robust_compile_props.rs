@@ -1,5 +1,5 @@
 //! The whole front end (`compose::compile`: parsing, composition, flattening, checks) under
-//! mutated input (issue 7.1; tests/syntax_props.rs covers the parser alone): never a panic, a
+//! mutated input (tests/syntax_props.rs covers the parser alone): never a panic, a
 //! hang or a stack overflow; always either an accepted graph whose edges join existing nodes,
 //! or diagnostics whose places lie inside the text. Bounded to a few seconds; set
 //! `PROPTEST_CASES` for a longer run.

@@ -1,4 +1,4 @@
-//! Faults are contained (issue 7.3): a user box that fails in a step or cleanup, by error or
+//! Faults are contained: a user box that fails in a step or cleanup, by error or
 //! panic, at every place of a net (chain, fan-out branch, fan-in input, time-triggered frame)
 //! ends as `failed` while its neighbours terminate and unrelated parts finish their work; one
 //! that fails in create or init stops the run before any step, which is refused naming the box;
@@ -34,6 +34,7 @@ const FAULTS: &[&str] = &[
     "step_err",
     "step_panic",
     "cleanup_panic",
+    "stats_panic",
 ];
 
 /// `robust_faulty(up in data, down out data)`: forwards, and fails where `fault` says (steps
@@ -61,7 +62,7 @@ impl BoxImpl for Faulty {
                 "step_err" => return Err(BoxError::new("robust: step refused")),
                 "step_panic" => panic!("robust: step exploded"),
                 // Ends normally, so that the run ends and the cleanup panic is reached.
-                "cleanup_panic" => return Ok(Flow::End),
+                "cleanup_panic" | "stats_panic" => return Ok(Flow::End),
                 _ => {}
             }
         }
@@ -76,6 +77,13 @@ impl BoxImpl for Faulty {
             panic!("robust: cleanup exploded");
         }
         Ok(())
+    }
+
+    fn stats(&self) -> smx_box::Stats {
+        if self.fault == "stats_panic" {
+            panic!("robust: figures exploded");
+        }
+        smx_box::Stats::new()
     }
 }
 
@@ -206,6 +214,10 @@ fn every_fault_at_every_place_is_contained() {
             assert_eq!(bad.status, Status::Failed, "{what}");
             let error = bad.error.as_deref().unwrap_or_default();
             assert!(error.contains("robust: ") && error.contains(stage), "{what}: {error}");
+            // Each failure is named by the call that failed, not by another.
+            for other in ["step", "cleanup", "stats"].iter().filter(|&&s| s != stage) {
+                assert!(!error.contains(other), "{what}: {error}");
+            }
             for net in report.nets.iter().filter(|n| n.name != "Bad") {
                 assert_ne!(
                     net.status,

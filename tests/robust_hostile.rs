@@ -1,4 +1,4 @@
-//! A ZeroMQ peer that lies (issue 17): oversized frames, forged end markers, numbers that would
+//! A ZeroMQ peer that lies: oversized frames, forged end markers, numbers that would
 //! wrap the books, random bytes. Each test plays the peer with a raw socket over loopback or ipc
 //! against a real `smx_src_zmq` (a net run by the library, the `Receiver` engine stepped by hand,
 //! or `smxrun` itself) and checks the books, the row's verdict and the exit code. Behaviour only:
@@ -23,7 +23,7 @@ use smx_zmq::wire::{self, Header, Kind, MAX_SEQ};
 mod common;
 use common::zmq::free_tcp_endpoint;
 
-/// The exit code of a run whose ZeroMQ books are not clean (README, exit codes).
+/// The exit code of a run whose ZeroMQ books are not clean (docs/guide/exit-codes.md).
 const EXIT_BOOKS_NOT_CLEAN: i32 = 3;
 
 /// The sender id the honest peer uses.
@@ -180,8 +180,8 @@ fn receive_count(rx: &mut Receiver, count: usize) -> Vec<u64> {
     seqs
 }
 
-/// Issue 17.2: one marker with an invented sender id stopped a receiver mid-stream "by marker"
-/// with `lost 0`, and what the real sender sent next was booked nowhere.
+/// One marker with an invented sender id must not stop a receiver mid-stream "by marker" with
+/// `lost 0`, leaving what the real sender sends next booked nowhere.
 #[test]
 fn a_forged_marker_from_an_invented_sender_does_not_end_the_stream() {
     let mut rx = receiver(Duration::from_secs(20), 1);
@@ -254,8 +254,8 @@ fn a_marker_contradicted_by_later_data_flags_the_books() {
     assert_eq!(rx.conflicting_markers, 1);
 }
 
-/// Issue 17.3: a sequence number of 2^64-1 gave `lost 18446744073709551613` with consistent
-/// books. Impossible numbers are corrupt frames; the honest stream's books stay exact.
+/// A sequence number of 2^64-1 must not wrap the books (into `lost 18446744073709551613` with
+/// consistent books). Impossible numbers are corrupt frames; the honest stream's books stay exact.
 #[test]
 fn wrapped_sequence_numbers_are_corrupt_and_the_books_stay_exact() {
     let endpoint = free_tcp_endpoint();
@@ -307,7 +307,7 @@ fn a_marker_claiming_2_pow_64_sent_is_corrupt() {
     assert_balanced(src);
 }
 
-/// Issue 17.1: one 1 GiB frame raised the receiver's RSS to 6.3 GB and the run ended `ok`. A
+/// One 1 GiB frame must not raise the receiver's memory by gigabytes while the run ends `ok`. A
 /// frame over `max_message` (default: 64 MiB + the header) is refused by libzmq before it is
 /// allocated, the peer's connection is cut, and the row says so.
 #[test]
@@ -405,7 +405,7 @@ fn random_bytes_are_counted_corrupt_and_never_reach_the_books() {
     assert_balanced(src);
 }
 
-/// 300,000 invented sender ids took 115 MB (issue 17.1): the books keep at most 1024 senders;
+/// Invented sender ids must not grow the books without bound: they keep at most 1024 senders;
 /// the rest are refused as corrupt, and the honest stream still ends by its marker.
 #[test]
 fn invented_sender_ids_are_capped() {
@@ -426,7 +426,7 @@ fn invented_sender_ids_are_capped() {
     assert_balanced(src);
 }
 
-/// Issue 14.3: a source that received nothing exited 0 with no warning; its row now says so.
+/// A source that received nothing must not pass as clean: its row says so.
 #[test]
 fn a_source_that_received_nothing_says_so() {
     let report = run_source(&free_tcp_endpoint(), &[("timeout", "300ms")]);
@@ -437,8 +437,8 @@ fn a_source_that_received_nothing_says_so() {
     assert!(text.contains("INCOMPLETE: received nothing"), "{text}");
 }
 
-/// Issue 14.3: a sink that delivered nothing (no receiver, all dropped, ABORTED) reported
-/// `status ok`; its row's verdict now says it delivered nothing, in words.
+/// A sink that delivered nothing (no receiver, all dropped, ABORTED) must not pass as clean:
+/// its row's verdict says it delivered nothing, in words.
 #[test]
 fn a_sink_that_delivered_nothing_says_so() {
     let mut net = NetBuilder::new();
@@ -521,7 +521,8 @@ fn smxrun_reports_a_forged_marker_in_its_json_and_exit_code() {
     assert_eq!(out.status.code(), Some(EXIT_BOOKS_NOT_CLEAN));
 }
 
-/// Issue 17.13: `ipc://NAME` left `smx-ipc/` behind, `ipc:///a/b/c/sock` removed only `c`.
+/// A binder removes what it created: `smx-ipc/` for `ipc://NAME`, and for `ipc:///a/b/c/sock`
+/// every one of `a/b/c` it created, not only `c`.
 #[test]
 fn ipc_endpoints_remove_every_directory_they_created() {
     let dir = tempfile::tempdir().unwrap();
@@ -561,7 +562,7 @@ fn ipc_endpoints_remove_every_directory_they_created() {
     assert!(!deep.exists(), "a/ and a/b/ left behind");
 }
 
-/// Issue 12: every bad value of a ZeroMQ key is found by the box's `validate`, with a message
+/// Every bad value of a ZeroMQ key is found by the box's `validate`, with a message
 /// naming the instance and the key, without opening a socket.
 #[test]
 fn bad_zmq_values_are_found_by_validate() {
@@ -626,9 +627,8 @@ fn bad_zmq_values_are_found_by_validate() {
     }
 }
 
-/// Issue 12: a bad ZeroMQ value stops `smxrun` before the start with exit 1, instead of
-/// exit 2 after the rest of the net ran. Needs the runtime to call the boxes' `validate`
-/// before any thread starts (see the branch's report).
+/// A bad ZeroMQ value stops `smxrun` before the start with exit 1, instead of exit 2 after the
+/// rest of the net ran: the runtime calls the boxes' `validate` before any thread starts.
 #[test]
 fn bad_zmq_values_exit_1_before_the_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -646,4 +646,42 @@ fn bad_zmq_values_exit_1_before_the_start() {
         assert_eq!(out.status.code(), Some(1), "{set}");
         assert!(out.stdout.is_empty(), "{set}: nothing ran");
     }
+}
+
+/// A batch frame of `count` messages numbered from `first`.
+fn batch(push: &zmq::Socket, sender: u32, first: u64, count: usize) {
+    let mut writer = smx_zmq::batch::BatchWriter::new();
+    for _ in 0..count {
+        writer.push(b"x");
+    }
+    let frame = writer.seal(sender, first, wire::unix_now_ns());
+    push.send_multipart([&b""[..], frame], 0).unwrap();
+}
+
+/// A replayed stream (or a second sender using the same id) and batches that overlap: a number
+/// seen again is booked as a duplicate and not passed on, and a row with duplicates is not ok.
+#[test]
+fn duplicates_are_booked_not_passed_on_and_never_ok() {
+    let endpoint = free_tcp_endpoint();
+    let (_ctx, push) = peer(&endpoint);
+    for _ in 0..2 {
+        for seq in 0..500 {
+            data(&push, HONEST, seq, b"x");
+        }
+    }
+    batch(&push, HONEST, 500, 100);
+    batch(&push, HONEST, 550, 100);
+    marker(&push, HONEST, 650);
+    let report = run_source(&endpoint, &[]);
+    let src = &row(&report, "Src");
+    let snk = report.channels.iter().find(|c| c.to == "Snk").unwrap();
+    assert_eq!(snk.read, 650, "only the first of each number is passed on: {src}");
+    assert_eq!(
+        (n(src, "received"), n(src, "duplicates"), n(src, "lost")),
+        (1200, 550, 0),
+        "{src}"
+    );
+    assert_eq!(src["verdict"], "suspect", "{src}");
+    assert!(problems(src).contains("duplicate"), "{src}");
+    assert_balanced(src);
 }

@@ -1,4 +1,4 @@
-//! Load (issue 7.4): a net of 500 `Src.Snk` pairs (1,000 threads) run by `smxrun` either runs
+//! Load: a net of 500 `Src.Snk` pairs (1,000 threads) run by `smxrun` either runs
 //! to its end or fails up front with a clear message about the thread limit; with the
 //! process's address space capped so that the threads cannot all exist, it must be the clear
 //! message (exit 1), never a crash, a hang or a partial start.

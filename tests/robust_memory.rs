@@ -1,4 +1,4 @@
-//! Resident memory stays flat over a long run (issue 7.4): no message, payload or counter is
+//! Resident memory stays flat over a long run: no message, payload or counter is
 //! leaked per message.
 //!
 //! Runs `Src.Fwd.(Snk|Snk)` with heap payloads (256 bytes, above the inline size) and a copying

@@ -1,4 +1,4 @@
-//! Random valid nets, written as `.smx` text, compiled and run with small counts (issue 7.2).
+//! Random valid nets, written as `.smx` text, compiled and run with small counts.
 //!
 //! The generator builds nets from three kinds of pieces that expose only the port `data`:
 //! producers (an open `out data`), stages (`in data`, `out data`) and consumers (an open

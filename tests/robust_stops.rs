@@ -1,4 +1,4 @@
-//! Every stop stops (issue 17, items 4 and 5): a signal ends a run with a long period, a
+//! Every stop stops: a signal ends a run with a long period, a
 //! ZeroMQ sink without a receiver; a graph that could only hang is refused before it starts;
 //! repeated and other stop signals. Cycles that never drain and boxes stuck in a step:
 //! `tests/robust_stuck.rs`.
@@ -186,6 +186,26 @@ fn graphs_that_could_only_hang_or_overflow_are_refused_before_the_start() {
             ),
             "without a period",
         ),
+        (
+            // A sink with a second input that nothing feeds: the front end refuses the same
+            // net ("port 'extra' in 'Snk' is not connected").
+            "unconnected.json",
+            graph(
+                &format!(
+                    "{}, {}",
+                    node(0, "Src", "smx_src_rand", "box", &port("out")),
+                    node(
+                        1,
+                        "Snk",
+                        "smx_snk_null",
+                        "box",
+                        &format!("{}, {}", port("in"), port("in").replace("\"data\"", "\"extra\""))
+                    )
+                ),
+                &edge(0, 0, 1, "none"),
+            ),
+            "port 'extra' of Snk#1 is not connected",
+        ),
     ];
     for (name, text, cause) in cases {
         let path = write(dir.path(), name, &text);
@@ -273,4 +293,97 @@ fn a_stop_with_stderr_closed_still_ends_with_its_code() {
     let (code, out, _, _) = finish(child, Duration::from_secs(60));
     assert_eq!(code, Some(130), "no panic on the closed stderr: {out}");
     assert!(out.contains("status stopped"), "{out}");
+}
+
+/// A stop cuts a ZeroMQ link in the middle: what the sink had handed to ZeroMQ and the source
+/// had not yet taken is counted on no row, so neither row may say `ok`; each says it was stopped.
+#[test]
+fn a_stopped_zmq_link_is_never_booked_ok() {
+    for net in ["zmq_pipeline_tcp", "zmq_pubsub_tcp"] {
+        let path = common::zmq::net(&format!("{net}.smx"));
+        let config = common::zmq::net(&format!("{net}.toml"));
+        let endpoint = common::zmq::free_tcp_endpoint();
+        let child = spawn(&[
+            path.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            &format!("Snk1.endpoint={endpoint}"),
+            "--set",
+            &format!("Src2.endpoint={endpoint}"),
+            "--set",
+            "Snk2.path=/dev/null",
+            "--pin",
+            "off",
+            "-n",
+            "1000000000",
+            "--report",
+            "json",
+            "-q",
+        ]);
+        std::thread::sleep(Duration::from_millis(1_000));
+        signal(&child, libc::SIGINT);
+        let (code, out, err, _) = finish(child, Duration::from_secs(90));
+        assert_eq!(code, Some(130), "{net}: {err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        for row in report["sections"]["zmq"].as_array().unwrap() {
+            assert_eq!(row["verdict"], "incomplete", "{net}: {row}");
+            assert!(row["problems"].as_str().unwrap().contains("stopped"), "{net}: {row}");
+        }
+    }
+}
+
+/// A report whose write blocks (a reader that never reads the pipe) still ends after a stop:
+/// smxrun exits without the report 5 s after the signal, as it does when the run itself hangs.
+#[test]
+fn a_stop_ends_a_run_whose_report_write_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough boxes that the JSON report is larger than a pipe holds (64 KiB).
+    let mut text = String::from("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n");
+    let mut chain = String::from("Src");
+    for i in 0..400 {
+        text += &format!("F{i} = box smx_fwd( up in data, down out data )\n");
+        chain += &format!(".F{i}");
+    }
+    text += &format!("connect {chain}.Snk\n");
+    let net = write(dir.path(), "long.smx", &text);
+    let mut child = smxrun()
+        .args([
+            net.to_str().unwrap(),
+            "-n",
+            "10",
+            "-q",
+            "--pin",
+            "off",
+            "--report",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe is never read: once the run is over, its report write blocks.
+    let _unread = child.stdout.take();
+    std::thread::sleep(Duration::from_millis(3_000));
+    signal(&child, libc::SIGTERM);
+    let (code, _, err, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "smxrun did not end after the stop: {err}");
+    assert!(err.contains("without a report"), "{err}");
+}
+
+/// A box whose only inputs are decoupled is never waiting for a message, so no firing rule
+/// ends it: once every producer has ended and the last value was read, it ends by itself.
+#[test]
+fn a_sink_whose_only_input_is_decoupled_ends_after_its_producer() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "decoupled.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( decoupled in data )\nconnect Src.Snk\n",
+    );
+    let child = spawn(&[net.to_str().unwrap(), "-n", "100", "-q", "--report", "json"]);
+    let (code, out, err, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "the run did not end by itself: {err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["status"], "ok", "{out}");
 }

@@ -1,4 +1,4 @@
-//! A stop ends runs that cannot drain (issue 17, item 4): a cycle fed by a source, whether its
+//! A stop ends runs that cannot drain: a cycle fed by a source, whether its
 //! messages keep going round or its ends block on each other's full channels, ends at the halt
 //! with books that balance; a box that never returns from its step is left behind, and the
 //! partial report says `stuck` and marks its channels as not settled. Each case ended, before,

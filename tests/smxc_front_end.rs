@@ -1,6 +1,6 @@
-//! Two front-end behaviours where we follow smxc v0.6.1 (issue 14, items 12 and 13): the
-//! alternative port names on a routing node's channel ends, and no evaluation of the right
-//! operand once the left one failed.
+//! Two front-end behaviours where we follow smxc v0.6.1, because its behaviour there is
+//! deliberate: the alternative port names on a routing node's channel ends, and no evaluation
+//! of the right operand once the left one failed.
 
 use smx_graph::NetGraph;
 use smx_lang::compose::{CompileOptions, Compiled, compile};

@@ -1,4 +1,4 @@
-//! Property tests of the front end's robustness (issue 7.1): valid nets mutated at the token
+//! Property tests of the front end's robustness: valid nets mutated at the token
 //! level (insertions, deletions, swaps, random bytes, CRLF, deep nesting, long chains) never
 //! make the parser or the composition ([`compile`]) panic, hang or overflow the stack, and
 //! every outcome is either a program/graph or diagnostics whose places lie inside the text.

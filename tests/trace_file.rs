@@ -433,3 +433,40 @@ fn trace_view_of_a_whole_run_reads_as_a_picture() {
     );
     assert!(!svg.exists());
 }
+
+/// A run that cannot start removes only a trace file it created itself: a file that was there
+/// before (an earlier trace, or any file named by mistake) is neither emptied nor removed.
+#[test]
+fn a_run_that_cannot_start_keeps_an_existing_file_given_as_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("earlier.json");
+    std::fs::write(&trace, b"an earlier trace").unwrap();
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "10",
+        "--set",
+        "Src.size=999999999999",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&trace).unwrap(), b"an earlier trace");
+}
+
+/// A trace that cannot be written at the end (a full disk: /dev/full) fails alone: the report
+/// is printed all the same, a line names the trace, and the exit code says something failed.
+#[test]
+fn a_trace_that_cannot_be_written_does_not_take_the_report_with_it() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let out = smxrun(&[&net("src_snk.smx"), "-q", "-n", "100", "--trace", "/dev/full"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("Snk"), "the report is printed: {stdout} {stderr}");
+    assert!(stderr.contains("--trace /dev/full"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}

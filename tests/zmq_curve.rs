@@ -157,6 +157,19 @@ fn a_sender_without_keys_delivers_nothing_to_a_curve_receiver() {
     let (sent, received) = split(&[format!("curve_secret={}", k.server.0)], &[]);
     assert_delivered_nothing(&sent, &received);
     assert_eq!(sent.row["curve"], false);
+    // A plain socket queues ahead of the connection, so ZeroMQ accepted what the receiver then
+    // refused: the sink's books must not say that it was delivered.
+    assert_ne!(sent.row["verdict"], "ok", "{}", sent.row);
+    assert_eq!(sent.row["undelivered"], sent.row["accepted"], "{}", sent.row);
+    assert!(
+        sent.row["problems"]
+            .as_str()
+            .unwrap()
+            .contains("delivered to no receiver"),
+        "{}",
+        sent.row
+    );
+    assert_eq!(sent.code, 3, "{}", sent.stderr);
 }
 
 #[test]

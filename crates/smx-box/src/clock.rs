@@ -5,7 +5,7 @@
 //! through three layers, subtracts two `timespec`s with overflow checks and converts through a
 //! `u128`. On Linux this reads `CLOCK_MONOTONIC` (the clock `Instant` reads) with one
 //! `clock_gettime` call and subtracts the epoch as one integer, which a sink's latency sample
-//! pays too (docs/measurements.md, "the message clock in one call").
+//! pays too (docs/performance.md, "The message clock").
 
 use std::sync::OnceLock;
 use std::time::Instant;

@@ -16,7 +16,7 @@ use crate::clock::now_ns;
 /// with the 8-byte stamp of `smx-spsc`'s slot, fills exactly one 64-byte cache line: a hand-over
 /// between two threads then moves one line. At 48 inline bytes (an 80-byte message) it moved
 /// two, one after the other: the consumer saw the stamp on the second line, then missed on the
-/// first (docs/measurements.md, "one line per hand-over").
+/// first.
 pub const INLINE_CAPACITY: usize = 24;
 
 /// `repr(u8)`: the layout is defined (a leading tag, `Inline` is 0), so that all zero bytes are

@@ -114,6 +114,8 @@ impl BoxLibraries {
             if libs.iter().any(|l| l.canonical == canonical) {
                 continue;
             }
+            crate::elf::check_loadable(&canonical)
+                .map_err(|why| LoadError(format!("cannot load box library '{}': {why}", path.display())))?;
             // SAFETY: opening a library runs its initialisers: that is what the user asked for
             // by naming it.
             let lib = unsafe { Library::open(Some(&canonical), RTLD_NOW | RTLD_LOCAL) }

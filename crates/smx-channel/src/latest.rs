@@ -1,7 +1,7 @@
 //! The decoupled consumer side (`FIFO_D`): a read never blocks. When nothing new is there it
 //! returns the latest value again and counts a duplicate. The latest value lives in the
 //! consumer's own end, so keeping it costs no lock, and a copy is a cheap clone (inline bytes
-//! or a reference count), not the original's deep copy on every emptying read (§7 item 11).
+//! or a reference count), not the original's deep copy on every emptying read.
 
 use super::counters::Counter;
 

@@ -12,7 +12,7 @@
 //! Every channel of a flattened net has one producer and one consumer (routing nodes do the
 //! fan-in and fan-out), so all four are an [`smx_spsc`] queue: [`smx_spsc::Kind::Blocking`]
 //! for a coupled producer side, [`smx_spsc::Kind::DropOldest`] for a decoupled one (which
-//! keeps the order, unlike the original: spec §7 item 10). The consumer side's latest value
+//! keeps the order; the original replaced the oldest slot and delivered the newest first). The consumer side's latest value
 //! ([`latest`]) lives in the [`Reader`]. Nothing is allocated per message.
 //!
 //! Termination travels through the ends in both directions (spec §1.7): when the producer

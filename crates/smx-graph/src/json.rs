@@ -1,7 +1,7 @@
 //! JSON form of the graph: the documented input format of the runtime (serde of
 //! [`NetGraph`]), so that other tools can produce nets without the Streamix language.
 
-use super::NetGraph;
+use super::{NetGraph, NodeKind, PortMode};
 
 /// Pretty-printed JSON of `g`.
 pub fn to_json(g: &NetGraph) -> String {
@@ -30,6 +30,7 @@ pub fn from_json(text: &str) -> Result<NetGraph, String> {
             return Err(format!("edge {i} has length 0"));
         }
     }
+    unconnected_ports(&g)?;
     // A graph from another tool gets the checks a compiled net gets from the front end and
     // the runtime, before anything runs.
     let problems = crate::check::problems(&g);
@@ -37,4 +38,37 @@ pub fn from_json(text: &str) -> Result<NetGraph, String> {
         return Err(problems.join("; "));
     }
     Ok(g)
+}
+
+/// The front end's rule for a box's declared ports: each one not declared `open` has a channel.
+/// A box waiting on an input that nothing feeds never fires, and one writing to an output that
+/// leads nowhere has nowhere to put its messages.
+fn unconnected_ports(g: &NetGraph) -> Result<(), String> {
+    use std::collections::HashSet;
+    let ends: HashSet<(usize, PortMode, &str)> = g
+        .edges
+        .iter()
+        .flat_map(|e| {
+            [
+                (e.target, PortMode::In, e.target_port.as_str()),
+                (e.source, PortMode::Out, e.source_port.as_str()),
+            ]
+        })
+        .collect();
+    let unconnected: Vec<String> = g
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Box)
+        .flat_map(|n| {
+            n.ports
+                .iter()
+                .filter(|p| !p.open && !ends.contains(&(n.id, p.mode, p.name.as_str())))
+                .map(move |p| format!("port '{}' of {}#{} is not connected", p.name, n.label, n.id))
+        })
+        .collect();
+    if unconnected.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} (connect it, or declare it open)", unconnected.join("; ")))
+    }
 }

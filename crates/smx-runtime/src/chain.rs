@@ -46,6 +46,7 @@ use smx_box::{BoxImpl, Disconnected, Message, WriteError};
 use crate::io::PortSet;
 use crate::net::{Driver, StepOn, Stepped, step_once};
 use crate::plan::{Plan, Role};
+use crate::progress::Starting;
 use crate::thread::{Common, Outcome, place};
 
 /// Whether the runtime may chain (`--chain`).
@@ -125,8 +126,8 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
 
 /// From this channel length on, nothing chains: threads of one core taking turns hand over a
 /// channelful per turn, and from about this many messages per turn the two switches of a turn
-/// cost less than the chain's own work per message (docs/measurements.md, "a chain's head runs
-/// ahead").
+/// cost less than the chain's own work per message (`smxrun bench scaling` measures both sides
+/// of this limit).
 pub const CHAIN_MAX_LEN: usize = 256;
 
 /// Every chain the rules of the module docs allow, heads first in net order.
@@ -235,7 +236,10 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
         } else {
             outcome.core = links[0].driver.core();
         }
+        let starting = &common.loops[member.plan.id];
+        starting.set_starting(Starting::InInit);
         let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &common.stop);
+        starting.set_starting(Starting::Ready);
         driver.halt_on(&common.ending.halt);
         driver.instrument(common.loops[member.plan.id].clone(), None);
         if driver.failed() {

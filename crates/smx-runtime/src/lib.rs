@@ -158,7 +158,7 @@ fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> 
 
 /// The firewall threads' cores and scheduling, once the placement is known. A firewall that
 /// shares its core with threads of the run neither spins (a box woken on that core would wait
-/// for the scheduler's next tick: the pair would run at the kernel's tick rate, 250 Hz here,
+/// for the scheduler's next tick: the pair would run at the kernel's tick rate, `CONFIG_HZ`,
 /// instead of the period) nor, under `--rt auto`, takes real-time priority; an executive alone
 /// on its core may do both.
 fn decide_firewall(

@@ -37,7 +37,7 @@ use smx_box::{BoxImpl, BoxSpec, Flow};
 
 use crate::io::PortSet;
 use crate::plan::NetPlan;
-use crate::progress::LoopCounter;
+use crate::progress::{LoopCounter, Starting};
 use crate::thread::{Common, Outcome, panic_text, place};
 use crate::trace::ports::TracedPorts;
 use crate::trace::{Labels, Recorder, What};
@@ -50,6 +50,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
         return outcome;
     }
     place(&plan, &mut outcome);
+    common.loops[plan.id].set_starting(Starting::InInit);
     let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
     driver.halt_on(&common.ending.halt);
     let tid = crate::trace::net_tid(plan.id);
@@ -61,6 +62,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) ->
     if driver.failed() {
         common.start_failed.store(true, Ordering::SeqCst);
     }
+    common.loops[plan.id].set_starting(Starting::Ready);
     common.barrier.wait();
     let cancelled = common.start_failed.load(Ordering::SeqCst);
     if cancelled {
@@ -420,6 +422,12 @@ impl Driver {
             self.end();
             return Some(false);
         }
+        if self.triggering.is_empty() && self.last == Flow::Return && self.ports.all_inputs_ended() {
+            // Only decoupled inputs, whose producers have all ended and whose last values were
+            // read: no firing rule waits here, and nothing new can come.
+            self.end();
+            return Some(false);
+        }
         if stopping && (self.triggering.is_empty() || self.halt.load(Ordering::Acquire)) {
             // A source ends at the stop; any other net at the halt, drained or not.
             self.outcome.status = Status::Stopped;
@@ -500,22 +508,22 @@ impl Driver {
         if let Some(mut instance) = self.instance.take() {
             let failure =
                 (self.outcome.status == Status::Failed).then(|| self.outcome.error.clone().unwrap_or_default());
-            match catch_unwind(AssertUnwindSafe(|| {
-                if let Some(why) = &failure {
-                    instance.abort(why);
+            if let Some(why) = &failure
+                && let Err(panic) = catch_unwind(AssertUnwindSafe(|| instance.abort(why)))
+            {
+                self.outcome.fail(format!("abort {}", panic_text(panic)));
+            }
+            match catch_unwind(AssertUnwindSafe(|| instance.cleanup())) {
+                Ok(Err(e)) if self.outcome.status != Status::Failed => {
+                    self.outcome.fail(format!("cleanup failed: {e}"));
                 }
-                let cleaned = instance.cleanup();
-                (cleaned, instance.stats())
-            })) {
-                Ok((cleaned, stats)) => {
-                    self.outcome.stats = stats;
-                    if let Err(e) = cleaned
-                        && self.outcome.status != Status::Failed
-                    {
-                        self.outcome.fail(format!("cleanup failed: {e}"));
-                    }
-                }
+                Ok(_) => {}
                 Err(panic) => self.outcome.fail(format!("cleanup {}", panic_text(panic))),
+            }
+            // Its own call: a panic there loses the box's figures, not its cleanup.
+            match catch_unwind(AssertUnwindSafe(|| instance.stats())) {
+                Ok(stats) => self.outcome.stats = stats,
+                Err(panic) => self.outcome.fail(format!("stats() {}", panic_text(panic))),
             }
         }
         self.outcome

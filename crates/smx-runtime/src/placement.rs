@@ -105,7 +105,7 @@ pub fn place(
 /// Under `--pin auto` without a cyclic executive, unpins the chains that have no channel to a
 /// thread outside them, with the report's line saying so. Such a thread hands nothing over
 /// between cores, so a core of its own buys nothing, and pinned it cannot move to a core that
-/// others left idle (`bench tune`, docs/measurements.md "chaining"). With an executive the
+/// others left idle (`smxrun bench tune` compares it with pinned chains). With an executive the
 /// chains stay pinned, off its core.
 pub fn unpin_lone_chains(plan: &mut Plan, chains: &[Vec<usize>], pin: &PinMode, executives: usize) -> Option<String> {
     if !matches!(pin, PinMode::Auto) || executives > 0 {
@@ -176,7 +176,7 @@ pub fn box_cores(pin: &PinMode, allowed: &[usize], executives: usize, own_thread
 
 /// From this channel length on, threads that share a core hand over enough messages per turn
 /// to beat threads on different cores that spin; below it a turn per message or two costs more
-/// than spinning across cores (measured in docs/measurements.md, "placement").
+/// than spinning across cores (docs/performance.md, "Placement").
 pub const GROUP_MIN_LEN: usize = 16;
 
 /// The median length of the channels between nets with threads of their own (0: none).

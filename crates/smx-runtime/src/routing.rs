@@ -3,7 +3,7 @@
 //! Each iteration takes one message from the inputs, scanning them round-robin from the one
 //! after the input served last (so a busy producer cannot starve the others), and writes it to
 //! every output: clones to all but the last, the original to the last. A clone is cheap
-//! (inline bytes or a reference count), unlike the original's deep copies (§7 item 11).
+//! (inline bytes or a reference count), unlike the original's deep copy per output.
 //! Outputs keep their channel semantics: a coupled output blocks, so the slowest consumer
 //! paces the node, as in the original.
 //!
@@ -36,6 +36,7 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcom
     place(&plan, &mut outcome);
     let halt = &common.ending.halt;
     ports.set_halt(halt);
+    common.loops[plan.id].set_starting(crate::progress::Starting::Ready);
     common.barrier.wait();
     let start = Instant::now();
     let loops = &common.loops[plan.id];

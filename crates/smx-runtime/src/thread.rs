@@ -4,7 +4,8 @@
 //! Threads are created first and wait at the [`Gate`]; only when every thread exists is the
 //! gate opened (or, if the system refused a thread, aborted, and the threads that exist return
 //! at once). So the start [`Barrier`] is always sized for threads that really run, and a
-//! refused thread can never leave the others waiting forever (spec runtime.md §7 item 5).
+//! refused thread can never leave the others waiting forever, as the original's barrier did
+//! when `pthread_create` failed.
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;

@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release --example bench [-- ROUNDS]` (default 9 rounds)
 //!
-//! Two threads move messages of smx's size (56 bytes: sequence number, timestamp and an inline
+//! Two threads move 56-byte messages ( sequence number, timestamp and an inline
 //! payload, with a reference-counted variant so that dropping one is not free) through a queue
 //! of length 1, 64 and 1024; the consumer checks the order of every message. Each cell (length
 //! x placement) runs every contender once per round for the same time (0.25 s: the producer
@@ -11,12 +11,12 @@
 //! medians over the rounds.
 //!
 //! Contenders:
-//! * `smx-spsc`: this crate as smx would use it: the blocking `push` and the firing rule's
-//!   `wait_ready` + `try_pop`, spinning `DEFAULT_SPIN` before parking; when both ends share a
+//! * `smx-spsc`: this crate as a dataflow channel uses it: the blocking `push` and a
+//!   consumer's `wait_ready` + `try_pop`, spinning `DEFAULT_SPIN` before parking; when both ends share a
 //!   core, set up by `smx_spsc::share_core` (yield after each look, then park).
 //!   The queue uses the default handshake (membarrier).
 //! * `smx-spsc fences`: the same with `Handshake::Fences` (a fence per push and pop).
-//! * `smx-spsc park`: the same with spin 0 (park at once), what smx's `share_core` sets today.
+//! * `smx-spsc park`: the same with spin 0 (park at once).
 //! * `smx-spsc batch`: the same waits, moving 32 messages per call (`push_from` / `pop_into`):
 //!   one index publication and one fence per batch instead of per message (reference).
 //! * `smx-spsc busy`: this crate's `try_push` / `try_pop` in the busy loop below (reference).
@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use core_affinity::CoreId;
 
-/// smx's `Message` in size: 56 bytes.
+/// A message of 56 bytes: one cache line with the slot's 8-byte stamp.
 #[allow(dead_code)]
 #[derive(Clone)]
 enum Payload {
@@ -331,9 +331,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 const RUN_TIME: Duration = Duration::from_millis(250);
 
-/// Threads of other processes running with a real-time policy (SCHED_FIFO or SCHED_RR): on
-/// this shared machine other sessions run real-time tests, which take a core away from
-/// everything else; the benchmark waits them out rather than measure beside them.
+/// Threads of other processes running with a real-time policy (SCHED_FIFO or SCHED_RR): such a
+/// thread takes a core away from everything else whenever it runs, so the benchmark waits
+/// them out rather than measure beside them.
 fn foreign_rt_threads() -> usize {
     let me = std::process::id().to_string();
     let mut n = 0;

@@ -1,8 +1,8 @@
-//! A bounded single-producer single-consumer queue with blocking ends, for smx's channels.
+//! A bounded single-producer single-consumer queue with blocking ends.
 //!
-//! Every channel of a flattened Streamix net has exactly one producer and one consumer, so
-//! smx-channel builds each of them on this queue instead of a general multi-producer channel
-//! plus doorbells; it is built for that case and for messages of about 72 bytes.
+//! It is built for a dataflow channel with exactly one writer and one reader, where a general
+//! multi-producer channel plus a wake-up mechanism would pay for sharing that never happens,
+//! and for messages of up to a cache line.
 //!
 //! # Shape
 //!
@@ -21,8 +21,8 @@
 //! stamp of the slot it needs next, and loads the other end's index only to wait. At length 1,
 //! where every message finds the copy out of date, a hand-over then moves the slot's lines and
 //! nothing else: an index look moved the index's line and only then the slot's, one more
-//! round trip between the cores per message (`examples/bench.rs`; the figures are on smx's
-//! measurement page). A wait that looks at once (`settle` 0, the default at capacity 1) looks
+//! round trip between the cores per message (`examples/bench.rs` measures it against other
+//! queues). A wait that looks at once (`settle` 0, the default at capacity 1) looks
 //! at the stamp; one that settles looks at the index, so that it ends knowing of every slot
 //! made free or full meanwhile, and the messages that follow need no look at all.
 //!
@@ -32,7 +32,7 @@
 //! slots; capacity 1 is one slot, no rounding to a power of two, and a slot index is kept
 //! beside each index so that no message pays for a division). A slot is its message and its
 //! stamp (see above) rounded up to whole cache lines, so that neighbouring slots never share
-//! a line: 128 bytes for smx's 80-byte message.
+//! a line: 64 bytes for a message of up to 56 bytes, 128 for one of 80.
 //!
 //! # Publication
 //!
@@ -69,14 +69,14 @@
 //!
 //! # Kinds
 //!
-//! [`Kind::Blocking`] (smx's coupled producer side): a push into a full queue waits.
-//! [`Kind::DropOldest`] (smx's decoupled producer side): a push never waits; a full queue
+//! [`Kind::Blocking`] (a producer that must not lose messages): a push into a full queue waits.
+//! [`Kind::DropOldest`] (a producer that must never wait): a push never waits; a full queue
 //! evicts its oldest unread message, which `push` returns for the caller to count as
 //! overwritten. There the producer and the consumer race for the oldest message, so on that
 //! kind only both claim it by compare-and-swap on `head` (see `Producer::push_evicting`); the
-//! blocking kind's path has no read-modify-write at all. The consumer-side kinds of smx
-//! (returning the latest value again) need nothing from the queue: the consumer keeps its
-//! last value.
+//! blocking kind's path has no read-modify-write at all. A consumer that should return the
+//! latest value again when nothing new came needs nothing from the queue: it keeps its last
+//! value itself.
 //!
 //! ```
 //! let (mut tx, mut rx) = smx_spsc::channel::<u64>(2, smx_spsc::Kind::DropOldest);

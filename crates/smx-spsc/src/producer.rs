@@ -13,8 +13,8 @@ use crate::{Closed, TryPushError};
 /// The writing end of a queue (see [`crate::channel`]). Only one thread uses it at a time;
 /// it may move between threads.
 ///
-/// Aligned to its own cache lines: the owner keeps it beside other hot data (smx puts both
-/// ends of a channel side by side when it builds a net), and the fields here change on every
+/// Aligned to its own cache lines: the owner may keep it beside other hot data (both
+/// ends of many queues side by side), and the fields here change on every
 /// message.
 #[repr(align(128))]
 pub struct Producer<T> {

@@ -60,7 +60,7 @@ pub(crate) const CONSUMER_DONE: u64 = 2;
 /// fetches the very cache lines the message travels in, so a hand-over moves the slot's lines
 /// and nothing else, where an index look moves the index's line first and the slot's after it.
 /// The stamp comes last, on the line the message's last bytes share, so that it is written
-/// after them; a message of up to 56 bytes (smx's is 56) makes the slot one line, so that a
+/// after them; a message of up to 56 bytes makes the slot one line, so that a
 /// hand-over moves one line and the consumer does not miss again on the first line after it
 /// saw the stamp on the second ([`slot_bytes`]). Drop-oldest queues keep to the indices (their
 /// producer takes messages back).

@@ -96,12 +96,14 @@ pub(crate) fn heavy_barrier(asymmetric: bool) {
 ///
 /// A park costs the other end a wake-up (a system call) when it next writes or reads, and on
 /// a virtual machine the parked thread takes long to run again; spinning through that keeps
-/// both ends awake while messages flow. smx measured 50 us on its 2-vCPU CI machine with its
-/// earlier crossbeam-based channels, and keeps that value (`--wait-spin` sets another).
+/// both ends awake while messages flow. 50 us outlasts a virtual machine's wake-up latency, so
+/// a hand-over while messages flow never waits for a wake-up; a caller with other needs sets
+/// its own budget.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 
 /// Spin-loop hints between two reads of the clock, each followed by a yield so that a thread
-/// sharing the core still runs (smx's tuned value).
+/// sharing the core still runs. More hints per check read the clock less often, but overshoot
+/// the spin budget further and keep a thread sharing the core waiting longer.
 const HINTS_PER_CHECK: u32 = 256;
 
 /// Spin-loop hints (with their looks) before a spin first reads the clock: a microsecond or two.
@@ -114,8 +116,8 @@ const HINTS_BEFORE_CLOCK: u32 = 32;
 /// as possible costs the other end a cache miss per message. Waiting a little lets several
 /// messages (or free slots) gather and be picked up with one miss. The wait grows with the
 /// room there is to gather into: none at capacity 1, where the other end waits after one
-/// message and a hand-over must be seen at once; 2 hints per extra slot, at most 32 (smx's
-/// measured `settle_spins`).
+/// message and a hand-over must be seen at once; 2 hints per extra slot, at most 32, so that a
+/// gathering wait stays under about a microsecond.
 pub fn default_settle(capacity: usize) -> u32 {
     (2 * capacity.saturating_sub(1)).min(32) as u32
 }

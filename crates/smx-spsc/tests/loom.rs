@@ -2,7 +2,7 @@
 //! scenarios; loom reports a data race on a slot, a failed assertion, or a lost wake-up (as a
 //! deadlock: every thread parked).
 //!
-//! `RUSTFLAGS="--cfg loom" cargo test --release --test loom` (about 1.5 minutes here)
+//! `RUSTFLAGS="--cfg loom" cargo test --release --test loom`
 //!
 //! Each model is explored with up to 3 preemptions (`model` below), loom's usual bound; the
 //! three small ones also pass unbounded. The checks are known to bite: without the fence after

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use smx_spsc::{Closed, Handshake, Kind, channel_with};
 
-/// 72 bytes, like smx's `Message`; the payload is derived from the sequence number so that a
+/// 72 bytes, a message larger than one slot line; the payload is derived from the sequence number so that a
 /// torn or stale slot is caught.
 #[derive(Clone, Debug)]
 struct Msg {

@@ -5,7 +5,7 @@
 //! `t0 + k·T` on `CLOCK_MONOTONIC`, waited for with an absolute `clock_nanosleep` (so errors
 //! never accumulate, unlike a re-armed relative timer) and optionally a short spin just before
 //! the instant. A wake-up that comes one or more whole periods late counts exactly that many
-//! missed ticks; nothing is merged (spec runtime.md §7 item 3). The lateness of every release
+//! missed ticks; nothing is merged, so a report's miss count is the number of periods lost. The lateness of every release
 //! goes into an in-memory histogram; nothing on the periodic path logs or allocates.
 //!
 //! [`probe`] runs the same ticker with an empty body, so a user can tell the platform's misses

@@ -3,7 +3,8 @@
 //! Each request may be refused (no `rtprio` right, no `CAP_IPC_LOCK`, a container without
 //! `CAP_SYS_NICE`). A refusal is never fatal and never leaves another thread waiting: the
 //! thread goes on with normal scheduling, and the refusal comes back in [`RtGrant::warnings`]
-//! for the caller to print once, before the periodic loop starts (spec runtime.md §7 item 5).
+//! for the caller to print once, before the periodic loop starts (the original let a refused
+//! thread leave the others waiting forever).
 //! A granted priority is read back from the kernel rather than assumed.
 
 use std::sync::OnceLock;

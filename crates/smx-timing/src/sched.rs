@@ -1,8 +1,8 @@
 //! Thread placement and scheduling: core pinning, SCHED_FIFO priority, niceness, `mlockall`.
 //!
 //! Every call here may be refused by the system (no `rtprio` right, a core outside the
-//! allowed set, no `CAP_IPC_LOCK`). The original let `pthread_create` fail and deadlocked
-//! (spec runtime.md §7 item 5); here each call only affects the calling thread, after it
+//! allowed set, no `CAP_IPC_LOCK`). The original let `pthread_create` fail and deadlocked;
+//! here each call only affects the calling thread, after it
 //! exists, and a refusal comes back as an `Err` text the caller reports as a warning before
 //! going on with the default scheduling.
 

@@ -2,7 +2,8 @@
 //!
 //! The schedule is computed, never accumulated: each wait targets `t0 + k·T` with an absolute
 //! sleep, so a late wake-up does not shift later ticks (the original re-armed a relative
-//! `timerfd` and ignored its expiration count, spec runtime.md §7 item 3). When a wake-up
+//! `timerfd` and ignored its expiration count, so a late wake-up shifted every later tick and
+//! hid the periods it lost). When a wake-up
 //! comes whole periods late, the ticks whose periods passed unserved are counted as missed,
 //! exactly one per lost period, and the ticker resumes at the newest due tick instead of
 //! releasing a burst of catch-up ticks.

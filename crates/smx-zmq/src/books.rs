@@ -10,8 +10,9 @@
 //!   `+ gaps between received numbers + numbers after the last received up to n`,
 //!
 //! which must agree; a disagreement (e.g. a restarted sender reusing its id) is reported as
-//! inconsistent books rather than papered over. A number seen again is a duplicate; a missing
-//! number that arrives late is counted as reordered and removed from the gaps.
+//! inconsistent books rather than papered over. A number seen again is a duplicate (counted, and
+//! not passed on by the receiver); a missing number that arrives late is counted as reordered
+//! and removed from the gaps.
 //!
 //! The books are written for a port that anyone may reach, so nothing a peer sends can make
 //! them wrong without saying so, or make them grow without bound:
@@ -69,12 +70,13 @@ pub struct StreamBook {
 }
 
 impl StreamBook {
-    /// Books one received sequence number; false (nothing booked) for a number of
+    /// Books one received sequence number: new, a duplicate, or (nothing booked) a number of
     /// [`MAX_SEQ`] or more, which no honest sender sends.
-    pub fn record(&mut self, seq: u64) -> bool {
+    pub fn record(&mut self, seq: u64) -> Booked {
         if seq >= MAX_SEQ {
-            return false;
+            return Booked::Impossible;
         }
+        let mut booked = Booked::New;
         if self.announced.is_some() {
             // An honest sender's marker follows all its data on the same connection.
             self.contradicted = true;
@@ -96,11 +98,12 @@ impl StreamBook {
             self.unique += 1;
         } else {
             self.duplicates += 1;
+            booked = Booked::Duplicate;
         }
         if self.gaps.len() > MAX_GAPS {
             self.forget_oldest_gap();
         }
-        true
+        booked
     }
 
     fn open_gap(&mut self, start: u64, end: u64) {
@@ -172,6 +175,18 @@ impl StreamBook {
             Some(n) => n <= MAX_SEQ && self.next <= n && self.lost_from_total() == Some(self.lost_from_gaps()),
         }
     }
+}
+
+/// What booking a received sequence number found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Booked {
+    /// Not seen before: the message is passed on.
+    New,
+    /// Seen before (a replay, a second sender using the same id, overlapping batches): counted
+    /// and not passed on, so nothing downstream reads a message twice.
+    Duplicate,
+    /// A number no honest sender sends: nothing booked.
+    Impossible,
 }
 
 /// Totals of a source over all its streams.
@@ -289,9 +304,8 @@ impl SourceBooks {
     }
 
     /// Books a data message of a stream found with [`Self::stream_of`] (every message of a
-    /// batch frame shares its sender and topic, so a batch looks its stream up once). False
-    /// for an impossible number (nothing booked).
-    pub fn record_in(&mut self, stream: StreamId, seq: u64) -> bool {
+    /// batch frame shares its sender and topic, so a batch looks its stream up once).
+    pub fn record_in(&mut self, stream: StreamId, seq: u64) -> Booked {
         let book = &mut self.streams[stream.0];
         let before = book.gaps.len();
         let booked = book.record(seq);
@@ -304,13 +318,13 @@ impl SourceBooks {
         booked
     }
 
-    /// Books a data message.
-    pub fn record(&mut self, sender: u32, topic: &[u8], seq: u64) -> Result<(), Corrupt> {
+    /// Books a data message: whether it is new (a duplicate is counted, not to be passed on).
+    pub fn record(&mut self, sender: u32, topic: &[u8], seq: u64) -> Result<bool, Corrupt> {
         let stream = self.stream_of(sender, topic)?;
-        if self.record_in(stream, seq) {
-            Ok(())
-        } else {
-            Err(Corrupt::Impossible("sequence number of 2^53 or more"))
+        match self.record_in(stream, seq) {
+            Booked::New => Ok(true),
+            Booked::Duplicate => Ok(false),
+            Booked::Impossible => Err(Corrupt::Impossible("sequence number of 2^53 or more")),
         }
     }
 
@@ -535,15 +549,21 @@ mod tests {
         assert!(books.complete(1));
     }
 
-    /// The numbers of issue 17: a sequence number of 2^64-1, or a marker claiming 2^64-1 sent,
-    /// gave `lost 18446744073709551613` and consistent books.
+    /// Numbers a lying peer may send: a sequence number of 2^64-1, or a marker claiming 2^64-1
+    /// sent, must never wrap the books (they once gave `lost 18446744073709551613` and consistent
+    /// books).
     #[test]
     fn crafted_numbers_never_wrap_the_books() {
         let mut b = StreamBook::default();
-        assert!(b.record(0));
-        assert!(!b.record(u64::MAX), "an impossible number is refused, not booked");
-        assert!(!b.record(MAX_SEQ));
-        assert!(b.record(1));
+        assert_eq!(b.record(0), Booked::New);
+        assert_eq!(
+            b.record(u64::MAX),
+            Booked::Impossible,
+            "an impossible number is refused, not booked"
+        );
+        assert_eq!(b.record(MAX_SEQ), Booked::Impossible);
+        assert_eq!(b.record(1), Booked::New);
+        assert_eq!(b.record(1), Booked::Duplicate);
         b.announced = Some(2);
         assert!(b.consistent());
         assert_eq!((b.unique, b.lost_from_gaps()), (2, 0));
@@ -567,7 +587,7 @@ mod tests {
         assert!(t.inconsistent >= 1);
     }
 
-    /// One marker with an invented sender id stopped a receiver mid-stream (issue 17).
+    /// One marker with an invented sender id must not stop a receiver mid-stream.
     #[test]
     fn a_marker_from_a_silent_sender_does_not_end_a_stream_in_progress() {
         let mut books = SourceBooks::default();

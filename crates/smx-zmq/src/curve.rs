@@ -61,7 +61,7 @@ pub fn from_texts(keys: &KeyTexts<'_>) -> Result<Option<Curve>, (&'static str, S
     if zmq::has("curve") != Some(true) {
         return Err((
             first,
-            "this build of libzmq has no CURVE (it was built without libsodium); see README, Security".into(),
+            "this build of libzmq has no CURVE (built without libsodium); see docs/guide/zmq.md, Security".into(),
         ));
     }
     let secret = if keys.secret.is_empty() {

@@ -3,10 +3,13 @@
 //! Checked before any socket exists, so a typo is reported with the accepted forms instead of
 //! libzmq's bare `EINVAL`. An ipc endpoint given as a bare name (`ipc://feeds`) lives in a
 //! per-user private directory (mode 0700); an absolute path is used as given, and a missing
-//! parent directory is created with mode 0700. The binder removes its socket file, and any
-//! directory it created, at the end.
+//! parent directory is created with mode 0700. A path that holds anything but a socket nobody
+//! listens on is refused and left as it is; the binder creates the socket itself (libzmq would
+//! unlink the path first) and removes it, if it is still its own, and any directory it created,
+//! at the end.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 /// Longest path a Unix domain socket accepts (`sun_path` minus the terminating NUL).
@@ -147,18 +150,44 @@ impl Endpoint {
             Transport::Ipc {
                 path,
                 abstract_name: false,
-            } => {
-                if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
-                    return Err(format!(
-                        "cannot bind {}: another process is listening on {} (address in use)",
-                        self.written,
-                        path.display()
-                    ));
-                }
-                Ok(())
-            }
+            } => self.check_ipc_path(path),
             _ => Ok(()),
         }
+    }
+
+    /// Whether `path` may be bound: nothing is there, or a socket nobody listens on (what a run
+    /// that was killed leaves behind). Anything else belongs to someone and is refused: libzmq
+    /// would unlink it (a user's file, a symlink) or fail with a misleading "address in use" (a
+    /// directory).
+    fn check_ipc_path(&self, path: &Path) -> Result<(), String> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(format!(
+                    "cannot bind {}: cannot inspect {}: {e}",
+                    self.written,
+                    path.display()
+                ));
+            }
+        };
+        if !meta.file_type().is_socket() {
+            return Err(format!(
+                "cannot bind {}: {} exists and is {}, not a socket; smx binds only a path where nothing \
+                 is or a socket nobody listens on, and never removes anything else: choose another path",
+                self.written,
+                path.display(),
+                file_kind(&meta.file_type())
+            ));
+        }
+        if someone_listens_on(path) {
+            return Err(format!(
+                "cannot bind {}: another process is listening on {} (address in use)",
+                self.written,
+                path.display()
+            ));
+        }
+        Ok(())
     }
 
     /// The error of a bind refused with "address in use". A tcp port in the kernel's ephemeral
@@ -194,7 +223,7 @@ impl Endpoint {
 
     /// For a bind that other hosts can reach (a wildcard or any non-loopback address), the
     /// warning to print, naming the exposed port: nothing authenticates the peers (this build's
-    /// libzmq has no CURVE, see the README's security section), so anyone who reaches the port
+    /// libzmq has no CURVE, see the security section of docs/guide/zmq.md), so anyone who reaches the port
     /// can send frames to a source or read a sink's stream.
     pub fn exposure_warning(&self, port: Option<u16>, curve: bool) -> Option<String> {
         let Transport::Tcp { host, .. } = &self.transport else {
@@ -253,18 +282,65 @@ fn ensure_private(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// What a file type is, in words for an error.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Whether a process listens on the socket file `path`. The kernel's table of Unix sockets
+/// answers without connecting: a probe connection would be accepted by the listener and, ending
+/// without a handshake, be counted by it as a broken peer. Only a path the table does not list
+/// (another network namespace, a bind by a relative path) is probed by connecting.
+fn someone_listens_on(path: &Path) -> bool {
+    listed_as_listening(path) || std::os::unix::net::UnixStream::connect(path).is_ok()
+}
+
+/// Whether `/proc/net/unix` lists a listening socket bound to `path`.
+fn listed_as_listening(path: &Path) -> bool {
+    /// `__SO_ACCEPTCON` in the table's flags: the socket listens.
+    const LISTENING: u32 = 1 << 16;
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
+        return false;
+    };
+    let wanted = path.to_string_lossy();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.len() >= 8
+            && u32::from_str_radix(fields[3], 16).is_ok_and(|flags| flags & LISTENING != 0)
+            && fields[7..].join(" ") == wanted
+    })
+}
+
 /// The files a binder must remove at the end.
 #[derive(Debug, Default)]
 pub struct IpcFiles {
-    socket: Option<PathBuf>,
+    /// The socket this binder created: its path and its identity (device, inode), so that
+    /// whatever replaced it at that path meanwhile is left alone.
+    socket: Option<(PathBuf, u64, u64)>,
+    /// The listening socket, until [`IpcFiles::take_listener`] hands it to libzmq.
+    listener: Option<UnixListener>,
     /// Every directory this binder created, outermost first.
     created_dirs: Vec<PathBuf>,
 }
 
 impl IpcFiles {
-    /// Before binding `endpoint`: creates a missing parent directory (mode 0700) and refuses a
-    /// socket file that another process is still listening on (libzmq would silently unlink
-    /// it and steal the address).
+    /// Before binding `endpoint`: creates a missing parent directory (mode 0700), refuses a
+    /// path that holds anything but a socket nobody listens on, and creates the listening
+    /// socket itself, so that libzmq is handed a socket (`ZMQ_USE_FD`) and unlinks no path:
+    /// libzmq's own bind unlinks whatever is at the path first, and its close unlinks the
+    /// path whatever is there by then.
     pub fn prepare_bind(endpoint: &Endpoint) -> Result<IpcFiles, String> {
         let Transport::Ipc {
             path,
@@ -280,15 +356,43 @@ impl IpcFiles {
                 ensure_private(parent)?;
             }
         }
-        if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
-            return Err(format!(
-                "cannot bind {}: another process is listening on {} (address in use)",
+        endpoint.check_ipc_path(path)?;
+        // What is there now is a socket nobody listens on: the leftover of a run that was
+        // killed. Only a socket is removed, and only one found that way just now.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(path);
+        }
+        let listener = UnixListener::bind(path).map_err(|e| match e.kind() {
+            // Something appeared at the path since the check: it is not touched.
+            std::io::ErrorKind::AddrInUse => format!(
+                "cannot bind {}: {} appeared while the socket was being created (address in use)",
                 endpoint.written,
                 path.display()
-            ));
-        }
-        files.socket = Some(path.clone());
+            ),
+            _ => format!(
+                "cannot bind {}: cannot create the socket {}: {e}",
+                endpoint.written,
+                path.display()
+            ),
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("cannot bind {}: {e}", endpoint.written))?;
+        let meta = std::fs::symlink_metadata(path).map_err(|e| {
+            format!(
+                "cannot bind {}: cannot inspect {}: {e}",
+                endpoint.written,
+                path.display()
+            )
+        })?;
+        files.socket = Some((path.clone(), meta.dev(), meta.ino()));
+        files.listener = Some(listener);
         Ok(files)
+    }
+
+    /// The listening socket created by [`IpcFiles::prepare_bind`], for libzmq to take over.
+    pub fn take_listener(&mut self) -> Option<UnixListener> {
+        self.listener.take()
     }
 
     /// Creates `dir` and its missing ancestors, one level at a time with mode 0700, and
@@ -311,10 +415,15 @@ impl IpcFiles {
         Ok(())
     }
 
-    /// Removes the socket file and every directory this binder created, innermost first, as
-    /// far as they are empty (another socket in one of them keeps it and its parents).
+    /// Removes the socket file if it is still the one this binder created, and every directory
+    /// this binder created, innermost first, as far as they are empty (another socket in one
+    /// of them keeps it and its parents).
     pub fn remove(&mut self) {
-        if let Some(path) = self.socket.take() {
+        drop(self.listener.take());
+        if let Some((path, dev, ino)) = self.socket.take()
+            && std::fs::symlink_metadata(&path)
+                .is_ok_and(|m| m.file_type().is_socket() && m.dev() == dev && m.ino() == ino)
+        {
             let _ = std::fs::remove_file(path);
         }
         while let Some(dir) = self.created_dirs.pop() {
@@ -408,12 +517,12 @@ mod tests {
         let e = Endpoint::parse(&format!("ipc://{}/0", parent.display()), true).unwrap();
         let mut files = IpcFiles::prepare_bind(&e).unwrap();
         assert_eq!(std::fs::metadata(&parent).unwrap().permissions().mode() & 0o777, 0o700);
-        std::fs::write(parent.join("0"), b"").unwrap();
+        assert!(std::fs::metadata(parent.join("0")).unwrap().file_type().is_socket());
         files.remove();
         assert!(!parent.exists());
     }
 
-    /// `ipc:///a/b/c/sock` removed only `c` (issue 17).
+    /// `ipc:///a/b/c/sock` that created `a/b/c` removes all three, not only `c`.
     #[test]
     fn ipc_binder_removes_every_directory_it_created() {
         let tmp = tempfile::tempdir().unwrap();
@@ -423,7 +532,6 @@ mod tests {
         for dir in [top.clone(), top.join("b"), top.join("b/c")] {
             assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
         }
-        std::fs::write(top.join("b/c/sock"), b"").unwrap();
         files.remove();
         assert!(!top.exists(), "every level the binder created is gone");
         assert!(tmp.path().exists(), "what existed before stays");
@@ -486,5 +594,54 @@ mod tests {
         let e = Endpoint::parse(&format!("ipc://{}", path.display()), true).unwrap();
         assert!(IpcFiles::prepare_bind(&e).unwrap_err().contains("address in use"));
         assert!(e.check_bind().unwrap_err().contains("address in use"));
+        assert!(path.exists(), "a socket in use is kept");
+    }
+
+    /// Whatever took the socket's path during the run is not the binder's to remove.
+    #[test]
+    fn a_file_that_replaced_the_socket_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("sock");
+        let e = Endpoint::parse(&format!("ipc://{}", path.display()), true).unwrap();
+        let mut files = IpcFiles::prepare_bind(&e).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"mine").unwrap();
+        files.remove();
+        assert_eq!(std::fs::read(&path).unwrap(), b"mine");
+        // A socket of someone else at the path is not the binder's either.
+        let mut files =
+            IpcFiles::prepare_bind(&Endpoint::parse(&format!("ipc://{}/other", tmp.path().display()), true).unwrap())
+                .unwrap();
+        let other = tmp.path().join("other");
+        std::fs::remove_file(&other).unwrap();
+        let _theirs = std::os::unix::net::UnixListener::bind(&other).unwrap();
+        files.remove();
+        assert!(other.exists());
+    }
+
+    #[test]
+    fn a_non_socket_at_the_path_is_refused_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("notes.txt");
+        std::fs::write(&path, b"notes").unwrap();
+        let e = Endpoint::parse(&format!("ipc://{}", path.display()), true).unwrap();
+        let err = IpcFiles::prepare_bind(&e).unwrap_err();
+        assert!(err.contains("is a regular file, not a socket"), "{err}");
+        assert!(e.check_bind().unwrap_err().contains("a regular file"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"notes");
+    }
+
+    /// Finding a listener through the kernel's table leaves it without a probe connection.
+    #[test]
+    fn a_listener_is_found_without_connecting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("busy");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        assert!(listed_as_listening(&path));
+        assert!(someone_listens_on(&path));
+        assert!(listener.accept().is_err(), "no probe connection reached the listener");
+        drop(listener);
+        assert!(!listed_as_listening(&path) && !someone_listens_on(&path));
     }
 }

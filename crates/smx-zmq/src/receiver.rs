@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use super::batch::Records;
-use super::books::{Marker, SourceBooks, StreamId, Totals};
+use super::books::{Booked, Marker, SourceBooks, StreamId, Totals};
 use super::eos::{CONTROL_TOPIC, EndOfStream, EndReason};
 use super::settings::{Pattern, SourceSettings};
 use super::socket::{self, BoxSocket};
@@ -159,7 +159,7 @@ impl Receiver {
     }
 
     /// The next data message, waiting up to `wait` for one (`Duration::ZERO`: only what is
-    /// already queued). Corrupt messages and markers are booked and skipped.
+    /// already queued). Corrupt messages, duplicates and markers are booked and skipped.
     pub fn next(&mut self, wait: Duration) -> Result<Event<'_>, String> {
         if let Some(reason) = self.ended {
             return Ok(Event::Ended(reason));
@@ -173,7 +173,10 @@ impl Receiver {
                         let sent_unix_ns = batch.sent_unix_ns;
                         // Records::parse kept the numbers below MAX_SEQ: always booked.
                         let booked = self.books.record_in(batch.stream, seq);
-                        debug_assert!(booked);
+                        debug_assert_ne!(booked, Booked::Impossible);
+                        if booked != Booked::New {
+                            continue;
+                        }
                         return Ok(Event::Data {
                             topic: &self.topic,
                             seq,
@@ -235,9 +238,14 @@ impl Receiver {
             match self.receive_body() {
                 Err(why) => self.count_corrupt(why),
                 Ok(Some(header)) => {
-                    if let Err(why) = self.books.record(header.sender, &self.topic, header.seq) {
-                        self.count_corrupt(why);
-                        continue;
+                    match self.books.record(header.sender, &self.topic, header.seq) {
+                        Err(why) => {
+                            self.count_corrupt(why);
+                            continue;
+                        }
+                        // Booked as a duplicate, and not passed on.
+                        Ok(false) => continue,
+                        Ok(true) => {}
                     }
                     return Ok(Event::Data {
                         topic: &self.topic,

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::batch::BatchWriter;
+use super::endpoint::Transport;
 use super::eos::{self, CONTROL_TOPIC, EndOfStream, TopicTotal};
 use super::settings::{Pattern, SinkSettings};
 use super::socket::{self, BoxSocket};
@@ -60,6 +61,13 @@ pub struct SinkStats {
     /// No marker was queued, and it was tried only briefly, not for `timeout`: the sender had
     /// given up on a peer already.
     pub marker_unwaited: bool,
+    /// The run was asked to stop before the stream's end was confirmed: what ZeroMQ had
+    /// accepted and the receivers had not taken by then is delivered nowhere.
+    pub stopped: bool,
+    /// Messages ZeroMQ accepted although no receiver ever completed a handshake (a plain
+    /// sender to a CURVE receiver, a receiver that never came): they went to nobody. tcp and
+    /// ipc only (inproc has no handshake).
+    pub undelivered: u64,
 }
 
 /// The result of one send, from best to worst (so `max` combines two).
@@ -562,8 +570,14 @@ impl Sender {
             let left = (at + STOP_GRACE).saturating_duration_since(Instant::now());
             let _ = sock.socket.set_linger(left.as_millis() as i32);
         }
+        sock.poll_peers();
         self.stats.refused = sock.refused;
         self.stats.receivers = sock.most_peers;
+        if sock.handshakes == 0 && !matches!(self.settings.common.endpoint.transport, Transport::Inproc { .. }) {
+            self.stats.undelivered = self.stats.sent - self.stats.dropped_hwm - self.stats.dropped_timeout;
+        }
+        // A receiver stopped by the same stop disconnects too, which is no confirmation.
+        self.stats.stopped = stop_seen.is_some() || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         let closed = sock.close(linger);
         self.stats.linger_expired = !confirmed || closed.linger_expired;
         if self.stats.linger_expired {

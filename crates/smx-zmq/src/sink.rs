@@ -273,6 +273,11 @@ impl ZmqSink {
             },
             if s.aborted { ", ABORTED: ended early" } else { "" },
         );
+        let summary = if s.undelivered > 0 {
+            format!("{summary}, DELIVERED TO NO RECEIVER: {}", s.undelivered)
+        } else {
+            summary
+        };
         let findings = self.findings();
         let summary = summary + &findings.note();
         let row = Stats::new()
@@ -298,6 +303,8 @@ impl ZmqSink {
             .with("timeouts", s.timeouts)
             .with("linger_expired", s.linger_expired)
             .with("aborted", s.aborted)
+            .with("stopped", s.stopped)
+            .with("undelivered", s.undelivered)
             .with("curve", common.curve.is_some())
             .with("refused_handshakes", s.refused);
         let row = self.exposed.iter().fold(row, |row, w| row.warn(w));
@@ -359,6 +366,26 @@ impl ZmqSink {
         } else if s.aborted {
             // The marker's own finding below says it was not delivered.
             f.add(Verdict::Incomplete, "ended early");
+        }
+        if s.undelivered > 0 {
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "{} message(s) that ZeroMQ accepted were delivered to no receiver: none completed a handshake{}",
+                    s.undelivered,
+                    if s.refused > 0 {
+                        " (see the failed handshakes)"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        if s.stopped {
+            f.add(
+                Verdict::Incomplete,
+                "stopped: the stream ended before its input did, and what ZeroMQ had accepted but no receiver had taken at the stop is delivered nowhere (the receivers' rows count what arrived)",
+            );
         }
         if s.refused > 0 {
             f.add(

@@ -9,6 +9,7 @@
 //! boxes of a process, so they use [`shared_context`]; inproc queues are memory shared with the
 //! peer and need no flushing.
 
+use std::os::fd::AsRawFd;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -44,6 +45,8 @@ pub struct BoxSocket {
     /// Handshakes that failed (a peer without the right CURVE keys, or one speaking another
     /// security mechanism); each one also ends its connection.
     pub refused: u64,
+    /// Handshakes that succeeded: connections a message can be delivered over.
+    pub handshakes: u64,
     /// The warning for the report when the socket is bound for other hosts without CURVE.
     pub exposed: Option<String>,
     context: Option<zmq::Context>,
@@ -123,6 +126,10 @@ impl BoxSocket {
         let mut exposed = None;
         let bound = if common.bind {
             files = IpcFiles::prepare_bind(endpoint)?;
+            let listener = files.take_listener();
+            if let Some(listener) = &listener {
+                set_use_fd(&mut socket, listener.as_raw_fd()).map_err(|e| cause("cannot hand the ipc socket to", e))?;
+            }
             socket.bind(&endpoint.resolved).map_err(|e| match e {
                 zmq::Error::EADDRINUSE => endpoint.address_in_use(),
                 zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
@@ -130,6 +137,8 @@ impl BoxSocket {
                 }
                 e => cause("cannot bind", e),
             })?;
+            // The bound ZeroMQ socket owns the listening socket now and closes it.
+            let _ = listener.map(std::os::fd::IntoRawFd::into_raw_fd);
             let actual = socket
                 .get_last_endpoint()
                 .ok()
@@ -160,6 +169,7 @@ impl BoxSocket {
             disconnects: 0,
             most_peers: 0,
             refused: 0,
+            handshakes: 0,
             exposed,
             context: own_context.then_some(context),
             files,
@@ -211,6 +221,7 @@ impl BoxSocket {
                 zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL
                 | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL
                 | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH => self.refused += 1,
+                zmq::SocketEvent::HANDSHAKE_SUCCEEDED => self.handshakes += 1,
                 _ => {}
             }
         }
@@ -253,7 +264,8 @@ fn watch_peers(context: &zmq::Context, socket: &zmq::Socket) -> Result<zmq::Sock
         | zmq::SocketEvent::DISCONNECTED as i32
         | zmq::SocketEvent::HANDSHAKE_FAILED_NO_DETAIL as i32
         | zmq::SocketEvent::HANDSHAKE_FAILED_PROTOCOL as i32
-        | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH as i32;
+        | zmq::SocketEvent::HANDSHAKE_FAILED_AUTH as i32
+        | zmq::SocketEvent::HANDSHAKE_SUCCEEDED as i32;
     socket.monitor(&endpoint, events)?;
     let monitor = context.socket(zmq::PAIR)?;
     monitor.set_linger(0)?;
@@ -276,17 +288,21 @@ pub fn explain(e: zmq::Error) -> String {
     }
 }
 
-/// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then
-/// makes a send fail with `EAGAIN` (which the sink counts) instead of dropping silently.
-pub fn set_xpub_nodrop(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
-    let on: libc::c_int = 1;
+/// Sets `ZMQ_USE_FD`, which the `zmq` crate does not expose: the next bind takes over `fd`, a
+/// socket that already listens, instead of creating one (and unlinking an ipc path first).
+fn set_use_fd(socket: &mut zmq::Socket, fd: std::os::fd::RawFd) -> Result<(), zmq::Error> {
+    set_int_option(socket, zmq_sys::ZMQ_USE_FD, fd)
+}
+
+/// Sets an int-valued socket option by its libzmq number.
+fn set_int_option(socket: &mut zmq::Socket, option: u32, value: libc::c_int) -> Result<(), zmq::Error> {
     // SAFETY: the socket pointer is valid for the lifetime of `socket`; the option value is a
-    // c_int, as libzmq documents for ZMQ_XPUB_NODROP, passed with its exact size.
+    // c_int, as libzmq documents for the options passed here, passed with its exact size.
     let rc = unsafe {
         zmq_sys::zmq_setsockopt(
             socket.as_mut_ptr(),
-            zmq_sys::ZMQ_XPUB_NODROP as libc::c_int,
-            (&on as *const libc::c_int).cast(),
+            option as libc::c_int,
+            (&value as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>(),
         )
     };
@@ -296,4 +312,10 @@ pub fn set_xpub_nodrop(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
         // SAFETY: zmq_errno only reads the thread's errno.
         Err(zmq::Error::from_raw(unsafe { zmq_sys::zmq_errno() }))
     }
+}
+
+/// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then
+/// makes a send fail with `EAGAIN` (which the sink counts) instead of dropping silently.
+pub fn set_xpub_nodrop(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
+    set_int_option(socket, zmq_sys::ZMQ_XPUB_NODROP, 1)
 }

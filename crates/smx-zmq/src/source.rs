@@ -168,7 +168,7 @@ impl ZmqSource {
         };
         let summary = format!(
             "{} source {} {endpoint}: sender sent {}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
-             {} before the first received, {} in transit), duplicates {}, reordered {}, corrupt {corrupt}, ended by {}{}",
+             {} before the first received, {} in transit), duplicates {} (not passed on), reordered {}, corrupt {corrupt}, ended by {}{}",
             common.instance,
             common.pattern.as_str(),
             t.sent,
@@ -292,6 +292,15 @@ impl SourceFacts {
                 ),
             );
         }
+        if t.duplicates > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} duplicate message(s) arrived, booked and not passed on: frames replayed, a second sender using the same id, or overlapping batches",
+                    t.duplicates
+                ),
+            );
+        }
         if self.conflicting > 0 {
             f.add(
                 Verdict::Suspect,
@@ -319,6 +328,10 @@ impl SourceFacts {
         }
         match self.end {
             Some(EndReason::Aborted) => f.add(Verdict::Incomplete, "a sender aborted: its stream ended before its input did"),
+            Some(EndReason::Stopped) => f.add(
+                Verdict::Incomplete,
+                "stopped before every sender's end marker: what was sent after the last message received is counted on no row here (the sink's row counts what it sent)",
+            ),
             Some(EndReason::Timeout) if t.received == 0 && t.sent == 0 => f.add(
                 Verdict::Incomplete,
                 format!("received nothing: no sender was heard from within timeout {:?}", self.timeout),

@@ -9,7 +9,7 @@
 //! | `ok` | everything sent was delivered, and the books are exact |
 //! | `lossy` | messages were lost (HWM drops, slow joiner, in transit), every one of them accounted for exactly |
 //! | `incomplete` | the stream did not end as planned: nothing delivered or received, an abort, an end by timeout (tail unknown), a dropped connection, receivers that did not confirm the end |
-//! | `suspect` | frames no honest sender sends arrived: corrupt or impossible frames, inconsistent books, conflicting end markers, more senders than expected |
+//! | `suspect` | frames no honest sender sends arrived: corrupt or impossible frames, duplicates, inconsistent books, conflicting end markers, more senders than expected |
 //!
 //! The words are ordered: a row takes the worst that applies.
 

@@ -378,13 +378,17 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Res
     for mut shard in shards {
         shard.halt = common.ending.halt.clone();
         let mine = common.clone();
+        let ids: Vec<usize> = shard.boxes.iter().map(|b| b.plan.id).collect();
         let start = move |init: &mut dyn FnMut() -> bool| {
             if !mine.gate.wait() {
                 return None;
             }
+            let set = |to| ids.iter().for_each(|&id| mine.loops[id].set_starting(to));
+            set(crate::progress::Starting::InInit);
             if !init() {
                 mine.start_failed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
+            set(crate::progress::Starting::Ready);
             mine.barrier.wait();
             let cancelled = mine.start_failed.load(std::sync::atomic::Ordering::SeqCst);
             if cancelled {

@@ -33,6 +33,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::channel::Halt;
 use crate::firewall::{RunningFirewall, RunningShard};
+use crate::progress::Starting;
 use crate::report::{FirewallReport, Report, Status};
 use crate::thread::{Common, Outcome, panic_text};
 
@@ -302,17 +303,34 @@ fn leave(
             )
         }
     };
+    // Every thread passes the start barrier only once all have reached it.
+    let run_started = common.loops.iter().all(|l| l.starting() == Starting::Ready);
     for id in ids {
         let mut outcome = Outcome::new();
         outcome.status = Status::Stuck;
         outcome.loop_count = common.loops[id].get();
-        outcome.wall = started.elapsed();
-        outcome.error = Some(format!(
-            "{whose} did not end within {} ms of the stop (at or after step {}) and is left running; \
-             the figures are those published by then",
-            GIVE_UP.as_millis(),
-            outcome.loop_count
-        ));
+        if run_started {
+            outcome.wall = started.elapsed();
+            outcome.error = Some(format!(
+                "{whose} did not end within {} ms of the stop (at or after step {}) and is left running; \
+                 the figures are those published by then",
+                GIVE_UP.as_millis(),
+                outcome.loop_count
+            ));
+        } else if common.loops[id].starting() == Starting::InInit {
+            outcome.error = Some(format!(
+                "blocked in its create or init: {whose} had not returned from it {} ms after the stop, \
+                 so no box of the run ever started",
+                GIVE_UP.as_millis()
+            ));
+        } else {
+            // Waiting at the start for the box above: never started, and not stuck itself.
+            outcome.status = Status::Stopped;
+            outcome.error =
+                Some("never started: it waited for another box's init (see the box stuck in its init)".to_string());
+            joined.outcomes[id] = Some(outcome);
+            continue;
+        }
         joined.outcomes[id] = Some(outcome);
         joined.stuck.push(id);
     }

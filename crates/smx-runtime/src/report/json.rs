@@ -1,7 +1,7 @@
 //! The JSON report (`--report json`): `serde_json` of [`Report`], documented and stable.
 //!
 //! Layout (`format_version` 3; it rises on an incompatible change: 3 added the latency fields,
-//! 2 moved the ZeroMQ rows into `sections`; README.md "The JSON report" is the full layout):
+//! 2 moved the ZeroMQ rows into `sections`; docs/guide/json-report.md is the full layout):
 //!
 //! ```text
 //! { "format_version": 3, "wall_time_s": f64, "status": "ok"|"stopped"|"stuck"|"failed",

@@ -1,0 +1,398 @@
+//! The command line, declared with clap's derive API.
+//!
+//! `smxrun FILE [OPTIONS]` is short for `smxrun run FILE [OPTIONS]`: running a net is what
+//! users do most, and the original's users typed just the program and a file. A file that is
+//! named like a command (`check`) is run with `smxrun run check`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::exit;
+use smx_graph::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "smxrun",
+    version,
+    about = "Check, inspect and run Streamix nets",
+    long_about = "Check, inspect and run Streamix nets.\n\n\
+                  `smxrun FILE` runs the net in FILE (the same as `smxrun run FILE`): one thread per box, \
+                  joined by bounded channels, then prints a report of loop counts, rates and channel counts.",
+    after_help = exit::HELP,
+    arg_required_else_help = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a net and print its report (the default command)
+    #[command(after_help = exit::HELP)]
+    Run(RunArgs),
+    /// Check a net: diagnostics on stderr; exit 0 when accepted (warnings allowed), 1 when rejected
+    ///
+    /// Checks the language, the box implementations (built in, --boxes, your own program's), their
+    /// ports and, with --config, the settings. With --lang-only, the language alone, as the
+    /// original compiler judges it: a net can be checked before its boxes are written.
+    Check(CheckArgs),
+    /// Print the flattened net graph
+    Graph(GraphArgs),
+    /// List the box implementations, or show one's ports and configuration keys
+    Boxes(BoxesArgs),
+    /// Write the port headers (NAME_sig.h, NAME.h) of the C boxes a net declares
+    Headers(HeadersArgs),
+    /// Draw a --trace file as a timeline (SVG), one row per thread
+    #[cfg(feature = "trace-view")]
+    TraceView(super::trace_view::TraceViewArgs),
+    /// Make a CURVE key pair for the ZeroMQ boxes' curve_* keys (printed, or written with -o DIR)
+    Keygen(super::keygen::KeygenArgs),
+    /// Measure the platform's timer floor: an empty periodic loop's misses and lateness
+    Probe(super::probe::ProbeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The net to run: a .smx file, or a .json graph from `smxrun graph --format json`
+    #[arg(required = true, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Thread placement: auto (decided from the net and the machine: a cyclic executive alone on
+    /// a spare core, chains kept on one core when threads outnumber cores and channels are long,
+    /// spread otherwise; the report's warnings say what was decided), off, or a list of cores to
+    /// spread over (0,1,...)
+    #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
+    pub pin: Pin,
+
+    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only for
+    /// threads that have a core of their own (every thread when they all fit, else a cyclic
+    /// executive that placement put alone on a core; a busy real-time thread starves the others
+    /// on its core), on forces it, off never uses it. Under auto, an executive alone on its core
+    /// whose period is too short to sleep in spins through it at normal priority instead (the
+    /// kernel throttles a real-time thread that never sleeps). An explicit per-net `priority`
+    /// always applies.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
+    pub rt: smx_runtime::Realtime,
+
+    /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
+    /// firewall), cyclic (the boxes of one period run inside that period's firewall thread,
+    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor), or
+    /// auto: cyclic when the threads of the threads mode would outnumber the cores
+    #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
+    pub tt_mode: smx_runtime::firewall::TtMode,
+
+    /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
+    /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
+    /// between them are shorter than 256, so a hand-over
+    /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
+    /// thread per box. Never under --trace
+    #[arg(long, value_name = "auto|off", default_value = "auto")]
+    pub chain: smx_runtime::chain::ChainMode,
+
+    /// Length of every channel whose length the net does not declare (default 1)
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
+    pub channel_len: Option<u32>,
+
+    /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
+    /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = smx_box::parse_duration)]
+    pub wait_spin: Option<std::time::Duration>,
+
+    /// Latency figures of the report: sampled (every 64th write of each channel, the default),
+    /// full (every message), off, or a number N (every Nth write)
+    #[arg(long, value_name = "sampled|full|off|N", default_value = "sampled")]
+    pub latency: smx_runtime::latency::LatencyMode,
+
+    /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Set a key of an instance or implementation, e.g. --set Src.count=1000 (repeatable; beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
+
+    /// Set `count` of every box that has one (the sources' iterations)
+    #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, value_parser = count)]
+    pub iterations: Option<u64>,
+
+    /// Load C box implementations from this shared library (repeatable; also `boxes = [...]` at
+    /// the top of the --config file)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+
+    /// Report format: a text table, JSON, or the original runtime's log lines
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+
+    /// Write the report to PATH instead of stdout (checked before the run starts)
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// No progress line
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Write a timeline of the run to PATH in the Chrome trace event format (open it in
+    /// Perfetto or chrome://tracing): box steps, channel waits, firewall ticks and misses
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
+
+    /// Events kept per thread in the --trace file (the latest; older ones are counted as dropped)
+    #[arg(long, value_name = "N", default_value_t = smx_runtime::trace::DEFAULT_LIMIT,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
+    pub trace_limit: usize,
+
+    /// Every DURATION (e.g. 1s), one JSON line of live figures on stderr (or --stats-file):
+    /// loop rate per net, rate and fill per channel, misses per firewall
+    #[arg(long, value_name = "DURATION", value_parser = super::stats::parse_every)]
+    pub stats_every: Option<std::time::Duration>,
+
+    /// Write the --stats-every lines to PATH instead of stderr
+    #[arg(long, value_name = "PATH", requires = "stats_every")]
+    pub stats_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The net to check (a .smx file)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Also check this TOML configuration against the net (and load its `boxes`)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Resolve C box implementations in this shared library (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+
+    /// Judge the language alone, as the original compiler does: the net may name box
+    /// implementations that do not exist yet (design the net before its boxes); their ports and
+    /// configuration are not checked
+    #[arg(long, conflicts_with_all = ["config", "boxes"])]
+    pub lang_only: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GraphArgs {
+    /// The net (a .smx file)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Output format: gml (the original compiler's), graphml, dot (Graphviz) or json (the runtime's input)
+    #[arg(long, value_name = "gml|graphml|dot|json", default_value = "gml", value_parser = str::parse::<Format>)]
+    pub format: Format,
+
+    /// Write to PATH instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Resolve C box implementations in this shared library (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BoxesArgs {
+    /// Show this implementation's ports and configuration keys
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Also list the C box implementations this shared library provides (repeatable)
+    #[arg(long = "boxes", value_name = "LIB.so")]
+    pub boxes: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HeadersArgs {
+    /// The net (a .smx file): one header pair per box implementation it declares that is not built in
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The directory to write NAME_sig.h and NAME.h to (created if missing)
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+
+    /// Only NAME_sig.h (for box sources that bring their own NAME.h)
+    #[arg(long)]
+    pub sig_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned tables of nets and channels, then totals
+    Text,
+    /// A stable JSON object (see docs/guide/json-report.md)
+    Json,
+    /// The original runtime's `terminate net` and `end main thread` log lines
+    Smx,
+}
+
+/// `--pin`: how threads are placed on cores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pin {
+    Auto,
+    Off,
+    Cores(Vec<usize>),
+}
+
+fn parse_pin(text: &str) -> Result<Pin, String> {
+    match text {
+        "auto" => Ok(Pin::Auto),
+        "off" => Ok(Pin::Off),
+        list => list
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("'{c}' is not a core number; write auto, off or a list like 0,1"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Pin::Cores),
+    }
+}
+
+/// `-n`: a negative or fractional count is named as such (a bare `-1` would otherwise be taken
+/// for an option). Digits may be grouped with `_` (`1_000_000`), as in a `count` of --set and
+/// the configuration file.
+fn count(text: &str) -> Result<u64, String> {
+    let digits = text.replace('_', "");
+    digits.parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            format!("'{text}' is too large: a count is at most {}", u64::MAX)
+        } else {
+            format!("'{text}' is not a count: write a non-negative integer (0, 1, 2, ..., or 1_000_000)")
+        }
+    })
+}
+
+/// `--channel-len`: at least 1, as a channel declared in a net.
+fn channel_length(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(len) if len >= 1 => Ok(len),
+        _ => Err(format!(
+            "'{text}' is not a channel length: write an integer from 1 to 4294967295"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("smxrun").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_declaration_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bare_file_runs_it_with_options() {
+        let cli = parse(&[
+            "net.smx",
+            "-n",
+            "10",
+            "--set",
+            "Src.size=64",
+            "--set",
+            "Snk.mode=hex",
+            "--pin",
+            "0,1",
+            "--report",
+            "json",
+            "-o",
+            "r.json",
+            "--quiet",
+            "--channel-len",
+            "64",
+        ])
+        .unwrap();
+        assert!(cli.command.is_none());
+        let run = cli.run;
+        assert_eq!(run.file, Some(PathBuf::from("net.smx")));
+        assert_eq!(run.iterations, Some(10));
+        assert_eq!(run.sets, vec!["Src.size=64", "Snk.mode=hex"]);
+        assert_eq!(run.pin, Pin::Cores(vec![0, 1]));
+        assert_eq!(run.report, ReportFormat::Json);
+        assert_eq!(run.output, Some(PathBuf::from("r.json")));
+        assert!(run.quiet);
+        assert_eq!(run.channel_len, Some(64));
+    }
+
+    #[test]
+    fn commands_take_their_own_arguments() {
+        let cli = parse(&["run", "net.smx", "--pin", "off"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Run(RunArgs { pin: Pin::Off, .. }))));
+        let cli = parse(&["graph", "net.smx", "--format", "dot"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Graph(GraphArgs {
+                format: Format::Dot,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            parse(&["check", "net.smx"]).unwrap().command,
+            Some(Command::Check(_))
+        ));
+        assert!(matches!(
+            parse(&["boxes"]).unwrap().command,
+            Some(Command::Boxes(BoxesArgs { name: None, .. }))
+        ));
+    }
+
+    #[test]
+    fn box_libraries_and_headers() {
+        let cli = parse(&["net.smx", "--boxes", "a.so", "--boxes", "b.so"]).unwrap();
+        assert_eq!(cli.run.boxes, vec![PathBuf::from("a.so"), PathBuf::from("b.so")]);
+        let Some(Command::Check(check)) = parse(&["check", "n.smx", "--boxes", "a.so"]).unwrap().command else {
+            panic!("check")
+        };
+        assert_eq!(check.boxes, vec![PathBuf::from("a.so")]);
+        let Some(Command::Boxes(boxes)) = parse(&["boxes", "--boxes", "a.so"]).unwrap().command else {
+            panic!("boxes")
+        };
+        assert_eq!(boxes.boxes, vec![PathBuf::from("a.so")]);
+        let Some(Command::Headers(h)) = parse(&["headers", "n.smx", "-o", "gen"]).unwrap().command else {
+            panic!("headers")
+        };
+        assert_eq!((h.file, h.output, h.sig_only), ("n.smx".into(), "gen".into(), false));
+        assert!(parse(&["headers", "n.smx"]).is_err(), "-o is required");
+    }
+
+    #[test]
+    fn bad_arguments_are_usage_errors() {
+        let bare = parse(&[]).unwrap_err();
+        assert_eq!(
+            bare.kind(),
+            clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand,
+            "bare smxrun shows the commands"
+        );
+        assert!(bare.to_string().contains("headers"), "{bare}");
+        assert!(parse(&["net.smx", "--pin", "0,x"]).is_err());
+        assert_eq!(parse(&["net.smx", "-n", "1_000"]).unwrap().run.iterations, Some(1000));
+        let huge = parse(&["net.smx", "-n", "99999999999999999999"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            huge.contains("is too large: a count is at most 18446744073709551615"),
+            "{huge}"
+        );
+        let negative = parse(&["net.smx", "-n", "-1"]).unwrap_err().to_string();
+        assert!(negative.contains("'-1' is not a count"), "{negative}");
+        assert!(parse(&["net.smx", "--channel-len", "0"]).is_err());
+        assert!(parse(&["net.smx", "--report", "xml"]).is_err());
+        assert!(parse(&["graph", "net.smx", "--format", "png"]).is_err());
+    }
+}

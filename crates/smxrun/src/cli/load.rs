@@ -1,0 +1,323 @@
+//! Reading and compiling a net file, with its diagnostics on stderr.
+
+use std::path::{Path, PathBuf};
+
+use super::exit::{self, CliError};
+use smx_cbox::BoxLibraries;
+use smx_graph::{self, NetGraph, Node, NodeKind};
+use smx_lang::compose::{self, CompileOptions, Compiled};
+use smx_lang::diag::{Diagnostic, Severity, SourceFile, Span};
+use smx_lang::syntax::ast;
+use smx_runtime::Registry;
+
+/// Reads and compiles `path`, printing every diagnostic to stderr in our format
+/// (`FILE:LINE:COL: error: ...`, the line, a caret). A file that cannot be read is an error
+/// naming it.
+pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
+    let bytes = read_capped(path)?;
+    let source = SourceFile::new(path.display().to_string(), String::from_utf8_lossy(&bytes).into_owned());
+    let mut compiled = compose::compile(&source, &CompileOptions::default());
+    // Shown with the rule behind common mistakes (the verdict and the error lines stay).
+    compiled.diagnostics = smx_lang::teach::explain(&source, std::mem::take(&mut compiled.diagnostics));
+    let mut err = std::io::stderr().lock();
+    use std::io::Write;
+    for diag in compiled.diagnostics.iter().take(MAX_DIAGNOSTICS) {
+        let _ = err.write_all(source.render(diag).as_bytes());
+    }
+    let rest = &compiled.diagnostics[compiled.diagnostics.len().min(MAX_DIAGNOSTICS)..];
+    if !rest.is_empty() {
+        let errors = rest.iter().filter(|d| d.severity == Severity::Error).count();
+        let _ = writeln!(
+            err,
+            "note: ... and {} more ({errors} errors, {} warnings) not shown; the first {MAX_DIAGNOSTICS} are above",
+            rest.len(),
+            rest.len() - errors
+        );
+    }
+    Ok(compiled)
+}
+
+/// Diagnostics printed for one file; the rest are counted (as rustc and gcc do), so that a
+/// file with thousands of mistakes does not bury the first under megabytes.
+pub const MAX_DIAGNOSTICS: usize = 100;
+
+/// The largest net file read (16 MiB; a 50,000-box net is about 1 MB).
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The bytes of `path`, refused when there are more than [`MAX_SOURCE_BYTES`] (read up to one
+/// past the limit, so a FIFO or a device cannot make it read for ever either).
+pub fn read_capped(path: &Path) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| CliError::rejected(format!("cannot read '{}': {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(CliError::rejected(format!(
+            "cannot read '{}': larger than the limit of {MAX_SOURCE_BYTES} bytes (16 MiB) for a net file",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Whether `path` names a JSON graph (by its extension, as every command decides).
+pub fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// The graph of an accepted net; a rejected one (its diagnostics already shown) is exit 1.
+/// A `.json` file is read as a graph as `smxrun graph --format json` writes it, so that nets
+/// produced by other tools run too.
+pub fn checked_graph(path: &Path) -> Result<NetGraph, CliError> {
+    if is_json(path) {
+        let bytes = read_capped(path)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| CliError::rejected(format!("cannot read '{}': not UTF-8 ({e})", path.display())))?;
+        return smx_graph::json::from_json(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())));
+    }
+    let compiled = compile_file(path)?;
+    if !compiled.accepted() {
+        return Err(CliError::silent(exit::REJECTED));
+    }
+    unrunnable(path, &compiled.graph)?;
+    Ok(compiled.graph)
+}
+
+/// The problems that make an accepted net impossible to run ([`smx_graph::check`]: a feedback
+/// loop no message can enter, a period no timer can wait), one error line each; exit 1.
+pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
+    let problems = smx_graph::check::problems(graph);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
+    Err(CliError::rejected(lines.join("\nerror: ")))
+}
+
+/// A net the runtime refused, as `FILE:LINE: message` where the error is about one box.
+pub fn run_error(path: &Path, e: &smx_runtime::RunError) -> CliError {
+    match e.line() {
+        Some(line) if is_json(path) => CliError::rejected(format!("{}: {e} (line {line} of its net)", path.display())),
+        Some(line) => CliError::rejected(format!("{}:{line}: {e}", path.display())),
+        None => CliError::rejected(e.to_string()),
+    }
+}
+
+/// `2 errors, 1 warning` for the summary of `smxrun check`.
+pub fn counts(compiled: &Compiled) -> String {
+    counts_with(compiled, 0)
+}
+
+/// [`counts`] with `more_errors` found after the front end (unknown implementations).
+pub fn counts_with(compiled: &Compiled, more_errors: usize) -> String {
+    let errors = more_errors
+        + compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+    let warnings = compiled.diagnostics.len() + more_errors - errors;
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}
+
+/// [`counts`] with `more_warnings` found after the front end.
+pub fn counts_with_warnings(compiled: &Compiled, more_warnings: usize) -> String {
+    let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = compiled.diagnostics.len() - errors + more_warnings;
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}
+
+/// `1 error`, `2 errors`.
+pub fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// One box per implementation that `registry` does not know, in node order.
+pub fn unknown_implementations<'g>(graph: &'g NetGraph, registry: &Registry) -> Vec<&'g Node> {
+    let mut seen = std::collections::BTreeSet::new();
+    graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Box && registry.get(&n.func).is_none() && seen.insert(n.func.as_str()))
+        .collect()
+}
+
+/// `FILE:LINE:COL: error: box 'A' uses unknown implementation 'x' (known boxes: ...)` with the
+/// declaration's line and a caret under the implementation name, and the libraries that were
+/// searched for it (`libs`, empty when none). A graph read from JSON has no text to point at:
+/// then the node's line alone.
+pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str, libs: &str) -> String {
+    let names = registry.names();
+    let closest = names
+        .iter()
+        .map(|name| (strsim::levenshtein(name, &node.func), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min();
+    let hint = match (closest, libs.is_empty()) {
+        (Some((_, name)), _) => format!("; did you mean '{name}'?"),
+        (None, true) => "; a box of your own: give its C library with --boxes PATH (or `boxes` in --config), \
+                         or build your Rust boxes into a program of your own (docs/guide/rust-boxes.md)"
+            .to_string(),
+        (None, false) => format!("; no symbol '{}' in {libs}", node.func),
+    };
+    let message = format!(
+        "box '{}' uses unknown implementation '{}' (known boxes: {}){hint}",
+        node.label,
+        node.func,
+        names.join(", ")
+    );
+    if is_json(file) {
+        // A node's line is one of the net the graph was drawn from, not of the JSON file.
+        return format!(
+            "{}: {severity}: {message} (line {} of its net)",
+            file.display(),
+            node.line
+        );
+    }
+    let source = SourceFile::read(file).ok();
+    let span = source
+        .as_ref()
+        .and_then(|s| implementation_span(s, &node.label, &node.func));
+    match (source, span) {
+        (Some(source), Some(span)) => {
+            let diag = if severity == "error" {
+                Diagnostic::error(message, Some(span))
+            } else {
+                Diagnostic::warning(message, Some(span))
+            };
+            source.render(&diag).trim_end().to_string()
+        }
+        _ => format!("{}:{}: {severity}: {message}", file.display(), node.line),
+    }
+}
+
+/// Where `label = box func(...)` names its implementation, in any scope of the program.
+fn implementation_span(source: &SourceFile, label: &str, func: &str) -> Option<Span> {
+    fn find(program: &ast::Program, label: &str, func: &str) -> Option<Span> {
+        program.decls.iter().find_map(|decl| match decl {
+            ast::Decl::Box(b) if b.implementation.name == func && b.name.name == label => Some(b.implementation.span),
+            ast::Decl::Wrapper(w) => find(&w.body, label, func),
+            _ => None,
+        })
+    }
+    find(smx_lang::syntax::parse(source).program.as_ref()?, label, func)
+}
+
+/// Every implementation of `graph` that `registry` does not know, as errors on stderr; exit 1
+/// when there is one. `check`, `graph` and `run` all ask here, so they give one verdict.
+pub fn reject_unknown_implementations(
+    file: &Path,
+    graph: &NetGraph,
+    registry: &Registry,
+    libs: &str,
+) -> Result<usize, CliError> {
+    let unknown = unknown_implementations(graph, registry);
+    for node in &unknown {
+        crate::cli::say(&unknown_implementation(file, node, registry, "error", libs));
+    }
+    if unknown.is_empty() {
+        Ok(0)
+    } else {
+        Err(CliError::silent(exit::REJECTED))
+    }
+}
+
+/// One warning line for every implementation of `graph` that `registry` does not know, or
+/// `None` when it knows them all: a net may be checked, drawn and given headers before its
+/// boxes are written.
+pub fn unknown_implementations_warning(file: &Path, graph: &NetGraph, registry: &Registry) -> Option<String> {
+    let unknown = unknown_implementations(graph, registry);
+    if unknown.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = unknown.iter().map(|n| format!("'{}'", n.func)).collect();
+    let (these, are) = if unknown.len() == 1 {
+        ("implementation", "is")
+    } else {
+        ("implementations", "are")
+    };
+    Some(format!(
+        "{}: warning: box {these} {} {are} not known to smxrun yet; a run needs them (C boxes: \
+         --boxes LIB.so, whose headers `smxrun headers` writes; Rust boxes: a program of your own)",
+        file.display(),
+        names.join(", ")
+    ))
+}
+
+/// An `smx_` implementation that is not built in is a misspelt built-in box, not a box of the
+/// user's yet to be written: an error at its declaration with the closest name; exit 1.
+pub fn reject_misspelt_builtins(file: &Path, graph: &NetGraph, registry: &Registry) -> Result<(), CliError> {
+    let misspelt: Vec<&Node> = unknown_implementations(graph, registry)
+        .into_iter()
+        .filter(|n| n.func.starts_with("smx_"))
+        .collect();
+    for node in &misspelt {
+        crate::cli::say(&unknown_implementation(file, node, registry, "error", ""));
+    }
+    if misspelt.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::silent(exit::REJECTED))
+    }
+}
+
+/// A port that a known implementation lacks or requires, as `FILE:LINE:COL: error: ...` at the
+/// box's declaration with its line and a caret under the port list (where the fix goes), not at
+/// the line that connects it.
+pub fn port_error(file: &Path, e: &smx_runtime::RunError) -> String {
+    use smx_runtime::RunError;
+    let instance = match e {
+        RunError::MissingPort { instance, .. } | RunError::BadPort { instance, .. } => instance,
+        _ => return format!("error: {}", run_error(file, e).message),
+    };
+    let source = (!is_json(file)).then(|| SourceFile::read(file).ok()).flatten();
+    let span = source.as_ref().and_then(|s| declaration_span(s, instance));
+    match (source, span) {
+        (Some(source), Some(span)) => source
+            .render(&Diagnostic::error(e.to_string(), Some(span)))
+            .trim_end()
+            .to_string(),
+        _ => format!("error: {}", run_error(file, e).message),
+    }
+}
+
+/// The declaration `label = box func( ... )`, in any scope of the program.
+fn declaration_span(source: &SourceFile, label: &str) -> Option<Span> {
+    fn find(program: &ast::Program, label: &str) -> Option<Span> {
+        program.decls.iter().find_map(|decl| match decl {
+            ast::Decl::Box(b) if b.name.name == label => Some(b.span),
+            ast::Decl::Wrapper(w) => find(&w.body, label),
+            _ => None,
+        })
+    }
+    find(smx_lang::syntax::parse(source).program.as_ref()?, label)
+}
+
+/// The C box libraries of a command: the config file's `boxes`, then `--boxes`.
+pub fn library_paths(from_config: &[PathBuf], from_args: &[PathBuf]) -> Vec<PathBuf> {
+    from_config.iter().chain(from_args).cloned().collect()
+}
+
+/// Opens the box libraries; an error (a missing library, one that needs an `smx_*` function
+/// this program lacks) is exit 1.
+pub fn open_libraries(paths: &[PathBuf]) -> Result<BoxLibraries, CliError> {
+    BoxLibraries::open(paths).map_err(|e| CliError::rejected(e.0))
+}
+
+/// `registry` and the C boxes `libraries` provide for `graph`'s implementations that are not
+/// built in. An implementation found in two libraries, or without all three of its symbols, is
+/// exit 1 (every such problem on a line of its own); one that no library has is left to the
+/// caller's unknown-implementation message.
+pub fn with_c_boxes(graph: &NetGraph, registry: &Registry, libraries: &BoxLibraries) -> Result<Registry, CliError> {
+    let specs = libraries
+        .specs_for(graph, |name| registry.get(name).is_some())
+        .map_err(|e| CliError::rejected(e.0.replace('\n', "\nerror: ")))?;
+    let mut all = registry.clone();
+    for spec in specs {
+        all.register(spec);
+    }
+    Ok(all)
+}

@@ -1,0 +1,183 @@
+//! `smxrun`: the command line, a thin layer over the library.
+//!
+//! Each command parses its arguments ([`args`]), calls the library (front end, configuration,
+//! runtime, exporters) and turns the outcome into output and an exit code ([`exit`]). Nothing
+//! here knows how a net is checked or run; what is here is what only a command line needs:
+//! where output goes ([`output`]), Ctrl-C ([`signals`]), the progress line ([`progress`]).
+
+pub mod args;
+pub mod boxes;
+pub mod check;
+pub mod clobber;
+pub mod exit;
+mod foreign_exit;
+pub mod headers;
+pub mod keygen;
+pub mod load;
+pub mod memory;
+pub mod output;
+pub mod probe;
+pub mod progress;
+pub mod run;
+pub mod signals;
+pub mod stats;
+#[cfg(feature = "trace-view")]
+pub mod trace_view;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+
+use args::{Cli, Command};
+use exit::CliError;
+use smx_runtime::Registry;
+
+/// A command that a binary adds to smxrun's own: its clap definition (whose name is the
+/// command's) and the function that runs it from the parsed arguments and returns the exit code.
+/// The `smxrun` binary adds `bench` this way, so the command line knows no benchmark.
+pub struct ExtraCommand {
+    command: clap::Command,
+    run: fn(&ArgMatches) -> i32,
+}
+
+impl ExtraCommand {
+    pub fn new(command: clap::Command, run: fn(&ArgMatches) -> i32) -> ExtraCommand {
+        ExtraCommand { command, run }
+    }
+}
+
+/// Runs `smxrun` with `args` (the first is the program name), the boxes of `registry` and the
+/// commands of `extras` after its own; returns the exit code.
+pub fn main_with<I, T>(args: I, registry: Registry, extras: &[ExtraCommand]) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    memory::share_one_arena();
+    init_logging();
+    let command = extras.iter().fold(Cli::command(), |command, extra| {
+        command.subcommand(extra.command.clone())
+    });
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| parse(matches, extras));
+    let exit_guard = foreign_exit::Guard::arm();
+    let outcome = match parsed {
+        Ok(Parsed::Own(cli)) => guarded(|| dispatch(*cli, &registry)),
+        Ok(Parsed::Extra(extra, matches)) => guarded(|| Ok((extra.run)(&matches))),
+        Err(e) => {
+            let _ = e.print();
+            // --help and --version are not errors; every usage error exits with 1.
+            return if e.use_stderr() { exit::REJECTED } else { exit::OK };
+        }
+    };
+    drop(exit_guard);
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            if !e.message.is_empty() {
+                say(&format!("error: {}", e.message));
+            }
+            e.code
+        }
+    }
+}
+
+/// A parsed command line: one of smxrun's own commands, or an extra one with its arguments.
+enum Parsed<'a> {
+    Own(Box<Cli>),
+    Extra(&'a ExtraCommand, ArgMatches),
+}
+
+fn parse(mut matches: ArgMatches, extras: &[ExtraCommand]) -> Result<Parsed<'_>, clap::Error> {
+    if let Some((name, sub)) = matches.subcommand()
+        && let Some(extra) = extras.iter().find(|e| e.command.get_name() == name)
+    {
+        return Ok(Parsed::Extra(extra, sub.clone()));
+    }
+    Cli::from_arg_matches_mut(&mut matches)
+        .map(|cli| Parsed::Own(Box::new(cli)))
+        .map_err(|e| e.format(&mut Cli::command()))
+}
+
+fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
+    match cli.command {
+        None => run::run(&cli.run, registry),
+        Some(Command::Run(a)) => run::run(&a, registry),
+        Some(Command::Check(a)) => check::check(&a, registry),
+        Some(Command::Graph(a)) => check::graph(&a, registry),
+        Some(Command::Boxes(a)) => {
+            let libraries = load::open_libraries(&a.boxes)?;
+            let text = boxes::describe_with(registry, &libraries, a.name.as_deref())?;
+            output::Output::open(None)?.write(&text)?;
+            Ok(exit::OK)
+        }
+        Some(Command::Headers(a)) => headers::headers(&a, registry),
+        Some(Command::Probe(a)) => probe::probe(&a),
+        Some(Command::Keygen(a)) => keygen::keygen(&a),
+        #[cfg(feature = "trace-view")]
+        Some(Command::TraceView(a)) => trace_view::trace_view(&a),
+    }
+}
+
+/// Runs a command; a `print!` onto a closed stdout or stderr (which panics in the standard
+/// library: `smxrun bench ... | head -1`) ends it quietly with exit 1 instead of a panic
+/// message and 101. Every other panic goes on as before.
+fn guarded(command: impl FnOnce() -> Result<i32, CliError>) -> Result<i32, CliError> {
+    fn is_print_failure(text: &str) -> bool {
+        text.starts_with("failed printing to std")
+    }
+    fn text(payload: &(dyn std::any::Any + Send)) -> &str {
+        payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("")
+    }
+    let previous = std::sync::Arc::new(std::panic::take_hook());
+    let hook = previous.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_print_failure(text(info.payload())) {
+            hook(info);
+        }
+    }));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)) {
+        Ok(result) => result,
+        Err(payload) if is_print_failure(text(payload.as_ref())) => Err(CliError::silent(exit::REJECTED)),
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// Writes `line` and a newline to stderr. A closed or full stderr is ignored: a message that
+/// cannot be shown must not turn into a panic (`smxrun check bad.smx 2>&1 | head -c1`).
+pub fn say(line: &str) {
+    use std::io::Write;
+    let line = escape_controls(line);
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
+}
+
+/// `text` with every control character but line breaks and tabs escaped (`\u{1b}`): a value a
+/// line echoes (a file name, a setting, what a peer sent) cannot move the cursor, clear the
+/// screen or set the terminal's title.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if keep(c) {
+                    c.to_string()
+                } else {
+                    c.escape_default().to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.
+fn init_logging() {
+    let env = env_logger::Env::default().default_filter_or("warn");
+    let _ = env_logger::Builder::from_env(env).format_timestamp(None).try_init();
+}

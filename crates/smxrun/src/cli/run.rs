@@ -1,0 +1,364 @@
+//! `smxrun [run] FILE`: check the net, resolve its configuration, run it, print the report.
+//!
+//! Everything that can be wrong before the run (the report path, the config file, the net,
+//! the settings) is found before any thread starts, so a long run never ends in an error that
+//! could have been reported at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::args::{Pin, ReportFormat, RunArgs};
+use super::exit::{self, CliError};
+use super::output::Output;
+use super::progress::ProgressLine;
+use super::{load, say, signals, stats};
+use smx_runtime::Registry;
+use smx_runtime::config::ConfigLayers;
+use smx_runtime::report::{self, Report, Status};
+use smx_runtime::trace::Tracer;
+use smx_runtime::{self, PinMode, Progress, RunOptions};
+
+pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
+    // First of all, so that a signal during the checks below still ends in a report.
+    let stop = Arc::new(AtomicBool::new(false));
+    let report_out = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
+    let file = args
+        .file
+        .as_deref()
+        .ok_or_else(|| CliError::rejected("no net file given"))?;
+    let layers = config_layers(args)?;
+    refuse_clobbering(args, file, &layers)?;
+    let output = Output::open(args.output.as_deref())?;
+    let graph = load::checked_graph(file)?;
+    let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
+    let own_boxes = registry;
+    let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
+    load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
+    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+        crate::cli::say(&load::port_error(file, &e));
+        return Err(CliError::silent(super::exit::REJECTED));
+    }
+    let settings = layers.resolve(&graph, registry)?;
+    for line in what_options_miss(args, &graph, registry, own_boxes) {
+        crate::cli::say(&format!("warning: {line}"));
+    }
+    let pin = pin_mode(&args.pin)?;
+    // Opened last before the run, so that a net or setting rejected above leaves no file.
+    let trace_file = open_trace(args)?;
+    let stats_sink = args
+        .stats_every
+        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
+        .transpose()?;
+
+    let opts = RunOptions {
+        pin,
+        default_channel_len: args.channel_len,
+        settings,
+        stop: Arc::clone(&stop),
+        progress: Progress::new(),
+        realtime: args.rt,
+        wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
+        latency: args.latency,
+        chain: args.chain,
+        firewall: smx_runtime::firewall::FirewallOptions {
+            mode: args.tt_mode,
+            ..Default::default()
+        },
+        trace: trace_file.as_ref().map(|_| Tracer::new(args.trace_limit)),
+        ..RunOptions::default()
+    };
+    let sampler = opts.progress.clone();
+    // Stats lines on stderr would be torn by the progress line, so they replace it.
+    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
+    let show_line = !args.quiet && !stats_on_stderr;
+    let line = ProgressLine::start(show_line, move || sampler.snapshot().map(|s| (s.messages, s.elapsed)));
+    let stats_lines = args
+        .stats_every
+        .zip(stats_sink)
+        .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
+    let result = smx_runtime::run(&graph, registry, &opts);
+    line.finish();
+    if let Some(lines) = stats_lines {
+        lines.finish();
+    }
+    if result.is_err()
+        && let Some(trace) = &trace_file
+        && trace.created
+    {
+        // Nothing ran: no empty file is left behind to be taken for a trace. A file that was
+        // there before is not this run's to remove.
+        let _ = std::fs::remove_file(&trace.path);
+    }
+    let mut report = result.map_err(|e| load::run_error(file, &e))?;
+    // A side output that fails, fails alone: its own line, and the report still comes.
+    let mut side_output_failed = false;
+    if let (Some(trace), Some(tracer)) = (trace_file, &opts.trace) {
+        let partial = stop.load(Ordering::SeqCst);
+        if let Err(e) = write_trace(trace, tracer, &file_name(file_path_of(args)), partial) {
+            say(&format!("smxrun: {e}; the report follows"));
+            side_output_failed = true;
+        }
+    }
+    if !stop.load(Ordering::SeqCst) {
+        // After the net, an empty loop at each firewall period: the report's last lines say
+        // whether the platform could hold the period at all.
+        report::platform::probe_periods(&mut report);
+    }
+
+    output.write(&render(&report, args.report))?;
+    // Only now: a report whose write blocks (a pipe nobody reads) must not outlive a stop.
+    report_out.store(true, Ordering::SeqCst);
+    let interrupted = stop.load(Ordering::SeqCst);
+    summarise_problems(&report, interrupted);
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else if report.failed() {
+        exit::BOX_FAILED
+    } else if side_output_failed {
+        exit::REJECTED
+    } else if !unclean_books(&report).is_empty() {
+        exit::BOOKS_NOT_CLEAN
+    } else {
+        exit::OK
+    })
+}
+
+/// What an option asked for that this net will not do, or at a cost the user would not guess:
+/// `-n` where no box has a `count` (C boxes never have one), and a `--channel-len` that
+/// reserves more memory than a short run could fill (every slot is set up before the start).
+fn what_options_miss(
+    args: &RunArgs,
+    graph: &smx_graph::NetGraph,
+    registry: &Registry,
+    own_boxes: &Registry,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let boxes = || graph.nodes.iter().filter(|n| n.kind == smx_graph::NodeKind::Box);
+    if let Some(n) = args.iterations {
+        let has_count = |func: &str| {
+            registry
+                .get(func)
+                .is_some_and(|s| s.config.iter().any(|k| k.name == "count"))
+        };
+        let mut missed: Vec<&str> = boxes()
+            .filter(|b| own_boxes.get(&b.func).is_none() && !has_count(&b.func))
+            .map(|b| b.label.as_str())
+            .collect();
+        missed.dedup();
+        if !missed.is_empty() {
+            lines.push(format!(
+                "-n {n} does not reach the C boxes {}: -n sets the `count` key of built-in and Rust \
+                 boxes, and a C box has only the keys it reads itself (give them in --config under \
+                 [net.NAME], or --set NAME.KEY=VALUE)",
+                missed.join(", ")
+            ));
+        } else if !boxes().any(|b| has_count(&b.func)) {
+            lines.push(format!(
+                "-n {n} reaches no box of this net: none has a `count` key (`smxrun boxes NAME` lists a box's keys)"
+            ));
+        }
+    }
+    if let Some(len) = args.channel_len {
+        let channels = graph.edges.iter().filter(|e| !e.len_declared).count() as u64;
+        // A slot holds a message and the queue's stamp, as the runtime counts it.
+        let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+        let bytes = channels * u64::from(len) * slot;
+        if bytes >= LARGE_CHANNELS {
+            let fewer = match args.iterations {
+                Some(n) if n < u64::from(len) => format!(", more than the {n} messages of this run"),
+                _ => String::new(),
+            };
+            lines.push(format!(
+                "--channel-len {len} reserves {:.1} GiB for {channels} channels ({} bytes a message{fewer}), \
+                 all of it written before the start: that alone can take seconds; a channel needs \
+                 room only for the messages in flight (64 to 4096 is plenty)",
+                bytes as f64 / (1u64 << 30) as f64,
+                slot
+            ));
+        }
+    }
+    lines
+}
+
+/// Channel memory from which `--channel-len` is worth a word (256 MiB).
+const LARGE_CHANNELS: u64 = 256 << 20;
+
+/// `--trace PATH`, created before the run so that a bad path is reported at once.
+/// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that
+/// cannot be written is not left behind half written: a file this run created is removed, one
+/// that was there is left empty.
+fn write_trace(trace: TraceFile, tracer: &Tracer, net: &str, partial: bool) -> Result<(), String> {
+    let TraceFile {
+        path,
+        mut file,
+        created,
+    } = trace;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    // Emptied only now that there is a trace to replace what was there.
+    let written =
+        if regular { file.set_len(0) } else { Ok(()) }.and_then(|()| tracer.write_chrome(net, partial, &mut file));
+    written.map_err(|e| {
+        if regular {
+            if created {
+                let _ = std::fs::remove_file(&path);
+            } else {
+                let _ = file.set_len(0);
+            }
+        }
+        format!("--trace {}: cannot write the trace: {e}", path.display())
+    })
+}
+
+/// The `--trace` file, opened before the run so that a path that cannot be written is an error
+/// before the start.
+struct TraceFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// This run created the file (it did not exist before).
+    created: bool,
+}
+
+/// Opens the `--trace` file without emptying one that exists: a run that cannot start leaves it
+/// as it was.
+fn open_trace(args: &RunArgs) -> Result<Option<TraceFile>, CliError> {
+    let Some(path) = &args.trace else {
+        return Ok(None);
+    };
+    let failed = |e: std::io::Error| CliError::rejected(format!("--trace {}: {e}", path.display()));
+    let (file, created) = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => (file, true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (
+            std::fs::OpenOptions::new().write(true).open(path).map_err(failed)?,
+            false,
+        ),
+        Err(e) => return Err(failed(e)),
+    };
+    Ok(Some(TraceFile {
+        path: path.clone(),
+        file,
+        created,
+    }))
+}
+
+fn file_path_of(args: &RunArgs) -> &std::path::Path {
+    args.file.as_deref().unwrap_or(std::path::Path::new("net"))
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The nets whose own figures say their books are not clean (`verdict` `incomplete` or
+/// `suspect`), each with its `problems`; one line each on stderr.
+fn unclean_books(report: &Report) -> Vec<String> {
+    use smx_box::StatValue;
+    let text = |stats: &smx_box::Stats, key| match stats.get(key) {
+        Some(StatValue::Text(t)) => t.clone(),
+        _ => String::new(),
+    };
+    report
+        .nets
+        .iter()
+        .filter(|n| matches!(text(&n.stats, "verdict").as_str(), "incomplete" | "suspect"))
+        .map(|n| {
+            format!(
+                "{}#{} ({}): books {}: {}",
+                n.name,
+                n.id,
+                n.implementation,
+                text(&n.stats, "verdict"),
+                text(&n.stats, "problems")
+            )
+        })
+        .collect()
+}
+
+/// `--pin` for the runtime; listed cores must be ones this process may run on.
+fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
+    Ok(match pin {
+        Pin::Auto => PinMode::Auto,
+        Pin::Off => PinMode::Off,
+        Pin::Cores(cores) => {
+            let allowed = smx_timing::sched::allowed_cores();
+            if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
+                let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+                return Err(CliError::rejected(format!(
+                    "--pin: core {bad} is not available to this process (available: {})",
+                    list.join(",")
+                )));
+            }
+            PinMode::List(cores.clone())
+        }
+    })
+}
+
+/// `--config`, then every `--set` in order, then `-n`.
+/// The report, the trace and the stats file must not replace the net, its configuration, a
+/// library of boxes, or each other.
+fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLayers) -> Result<(), CliError> {
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("-o", &args.output),
+        ("--trace", &args.trace),
+        ("--stats-file", &args.stats_file),
+    ]
+    .into_iter()
+    .filter_map(|(what, path)| Some((what, path.as_deref()?)))
+    .collect();
+    let mut inputs = vec![("net", file)];
+    inputs.extend(args.config.as_deref().map(|c| ("--config file", c)));
+    inputs.extend(
+        args.boxes
+            .iter()
+            .chain(layers.boxes())
+            .map(|b| ("library", b.as_path())),
+    );
+    super::clobber::refuse_clobbering(&outputs, &inputs)
+}
+
+fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
+    let mut layers = match &args.config {
+        Some(path) => ConfigLayers::from_file(path)?,
+        None => ConfigLayers::new(),
+    };
+    for set in &args.sets {
+        layers.add_set(set)?;
+    }
+    if let Some(n) = args.iterations {
+        layers.set_iterations(n);
+    }
+    Ok(layers)
+}
+
+fn render(report: &Report, format: ReportFormat) -> String {
+    match format {
+        ReportFormat::Text => report::text::render(report),
+        ReportFormat::Json => report::json::render(report),
+        ReportFormat::Smx => report::smxlog::render(report),
+    }
+}
+
+/// One line on stderr per failed net, and a note when the run was interrupted, so that the
+/// exit code is explained even when the report went to a file.
+fn summarise_problems(report: &Report, interrupted: bool) {
+    for net in report
+        .nets
+        .iter()
+        .filter(|n| matches!(n.status, Status::Failed | Status::Stuck))
+    {
+        crate::cli::say(&format!(
+            "error: net '{}' (id {}, {}) {}: {}",
+            net.name,
+            net.id,
+            net.implementation,
+            net.status.as_str(),
+            net.error.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    for line in unclean_books(report) {
+        crate::cli::say(&format!("warning: {line}"));
+    }
+    if interrupted {
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
+    }
+}
