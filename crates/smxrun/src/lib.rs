@@ -15,6 +15,16 @@
 
 pub mod cli;
 
+// The Rust examples of the user documentation are compiled as tests of this crate
+// (`cargo test --doc`), so that none of them stops compiling unnoticed.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme_examples {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/rust-boxes.md")]
+mod rust_boxes_guide_examples {}
+
 pub use cli::ExtraCommand;
 use smx_box::BoxSpec;
 use smx_runtime::Registry;
