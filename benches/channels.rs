@@ -23,9 +23,9 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use smx_box::Message;
 use smx_box::{BoxConfig, ConfigValue};
 use smx_graph::NetGraph;
-use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{ChannelKind, channel};
 use smx_runtime::config::NetSettings;
+use smx_runtime::{Link, NetBuilder};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 
 /// Messages per measured run of the whole-net benchmarks.

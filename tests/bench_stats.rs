@@ -5,7 +5,7 @@ use smx_bench::result::{BenchResult, Case, FORMAT_VERSION, Run, Table};
 use smx_bench::stats::{
     LinearFit, Percentiles, Summary, max, mean, median, min, percentile, percentile_interpolated, sorted,
 };
-use smx_runtime::firewall::TtMode;
+use smx_runtime::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
 fn header() -> smx_bench::machine::MachineHeader {

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use smx_box::PortSpec;
 use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flow, InPort, Io, Message, OutPort};
 use smx_graph::NetGraph;
-use smx_runtime::builder::NetBuilder;
-use smx_runtime::chain::ChainMode;
+use smx_runtime::ChainMode;
+use smx_runtime::NetBuilder;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 
@@ -337,7 +337,7 @@ fn a_time_triggered_box_releases_after_every_step() {
     use smx_lang::compose::{CompileOptions, compile};
     use smx_lang::diag::SourceFile;
     use smx_runtime::config::ConfigLayers;
-    use smx_runtime::firewall::{FirewallOptions, TtMode};
+    use smx_runtime::{FirewallOptions, TtMode};
     let books = Arc::new(Books::default());
     let registry = registry(&books);
     let text =

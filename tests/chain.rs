@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flow, InPort, Io, OutPort, PortSpec};
 use smx_graph::NetGraph;
-use smx_runtime::builder::{Link, NetBuilder};
-use smx_runtime::chain::ChainMode;
+use smx_runtime::ChainMode;
 use smx_runtime::report::{Report, Status};
+use smx_runtime::{Link, NetBuilder};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 
 /// Boxes of these tests beside the built-in ones: `faulty` (a chainable forwarder that fails

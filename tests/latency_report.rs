@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use smx_box::prelude::*;
 use smx_box::{BoxConfig, ConfigValue};
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::NetSettings;
 use smx_runtime::latency::LatencyMode;
 use smx_runtime::report::{Report, json};

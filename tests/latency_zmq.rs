@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use smx_box::prelude::*;
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::latency::LatencyMode;
 use smx_runtime::report::Status;

@@ -53,7 +53,7 @@ fn allocations_traced(net: &str, messages: u64, traced: bool) -> u64 {
     layers.set_iterations(messages);
     let opts = RunOptions {
         settings: layers.resolve(&compiled.graph, &registry).unwrap(),
-        trace: traced.then(|| smx_runtime::trace::Tracer::new(1_000)),
+        trace: traced.then(|| smx_runtime::Tracer::new(1_000)),
         ..RunOptions::default()
     };
     let before = ALLOCATIONS.load(Ordering::Relaxed);

@@ -9,8 +9,8 @@ use std::process::Command;
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
 use smx_runtime::config::ConfigLayers;
-use smx_runtime::report::firewall::{FirewallReport, PairReport};
-use smx_runtime::report::{Report, platform, text};
+use smx_runtime::report::{FirewallReport, PairReport};
+use smx_runtime::report::{Report, probe_periods, text};
 use smx_runtime::{RunOptions, run};
 use smx_timing::{LatenessSummary, ProbeResult};
 
@@ -149,23 +149,23 @@ fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
 #[test]
 fn the_after_run_probe_measures_each_firewall_period_once() {
     let mut report = run_net(PAIR, &["Src.count=5"]);
-    platform::probe_periods(&mut report);
+    probe_periods(&mut report);
     assert!(report.probes.is_empty(), "no firewall, nothing to probe");
     let mut fw = firewall(200, 0, 0);
     fw.period_ns = 1_000_000;
     report.firewalls = vec![fw.clone(), fw];
-    platform::probe_periods(&mut report);
+    probe_periods(&mut report);
     assert_eq!(report.probes.len(), 1, "{:?}", report.probes);
     let p = &report.probes[0];
     assert_eq!(p.period_ns, 1_000_000);
-    assert!(p.ticks >= platform::MIN_PROBE_TICKS, "{p:?}");
+    assert!(p.ticks >= smx_runtime::report::MIN_PROBE_TICKS, "{p:?}");
     assert!(p.misses <= p.ticks);
     // A period too long for a short probe is not probed; the line then names the command.
     let mut slow = firewall(3, 0, 0);
     slow.period_ns = 1_000_000_000;
     report.firewalls = vec![slow];
     report.probes.clear();
-    platform::probe_periods(&mut report);
+    probe_periods(&mut report);
     assert!(report.probes.is_empty());
     assert!(last_line(&text::render(&report)).contains("smxrun probe --period 1s"));
 }

@@ -19,8 +19,8 @@ use smx_box::{InitCtx, Io};
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
 use smx_runtime::config::ConfigLayers;
-use smx_runtime::firewall::{FirewallOptions, TtMode};
 use smx_runtime::report::{Report, Status};
+use smx_runtime::{FirewallOptions, TtMode};
 use smx_runtime::{RunError, RunOptions, run};
 
 /// A run or a process not over after this long is a hang (liveness, not timing).

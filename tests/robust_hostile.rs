@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use smx_box::{BoxConfig, ConfigValue};
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{RunOptions, run};

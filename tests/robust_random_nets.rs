@@ -25,8 +25,8 @@ use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Flow, OutPort, P
 use smx_box::{InitCtx, Io};
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
+use smx_runtime::FirewallOptions;
 use smx_runtime::config::ConfigLayers;
-use smx_runtime::firewall::FirewallOptions;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 

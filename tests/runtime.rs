@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, ConfigValue, Flow, PortSpec};
 use smx_box::{InitCtx, Io};
 use smx_graph::NetGraph;
-use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::report::{Report, Status};
+use smx_runtime::{Link, NetBuilder};
 use smx_runtime::{PinMode, Registry, RunError, RunOptions, run};
 
 fn run_with_count(graph: &NetGraph, count: u64) -> Report {

@@ -6,7 +6,7 @@
 //! still runs a box written the way a user writes one.
 
 use smx_box::prelude::*;
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::NetSettings;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{RunOptions, run};

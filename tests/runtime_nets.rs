@@ -4,8 +4,8 @@ use std::path::Path;
 
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
-use smx_runtime::config::layers::ConfigLayers;
-use smx_runtime::firewall::FirewallOptions;
+use smx_runtime::FirewallOptions;
+use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{RunOptions, run};
 

@@ -2,7 +2,7 @@
 //! lines.
 
 use smx_box::{BoxConfig, ConfigValue};
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::NetSettings;
 use smx_runtime::report::{json, smxlog, text};
 use smx_runtime::{RunOptions, run};

@@ -6,7 +6,7 @@ use smx_box::{InitCtx, Io};
 use smx_runtime::config::ConfigLayers;
 
 use smx_box::Message;
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::report::Status;
 use smx_runtime::{RunOptions, run};
 

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use smx_box::{Message, now_ns};
 use smx_graph::{NetGraph, TimeSpec, Timing};
-use smx_runtime::builder::{Link, NetBuilder};
 use smx_runtime::channel::{Reader, Writer};
-use smx_runtime::firewall::{Firewall, FirewallOptions, TtMode};
-use smx_runtime::report::firewall::FirewallReport;
+use smx_runtime::report::FirewallReport;
 use smx_runtime::report::{Report, Status};
+use smx_runtime::{Firewall, FirewallOptions, TtMode};
+use smx_runtime::{Link, NetBuilder};
 use smx_runtime::{RunOptions, run};
 
 const T: Duration = Duration::from_millis(4);

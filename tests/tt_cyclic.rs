@@ -11,8 +11,8 @@ use std::time::Duration;
 use smx_lang::compose::{CompileOptions, compile};
 use smx_lang::diag::SourceFile;
 use smx_runtime::config::ConfigLayers;
-use smx_runtime::firewall::{FirewallOptions, TtMode};
 use smx_runtime::report::{Report, Status};
+use smx_runtime::{FirewallOptions, TtMode};
 use smx_runtime::{RunOptions, run};
 
 const DECLS: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";

@@ -8,7 +8,7 @@ use smx_runtime::config::ConfigLayers;
 use smx_zmq::{settings, sink};
 
 use smx_graph::NetGraph;
-use smx_runtime::builder::NetBuilder;
+use smx_runtime::NetBuilder;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{Registry, RunError, RunOptions, run};
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigKey, Flow, Io, Message, OutPort, PortSpec};
 use smx_graph::NetGraph;
-use smx_runtime::builder::NetBuilder;
-use smx_runtime::chain::ChainMode;
+use smx_runtime::ChainMode;
+use smx_runtime::NetBuilder;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{Report, Status};
 use smx_runtime::{PinMode, Registry, RunOptions, run};

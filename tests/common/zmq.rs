@@ -10,7 +10,7 @@ pub fn free_tcp_endpoint() -> String {
 
 /// `Src1.Snk1 | Src2.Snk2` of the ISPW60 report.
 pub fn report_net() -> smx_graph::NetGraph {
-    let mut net = smx_runtime::builder::NetBuilder::new();
+    let mut net = smx_runtime::NetBuilder::new();
     let src1 = net.add_box("Src1", "smx_src_rand", &[("data", false)]);
     let snk1 = net.add_box("Snk1", "smx_snk_zmq", &[("data", true)]);
     let src2 = net.add_box("Src2", "smx_src_zmq", &[("data", false), ("topic", false)]);

@@ -98,12 +98,12 @@ pub struct TuneArgs {
     pub spins: Vec<Duration>,
     /// `--tt-mode` values of the sweep, for the tt row [default: threads,cyclic]
     #[arg(long, value_delimiter = ',', value_parser = sweep_mode, value_name = "threads|cyclic,..")]
-    pub modes: Vec<smx_runtime::firewall::TtMode>,
+    pub modes: Vec<smx_runtime::TtMode>,
 }
 
 /// A `--tt-mode` the sweep sets by hand: `auto` is the default's choice, not a setting.
-fn sweep_mode(text: &str) -> Result<smx_runtime::firewall::TtMode, String> {
-    use smx_runtime::firewall::TtMode;
+fn sweep_mode(text: &str) -> Result<smx_runtime::TtMode, String> {
+    use smx_runtime::TtMode;
     match text.trim().parse::<TtMode>()? {
         TtMode::Auto => Err("auto is what the default run uses; the sweep sets threads or cyclic".into()),
         mode => Ok(mode),
@@ -132,7 +132,7 @@ pub struct ScalingArgs {
     /// thread where the pairs' threads outnumber the cores on channels shorter than 256; off keeps a thread
     /// per box, so that smx and the peers hand every message between two threads
     #[arg(long, value_name = "auto|off", default_value = "auto")]
-    pub chain: smx_runtime::chain::ChainMode,
+    pub chain: smx_runtime::ChainMode,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -148,7 +148,7 @@ pub struct TtArgs {
     pub ticks: Option<u64>,
     /// Where the time-triggered boxes run (see `smxrun --tt-mode`) [default: threads,cyclic]
     #[arg(long, value_delimiter = ',', value_name = "threads|cyclic,..")]
-    pub modes: Vec<smx_runtime::firewall::TtMode>,
+    pub modes: Vec<smx_runtime::TtMode>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

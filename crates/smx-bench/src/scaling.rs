@@ -50,7 +50,7 @@ struct Settings {
     count: Option<u64>,
     size: usize,
     runs: usize,
-    chain: smx_runtime::chain::ChainMode,
+    chain: smx_runtime::ChainMode,
 }
 
 pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
@@ -81,7 +81,7 @@ pub fn run(args: &ScalingArgs, session: &mut Session) -> BenchResult {
     ] {
         result.settings.insert(k.into(), v);
     }
-    if s.chain == smx_runtime::chain::ChainMode::Auto {
+    if s.chain == smx_runtime::ChainMode::Auto {
         result.notes.push(
             "smx runs with its defaults, chaining included: where a cell's 2 x pairs threads outnumber the cores \
              on channels shorter than 256, each pair runs on one thread (the report's warnings say so), so a \
@@ -508,7 +508,7 @@ mod tests {
             count,
             size: 8,
             runs: 1,
-            chain: smx_runtime::chain::ChainMode::Auto,
+            chain: smx_runtime::ChainMode::Auto,
         };
         let default = settings(None);
         assert_eq!(default.count_for(1), DEFAULT_MIN_PER_RUN);

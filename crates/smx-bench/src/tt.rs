@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use smx_runtime::Registry;
 use smx_runtime::RunOptions;
-use smx_runtime::firewall::{FirewallOptions, TtMode};
 use smx_runtime::report::FirewallReport;
+use smx_runtime::{FirewallOptions, TtMode};
 use smx_timing::{ProbeOptions, probe};
 
 use super::Session;
@@ -403,7 +403,7 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use smx_runtime::report::firewall::PairReport;
+    use smx_runtime::report::PairReport;
     use smx_timing::LatenessSummary;
 
     #[test]

@@ -182,7 +182,7 @@ mod tests {
         let cores = smx_timing::sched::allowed_cores().len();
         assert_eq!(run.metrics["auto_chose_cyclic"] == 1.0, cores < 5, "{cores} cores");
         let forced = Setting {
-            mode: Some(smx_runtime::firewall::TtMode::Threads),
+            mode: Some(smx_runtime::TtMode::Threads),
             ..Setting::DEFAULT
         };
         assert_eq!(row.run(&registry, &forced, 20).metrics["auto_chose_cyclic"], 0.0);

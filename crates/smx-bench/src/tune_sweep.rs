@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use smx_runtime::firewall::TtMode;
+use smx_runtime::TtMode;
 use smx_runtime::{PinMode, RunOptions, channel::DEFAULT_SPIN};
 
 use super::tt::mode_name;

@@ -20,7 +20,7 @@ use smx_box::ConfigValue;
 
 use crate::abi::config_err;
 use crate::cbox::Handle;
-use crate::exports::handle;
+use crate::cbox::handle;
 
 enum Found<'a> {
     Text(&'a str),

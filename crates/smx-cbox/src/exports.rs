@@ -14,26 +14,8 @@ use smx_box::io::Io;
 use smx_box::{InPort, OutPort, WriteError};
 
 use crate::abi::{CopyFn, DestroyFn, SmxMsg, UnpackFn, err};
-use crate::cbox::{Handle, MAGIC};
+use crate::cbox::{Handle, handle};
 use crate::msg;
-
-/// The handle behind `h`, if `h` is one.
-///
-/// # Safety
-/// `h` must be NULL or point to readable memory; the result must not outlive the C call.
-pub(crate) unsafe fn handle<'a>(h: *mut c_void) -> Option<&'a mut Handle> {
-    if h.is_null() || !(h as usize).is_multiple_of(std::mem::align_of::<Handle>()) {
-        return None;
-    }
-    let hd = h as *mut Handle;
-    // SAFETY: the caller's contract; a handle of ours starts with its magic word.
-    if unsafe { (*hd).magic } != MAGIC {
-        log::error!("smx: {h:p} is not a box handle (the `h` given to NAME_init, NAME and NAME_cleanup)");
-        return None;
-    }
-    // SAFETY: a live handle; C calls into the ABI one at a time on the net's thread.
-    Some(unsafe { &mut *hd })
-}
 
 /// The current step's ports, if a step runs.
 fn io<'a>(hd: &Handle) -> Option<&'a mut Io<'static>> {

@@ -15,7 +15,7 @@
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 use crate::abi::level;
-use crate::exports::handle;
+use crate::cbox::handle;
 
 /// The `log` level of a box level, and whether it is `fatal`.
 pub fn map_level(l: c_int) -> (log::Level, bool) {

@@ -4,7 +4,7 @@
 //! front end produces, so everything else (planning, running, the report) is unchanged.
 //!
 //! ```
-//! use smx_runtime::builder::NetBuilder;
+//! use smx_runtime::NetBuilder;
 //! let mut net = NetBuilder::new();
 //! let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
 //! let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);

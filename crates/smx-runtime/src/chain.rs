@@ -45,32 +45,10 @@ use smx_box::{BoxImpl, Disconnected, Message, WriteError};
 
 use crate::io::PortSet;
 use crate::net::{Driver, StepOn, Stepped, step_once};
+use crate::options::ChainMode;
 use crate::plan::{Plan, Role};
-use crate::progress::Starting;
-use crate::thread::{Common, Outcome, place};
-
-/// Whether the runtime may chain (`--chain`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChainMode {
-    /// Chain when the box threads outnumber their cores.
-    #[default]
-    Auto,
-    /// A thread per box.
-    Off,
-}
-
-impl std::str::FromStr for ChainMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(ChainMode::Auto),
-            "off" => Ok(ChainMode::Off),
-            _ => Err(format!("'{s}' is not one of: auto, off")),
-        }
-    }
-}
+use crate::run_state::{Outcome, RunState, Starting};
+use crate::thread::place;
 
 /// The chains of `plan` (net ids, head first, at least two each) when `mode` and the machine
 /// call for them, and the report's line saying why. `own_thread`: per net, whether it would
@@ -221,10 +199,10 @@ struct Link {
 
 /// Runs the boxes of one chain (head first) to the end on the calling thread: each is created,
 /// started and cleaned up as on a thread of its own. Their outcomes by net id.
-pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Outcome)> {
-    let _ended = common.ending.guard();
+pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, Outcome)> {
+    let _ended = state.ends.guard();
     let ids: Vec<usize> = members.iter().map(|m| m.plan.id).collect();
-    if !common.gate.wait() {
+    if !state.gate.wait() {
         return ids.into_iter().map(|id| (id, Outcome::new())).collect();
     }
     let mut links: Vec<Link> = Vec::with_capacity(members.len());
@@ -236,14 +214,14 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
         } else {
             outcome.core = links[0].driver.core();
         }
-        let starting = &common.loops[member.plan.id];
+        let starting = &state.loops[member.plan.id];
         starting.set_starting(Starting::InInit);
-        let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &common.stop);
+        let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &state.stop);
         starting.set_starting(Starting::Ready);
-        driver.halt_on(&common.ending.halt);
-        driver.instrument(common.loops[member.plan.id].clone(), None);
+        driver.halt_on(&state.ends.halt);
+        driver.instrument(state.loops[member.plan.id].clone(), None);
         if driver.failed() {
-            common.start_failed.store(true, Ordering::SeqCst);
+            state.start_failed.store(true, Ordering::SeqCst);
         }
         let (outs, ins) = joints[k].clone();
         let never_waits = member.spec.never_waits;
@@ -254,15 +232,15 @@ pub(crate) fn run_chain(members: Vec<Member>, common: &Common) -> Vec<(usize, Ou
             never_waits,
         });
     }
-    common.barrier.wait();
-    let cancelled = common.start_failed.load(Ordering::SeqCst);
+    state.barrier.wait();
+    let cancelled = state.start_failed.load(Ordering::SeqCst);
     if cancelled {
-        common.stop.store(true, Ordering::SeqCst);
+        state.stop.store(true, Ordering::SeqCst);
     }
     for link in &mut links {
         link.driver.start(cancelled);
     }
-    run_links(&mut links, &common.stop);
+    run_links(&mut links, &state.stop);
     // The last link first: what a follower still holds goes out before the links ahead of it
     // clean up (a ZeroMQ source's linger, say).
     let mut outcomes: Vec<(usize, Outcome)> = ids

@@ -37,41 +37,41 @@ use smx_box::{BoxImpl, BoxSpec, Flow};
 
 use crate::io::PortSet;
 use crate::plan::NetPlan;
-use crate::progress::{LoopCounter, Starting};
-use crate::thread::{Common, Outcome, panic_text, place};
+use crate::run_state::{LoopCounter, Outcome, RunState, Starting};
+use crate::thread::{panic_text, place};
 use crate::trace::ports::TracedPorts;
 use crate::trace::{Labels, Recorder, What};
 
 /// Runs one box instance to the end on the calling thread.
-pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, common: &Common) -> Outcome {
-    let _ended = common.ending.guard();
+pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, state: &RunState) -> Outcome {
+    let _ended = state.ends.guard();
     let mut outcome = Outcome::new();
-    if !common.gate.wait() {
+    if !state.gate.wait() {
         return outcome;
     }
     place(&plan, &mut outcome);
-    common.loops[plan.id].set_starting(Starting::InInit);
-    let mut driver = Driver::new(&plan, &spec, ports, outcome, &common.stop);
-    driver.halt_on(&common.ending.halt);
+    state.loops[plan.id].set_starting(Starting::InInit);
+    let mut driver = Driver::new(&plan, &spec, ports, outcome, &state.stop);
+    driver.halt_on(&state.ends.halt);
     let tid = crate::trace::net_tid(plan.id);
-    let recorder = common
+    let recorder = state
         .trace
         .as_ref()
         .map(|t| t.recorder(Labels::for_net(&plan, tid, plan.thread_name())));
-    driver.instrument(common.loops[plan.id].clone(), recorder);
+    driver.instrument(state.loops[plan.id].clone(), recorder);
     if driver.failed() {
-        common.start_failed.store(true, Ordering::SeqCst);
+        state.start_failed.store(true, Ordering::SeqCst);
     }
-    common.loops[plan.id].set_starting(Starting::Ready);
-    common.barrier.wait();
-    let cancelled = common.start_failed.load(Ordering::SeqCst);
+    state.loops[plan.id].set_starting(Starting::Ready);
+    state.barrier.wait();
+    let cancelled = state.start_failed.load(Ordering::SeqCst);
     if cancelled {
         // No box runs: a box that opened a connection in init must not wait for its peers in
         // cleanup (a ZeroMQ sink's marker), so the refused run ends at once.
-        common.stop.store(true, Ordering::SeqCst);
+        state.stop.store(true, Ordering::SeqCst);
     }
     driver.start(cancelled);
-    driver.run_to_end(&common.stop);
+    driver.run_to_end(&state.stop);
     driver.finish()
 }
 

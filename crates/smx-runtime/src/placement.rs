@@ -252,13 +252,8 @@ fn reserve_for_executives(
 /// Spreads nets round-robin over `cores`, preferring for each net a core that none of its
 /// already placed neighbours uses (so a channel's producer and consumer run in parallel), and
 /// among those the least loaded. `overrides` (the per-net `core` setting) win. An empty
-/// `cores` list leaves every net without an override unpinned.
-pub fn assign_cores(cores: &[usize], links: &[(usize, usize)], overrides: &[Option<usize>]) -> Vec<Option<usize>> {
-    assign_cores_except(cores, links, overrides, &[])
-}
-
-/// [`assign_cores`] leaving out the nets marked in `skip` (chain followers, which take their
-/// head's core): they get no core and weigh on no core's load.
+/// `cores` list leaves every net without an override unpinned. The nets marked in `skip`
+/// (chain followers, which take their head's core) get no core and weigh on no core's load.
 fn assign_cores_except(
     cores: &[usize],
     links: &[(usize, usize)],
@@ -350,7 +345,7 @@ mod tests {
     #[test]
     fn pairs_get_producer_and_consumer_on_different_cores() {
         let links = [(0, 1), (2, 3), (4, 5)];
-        let placed = assign_cores(&[0, 1], &links, &[None; 6]);
+        let placed = assign_cores_except(&[0, 1], &links, &[None; 6], &[]);
         for &(a, b) in &links {
             assert_ne!(placed[a], placed[b], "{placed:?}");
         }
@@ -360,15 +355,18 @@ mod tests {
 
     #[test]
     fn overrides_win_and_no_cores_means_unpinned() {
-        let placed = assign_cores(&[0, 1, 2], &[(0, 1)], &[Some(2), None]);
+        let placed = assign_cores_except(&[0, 1, 2], &[(0, 1)], &[Some(2), None], &[]);
         assert_eq!(placed[0], Some(2));
         assert_ne!(placed[1], Some(2));
-        assert_eq!(assign_cores(&[], &[(0, 1)], &[None, Some(1)]), vec![None, Some(1)]);
+        assert_eq!(
+            assign_cores_except(&[], &[(0, 1)], &[None, Some(1)], &[]),
+            vec![None, Some(1)]
+        );
     }
 
     #[test]
     fn a_chain_alternates_over_a_core_list() {
-        let placed = assign_cores(&[5, 7], &[(0, 1), (1, 2), (2, 3)], &[None; 4]);
+        let placed = assign_cores_except(&[5, 7], &[(0, 1), (1, 2), (2, 3)], &[None; 4], &[]);
         assert_eq!(placed, vec![Some(5), Some(7), Some(5), Some(7)]);
     }
 

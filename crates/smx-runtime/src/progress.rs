@@ -7,55 +7,14 @@
 //! net's loop count is one more relaxed store per step), so it never slows the nets down.
 //! One handle serves one run.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::channel::Shared;
-use crate::firewall::ShardLive;
-
-/// A net's loop count as its thread publishes it (single writer), and how far its box got
-/// towards the start ([`Starting`]), so that a run that never started can tell the box that
-/// held it up from those that waited for it.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub struct LoopCounter(AtomicU64, AtomicU8);
-
-/// Where a net stands before the start barrier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Starting {
-    /// Its create and init have not begun (its thread starts another box first).
-    NotBegun,
-    /// In its box's create or init.
-    InInit,
-    /// Create and init are behind it: at the start barrier or past it.
-    Ready,
-}
-
-impl LoopCounter {
-    pub fn set_starting(&self, to: Starting) {
-        self.1.store(to as u8, Ordering::Release);
-    }
-
-    pub fn starting(&self) -> Starting {
-        match self.1.load(Ordering::Acquire) {
-            0 => Starting::NotBegun,
-            1 => Starting::InInit,
-            _ => Starting::Ready,
-        }
-    }
-
-    #[inline]
-    pub fn set(&self, count: u64) {
-        self.0.store(count, Ordering::Relaxed);
-    }
-
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
+use crate::run_state::{LoopCounter, ShardLive};
 
 /// One net as the sampler sees it.
 #[derive(Debug)]

@@ -21,26 +21,26 @@ use std::time::{Instant, SystemTime};
 use crate::channel::Poll;
 use crate::io::PortSet;
 use crate::plan::NetPlan;
-use crate::progress::LoopCounter;
-use crate::thread::{Common, Outcome, panic_text, place};
+use crate::run_state::{LoopCounter, Outcome, RunState};
+use crate::thread::{panic_text, place};
 use crate::trace::{Recorder, What};
 use smx_box::Message;
 
 /// Runs one routing node to the end.
-pub fn run_routing(plan: NetPlan, mut ports: PortSet, common: &Common) -> Outcome {
-    let _ended = common.ending.guard();
+pub fn run_routing(plan: NetPlan, mut ports: PortSet, state: &RunState) -> Outcome {
+    let _ended = state.ends.guard();
     let mut outcome = Outcome::new();
-    if !common.gate.wait() {
+    if !state.gate.wait() {
         return outcome;
     }
     place(&plan, &mut outcome);
-    let halt = &common.ending.halt;
+    let halt = &state.ends.halt;
     ports.set_halt(halt);
-    common.loops[plan.id].set_starting(crate::progress::Starting::Ready);
-    common.barrier.wait();
+    state.loops[plan.id].set_starting(crate::run_state::Starting::Ready);
+    state.barrier.wait();
     let start = Instant::now();
-    let loops = &common.loops[plan.id];
-    let mut rec = common.trace.as_ref().map(|t| {
+    let loops = &state.loops[plan.id];
+    let mut rec = state.trace.as_ref().map(|t| {
         let tid = crate::trace::net_tid(plan.id);
         t.recorder(crate::trace::Labels::for_net(&plan, tid, plan.thread_name()))
     });

@@ -3,13 +3,14 @@
 //! The result of resolving the configuration against a net graph is one [`NetSettings`] per
 //! graph node: the box's validated [`BoxConfig`] plus the runtime's own per-net keys.
 
-pub mod error;
+mod error;
 mod file;
-pub mod layers;
-pub mod net_keys;
+mod layers;
+mod net_keys;
 
 pub use error::{ConfigError, ConfigErrorDetails, Origin};
 pub use layers::ConfigLayers;
+pub use net_keys::NET_KEYS;
 
 use smx_box::BoxConfig;
 

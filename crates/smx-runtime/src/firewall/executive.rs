@@ -56,7 +56,7 @@ pub struct ExecBox {
     pub spec: BoxSpec,
     pub ports: PortSet,
     /// Where its loop count is published.
-    pub loops: std::sync::Arc<crate::progress::LoopCounter>,
+    pub loops: std::sync::Arc<crate::run_state::LoopCounter>,
 }
 
 #[cfg(test)]

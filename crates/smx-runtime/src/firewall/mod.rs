@@ -25,92 +25,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::channel::{self, ChannelKind, Reader, Writer};
-use crate::report::firewall::FirewallReport;
+pub use crate::options::{FirewallOptions, TtMode};
+use crate::report::FirewallReport;
+use crate::run_state::ShardLive;
 pub use pair::Pair;
-pub use shard::{Shard, ShardConfig, ShardLive, ShardResult};
-use smx_timing::Spin;
+pub use shard::{Shard, ShardConfig, ShardResult};
 use smx_timing::lateness::human_ns;
-use smx_timing::probe::DEFAULT_FIREWALL_PRIORITY;
-
-/// Where the boxes of a time-triggered net run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TtMode {
-    /// [`TtMode::Cyclic`] when the threads of [`TtMode::Threads`] would outnumber the cores
-    /// (each tick then needs wake-ups that compete for a core), else threads.
-    #[default]
-    Auto,
-    /// Every box on its own thread, woken by the firewall through its channels.
-    Threads,
-    /// Boxes whose channels are all time-triggered at one period run inside that period's
-    /// firewall thread, once per tick ([`executive`]).
-    Cyclic,
-}
-
-impl std::str::FromStr for TtMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(TtMode::Auto),
-            "threads" => Ok(TtMode::Threads),
-            "cyclic" => Ok(TtMode::Cyclic),
-            _ => Err(format!("'{s}' is not one of: auto, threads, cyclic")),
-        }
-    }
-}
-
-/// How firewalls run, beyond their period.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FirewallOptions {
-    pub spin: Spin,
-    pub lock_memory: bool,
-    /// SCHED_FIFO level; `None`: normal scheduling.
-    pub priority: Option<u8>,
-    /// Threads per period: `None` = one per core in `cores` (at least one), never more than
-    /// there are pairs.
-    pub shards: Option<usize>,
-    /// Cores to pin the threads to, round-robin (empty: not pinned).
-    pub cores: Vec<usize>,
-    /// Where time-triggered boxes run.
-    pub mode: TtMode,
-    /// No other thread of the run shares a firewall's core (decided by the placement): it may
-    /// spin for up to three quarters of a period instead of half, and a real-time firewall
-    /// there cannot starve one of the run, so it keeps its priority when it moves nothing.
-    pub exclusive_cores: bool,
-    /// A firewall alone on its core at a period too short to sleep in spins through the
-    /// period at normal priority instead of at `priority` (`--rt auto` decides it; see
-    /// [`shard::ShardConfig::may_spin_through`]).
-    pub may_spin_through: bool,
-}
-
-impl Default for FirewallOptions {
-    fn default() -> Self {
-        FirewallOptions {
-            spin: Spin::Auto,
-            lock_memory: true,
-            priority: Some(DEFAULT_FIREWALL_PRIORITY),
-            shards: None,
-            cores: Vec::new(),
-            mode: TtMode::Auto,
-            exclusive_cores: false,
-            may_spin_through: false,
-        }
-    }
-}
-
-impl FirewallOptions {
-    /// Normal scheduling, no memory locking, no spinning: firewalls that behave on a machine
-    /// shared with other work (tests, CI), where a real-time or spinning thread could starve
-    /// others. Deadlines are then only as good as the machine's scheduling.
-    pub fn best_effort() -> Self {
-        FirewallOptions {
-            spin: Spin::Off,
-            lock_memory: false,
-            priority: None,
-            ..FirewallOptions::default()
-        }
-    }
-}
 
 /// The pairs of one period before the threads start.
 pub struct Firewall {
@@ -295,12 +215,12 @@ impl RunningShard {
 }
 
 /// Spawns one firewall thread; `start` runs on it and blocks until the run starts. In a run
-/// (`common`), the thread counts itself ended there ([`crate::halt::Ending::guard`]).
+/// (`state`), the thread counts itself ended there ([`crate::run_state::ThreadEnds::guard`]).
 pub fn spawn(
     shard: Shard,
     start: impl FnOnce(&mut dyn FnMut() -> bool) -> Option<bool> + Send + 'static,
     origin: Arc<OnceLock<u64>>,
-    common: Option<Arc<crate::thread::Common>>,
+    state: Option<Arc<crate::run_state::RunState>>,
 ) -> Result<RunningShard, String> {
     let live = shard.live.clone();
     let name = shard.config.name.clone();
@@ -310,7 +230,7 @@ pub fn spawn(
         .name(name.clone())
         .stack_size(256 * 1024)
         .spawn(move || {
-            let _ended = common.as_deref().map(|c| c.ending.guard());
+            let _ended = state.as_deref().map(|c| c.ends.guard());
             shard::run(shard, start, &origin)
         })
         .map_err(|e| format!("could not start firewall thread '{name}': {e}"))?;
@@ -355,7 +275,13 @@ impl RunningFirewall {
     }
 
     /// [`RunningFirewall::join`], plus the outcomes of the boxes the threads ran (by net id).
-    pub fn join_all(self) -> (Vec<FirewallReport>, Vec<String>, Vec<(usize, crate::thread::Outcome)>) {
+    pub fn join_all(
+        self,
+    ) -> (
+        Vec<FirewallReport>,
+        Vec<String>,
+        Vec<(usize, crate::run_state::Outcome)>,
+    ) {
         let mut reports = Vec::new();
         let mut warnings = Vec::new();
         let mut outcomes = Vec::new();
@@ -372,23 +298,23 @@ impl RunningFirewall {
 /// Spawns the firewall threads of a run; each waits at the run's gate and start barrier, and
 /// all share one schedule origin. On failure the threads already started are released (the
 /// caller aborts the gate) and joined.
-pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Result<RunningFirewall, String> {
+pub fn spawn_all(shards: Vec<Shard>, state: &Arc<crate::run_state::RunState>) -> Result<RunningFirewall, String> {
     let origin = Arc::new(OnceLock::new());
     let mut running = RunningFirewall { shards: Vec::new() };
     for mut shard in shards {
-        shard.halt = common.ending.halt.clone();
-        let mine = common.clone();
+        shard.halt = state.ends.halt.clone();
+        let mine = state.clone();
         let ids: Vec<usize> = shard.boxes.iter().map(|b| b.plan.id).collect();
         let start = move |init: &mut dyn FnMut() -> bool| {
             if !mine.gate.wait() {
                 return None;
             }
             let set = |to| ids.iter().for_each(|&id| mine.loops[id].set_starting(to));
-            set(crate::progress::Starting::InInit);
+            set(crate::run_state::Starting::InInit);
             if !init() {
                 mine.start_failed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
-            set(crate::progress::Starting::Ready);
+            set(crate::run_state::Starting::Ready);
             mine.barrier.wait();
             let cancelled = mine.start_failed.load(std::sync::atomic::Ordering::SeqCst);
             if cancelled {
@@ -397,10 +323,10 @@ pub fn spawn_all(shards: Vec<Shard>, common: &Arc<crate::thread::Common>) -> Res
             }
             Some(cancelled)
         };
-        match spawn(shard, start, origin.clone(), Some(common.clone())) {
+        match spawn(shard, start, origin.clone(), Some(state.clone())) {
             Ok(s) => running.shards.push(s),
             Err(e) => {
-                common.gate.abort();
+                state.gate.abort();
                 let _ = running.join();
                 return Err(e);
             }

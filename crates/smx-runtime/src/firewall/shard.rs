@@ -1,22 +1,22 @@
 //! One firewall thread: a group of pairs of the same period, served at every tick.
 //!
 //! The thread sets itself up (core, SCHED_FIFO above the boxes it serves, `mlockall`, spin
-//! margin), waits for the run to start, takes the run's common schedule origin `t0`, and then
+//! margin), waits for the run to start, takes the run's state schedule origin `t0`, and then
 //! releases ticks `t0 + k·T` (`k ≥ 1`; tick 0 is the start itself) until every pair has
 //! ended. Nothing on the periodic path logs, locks or allocates; the counters live in the
 //! pairs and the ticker and become a [`FirewallReport`] at the end. In the cyclic mode the
 //! thread also runs boxes ([`super::executive`]): it initialises them before the start
 //! barrier and fires each once at the start and once after every tick's pass.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::firewall::executive::ExecBox;
 use crate::firewall::pair::Pair;
 use crate::net::Driver;
-use crate::report::firewall::{FirewallReport, PairReport};
-use crate::thread::Outcome;
+use crate::report::{FirewallReport, PairReport};
+use crate::run_state::{Outcome, ShardLive};
 use crate::trace::{Labels, Recorder, What};
 use smx_timing::clock::monotonic_ns;
 use smx_timing::realtime::{self, RtRequest};
@@ -36,23 +36,6 @@ pub struct ShardConfig {
     /// Whether, alone on its core at a period too short to sleep in, the thread spins through
     /// the whole period at normal priority instead of taking `priority` ([`spins_through`]).
     pub may_spin_through: bool,
-}
-
-/// What other threads may read (or poke, in tests) while the firewall runs.
-#[derive(Debug, Default)]
-pub struct ShardLive {
-    /// Index of the tick released last (0 before the first).
-    pub tick: AtomicU64,
-    /// The schedule origin `t0` on the message clock, once started (0 before).
-    pub t0_message_ns: AtomicU64,
-    /// Test hook: before its next wait the thread stalls this long, as if preempted (then
-    /// resets it).
-    pub stall_ns: AtomicU64,
-    /// The report's figures so far, published after every tick for live figures.
-    pub missed_ticks: AtomicU64,
-    pub overruns: AtomicU64,
-    pub produce_misses: AtomicU64,
-    pub consume_misses: AtomicU64,
 }
 
 /// A firewall thread's work.

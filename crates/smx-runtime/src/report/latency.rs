@@ -7,6 +7,8 @@ use serde::Serialize;
 use crate::latency::{ChannelSamples, LatencyMode, LatencySummary, Samples};
 use crate::plan::Plan;
 
+use super::cells;
+
 /// How the run measured latency and what it found end to end.
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyReport {
@@ -161,22 +163,6 @@ pub fn assemble(
     report
 }
 
-/// A summary as one compact text cell: `p50/p99/p99.9/max (count)`, or `-` without samples.
-pub fn cell(s: &LatencySummary) -> String {
-    use smx_timing::lateness::human_ns;
-    match (s.p50, s.p99, s.p999, s.max) {
-        (Some(a), Some(b), Some(c), Some(d)) => format!(
-            "{}/{}/{}/{} ({})",
-            human_ns(a),
-            human_ns(b),
-            human_ns(c),
-            human_ns(d),
-            s.count
-        ),
-        _ => "-".to_string(),
-    }
-}
-
 /// The text report's end-to-end section (empty when nothing was sampled end to end).
 pub fn render(report: &LatencyReport) -> String {
     use std::fmt::Write;
@@ -196,17 +182,17 @@ pub fn render(report: &LatencyReport) -> String {
         let _ = writeln!(
             out,
             "  sink {}: {}",
-            super::text::node(&s.name, s.id),
-            cell(&s.latency_ns)
+            cells::node(&s.name, s.id),
+            cells::latency(&s.latency_ns)
         );
     }
     for p in &report.paths {
         let _ = writeln!(
             out,
             "  {} -> {}: {}",
-            super::text::node(&p.from, p.from_id),
-            super::text::node(&p.to, p.to_id),
-            cell(&p.latency_ns)
+            cells::node(&p.from, p.from_id),
+            cells::node(&p.to, p.to_id),
+            cells::latency(&p.latency_ns)
         );
     }
     if report.clock_anomalies > 0 {

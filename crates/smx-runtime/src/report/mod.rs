@@ -22,12 +22,13 @@
 //!   has no sink, from all channels. For `n` pairs `Src.Snk` this is
 //!   `n·N`, the report's "msg rate" numerator.
 
-pub mod figures;
-pub mod firewall;
+mod cells;
+mod firewall;
 pub mod json;
-pub mod latency;
-pub mod platform;
+pub(crate) mod latency;
+mod platform;
 pub mod smxlog;
+mod stats_json;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -36,7 +37,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 use smx_box::Stats;
 
-pub use firewall::FirewallReport;
+pub use firewall::{FirewallReport, PairReport};
+pub use latency::{LatencyReport, PathLatency, SinkLatency};
+pub use platform::{MIN_PROBE_TICKS, probe_periods};
 
 /// How a run or a net ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,7 +90,7 @@ pub struct NetReport {
     /// Messages written to unconnected `open` outputs and discarded.
     pub unconnected_writes: u64,
     /// The box's own figures ([`smx_box::BoxImpl::stats`]).
-    #[serde(serialize_with = "figures::serialize")]
+    #[serde(serialize_with = "stats_json::serialize")]
     pub stats: Stats,
     /// When the loop ended (for the original's log timestamps).
     #[serde(skip)]
@@ -159,7 +162,7 @@ pub struct Report {
     pub probes: Vec<smx_timing::ProbeResult>,
     /// The figures of boxes that name a section ([`Stats::section`]), gathered per section
     /// (e.g. `zmq`: one row per ZeroMQ box), in net order.
-    #[serde(serialize_with = "figures::serialize_sections")]
+    #[serde(serialize_with = "stats_json::serialize_sections")]
     pub sections: BTreeMap<String, Vec<Stats>>,
     /// Things that did not go as configured (a refused priority, a core that could not be
     /// pinned), each once.

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::cells::{self, node};
 use super::{Report, Status};
 
 /// A column-aligned table; numbers are right-aligned, text left-aligned.
@@ -130,7 +131,7 @@ pub fn render(report: &Report) -> String {
             c.duplicated.to_string(),
             c.dropped.to_string(),
             c.left.to_string(),
-            super::latency::cell(&c.latency_ns),
+            cells::latency(&c.latency_ns),
         ]);
     }
     if !report.channels.is_empty() {
@@ -234,12 +235,6 @@ fn total_rate(report: &Report) -> String {
     }
 }
 
-/// A node as every part of smx spells it: instance and id, `Snk#3` (the configuration's
-/// `[net."Snk#3"]` and `--set Snk#3.KEY=VALUE` take the same form).
-pub fn node(name: &str, id: usize) -> String {
-    format!("{name}#{id}")
-}
-
 fn timing(t: &str) -> &'static str {
     match t {
         "time_triggered" => "tt",
@@ -311,7 +306,7 @@ fn pairs(stats: &smx_box::Stats) -> String {
     let figures: Vec<String> = stats
         .entries
         .iter()
-        .map(|(k, v)| format!("{k}={}", super::figures::text(v)))
+        .map(|(k, v)| format!("{k}={}", cells::stat_value(v)))
         .collect();
     figures.join(" ")
 }

@@ -86,7 +86,7 @@ pub struct RunArgs {
     /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor), or
     /// auto: cyclic when the threads of the threads mode would outnumber the cores
     #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
-    pub tt_mode: smx_runtime::firewall::TtMode,
+    pub tt_mode: smx_runtime::TtMode,
 
     /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
     /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
@@ -94,7 +94,7 @@ pub struct RunArgs {
     /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
     /// thread per box. Never under --trace
     #[arg(long, value_name = "auto|off", default_value = "auto")]
-    pub chain: smx_runtime::chain::ChainMode,
+    pub chain: smx_runtime::ChainMode,
 
     /// Length of every channel whose length the net does not declare (default 1)
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
@@ -145,7 +145,7 @@ pub struct RunArgs {
     pub trace: Option<PathBuf>,
 
     /// Events kept per thread in the --trace file (the latest; older ones are counted as dropped)
-    #[arg(long, value_name = "N", default_value_t = smx_runtime::trace::DEFAULT_LIMIT,
+    #[arg(long, value_name = "N", default_value_t = smx_runtime::DEFAULT_TRACE_LIMIT,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     pub trace_limit: usize,
 

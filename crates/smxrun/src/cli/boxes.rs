@@ -10,7 +10,7 @@ use super::exit::CliError;
 use smx_box::{BoxSpec, ConfigKey, ValueKind};
 use smx_cbox::{BoxLibraries, Provided};
 use smx_runtime::Registry;
-use smx_runtime::config::net_keys::NET_KEYS;
+use smx_runtime::config::NET_KEYS;
 
 /// Like [`describe`], with the C box implementations `libraries` provide (read from their
 /// dynamic symbol tables: a box is a function `NAME` beside `NAME_init` and `NAME_cleanup`).

@@ -55,7 +55,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     }
     // The ports a run would refuse (a port the implementation requires, a channel at a port
     // it does not have) are refused here too.
-    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
         crate::cli::say(&load::port_error(file, &e));
         crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
         return Ok(exit::REJECTED);
@@ -146,7 +146,7 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     // warning. A misspelt built-in box, or a port a known implementation lacks, is refused as
     // `check` refuses it.
     load::reject_misspelt_builtins(&args.file, &g, registry)?;
-    if let Err(e) = smx_runtime::plan::check_ports(&g, registry) {
+    if let Err(e) = smx_runtime::check_ports(&g, registry) {
         crate::cli::say(&load::port_error(&args.file, &e));
         return Err(CliError::silent(exit::REJECTED));
     }

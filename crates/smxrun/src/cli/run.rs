@@ -13,9 +13,9 @@ use super::output::Output;
 use super::progress::ProgressLine;
 use super::{load, say, signals, stats};
 use smx_runtime::Registry;
+use smx_runtime::Tracer;
 use smx_runtime::config::ConfigLayers;
 use smx_runtime::report::{self, Report, Status};
-use smx_runtime::trace::Tracer;
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
@@ -34,7 +34,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let own_boxes = registry;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
-    if let Err(e) = smx_runtime::plan::check_ports(&graph, registry) {
+    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
         crate::cli::say(&load::port_error(file, &e));
         return Err(CliError::silent(super::exit::REJECTED));
     }
@@ -60,7 +60,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
         latency: args.latency,
         chain: args.chain,
-        firewall: smx_runtime::firewall::FirewallOptions {
+        firewall: smx_runtime::FirewallOptions {
             mode: args.tt_mode,
             ..Default::default()
         },
@@ -102,7 +102,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
         // whether the platform could hold the period at all.
-        report::platform::probe_periods(&mut report);
+        report::probe_periods(&mut report);
     }
 
     output.write(&render(&report, args.report))?;

@@ -8,7 +8,7 @@
 //! and then to its process group, so smxrun gets it twice at once. A signal after that window
 //! exits at once with 130 and one line saying there is no report. The runtime itself ends a
 //! run within a second of the stop, halting what cannot drain and leaving a box stuck in its
-//! step behind as `stuck` (`smx_runtime::halt`); if the report is nevertheless not out
+//! step behind as `stuck` (the halt of `smx_runtime::run`); if the report is nevertheless not out
 //! [`STUCK_AFTER`] after the stop (writing it blocks, say), smxrun exits in the same way: a
 //! stop always ends the process.
 
@@ -40,10 +40,16 @@ pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
     let mut signals = Signals::new(STOP_SIGNALS)?;
     let ended = Arc::new(AtomicBool::new(false));
     let run_ended = Arc::clone(&ended);
+    let (started, ready) = std::sync::mpsc::sync_channel(0);
     std::thread::Builder::new()
         .name("smxrun-signals".into())
         .stack_size(64 * 1024)
         .spawn(move || {
+            // The thread's start-up registers its thread-local destructors under the dynamic
+            // loader's lock: done before install returns, so that a box library whose
+            // constructor never returns (holding that lock) cannot keep this thread from
+            // ever running.
+            let _ = started.send(());
             let mut first: Option<Instant> = None;
             loop {
                 for _ in signals.pending() {
@@ -65,6 +71,7 @@ pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
                 std::thread::sleep(Duration::from_millis(20));
             }
         })?;
+    let _ = ready.recv();
     Ok(ended)
 }
 

@@ -2,7 +2,7 @@
 //! `--stats-file PATH`, for a dashboard or a script that follows a long run.
 //!
 //! Its own thread takes a [`Snapshot`] of the run every interval and writes
-//! [`smx_runtime::progress::stats_line`] of it; after the run one last line with `"final":
+//! [`smx_runtime::stats_line`] of it; after the run one last line with `"final":
 //! true` carries the final counts, which are the report's. A write that fails (a closed pipe)
 //! stops the lines, never the run.
 
@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use super::exit::CliError;
 use smx_runtime::Progress;
-use smx_runtime::progress::{Snapshot, stats_line};
+use smx_runtime::{Snapshot, stats_line};
 
 /// Where the lines go.
 pub enum Sink {

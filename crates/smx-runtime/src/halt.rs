@@ -5,7 +5,7 @@
 //! node and its boxes keep forwarding, or wait on each other's full channels), and a box may
 //! never return from its step. So the thread that joins the run keeps time from the stop:
 //! * for [`DRAIN`] the nets drain on their own, as before;
-//! * then it sets the run's halt ([`Ending::halt`]) and unparks every thread of the run: every
+//! * then it sets the run's halt ([`ThreadEnds::halt`]) and unparks every thread of the run: every
 //!   wait on a channel gives up (a write into a full channel is refused and counted as
 //!   dropped, a wait for a message returns with nothing), routing nodes and box loops end as
 //!   `stopped`, and firewalls close their pairs. The books stay exact: what is still inside a
@@ -22,20 +22,17 @@
 //!
 //! Nothing here runs before a stop except the wait itself, which wakes when a thread ends.
 
-mod kernel;
-
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::thread::{JoinHandle, Thread, ThreadId};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
-
-use crate::channel::Halt;
 use crate::firewall::{RunningFirewall, RunningShard};
-use crate::progress::Starting;
+use crate::kernel;
 use crate::report::{FirewallReport, Report, Status};
-use crate::thread::{Common, Outcome, panic_text};
+use crate::run_state::Starting;
+use crate::run_state::{Outcome, RunState, ThreadEnds};
+use crate::thread::panic_text;
 
 /// After a stop, how long the nets may drain on their own before the halt.
 pub const DRAIN: Duration = Duration::from_millis(300);
@@ -54,68 +51,21 @@ const STARVED_CPU_NS: u64 = 20_000_000;
 /// How often the joining thread looks at the stop flag while no thread ends.
 const LOOK: Duration = Duration::from_millis(20);
 
-/// The run's halt and the count of its threads that have ended.
-#[derive(Debug, Default)]
-pub struct Ending {
-    /// Set [`DRAIN`] after a stop; every channel end of the run has it ([`crate::io::PortSet::set_halt`]).
-    pub halt: Halt,
-    ended: Mutex<u64>,
-    changed: Condvar,
-    /// The kernel's id of each thread that has started, for [`kernel::look`].
-    tids: Mutex<HashMap<ThreadId, i32>>,
+/// CPU time of the thread `id` now, when the kernel says.
+fn cpu_ns(ends: &ThreadEnds, id: ThreadId) -> Option<u64> {
+    Some(kernel::look(ends.kernel_tid(id)?)?.cpu_ns)
 }
 
-impl Ending {
-    pub fn halted(&self) -> bool {
-        self.halt.load(Ordering::Acquire)
-    }
-
-    /// Counts the calling thread as ended when the guard drops (also when it unwinds). A
-    /// thread of the run takes it first thing, which also tells the halt its kernel id.
-    pub fn guard(&self) -> EndGuard<'_> {
-        if let Some(tid) = kernel::current_tid() {
-            self.tids.lock().insert(std::thread::current().id(), tid);
-        }
-        EndGuard(self)
-    }
-
-    /// CPU time of the thread `id` now, when the kernel says.
-    fn cpu_ns(&self, id: ThreadId) -> Option<u64> {
-        let tid = *self.tids.lock().get(&id)?;
-        Some(kernel::look(tid)?.cpu_ns)
-    }
-
-    /// Whether thread `id` is runnable and had less than [`STARVED_CPU_NS`] since `at_halt`
-    /// (its CPU time at the halt), or has not even started (on Linux, where every started
-    /// thread is known).
-    fn starved(&self, id: ThreadId, at_halt: Option<u64>) -> bool {
-        let Some(tid) = self.tids.lock().get(&id).copied() else {
-            return cfg!(target_os = "linux");
-        };
-        match kernel::look(tid) {
-            Some(seen) => seen.runnable && seen.cpu_ns.saturating_sub(at_halt.unwrap_or(0)) < STARVED_CPU_NS,
-            None => false,
-        }
-    }
-
-    /// Waits until the count of ended threads differs from `seen` or `timeout` passed; the
-    /// count.
-    fn wait(&self, seen: u64, timeout: Duration) -> u64 {
-        let mut ended = self.ended.lock();
-        if *ended == seen {
-            self.changed.wait_for(&mut ended, timeout);
-        }
-        *ended
-    }
-}
-
-/// See [`Ending::guard`].
-pub struct EndGuard<'a>(&'a Ending);
-
-impl Drop for EndGuard<'_> {
-    fn drop(&mut self) {
-        *self.0.ended.lock() += 1;
-        self.0.changed.notify_all();
+/// Whether thread `id` is runnable and had less than [`STARVED_CPU_NS`] since `at_halt`
+/// (its CPU time at the halt), or has not even started (on Linux, where every started
+/// thread is known).
+fn starved(ends: &ThreadEnds, id: ThreadId, at_halt: Option<u64>) -> bool {
+    let Some(tid) = ends.kernel_tid(id) else {
+        return cfg!(target_os = "linux");
+    };
+    match kernel::look(tid) {
+        Some(seen) => seen.runnable && seen.cpu_ns.saturating_sub(at_halt.unwrap_or(0)) < STARVED_CPU_NS,
+        None => false,
     }
 }
 
@@ -161,7 +111,7 @@ impl Running {
 pub(crate) fn join(
     handles: impl IntoIterator<Item = (Vec<usize>, NetsHandle)>,
     firewalls: RunningFirewall,
-    common: &Common,
+    run: &RunState,
     nets: usize,
     started: Instant,
 ) -> Joined {
@@ -195,30 +145,29 @@ pub(crate) fn join(
         if running.is_empty() {
             break;
         }
-        if stopped_at.is_none() && common.stop.load(Ordering::Relaxed) {
+        if stopped_at.is_none() && run.stop.load(Ordering::Relaxed) {
             stopped_at = Some(Instant::now());
         }
         let mut look = LOOK;
         if let Some(at) = stopped_at {
             let since = at.elapsed();
-            if since >= GIVE_UP && !waiting_for_a_cpu(&common.ending, &running, cpu_at_halt.as_ref(), since) {
+            if since >= GIVE_UP && !waiting_for_a_cpu(&run.ends, &running, cpu_at_halt.as_ref(), since) {
                 break;
             }
             if since >= DRAIN {
-                halt(&common.ending, &running);
-                let ending = &common.ending;
+                halt(&run.ends, &running);
                 cpu_at_halt.get_or_insert_with(|| {
                     let ids = running.iter().map(|r| r.thread().id());
-                    ids.filter_map(|id| Some((id, ending.cpu_ns(id)?))).collect()
+                    ids.filter_map(|id| Some((id, cpu_ns(&run.ends, id)?))).collect()
                 });
             }
             let next = [DRAIN, GIVE_UP].into_iter().find(|&t| t > since);
             look = look.min(next.map_or(LOOK, |t| t - since));
         }
-        seen = common.ending.wait(seen, look);
+        seen = run.ends.wait(seen, look);
     }
     for r in running {
-        leave(r, common, started, &mut joined, &mut by_shard);
+        leave(r, run, started, &mut joined, &mut by_shard);
     }
     for (report, warnings) in by_shard.into_iter().flatten() {
         joined.firewalls.push(report);
@@ -230,7 +179,7 @@ pub(crate) fn join(
 /// Whether, `since` the stop, some thread still running has only been kept off the cores
 /// (and [`STARVED_LIMIT`] has not passed): the halt waits longer for it.
 fn waiting_for_a_cpu(
-    ending: &Ending,
+    ends: &ThreadEnds,
     running: &[Running],
     cpu_at_halt: Option<&HashMap<ThreadId, u64>>,
     since: Duration,
@@ -238,15 +187,15 @@ fn waiting_for_a_cpu(
     since < STARVED_LIMIT
         && running.iter().any(|r| {
             let id = r.thread().id();
-            ending.starved(id, cpu_at_halt.and_then(|m| m.get(&id).copied()))
+            starved(ends, id, cpu_at_halt.and_then(|m| m.get(&id).copied()))
         })
 }
 
 /// Sets the halt and wakes every thread still running (again on each call: a thread that
 /// parks somewhere else than on a channel takes the wake-up as spurious, and one more costs
 /// nothing).
-fn halt(ending: &Ending, running: &[Running]) {
-    ending.halt.store(true, Ordering::Release);
+fn halt(ends: &ThreadEnds, running: &[Running]) {
+    ends.halt.store(true, Ordering::Release);
     for r in running {
         r.thread().unpark();
     }
@@ -282,7 +231,7 @@ fn collect(r: Running, joined: &mut Joined, by_shard: &mut [Option<(FirewallRepo
 /// A thread that did not end: its nets are `stuck`, with what the live counters say.
 fn leave(
     r: Running,
-    common: &Common,
+    run: &RunState,
     started: Instant,
     joined: &mut Joined,
     by_shard: &mut [Option<(FirewallReport, Vec<String>)>],
@@ -304,11 +253,11 @@ fn leave(
         }
     };
     // Every thread passes the start barrier only once all have reached it.
-    let run_started = common.loops.iter().all(|l| l.starting() == Starting::Ready);
+    let run_started = run.loops.iter().all(|l| l.starting() == Starting::Ready);
     for id in ids {
         let mut outcome = Outcome::new();
         outcome.status = Status::Stuck;
-        outcome.loop_count = common.loops[id].get();
+        outcome.loop_count = run.loops[id].get();
         if run_started {
             outcome.wall = started.elapsed();
             outcome.error = Some(format!(
@@ -317,7 +266,7 @@ fn leave(
                 GIVE_UP.as_millis(),
                 outcome.loop_count
             ));
-        } else if common.loops[id].starting() == Starting::InInit {
+        } else if run.loops[id].starting() == Starting::InInit {
             outcome.error = Some(format!(
                 "blocked in its create or init: {whose} had not returned from it {} ms after the stop, \
                  so no box of the run ever started",
@@ -360,9 +309,9 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
 
-    /// A thread of `ending` that sleeps (`spin` false, parked) or burns its CPU until `done`.
-    fn started(ending: &Arc<Ending>, spin: bool, done: &Arc<AtomicBool>) -> JoinHandle<()> {
-        let (mine, stop) = (ending.clone(), done.clone());
+    /// A thread of `ends` that sleeps (`spin` false, parked) or burns its CPU until `done`.
+    fn started(ends: &Arc<ThreadEnds>, spin: bool, done: &Arc<AtomicBool>) -> JoinHandle<()> {
+        let (mine, stop) = (ends.clone(), done.clone());
         let handle = std::thread::spawn(move || {
             let _ended = mine.guard();
             while !stop.load(Ordering::Relaxed) {
@@ -371,7 +320,7 @@ mod tests {
                 }
             }
         });
-        while !ending.tids.lock().contains_key(&handle.thread().id()) {
+        while ends.kernel_tid(handle.thread().id()).is_none() {
             std::thread::sleep(Duration::from_millis(1));
         }
         handle
@@ -380,30 +329,30 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn only_a_runnable_thread_short_of_cpu_since_the_halt_counts_as_kept_off_the_cores() {
-        let ending = Arc::new(Ending::default());
+        let ends = Arc::new(ThreadEnds::default());
         let done = Arc::new(AtomicBool::new(false));
-        let sleeper = started(&ending, false, &done);
-        let spinner = started(&ending, true, &done);
+        let sleeper = started(&ends, false, &done);
+        let spinner = started(&ends, true, &done);
         let (sleeping, spinning) = (sleeper.thread().id(), spinner.thread().id());
         std::thread::sleep(Duration::from_millis(30));
         assert!(
-            !ending.starved(sleeping, ending.cpu_ns(sleeping)),
+            !starved(&ends, sleeping, cpu_ns(&ends, sleeping)),
             "asleep in its step: stuck"
         );
         // Until the spinner has burnt more CPU than the window below: on a loaded machine its
         // 30 ms of wall time may have given it less, and the window would start before it.
-        let mut now = ending.cpu_ns(spinning).expect("the kernel tells");
+        let mut now = cpu_ns(&ends, spinning).expect("the kernel tells");
         while now < 3 * STARVED_CPU_NS {
             std::thread::sleep(Duration::from_millis(5));
-            now = ending.cpu_ns(spinning).expect("the kernel tells");
+            now = cpu_ns(&ends, spinning).expect("the kernel tells");
         }
         // Just sampled: the spinner has had no CPU since, like a thread that gets none.
-        assert!(ending.starved(spinning, Some(now + STARVED_CPU_NS / 2)));
+        assert!(starved(&ends, spinning, Some(now + STARVED_CPU_NS / 2)));
         // Burning its CPU since the halt: stuck in its step.
-        assert!(!ending.starved(spinning, Some(now.saturating_sub(2 * STARVED_CPU_NS))));
+        assert!(!starved(&ends, spinning, Some(now.saturating_sub(2 * STARVED_CPU_NS))));
         // A thread that never reached its start has had no chance at all.
         let never = std::thread::spawn(|| {}).thread().id();
-        assert!(ending.starved(never, None));
+        assert!(starved(&ends, never, None));
         done.store(true, Ordering::Relaxed);
         sleeper.thread().unpark();
         sleeper.join().unwrap();

@@ -57,15 +57,3 @@ pub fn serialize_sections<S: Serializer>(sections: &BTreeMap<String, Vec<Stats>>
     }
     map.end()
 }
-
-/// A figure as text for the report's tables.
-pub fn text(value: &StatValue) -> String {
-    match value {
-        StatValue::None => "-".to_string(),
-        StatValue::U64(v) => v.to_string(),
-        StatValue::I64(v) => v.to_string(),
-        StatValue::F64(v) => format!("{v}"),
-        StatValue::Bool(v) => v.to_string(),
-        StatValue::Text(v) => v.clone(),
-    }
-}
