@@ -217,8 +217,8 @@ fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
     let path = dir.path().join(name);
     smx_bench::plot::write_svg(chart, &path).unwrap();
     let labels = numeric(&svg_texts(&path));
-    for x in ["2", "4", "8", "16", "32"] {
-        assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
+    for x in ["1", "2", "4", "8", "16"] {
+        assert!(labels.iter().any(|l| l == x), "no x tick {x} (pairs): {labels:?}");
     }
     assert!(labels.iter().any(|l| l.ends_with('M')), "{labels:?}");
     assert!(
@@ -244,4 +244,33 @@ fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
         assert!(labels.iter().any(|l| l == x), "no x tick {x}: {labels:?}");
     }
     assert!(!labels.iter().any(|l| l == "3" || l.contains('.')), "{labels:?}");
+}
+
+#[test]
+fn the_scaling_chart_says_how_many_threads_each_ran() {
+    let mut cases = Vec::new();
+    for pairs in [1usize, 4] {
+        let p = pairs.to_string();
+        // One pair on two threads; four pairs chained, one thread each.
+        let threads = if pairs == 1 { 2.0 } else { 4.0 };
+        let mut smx = Case::new("smx", &[("pairs", p.clone()), ("threads", (2 * pairs).to_string())]);
+        let mut run = Run::new();
+        run.set("msg_rate_hz", 1e6).set("box_threads", threads);
+        smx.push(run);
+        cases.push(smx);
+        cases.push(case("crossbeam", &[("pairs", &p)], "msg_rate_hz", &[1e6]));
+    }
+    let charts = smx_bench::scaling::charts(&result("scaling", cases));
+    let dir = tempfile::tempdir().unwrap();
+    let (name, chart) = &charts[0];
+    let path = dir.path().join(name);
+    smx_bench::plot::write_svg(chart, &path).unwrap();
+    let texts = svg_texts(&path).join(" ");
+    assert!(texts.contains("pairs of a source and a sink (log)"), "{texts}");
+    assert!(!texts.contains("threads (2 per pair"), "{texts}");
+    assert!(
+        texts.contains("smx (1 thread/pair where chained, else 2; median, min-max)"),
+        "{texts}"
+    );
+    assert!(texts.contains("crossbeam, blocking (2 threads/pair)"), "{texts}");
 }

@@ -263,7 +263,8 @@ fn scaling_table_has_one_row_per_cell_and_the_ratio_to_the_best_peer() {
     let t = smx_bench::scaling::table(&r, &[1, 2, 4], &[1], false);
     let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
     assert_eq!(t.rows.len(), 2, "pair count 4 has no cases and no row");
-    assert_eq!(t.rows[0][0], "2");
+    assert_eq!(t.rows[0][0], "1", "the first column counts pairs");
+    assert_eq!(t.rows[0][col("smx threads")], "-", "no threads recorded in these cases");
     assert_eq!(t.rows[0][col("smx/best peer")], "0.90");
     assert_eq!(
         t.rows[1][col("smx/best peer")],

@@ -727,6 +727,30 @@ fn a_write_timeout_drops_what_a_slow_consumer_has_no_room_for_and_books_it() {
     assert_eq!(c["left"], 0, "{c}");
 }
 
+#[test]
+fn minus_n_says_it_does_not_reach_c_boxes() {
+    let lib = example_library();
+    let report = scratch().join("minus_n.txt");
+    let out = smxrun(&[
+        "nets/c_boxes.smx",
+        "--config",
+        "nets/c_boxes.toml",
+        "--boxes",
+        lib,
+        "-n",
+        "5",
+        "-q",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("warning: -n 5 does not reach the C boxes Lines, Gate, Offs, Add, Scale, Avg, Sink"),
+        "{stderr}"
+    );
+}
+
 /// Files that are not a loadable library for this machine are refused before the loader maps
 /// them, naming the file and the cause, with exit 1: a truncated copy (the loader would map
 /// pages past its end and die of SIGBUS), one whose header names another architecture (the

@@ -92,15 +92,24 @@ fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
         "ports.smx",
         "Src = box smx_src_rand( out dat )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n",
     );
-    for command in [&["check", arg(&net)][..], &[arg(&net), "-n", "10"][..]] {
+    // Each cites the declaration, where the fix goes, with its line and a caret.
+    for command in [
+        &["check", arg(&net)][..],
+        &[arg(&net), "-n", "10"][..],
+        &["graph", arg(&net)][..],
+    ] {
         let out = smxrun(command);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
         assert!(
             stderr.contains(&format!(
-                "{}:3: box instance 'Src' (smx_src_rand) does not declare the output port 'data'",
+                "{}:1:1: error: box instance 'Src' (smx_src_rand) does not declare the output port 'data'",
                 net.display()
             )),
+            "{command:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("\n  Src = box smx_src_rand( out dat )\n  ^"),
             "{command:?}: {stderr}"
         );
     }
@@ -636,5 +645,36 @@ fn boxes_describes_the_routing_node_a_configuration_may_name() {
     assert!(
         details.starts_with("smx_rn: the routing node") && details.contains("  core "),
         "{details}"
+    );
+}
+
+#[test]
+fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
+    let (_dir, net) = net_file(
+        "n.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    // --pin names a core that does not exist: the run stops after the warning, before any
+    // channel is made.
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--channel-len",
+        "100000000",
+        "--pin",
+        "99999",
+        "-q",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("warning: --channel-len 100000000 reserves 6.0 GiB for 1 channels (64 bytes a message, more than the 10 messages of this run)"),
+        "{stderr}"
+    );
+    let out = smxrun(&[arg(&net), "-n", "10", "--channel-len", "64", "--pin", "99999", "-q"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
+        "a usual length is not worth a word"
     );
 }

@@ -31,3 +31,78 @@ fn a_misspelled_implementation_is_rejected_by_check_graph_and_run_at_its_declara
     let check = smxrun(&["check", net]);
     assert!(String::from_utf8_lossy(&check.stderr).contains("rejected (1 error, 0 warnings)"));
 }
+
+fn net_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_box_joined_to_itself_is_explained_by_its_rule_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "self.smx",
+        "Src = box smx_src_rand( out data )\nF = box smx_fwd( in data, out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect Src.F.Snk\n",
+    );
+    for args in [
+        vec!["check", &net],
+        vec!["check", "--lang-only", &net],
+        vec!["graph", &net],
+    ] {
+        let out = smxrun(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches(": error:").count(), 1, "one error, not four: {stderr}");
+        assert!(stderr.contains("box 'F' is connected to itself"), "{stderr}");
+        assert!(
+            stderr.contains("F = box smx_fwd( up in data, down out data )"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_port_name_that_matches_none_gets_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "typo.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n",
+    );
+    let out = smxrun(&["check", &net]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("did you mean 'data'?"), "{stderr}");
+}
+
+#[test]
+fn a_port_the_implementation_needs_is_cited_at_the_declaration_by_check_graph_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "miss.smx",
+        "Src = box smx_src_rand( out data )\nF = box smx_fwd( in data )\n\nconnect Src.F\n",
+    );
+    for args in [vec!["check", &net], vec!["graph", &net], vec!["run", &net, "-q"]] {
+        let out = smxrun(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{net}:2:1: error: box instance 'F' (smx_fwd) does not declare the output port 'data'"
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("\n  F = box smx_fwd( in data )\n  ^^^"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).is_empty(),
+            "{args:?}: nothing drawn or run"
+        );
+    }
+}

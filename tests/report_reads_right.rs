@@ -268,3 +268,70 @@ fn the_dot_graph_shows_the_ids_the_configuration_takes() {
     let (stdout, stderr) = smxrun(&[net.to_str().unwrap(), "--quiet", "-n", "3", "--set", "Src#1.count=7"]);
     assert!(stdout.contains("Src#1: sent=7"), "{stdout}{stderr}");
 }
+
+// ---- the first report: what was asked, what happened, what needs attention ----
+
+#[test]
+fn the_first_report_tells_choices_from_problems_and_does_not_add_a_timed_rate_to_a_free_one() {
+    // The README's first net: one time-triggered pair and one free-running pair.
+    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect tt[1ms](Src.Snk) | (Src.Snk)\n";
+    let mut report = run_net(net, &["Src.count=5"]);
+    report.warnings = vec![
+        "chaining: 2 box threads would share 1 core, so 1 chain runs on one thread".into(),
+        "tf_1.0ms_0: spins through each 1.0ms period at normal priority".into(),
+        "Snk#1: could not pin to core 7".into(),
+    ];
+    let out = text::render(&report);
+    let how = out
+        .find("\nHow it ran")
+        .expect("the runtime's choices have a section of their own");
+    let warnings = out.find("\nWarnings\n").unwrap();
+    assert!(out[how..warnings].contains("chaining: 2 box threads"), "{out}");
+    assert!(out[how..warnings].contains("spins through each"), "{out}");
+    assert!(out[warnings..].contains("Snk#1: could not pin to core 7"), "{out}");
+    assert!(
+        !out[warnings..].contains("chaining:"),
+        "a choice is not a warning:\n{out}"
+    );
+    assert!(out.contains("\nAttention: 1 warning under Warnings above"), "{out}");
+    // A time-triggered pair runs at its period: its messages/s is not summed with a free one's.
+    let total = out.lines().find(|l| l.starts_with("Total:")).unwrap();
+    assert!(!total.contains("messages/s"), "{total}");
+    assert!(total.contains("no total rate"), "{total}");
+
+    // Free-running pairs alone keep their total rate, and no attention line without a problem.
+    let report = run_net(PAIR, &["Src.count=5"]);
+    let out = text::render(&report);
+    assert!(
+        out.lines().any(|l| l.starts_with("Total:") && l.contains("messages/s")),
+        "{out}"
+    );
+    assert!(!out.contains("Attention"), "{out}");
+}
+
+#[test]
+fn the_firewall_lines_say_what_their_figures_are() {
+    let mut report = run_net(PAIR, &["Src.count=5"]);
+    let mut fw = firewall(1000, 250, 0);
+    fw.pairs[0].firewall_ns = smx_runtime::latency::LatencySummary {
+        p50: Some(10_000),
+        p99: Some(36_600),
+        p999: Some(93_000),
+        max: Some(93_000),
+        count: 313,
+    };
+    report.firewalls.push(fw);
+    let out = text::render(&report);
+    assert!(
+        out.contains("250 missed (25.0000 %: periods without a release)"),
+        "{out}"
+    );
+    assert!(out.contains("lateness of the releases"), "{out}");
+    assert!(out.contains("a release k periods late misses k ticks"), "{out}");
+    assert!(
+        out.contains("time in the firewall p50 10.0us p99 36.6us max 93.0us (313 sampled messages)"),
+        "{out}"
+    );
+    assert!(!out.contains("held 10.0us/"), "{out}");
+}

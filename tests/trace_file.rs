@@ -346,6 +346,94 @@ fn a_run_that_cannot_start_leaves_no_trace_file() {
     assert!(!trace.exists(), "a rejected setting leaves no file");
 }
 
+/// A trace of `slices` steps of 1 ms every 2 ms on one thread, as `--trace` writes them.
+fn long_trace(path: &std::path::Path, slices: u64) {
+    let mut events =
+        vec![serde_json::json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "Src#0"}})];
+    for i in 0..slices {
+        events.push(
+            serde_json::json!({"ph": "X", "name": "step", "cat": "step", "pid": 1, "tid": 1,
+                                       "ts": 5000.0 + 2000.0 * i as f64, "dur": 1000.0}),
+        );
+    }
+    let trace = serde_json::json!({"traceEvents": events, "otherData": {"net": "long.smx"}});
+    std::fs::write(path, trace.to_string()).unwrap();
+}
+
+#[test]
+fn trace_view_of_a_whole_run_reads_as_a_picture() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("long.json");
+    let svg = dir.path().join("long.svg");
+    long_trace(&trace, 9500);
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    // Reduced to columns: far fewer bars than slices, and a heading that says so.
+    assert!(
+        picture.matches("<rect").count() < 1000,
+        "{} bars",
+        picture.matches("<rect").count()
+    );
+    assert!(picture.contains("9500 slices: each bar is the share of"), "{picture}");
+    // Axis labels in seconds, not `19005000 us`, and every one inside the picture.
+    assert!(picture.contains("\n10 s\n"), "{picture}");
+    assert!(!picture.contains("000 us"), "{picture}");
+    let width: f64 = 1400.0;
+    for label in picture.split("<text").skip(1) {
+        let x: f64 = label
+            .split("x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let text = label.split('>').nth(1).unwrap().split('<').next().unwrap().trim();
+        if text.ends_with(" s") {
+            assert!(
+                x + 6.0 * text.len() as f64 <= width,
+                "label '{text}' at x={x} is cut off"
+            );
+        }
+    }
+    // A short window draws each slice.
+    let out = smxrun(&[
+        "trace-view",
+        trace.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--from",
+        "5000",
+        "--to",
+        "20000",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(!picture.contains("each bar is the share"));
+    assert!(picture.contains("\n10 ms\n"), "{picture}");
+    // A window with nothing in it is said, and no picture is written.
+    std::fs::remove_file(&svg).unwrap();
+    let out = smxrun(&[
+        "trace-view",
+        trace.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+        "--from",
+        "1",
+        "--to",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no event in the window 1 us to 2 us (the trace's events span 5 ms to 19.004 s)"),
+        "{stderr}"
+    );
+    assert!(!svg.exists());
+}
+
 /// A run that cannot start removes only a trace file it created itself: a file that was there
 /// before (an earlier trace, or any file named by mistake) is neither emptied nor removed.
 #[test]

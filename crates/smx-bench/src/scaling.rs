@@ -234,11 +234,26 @@ pub fn pairs_run(
                     "msg_rate_hz",
                     if wall > 0.0 { report.messages as f64 / wall } else { 0.0 },
                 );
+            // What ran: chained pairs run on one thread, which the picture must say.
+            run.set("box_threads", (2 * pairs).saturating_sub(threads_saved(&report)) as f64);
             run.set_cpu(cpu, report.messages);
             net::validate(&report, count * pairs as u64, &mut run);
             add_scaling_metrics(run, pairs)
         }
     }
+}
+
+/// Threads that chaining saved, from the report's `chaining: ..., N threads fewer: ...` line.
+fn threads_saved(report: &smx_runtime::report::Report) -> usize {
+    report
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("chaining:"))
+        .filter_map(|w| {
+            let count = w.split(" fewer").next()?.rsplit(", ").next()?;
+            count.split(' ').next()?.parse::<usize>().ok()
+        })
+        .sum()
 }
 
 /// The report's derived columns: wall time per thread and rate per pair.
@@ -283,7 +298,9 @@ pub fn best_peer<'a>(result: &'a BenchResult, pairs: &str, len: &str) -> Option<
 /// One row per cell: rates of smx and every peer, smx over the best peer, CPU per message.
 pub fn table(result: &BenchResult, pairs: &[usize], lens: &[u32], with_peer: bool) -> Table {
     let names: Vec<&str> = baseline::PAIR_PEERS.iter().map(|(n, _)| *n).collect();
-    let mut columns: Vec<String> = ["threads", "len", "wall [s]", "smx [k/s]"].map(String::from).to_vec();
+    let mut columns: Vec<String> = ["pairs", "smx threads", "len", "wall [s]", "smx [k/s]"]
+        .map(String::from)
+        .to_vec();
     columns.extend(names.iter().map(|n| format!("{n} [k/s]")));
     columns.extend(["smx/best peer".to_string(), "CPU s/M msg: smx".to_string()]);
     columns.extend(names.iter().map(|n| n.to_string()));
@@ -306,7 +323,8 @@ pub fn table(result: &BenchResult, pairs: &[usize], lens: &[u32], with_peer: boo
             let peers: Vec<Option<&Case>> = names.iter().map(|n| find(n)).collect();
             let dash = || "-".to_string();
             let mut row = vec![
-                smx.label(2 * p),
+                smx.label(p),
+                smx.cell("box_threads", 1.0, 0),
                 len_key.clone(),
                 smx.cell_auto("wall_s", 1.0),
                 smx.cell("msg_rate_hz", 1e-3, 1),
@@ -420,7 +438,7 @@ fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
             .filter_map(|c| {
                 let s = c.summary.get("msg_rate_hz")?;
                 Some(Point {
-                    x: c.param_f64("threads")?,
+                    x: c.param_f64("pairs")?,
                     y: s.median,
                     y_min: s.min,
                     y_max: s.max,
@@ -429,12 +447,17 @@ fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
             .collect(),
         reference,
     };
+    let smx_label = format!("smx ({}; median, min-max)", smx_threads(result, len));
     let mut all = vec![
-        series("smx", "smx (median, min-max)", false),
-        series("crossbeam", "crossbeam, blocking", true),
-        series("crossbeam-spin", "crossbeam, busy-polling", true),
-        series("rtrb", "rtrb ring, busy-polling", true),
-        series("gstreamer", "gstreamer fakesrc ! queue ! fakesink", true),
+        series("smx", &smx_label, false),
+        series("crossbeam", "crossbeam, blocking (2 threads/pair)", true),
+        series("crossbeam-spin", "crossbeam, busy-polling (2 threads/pair)", true),
+        series("rtrb", "rtrb ring, busy-polling (2 threads/pair)", true),
+        series(
+            "gstreamer",
+            "gstreamer fakesrc ! queue ! fakesink (2 threads/pair)",
+            true,
+        ),
     ];
     all.retain(|s| !s.points.is_empty());
     let (file, shown) = match len {
@@ -444,14 +467,33 @@ fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
     (
         file,
         Chart {
-            title: format!("Total message rate vs threads (channel length {shown})"),
-            x_label: "threads (2 per pair; log)".into(),
+            title: format!("Total message rate vs pairs (channel length {shown})"),
+            x_label: "pairs of a source and a sink (log)".into(),
             y_label: "messages per second".into(),
             series: all,
             log_y: false,
             log_x: true,
         },
     )
+}
+
+/// How many threads smx ran per pair in the chart's cells: chaining runs a pair on one thread.
+fn smx_threads(result: &BenchResult, len: Option<&str>) -> &'static str {
+    let per_pair: Vec<f64> = result
+        .cases
+        .iter()
+        .filter(|c| c.series == "smx" && c.param("len") == len)
+        .filter_map(|c| Some(c.summary.get("box_threads")?.median / c.param_f64("pairs")?))
+        .collect();
+    if per_pair.is_empty() {
+        "threads not recorded"
+    } else if per_pair.iter().all(|t| *t <= 1.0) {
+        "chained: 1 thread/pair"
+    } else if per_pair.iter().all(|t| *t >= 2.0) {
+        "2 threads/pair"
+    } else {
+        "1 thread/pair where chained, else 2"
+    }
 }
 
 #[cfg(test)]

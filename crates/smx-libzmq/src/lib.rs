@@ -2,13 +2,18 @@
 //! that `libsodium-sys-stable` builds from its bundled, signature-checked source (see
 //! ARCHITECTURE.md, "The libzmq build").
 //!
-//! `zmq-sys` builds its libzmq without CURVE; the workspace's `.cargo/config.toml` overrides
-//! its build script (it `links = "zmq"`), so `zmq-sys` only declares the symbols and this
-//! crate's build script provides them. A crate that calls libzmq through `zmq` must link this
-//! one (`extern crate smx_libzmq;`), as `smx-zmq` does.
+//! `zmq-sys` builds its libzmq without CURVE. This crate links its own whole and before
+//! `zmq-sys` (it depends on it), so that its libzmq is the one every `zmq_*` call reaches, also
+//! in a crate outside this workspace, where `zmq-sys` builds and links its own. The workspace's
+//! `.cargo/config.toml` overrides `zmq-sys`'s build script (it `links = "zmq"`), which only
+//! saves building libzmq twice. A crate that calls libzmq through `zmq` must link this one
+//! (`extern crate smx_libzmq;`), as `smx-zmq` does.
 
 // The libsodium that libzmq's CURVE calls into.
 extern crate libsodium_sys;
+// Named, so that this crate is linked before zmq-sys and its whole libzmq defines every symbol
+// before an archive of zmq-sys's could (build.rs).
+extern crate zmq_sys;
 
 use std::ffi::{CStr, CString, c_char, c_int};
 

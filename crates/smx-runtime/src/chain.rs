@@ -94,8 +94,8 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
         format!("{} chains run on a thread each", chains.len())
     };
     format!(
-        "chaining: {threads} box threads would share {}, so {runs} ({}), {} fewer: a follower steps on its \
-         feeder's thread instead of waiting to be woken (--chain off keeps a thread per box)",
+        "chaining: {threads} box threads would share {}, so {runs} ({}), {} fewer \
+         (--chain off keeps a thread per box)",
         plural(cores, "core"),
         listed.join("; "),
         plural(chained, "thread"),

@@ -234,8 +234,7 @@ fn reserve_for_executives(
         )
     } else {
         format!(
-            "placement: cyclic executive alone on core {} (it may spin before each release, and run at \
-             real-time priority under --rt auto); the {box_threads} other thread{} on core {}",
+            "placement: cyclic executive alone on core {}, the {box_threads} other thread{} on core {}",
             list(reserved),
             if box_threads == 1 { "" } else { "s" },
             list(rest)

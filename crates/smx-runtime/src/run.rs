@@ -105,8 +105,8 @@ fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode) -> (firewall::TtMode
     let (threads, cores) = threads_and_cores(graph, &vec![None; graph.nodes.len()]);
     if threads > cores {
         let note = format!(
-            "tt-mode auto: cyclic executive, since {threads} threads would share {cores} cores and every tick \
-             would wait for wake-ups (--tt-mode threads keeps a thread per box)"
+            "tt-mode auto: cyclic executive, since {threads} threads would share {cores} cores \
+             (--tt-mode threads keeps a thread per box)"
         );
         (TtMode::Cyclic, Some(note))
     } else {
@@ -183,8 +183,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     );
     let realtime_note = match realtime_note {
         Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(
-            "real-time scheduling for the executive only, alone on its core, unless its period is too short to \
-             sleep in: the box threads share cores, where a SCHED_FIFO thread could starve the others on its core \
+            "real-time scheduling for the executive only, alone on its core: the box threads share cores \
              (--rt on forces it)"
                 .to_string(),
         ),

@@ -174,8 +174,8 @@ impl ProbeResult {
         format!(
             "probe: period {}, {} ticks in {:.2} s, spin {spin}\n\
              clock source: {}; {rt}; memory {}\n\
-             misses: {} of {} ({:.4} %)\n\
-             lateness: {}\n",
+             missed ticks: {} of {} ({:.4} %): periods that passed without a release\n\
+             lateness of the releases: {}\n{}",
             human_ns(self.period_ns),
             self.ticks,
             self.wall.as_secs_f64(),
@@ -185,6 +185,22 @@ impl ProbeResult {
             self.ticks,
             self.miss_rate * 100.0,
             self.lateness_ns.to_text(),
+            self.how_misses_and_lateness_agree(),
+        )
+    }
+
+    /// Why many missed ticks can stand beside a small p99 lateness: lateness has one sample per
+    /// release, and one release k periods late loses k ticks, so a few long stalls (the tail
+    /// and the max) miss many ticks while almost every release is on time.
+    fn how_misses_and_lateness_agree(&self) -> String {
+        if self.misses == 0 {
+            return String::new();
+        }
+        format!(
+            "  (one lateness sample per release; a release k periods late loses k ticks, so the {} missed \
+             ticks come from the few releases in the tail, up to {} late)\n",
+            self.misses,
+            human_ns(self.lateness_ns.max)
         )
     }
 }
@@ -192,6 +208,38 @@ impl ProbeResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_missed_ticks_beside_a_small_p99_are_explained() {
+        let result = ProbeResult {
+            period_ns: 10_000,
+            ticks: 20_000,
+            misses: 12_860,
+            miss_rate: 0.643,
+            lateness_ns: LatenessSummary {
+                p50: 19,
+                p99: 39,
+                p999: 16_000,
+                max: 14_320_000,
+            },
+            clock_source: "tsc".into(),
+            rt_priority_granted: false,
+            spun_through: true,
+            fifo_priority: None,
+            memory_locked: true,
+            spin_ns: 10_000,
+            wall: Duration::from_millis(200),
+            warnings: Vec::new(),
+        };
+        let text = result.to_text();
+        assert!(
+            text.contains("missed ticks: 12860 of 20000 (64.3000 %): periods that passed without a release"),
+            "{text}"
+        );
+        assert!(text.contains("lateness of the releases: p50 19ns"), "{text}");
+        assert!(text.contains("a release k periods late loses k ticks"), "{text}");
+        assert!(text.contains("up to 14.32ms late"), "{text}");
+    }
 
     fn short(period_us: u64, ticks: u64) -> ProbeOptions {
         ProbeOptions {

@@ -40,6 +40,8 @@ pub struct SinkStats {
     pub dropped_timeout: u64,
     /// Receivers that subscribed (pubsub).
     pub subscribers: u64,
+    /// Most receivers connected at once (pipeline: ZeroMQ gives each message to one of them).
+    pub receivers: u64,
     /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
     /// everything sent went to nobody.
     pub subscribed: bool,
@@ -570,6 +572,7 @@ impl Sender {
         }
         sock.poll_peers();
         self.stats.refused = sock.refused;
+        self.stats.receivers = sock.most_peers;
         if sock.handshakes == 0 && !matches!(self.settings.common.endpoint.transport, Transport::Inproc { .. }) {
             self.stats.undelivered = self.stats.sent - self.stats.dropped_hwm - self.stats.dropped_timeout;
         }

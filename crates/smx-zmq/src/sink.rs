@@ -249,6 +249,13 @@ impl ZmqSink {
         let head = format!("{} sink {} {endpoint}", common.instance, common.pattern.as_str());
         let subscribers = if common.pattern.as_str() == "pubsub" {
             format!(", {} subscriber(s)", s.subscribers)
+        } else if s.receivers > 1 {
+            // Not a loss: a pipeline shares its messages among its receivers.
+            format!(
+                ", shared among {} receivers (a pipeline gives each message to one of them, so \
+                 each receiver counts the messages the others took as lost in transit)",
+                s.receivers
+            )
         } else {
             String::new()
         };
@@ -291,6 +298,7 @@ impl ZmqSink {
             .with("dropped_hwm", s.dropped_hwm)
             .with("dropped_timeout", s.dropped_timeout)
             .with("subscribers", s.subscribers)
+            .with("receivers", s.receivers)
             .with("markers", s.markers)
             .with("timeouts", s.timeouts)
             .with("linger_expired", s.linger_expired)

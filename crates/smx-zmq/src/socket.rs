@@ -39,6 +39,9 @@ pub struct BoxSocket {
     /// Connections that ended (the peer closed, was killed, or libzmq cut it for a protocol
     /// error such as a frame over `max_message`), as counted from the monitor's events.
     pub disconnects: u64,
+    /// Most peers connected at once, as counted from the monitor's events (a pipeline sink's
+    /// receivers, among which ZeroMQ shares the messages).
+    pub most_peers: u64,
     /// Handshakes that failed (a peer without the right CURVE keys, or one speaking another
     /// security mechanism); each one also ends its connection.
     pub refused: u64,
@@ -164,6 +167,7 @@ impl BoxSocket {
             monitor,
             peers: 0,
             disconnects: 0,
+            most_peers: 0,
             refused: 0,
             handshakes: 0,
             exposed,
@@ -206,7 +210,10 @@ impl BoxSocket {
                 continue;
             };
             match zmq::SocketEvent::from_raw(u16::from_le_bytes([id[0], id[1]])) {
-                zmq::SocketEvent::ACCEPTED | zmq::SocketEvent::CONNECTED => self.peers += 1,
+                zmq::SocketEvent::ACCEPTED | zmq::SocketEvent::CONNECTED => {
+                    self.peers += 1;
+                    self.most_peers = self.most_peers.max(self.peers.max(0) as u64);
+                }
                 zmq::SocketEvent::DISCONNECTED => {
                     self.peers -= 1;
                     self.disconnects += 1;

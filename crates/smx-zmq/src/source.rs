@@ -204,6 +204,7 @@ impl ZmqSource {
             senders: self.settings.senders,
             timeout: common.timeout,
             max_message: common.max_message,
+            pipeline: common.pattern == crate::settings::Pattern::Pipeline,
         };
         let findings = facts.findings();
         let mut summary = summary + &findings.note();
@@ -265,6 +266,8 @@ struct SourceFacts {
     senders: u64,
     timeout: Duration,
     max_message: u64,
+    /// A pipeline shares a sender's messages among its receivers.
+    pipeline: bool,
 }
 
 impl SourceFacts {
@@ -372,10 +375,19 @@ impl SourceFacts {
             );
         }
         if t.lost > 0 {
+            // A pipeline sender shares its messages among all its receivers: what another
+            // receiver took is missing here as if lost on the way, and only the sender's row
+            // (its receivers) can tell.
+            let shared = if self.pipeline && t.lost_in_transit > 0 {
+                "; in a pipeline with several receivers, the messages the others took count as in transit here \
+                 (the sink's row says how many receivers shared the stream)"
+            } else {
+                ""
+            };
             f.add(
                 Verdict::Lossy,
                 format!(
-                    "lost {} of {} message(s) ({} dropped at the sender's HWM, {} before the first received, {} in transit)",
+                    "lost {} of {} message(s) ({} dropped at the sender's HWM, {} before the first received, {} in transit){shared}",
                     t.lost, t.sent, t.sender_dropped, t.lost_before_first, t.lost_in_transit
                 ),
             );

@@ -573,3 +573,28 @@ fn mixed_topics_are_batched_per_run_and_numbered_per_topic() {
     let t = rx.totals();
     assert_eq!((t.sent, t.received, t.lost), (12, 12, 0));
 }
+
+/// Two receivers on one pipeline share the stream: each misses what the other took, and the
+/// sender counts both, so that its row can say the stream was shared rather than lost.
+#[test]
+fn a_pipeline_shared_by_two_receivers_is_counted_by_the_sender() {
+    const N: u64 = 2000;
+    let mut tx = sink(Pattern::Pipeline, "tcp://127.0.0.1:*", 100, false, 1);
+    let bound = tx.endpoint().to_string();
+    let receivers: Vec<_> = (0..2)
+        .map(|_| {
+            let mut rx = source(Pattern::Pipeline, &bound, 100, Duration::from_secs(20));
+            thread::spawn(move || {
+                let (seqs, _) = drain(&mut rx);
+                seqs.len() as u64
+            })
+        })
+        .collect();
+    for i in 0..N {
+        assert_eq!(tx.send(None, &i.to_le_bytes(), &|| false).unwrap(), Sent::Accepted);
+    }
+    tx.finish();
+    let received: u64 = receivers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert_eq!(received, N, "between them the receivers took every message");
+    assert_eq!(tx.stats.receivers, 2);
+}

@@ -15,6 +15,16 @@
 
 pub mod cli;
 
+// The Rust examples of the user documentation are compiled as tests of this crate
+// (`cargo test --doc`), so that none of them stops compiling unnoticed.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme_examples {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/rust-boxes.md")]
+mod rust_boxes_guide_examples {}
+
 pub use cli::ExtraCommand;
 use smx_box::BoxSpec;
 use smx_runtime::Registry;
@@ -25,9 +35,16 @@ pub fn main() -> i32 {
 }
 
 /// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes` (a box of the
-/// same name as a built-in one replaces it); returns the exit code.
-pub fn main_with_boxes(boxes: impl IntoIterator<Item = BoxSpec>) -> i32 {
-    main_with(boxes, [])
+/// same name as a built-in one replaces it); returns the exit code. `boxes` may hold specs or
+/// references to them: `[SPEC]`, `&[SPEC]`, a `Vec<BoxSpec>`.
+///
+/// ```no_run
+/// # const A: smx_box::BoxSpec = smx_box::BoxSpec::named("a").create(|_| unimplemented!());
+/// # const B: smx_box::BoxSpec = smx_box::BoxSpec::named("b").create(|_| unimplemented!());
+/// std::process::exit(smxrun::main_with_boxes(&[A, B]));
+/// ```
+pub fn main_with_boxes<S: std::borrow::Borrow<BoxSpec>>(boxes: impl IntoIterator<Item = S>) -> i32 {
+    main_with(boxes.into_iter().map(|spec| spec.borrow().clone()), [])
 }
 
 /// Runs `smxrun` with the process's arguments, the built-in boxes and `boxes`, and the commands

@@ -113,9 +113,8 @@ pub fn run(
     };
     let spin_ns = if spin_through {
         warnings.push(format!(
-            "{}: spins through each {} period at normal priority, never sleeping: alone on its core, a sleep \
-             shorter than its wake-up margin only makes releases late, and the kernel throttles a real-time \
-             thread that never sleeps (--rt on keeps SCHED_FIFO and sleeps part of each period)",
+            "{}: spins through each {} period at normal priority, a period too short to sleep in \
+             (--rt on keeps SCHED_FIFO and sleeps part of each period)",
             cfg.name,
             super::human_ns(period_ns)
         ));

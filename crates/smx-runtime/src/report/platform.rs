@@ -120,20 +120,25 @@ fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>) -
         "normal scheduling".to_string()
     };
     let empty = format!(
-        "an empty loop at this period lost {} of {} ticks (probe after the run, {sched}, lateness p99 {})",
+        "an empty loop at this period, run after the net ({sched}), lost {} of {} ticks",
         pct(floor),
         p.ticks,
-        human_ns(p.lateness_ns.p99)
     );
+    // The first words say whether anything needs the reader's attention; the figures follow.
     if floor >= HELD_BELOW {
-        format!("Period {period}: NOT held by this platform: {empty}; {run}")
+        format!(
+            "Attention: period {period} NOT held by this platform, so not by this run either: {empty}; {run}. \
+             A longer period, real-time priority (--rt on, as root) or an idle machine helps \
+             (`smxrun probe --period {}` measures the platform alone)",
+            exact(period_ns)
+        )
     } else if worst >= HELD_BELOW || lost >= HELD_BELOW {
         format!(
-            "Period {period}: held by the platform but not by this run: {empty}; {run}, misses of the run's \
-             own (threads competing for cores, scheduling, boxes), not of the timer"
+            "Attention: period {period} held by the platform but not by this run: {empty}; {run}: misses of \
+             the run's own (threads competing for cores, scheduling, boxes), not of the timer"
         )
     } else {
-        format!("Period {period}: held: {empty}; {run}")
+        format!("Period {period}: held: {run}; {empty}")
     }
 }
 

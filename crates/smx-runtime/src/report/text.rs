@@ -165,18 +165,27 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {}", row.summary.clone().unwrap_or_else(|| pairs(row)));
         }
     }
-    if !report.warnings.is_empty() {
+    let (decisions, warnings): (Vec<&String>, Vec<&String>) = report.warnings.iter().partition(|w| is_decision(w));
+    if !decisions.is_empty() {
+        out.push_str("\nHow it ran (what the runtime chose for this machine; the option in brackets changes it)\n");
+        for note in decisions {
+            for (i, line) in wrap(note, 100).iter().enumerate() {
+                let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
+            }
+        }
+    }
+    if !warnings.is_empty() {
         out.push_str("\nWarnings\n");
-        for w in &report.warnings {
+        for w in &warnings {
             let _ = writeln!(out, "  {w}");
         }
     }
     let _ = write!(
         out,
-        "\nTotal: wall time {:.6} s, {} messages, {:.0} messages/s, status {}",
+        "\nTotal: wall time {:.6} s, {} messages, {}status {}",
         report.wall_time_s,
         report.messages,
-        report.messages_per_s,
+        total_rate(report),
         report.status.as_str()
     );
     if report.status == Status::Failed {
@@ -188,10 +197,42 @@ pub fn render(report: &Report) -> String {
         let _ = write!(out, " ({stuck} net(s) stuck, their threads left running)");
     }
     out.push('\n');
+    if !warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "Attention: {} under Warnings above: something did not go as asked",
+            if warnings.len() == 1 {
+                "1 warning".to_string()
+            } else {
+                format!("{} warnings", warnings.len())
+            }
+        );
+    }
     for line in super::platform::verdicts(report) {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// Whether a runtime note explains a choice made for this machine by an `auto` mode (the
+/// cyclic executive, placement, chaining, real-time scheduling, spinning through a period)
+/// rather than something that did not go as asked: choices are listed apart, as how the run
+/// went, so that a first run does not read as a list of problems.
+fn is_decision(note: &str) -> bool {
+    const TOPICS: [&str; 4] = ["tt-mode auto:", "placement:", "chaining:", "real-time scheduling"];
+    TOPICS.iter().any(|t| note.starts_with(t)) || note.contains(": spins through each")
+}
+
+/// `183378 messages/s, ` when every pair ran free; nothing when some ran at a firewall's
+/// period: a time-triggered pair's rate is its period's, and a sum with a free-running pair's
+/// would be neither (the Nets table gives each box's loop rate).
+fn total_rate(report: &Report) -> String {
+    let timed = report.channels.iter().any(|c| c.timing == "time_triggered");
+    let free = report.channels.iter().any(|c| c.timing != "time_triggered");
+    match (timed, free) {
+        (true, true) => "no total rate (time-triggered pairs run at their period: see each box's loop rate), ".into(),
+        _ => format!("{:.0} messages/s, ", report.messages_per_s),
+    }
 }
 
 fn timing(t: &str) -> &'static str {

@@ -20,6 +20,7 @@ use smx_graph::Format;
                   `smxrun FILE` runs the net in FILE (the same as `smxrun run FILE`): one thread per box, \
                   joined by bounded channels, then prints a report of loop counts, rates and channel counts.",
     after_help = exit::HELP,
+    arg_required_else_help = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -37,6 +38,10 @@ pub enum Command {
     #[command(after_help = exit::HELP)]
     Run(RunArgs),
     /// Check a net: diagnostics on stderr; exit 0 when accepted (warnings allowed), 1 when rejected
+    ///
+    /// Checks the language, the box implementations (built in, --boxes, your own program's), their
+    /// ports and, with --config, the settings. With --lang-only, the language alone, as the
+    /// original compiler judges it: a net can be checked before its boxes are written.
     Check(CheckArgs),
     /// Print the flattened net graph
     Graph(GraphArgs),
@@ -177,6 +182,12 @@ pub struct CheckArgs {
     /// Resolve C box implementations in this shared library (repeatable)
     #[arg(long = "boxes", value_name = "LIB.so")]
     pub boxes: Vec<PathBuf>,
+
+    /// Judge the language alone, as the original compiler does: the net may name box
+    /// implementations that do not exist yet (design the net before its boxes); their ports and
+    /// configuration are not checked
+    #[arg(long, conflicts_with_all = ["config", "boxes"])]
+    pub lang_only: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -259,10 +270,17 @@ fn parse_pin(text: &str) -> Result<Pin, String> {
 }
 
 /// `-n`: a negative or fractional count is named as such (a bare `-1` would otherwise be taken
-/// for an option).
+/// for an option). Digits may be grouped with `_` (`1_000_000`), as in a `count` of --set and
+/// the configuration file.
 fn count(text: &str) -> Result<u64, String> {
-    text.parse()
-        .map_err(|_| format!("'{text}' is not a count: write a non-negative integer (0, 1, 2, ...)"))
+    let digits = text.replace('_', "");
+    digits.parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            format!("'{text}' is too large: a count is at most {}", u64::MAX)
+        } else {
+            format!("'{text}' is not a count: write a non-negative integer (0, 1, 2, ..., or 1_000_000)")
+        }
+    })
 }
 
 /// `--channel-len`: at least 1, as a channel declared in a net.
@@ -365,8 +383,24 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_usage_errors() {
-        assert!(parse(&[]).is_err(), "a file is required");
+        let bare = parse(&[]).unwrap_err();
+        assert_eq!(
+            bare.kind(),
+            clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand,
+            "bare smxrun shows the commands"
+        );
+        assert!(bare.to_string().contains("headers"), "{bare}");
         assert!(parse(&["net.smx", "--pin", "0,x"]).is_err());
+        assert_eq!(parse(&["net.smx", "-n", "1_000"]).unwrap().run.iterations, Some(1000));
+        let huge = parse(&["net.smx", "-n", "99999999999999999999"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            huge.contains("is too large: a count is at most 18446744073709551615"),
+            "{huge}"
+        );
+        let negative = parse(&["net.smx", "-n", "-1"]).unwrap_err().to_string();
+        assert!(negative.contains("'-1' is not a count"), "{negative}");
         assert!(parse(&["net.smx", "--channel-len", "0"]).is_err());
         assert!(parse(&["net.smx", "--report", "xml"]).is_err());
         assert!(parse(&["graph", "net.smx", "--format", "png"]).is_err());

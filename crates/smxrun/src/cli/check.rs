@@ -4,7 +4,9 @@ use super::args::{CheckArgs, GraphArgs};
 use super::exit::{self, CliError};
 use super::load;
 use super::output::Output;
-use smx_graph::NodeKind;
+use std::path::Path;
+
+use smx_graph::{NetGraph, NodeKind};
 use smx_runtime::Registry;
 use smx_runtime::config::ConfigLayers;
 
@@ -13,6 +15,9 @@ use smx_runtime::config::ConfigLayers;
 /// naming libraries) the C boxes are resolved too, and with `--config` its settings are applied
 /// to the net: a library, symbol or setting that a run would reject is exit 1 here already.
 pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
+    if args.lang_only {
+        return check_language(&args.file, registry);
+    }
     let file = args.file.as_path();
     let layers = match &args.config {
         Some(path) => Some(ConfigLayers::from_file(path)?),
@@ -51,7 +56,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     // The ports a run would refuse (a port the implementation requires, a channel at a port
     // it does not have) are refused here too.
     if let Err(e) = smx_runtime::check_ports(&graph, registry) {
-        crate::cli::say(&format!("error: {}", load::run_error(file, &e)));
+        crate::cli::say(&load::port_error(file, &e));
         crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
         return Ok(exit::REJECTED);
     }
@@ -83,16 +88,54 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             return Ok(exit::REJECTED);
         }
     }
-    let g = &graph;
+    accepted(file, &graph, &counts(0), "")
+}
+
+/// `FILE: accepted: 3 boxes, ...` on stdout; exit 0.
+fn accepted(file: &Path, g: &NetGraph, counts: &str, scope: &str) -> Result<i32, CliError> {
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
     let routing = g.nodes.len() - boxes;
     Output::open(None)?.write(&format!(
-        "{}: accepted: {boxes} boxes, {routing} routing nodes, {} channels ({})\n",
+        "{}: accepted{scope}: {boxes} boxes, {routing} routing nodes, {} channels ({counts})\n",
         file.display(),
         g.edges.len(),
-        counts(0)
     ))?;
     Ok(exit::OK)
+}
+
+/// `check --lang-only`: the verdict of the language alone, as the original compiler gives it.
+/// Implementations that smxrun does not know are fine here (the net is designed before its
+/// boxes); what would stop a run of an accepted net is said as warnings.
+fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
+    if load::is_json(file) {
+        let graph = load::checked_graph(file)?;
+        return accepted(file, &graph, &load::plural(0, "error"), " (language only)");
+    }
+    let compiled = load::compile_file(file)?;
+    if !compiled.accepted() {
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), load::counts(&compiled)));
+        return Ok(exit::REJECTED);
+    }
+    let graph = &compiled.graph;
+    let mut warnings = 0;
+    for problem in smx_graph::check::problems(graph) {
+        crate::cli::say(&format!(
+            "{}: warning: {problem} (a run would refuse this net)",
+            file.display()
+        ));
+        warnings += 1;
+    }
+    if let Some(line) = load::unknown_implementations_warning(file, graph, registry) {
+        crate::cli::say(&line);
+        warnings += 1;
+    }
+    let errors = load::counts(&compiled);
+    let counts = if warnings == 0 {
+        errors
+    } else {
+        load::counts_with_warnings(&compiled, warnings)
+    };
+    accepted(file, graph, &counts, " (language only)")
 }
 
 /// Writes the flattened graph of an accepted net in `args.format`.
@@ -106,7 +149,17 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     let g = load::checked_graph(&args.file)?;
     let libraries = load::open_libraries(&args.boxes)?;
     let registry = &load::with_c_boxes(&g, registry, &libraries)?;
-    load::reject_unknown_implementations(&args.file, &g, registry, &libraries.names())?;
+    // A net is drawn before its boxes exist: an implementation nobody provides yet is one
+    // warning. A misspelt built-in box, or a port a known implementation lacks, is refused as
+    // `check` refuses it.
+    load::reject_misspelt_builtins(&args.file, &g, registry)?;
+    if let Err(e) = smx_runtime::check_ports(&g, registry) {
+        crate::cli::say(&load::port_error(&args.file, &e));
+        return Err(CliError::silent(exit::REJECTED));
+    }
+    if let Some(line) = load::unknown_implementations_warning(&args.file, &g, registry) {
+        crate::cli::say(&line);
+    }
     let text = args.format.export(&g);
     output.write(&text)?;
     Ok(exit::OK)

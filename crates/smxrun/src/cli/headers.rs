@@ -15,20 +15,7 @@ use smx_runtime::Registry;
 /// that is no C identifier) is exit 1 and writes nothing.
 pub fn headers(args: &HeadersArgs, registry: &Registry) -> Result<i32, CliError> {
     let graph = load::checked_graph(&args.file)?;
-    // An `smx_` name that is not built in is a misspelt built-in box, not a C box to write a
-    // header for: said as such, at its declaration, with the closest name.
-    let mut misspelt: Vec<&smx_graph::Node> = graph
-        .nodes
-        .iter()
-        .filter(|n| n.kind == smx_graph::NodeKind::Box && n.func.starts_with("smx_") && registry.get(&n.func).is_none())
-        .collect();
-    misspelt.dedup_by(|a, b| a.func == b.func);
-    for node in &misspelt {
-        crate::cli::say(&load::unknown_implementation(&args.file, node, registry, "error", ""));
-    }
-    if !misspelt.is_empty() {
-        return Err(CliError::silent(exit::REJECTED));
-    }
+    load::reject_misspelt_builtins(&args.file, &graph, registry)?;
     let net_name = args
         .file
         .file_name()

@@ -16,7 +16,9 @@ use smx_runtime::Registry;
 pub fn compile_file(path: &Path) -> Result<Compiled, CliError> {
     let bytes = read_capped(path)?;
     let source = SourceFile::new(path.display().to_string(), String::from_utf8_lossy(&bytes).into_owned());
-    let compiled = compose::compile(&source, &CompileOptions::default());
+    let mut compiled = compose::compile(&source, &CompileOptions::default());
+    // Shown with the rule behind common mistakes (the verdict and the error lines stay).
+    compiled.diagnostics = smx_lang::teach::explain(&source, std::mem::take(&mut compiled.diagnostics));
     let mut err = std::io::stderr().lock();
     use std::io::Write;
     for diag in compiled.diagnostics.iter().take(MAX_DIAGNOSTICS) {
@@ -121,6 +123,13 @@ pub fn counts_with(compiled: &Compiled, more_errors: usize) -> String {
     format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
 }
 
+/// [`counts`] with `more_warnings` found after the front end.
+pub fn counts_with_warnings(compiled: &Compiled, more_warnings: usize) -> String {
+    let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = compiled.diagnostics.len() - errors + more_warnings;
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}
+
 /// `1 error`, `2 errors`.
 pub fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
@@ -214,6 +223,77 @@ pub fn reject_unknown_implementations(
     } else {
         Err(CliError::silent(exit::REJECTED))
     }
+}
+
+/// One warning line for every implementation of `graph` that `registry` does not know, or
+/// `None` when it knows them all: a net may be checked, drawn and given headers before its
+/// boxes are written.
+pub fn unknown_implementations_warning(file: &Path, graph: &NetGraph, registry: &Registry) -> Option<String> {
+    let unknown = unknown_implementations(graph, registry);
+    if unknown.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = unknown.iter().map(|n| format!("'{}'", n.func)).collect();
+    let (these, are) = if unknown.len() == 1 {
+        ("implementation", "is")
+    } else {
+        ("implementations", "are")
+    };
+    Some(format!(
+        "{}: warning: box {these} {} {are} not known to smxrun yet; a run needs them (C boxes: \
+         --boxes LIB.so, whose headers `smxrun headers` writes; Rust boxes: a program of your own)",
+        file.display(),
+        names.join(", ")
+    ))
+}
+
+/// An `smx_` implementation that is not built in is a misspelt built-in box, not a box of the
+/// user's yet to be written: an error at its declaration with the closest name; exit 1.
+pub fn reject_misspelt_builtins(file: &Path, graph: &NetGraph, registry: &Registry) -> Result<(), CliError> {
+    let misspelt: Vec<&Node> = unknown_implementations(graph, registry)
+        .into_iter()
+        .filter(|n| n.func.starts_with("smx_"))
+        .collect();
+    for node in &misspelt {
+        crate::cli::say(&unknown_implementation(file, node, registry, "error", ""));
+    }
+    if misspelt.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::silent(exit::REJECTED))
+    }
+}
+
+/// A port that a known implementation lacks or requires, as `FILE:LINE:COL: error: ...` at the
+/// box's declaration with its line and a caret under the port list (where the fix goes), not at
+/// the line that connects it.
+pub fn port_error(file: &Path, e: &smx_runtime::RunError) -> String {
+    use smx_runtime::RunError;
+    let instance = match e {
+        RunError::MissingPort { instance, .. } | RunError::BadPort { instance, .. } => instance,
+        _ => return format!("error: {}", run_error(file, e).message),
+    };
+    let source = (!is_json(file)).then(|| SourceFile::read(file).ok()).flatten();
+    let span = source.as_ref().and_then(|s| declaration_span(s, instance));
+    match (source, span) {
+        (Some(source), Some(span)) => source
+            .render(&Diagnostic::error(e.to_string(), Some(span)))
+            .trim_end()
+            .to_string(),
+        _ => format!("error: {}", run_error(file, e).message),
+    }
+}
+
+/// The declaration `label = box func( ... )`, in any scope of the program.
+fn declaration_span(source: &SourceFile, label: &str) -> Option<Span> {
+    fn find(program: &ast::Program, label: &str) -> Option<Span> {
+        program.decls.iter().find_map(|decl| match decl {
+            ast::Decl::Box(b) if b.name.name == label => Some(b.span),
+            ast::Decl::Wrapper(w) => find(&w.body, label),
+            _ => None,
+        })
+    }
+    find(smx_lang::syntax::parse(source).program.as_ref()?, label)
 }
 
 /// The C box libraries of a command: the config file's `boxes`, then `--boxes`.

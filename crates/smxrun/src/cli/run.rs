@@ -31,9 +31,17 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     let output = Output::open(args.output.as_deref())?;
     let graph = load::checked_graph(file)?;
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
+    let own_boxes = registry;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
+    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
+        crate::cli::say(&load::port_error(file, &e));
+        return Err(CliError::silent(super::exit::REJECTED));
+    }
     let settings = layers.resolve(&graph, registry)?;
+    for line in what_options_miss(args, &graph, registry, own_boxes) {
+        crate::cli::say(&format!("warning: {line}"));
+    }
     #[cfg(feature = "zmq")]
     if let Some(deployment) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry)? {
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
@@ -121,6 +129,66 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         exit::OK
     })
 }
+
+/// What an option asked for that this net will not do, or at a cost the user would not guess:
+/// `-n` where no box has a `count` (C boxes never have one), and a `--channel-len` that
+/// reserves more memory than a short run could fill (every slot is set up before the start).
+fn what_options_miss(
+    args: &RunArgs,
+    graph: &smx_graph::NetGraph,
+    registry: &Registry,
+    own_boxes: &Registry,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let boxes = || graph.nodes.iter().filter(|n| n.kind == smx_graph::NodeKind::Box);
+    if let Some(n) = args.iterations {
+        let has_count = |func: &str| {
+            registry
+                .get(func)
+                .is_some_and(|s| s.config.iter().any(|k| k.name == "count"))
+        };
+        let mut missed: Vec<&str> = boxes()
+            .filter(|b| own_boxes.get(&b.func).is_none() && !has_count(&b.func))
+            .map(|b| b.label.as_str())
+            .collect();
+        missed.dedup();
+        if !missed.is_empty() {
+            lines.push(format!(
+                "-n {n} does not reach the C boxes {}: -n sets the `count` key of built-in and Rust \
+                 boxes, and a C box has only the keys it reads itself (give them in --config under \
+                 [net.NAME], or --set NAME.KEY=VALUE)",
+                missed.join(", ")
+            ));
+        } else if !boxes().any(|b| has_count(&b.func)) {
+            lines.push(format!(
+                "-n {n} reaches no box of this net: none has a `count` key (`smxrun boxes NAME` lists a box's keys)"
+            ));
+        }
+    }
+    if let Some(len) = args.channel_len {
+        let channels = graph.edges.iter().filter(|e| !e.len_declared).count() as u64;
+        // A slot holds a message and the queue's stamp, as the runtime counts it.
+        let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+        let bytes = channels * u64::from(len) * slot;
+        if bytes >= LARGE_CHANNELS {
+            let fewer = match args.iterations {
+                Some(n) if n < u64::from(len) => format!(", more than the {n} messages of this run"),
+                _ => String::new(),
+            };
+            lines.push(format!(
+                "--channel-len {len} reserves {:.1} GiB for {channels} channels ({} bytes a message{fewer}), \
+                 all of it written before the start: that alone can take seconds; a channel needs \
+                 room only for the messages in flight (64 to 4096 is plenty)",
+                bytes as f64 / (1u64 << 30) as f64,
+                slot
+            ));
+        }
+    }
+    lines
+}
+
+/// Channel memory from which `--channel-len` is worth a word (256 MiB).
+const LARGE_CHANNELS: u64 = 256 << 20;
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
 /// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that

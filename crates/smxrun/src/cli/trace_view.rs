@@ -65,6 +65,24 @@ pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
             "trace-view: the window {from}..{to} us is empty (the trace spans {first:.1}..{last:.1} us)"
         )));
     }
+    let in_window = |ts: f64, end: f64| end >= from && ts <= to;
+    let events = tracks
+        .iter()
+        .map(|t| {
+            t.slices.iter().filter(|s| in_window(s.ts, s.ts + s.dur)).count()
+                + t.instants.iter().filter(|i| in_window(i.0, i.0)).count()
+        })
+        .sum::<usize>();
+    if events == 0 {
+        return Err(CliError::rejected(format!(
+            "trace-view: no event in the window {} to {} (the trace's events span {} to {}); \
+             nothing drawn",
+            duration(from),
+            duration(to),
+            duration(first),
+            duration(last)
+        )));
+    }
     let title = trace["otherData"]["net"].as_str().unwrap_or("trace").to_string();
     draw(&args.output, args.width, &title, &tracks, from, to)
         .map_err(|e| CliError::rejected(format!("{}: {e}", args.output.display())))?;
@@ -168,7 +186,21 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
     let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
     let font = ("sans-serif", 14).into_font();
     let small = ("sans-serif", 11).into_font();
-    let head = format!("{title}: {:.1} us to {:.1} us since the run's start", from, to);
+    // More slices than pixels draw as a smear of overlapping bars (and a file of megabytes):
+    // then each column shows the share of its time spent in each kind of slice instead.
+    let visible: usize = tracks
+        .iter()
+        .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
+        .sum();
+    let dense = visible > plot_w as usize / 2;
+    let mut head = format!("{title}: {} to {} since the run's start", duration(from), duration(to));
+    if dense {
+        let column = (to - from) / f64::from(plot_w / SHARE_PX);
+        head.push_str(&format!(
+            " ({visible} slices: each bar is the share of {} spent in each kind; --from/--to zoom in)",
+            duration(column)
+        ));
+    }
     root.draw(&Text::new(head, (LABELS, 8), font.clone())).map_err(e)?;
     let legend = [
         ("step", "step / batch of steps"),
@@ -193,22 +225,21 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
             .map_err(e)?;
         root.draw(&Text::new(track.name.clone(), (8, y0 + ROW / 2 - 8), font.clone()))
             .map_err(e)?;
-        for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
-            if s.ts + s.dur < from || s.ts > to {
-                continue;
-            }
-            let top = y0 + 4 + 13 * depth.min(2) as i32;
-            let (a, b) = (x(s.ts.max(from)), x((s.ts + s.dur).min(to)).max(x(s.ts.max(from)) + 1));
-            let fill = colour(&s.cat, depth);
-            root.draw(&Rectangle::new([(a, top), (b, top + 12)], fill.filled()))
-                .map_err(e)?;
-            if b - a > 7 * s.name.len() as i32 {
-                root.draw(&Text::new(s.name.clone(), (a + 3, top), small.clone().color(&WHITE)))
-                    .map_err(e)?;
-            }
+        if dense {
+            draw_shares(&root, track, y0, from, to, plot_w).map_err(e)?;
+        } else {
+            draw_slices(&root, track, y0, from, to, plot_w).map_err(e)?;
         }
-        for (ts, _) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
-            let (cx, by) = (x(*ts), y0 + ROW - 4);
+        // One mark per pixel column: a thousand misses in one place are one mark, not a blot.
+        let mut marks: Vec<i32> = track
+            .instants
+            .iter()
+            .filter(|(ts, _)| (from..=to).contains(ts))
+            .map(|(ts, _)| x(*ts))
+            .collect();
+        marks.dedup();
+        for cx in marks {
+            let by = y0 + ROW - 4;
             root.draw(&Polygon::new(
                 vec![(cx - 5, by - 9), (cx + 5, by - 9), (cx, by)],
                 RED.filled(),
@@ -228,11 +259,109 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
         let tx = x(t);
         root.draw(&PathElement::new(vec![(tx, axis_y), (tx, axis_y + 5)], BLACK))
             .map_err(e)?;
-        root.draw(&Text::new(format!("{t} us"), (tx - 20, axis_y + 9), small.clone()))
+        let label = tick_label(t, step);
+        // Centred under its tick, but kept inside the picture (the last tick sits at its edge).
+        let half = label.len() as i32 * CHAR_PX / 2;
+        let lx = (tx - half).clamp(2, width as i32 - 2 * half - 4);
+        root.draw(&Text::new(label, (lx, axis_y + 9), small.clone()))
             .map_err(e)?;
         t += step;
     }
     root.present().map_err(|e| e.to_string())
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type DrawError = DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>;
+
+/// Each slice of the window as a bar, nested ones below their parent, named when there is room.
+fn draw_slices(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+    let small = ("sans-serif", 11).into_font();
+    for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
+        if s.ts + s.dur < from || s.ts > to {
+            continue;
+        }
+        let top = y0 + 4 + 13 * depth.min(2) as i32;
+        let (a, b) = (x(s.ts.max(from)), x((s.ts + s.dur).min(to)).max(x(s.ts.max(from)) + 1));
+        root.draw(&Rectangle::new(
+            [(a, top), (b, top + 12)],
+            colour(&s.cat, depth).filled(),
+        ))?;
+        if b - a > 7 * s.name.len() as i32 {
+            root.draw(&Text::new(s.name.clone(), (a + 3, top), small.clone().color(&WHITE)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Columns [`SHARE_PX`] wide, each a stack of bars whose heights are the shares of the column's
+/// time the track's outermost slices of each kind covered.
+fn draw_shares(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+    const KINDS: [&str; 4] = ["step", "wait", "firewall", ""];
+    let columns = (plot_w / SHARE_PX).max(1) as usize;
+    let width = (to - from) / columns as f64;
+    let mut covered = vec![[0.0f64; 4]; columns];
+    for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
+        let (start, end) = (s.ts.max(from), (s.ts + s.dur).min(to));
+        if depth > 0 || end < start {
+            continue;
+        }
+        let kind = KINDS.iter().position(|k| *k == s.cat).unwrap_or(3);
+        let first = (((start - from) / width) as usize).min(columns - 1);
+        let last = (((end - from) / width) as usize).min(columns - 1);
+        for (c, column) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (c0, c1) = (from + c as f64 * width, from + (c + 1) as f64 * width);
+            column[kind] += (end.min(c1) - start.max(c0)).max(0.0);
+        }
+    }
+    let full = ROW - 10;
+    for (c, column) in covered.iter().enumerate() {
+        let x0 = LABELS + c as i32 * SHARE_PX;
+        let mut bottom = y0 + ROW - 5;
+        for (kind, time) in KINDS.iter().zip(column) {
+            let h = ((time / width).min(1.0) * f64::from(full)).round() as i32;
+            if h > 0 {
+                let bar = [(x0, bottom - h), (x0 + SHARE_PX - 1, bottom)];
+                root.draw(&Rectangle::new(bar, colour(kind, 0).filled()))?;
+                bottom -= h;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Width of a column of [`draw_shares`] in pixels.
+const SHARE_PX: i32 = 4;
+
+/// Width of a character of the axis labels' font, near enough to keep a label on the picture.
+const CHAR_PX: i32 = 6;
+
+/// A time since the run's start in the unit that suits its size: `850 us`, `12.5 ms`, `19 s`.
+fn duration(us: f64) -> String {
+    let (value, unit) = if us.abs() >= 1e6 {
+        (us / 1e6, "s")
+    } else if us.abs() >= 1e3 {
+        (us / 1e3, "ms")
+    } else {
+        (us, "us")
+    };
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+/// The label of a tick at `t` µs on an axis whose ticks are `step` µs apart: in the unit of
+/// the step, with as many decimals as the step needs (`19 s`, `19.5 s`, `250 ms`).
+fn tick_label(t: f64, step: f64) -> String {
+    let (scale, unit) = if step >= 1e6 {
+        (1e6, "s")
+    } else if step >= 1e3 {
+        (1e3, "ms")
+    } else {
+        (1.0, "us")
+    };
+    let decimals = (-(step / scale).log10().floor()).max(0.0) as usize;
+    format!("{:.*} {unit}", decimals, t / scale)
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.

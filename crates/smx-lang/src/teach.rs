@@ -1,0 +1,288 @@
+//! Diagnostics that teach the language: the rule behind a group of errors, and the fix.
+//!
+//! The composition rules report what they see (`no port connection in serial combinition`,
+//! `port 'x' in 'A' is not connected`), word for word as the original compiler does, which the
+//! conformance suite compares. A newcomer needs the cause instead: [`explain`] recognises two
+//! common ones in those diagnostics and the program, and rewrites the list for people (the
+//! verdict and the lines that carry an error stay the same):
+//!
+//! - a box whose input and output share a name and have no class is joined to itself (a
+//!   feedback loop), so its neighbours find no port of that name: one error naming that rule
+//!   and the fix (`up in x, down out x`) replaces the missing-connection errors it causes on
+//!   the same line;
+//! - two unconnected ports of opposite directions whose names differ by a letter or two get
+//!   "did you mean", since ports connect only by equal name.
+
+use crate::diag::{Diagnostic, SourceFile, Span};
+use crate::syntax::ast::{self, BoxDecl, Decl};
+use smx_graph::PortMode;
+
+/// `diagnostics` with the causes above explained (see the module documentation).
+pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if !crate::diag::has_errors(&diagnostics) {
+        return diagnostics;
+    }
+    let Some(program) = crate::syntax::parse(source).program else {
+        return diagnostics;
+    };
+    let mut boxes = Vec::new();
+    collect_boxes(&program, &mut boxes);
+    let diagnostics = explain_self_loops(source, &boxes, diagnostics);
+    suggest_port_names(&boxes, diagnostics)
+}
+
+fn collect_boxes<'p>(program: &'p ast::Program, out: &mut Vec<&'p BoxDecl>) {
+    for decl in &program.decls {
+        match decl {
+            Decl::Box(b) => out.push(b),
+            Decl::Wrapper(w) => collect_boxes(&w.body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The names that are both an input and an output of `b` without a class: the language joins
+/// each such pair to itself.
+fn self_joined_names(b: &BoxDecl) -> Vec<&str> {
+    let classless = |mode: PortMode| {
+        b.ports
+            .iter()
+            .filter(move |p| p.mode == mode && p.class.is_none() && p.flag.is_none())
+            .map(|p| p.name.name.as_str())
+    };
+    let outputs: Vec<&str> = classless(PortMode::Out).collect();
+    let mut names: Vec<&str> = classless(PortMode::In).filter(|n| outputs.contains(n)).collect();
+    names.dedup();
+    names
+}
+
+/// The two instance labels of `no port connection in serial combinition 'A(0).B(1)'`.
+fn serial_pair(message: &str) -> Option<(&str, &str)> {
+    let pair = message.strip_prefix("no port connection in serial combinition '")?;
+    let (left, rest) = pair.split_once('(')?;
+    let rest = rest.split_once(')')?.1;
+    let right = rest.get(1..)?.split_once('(')?.0;
+    Some((left, right))
+}
+
+/// The port and instance of `port 'x' in 'A'(0) is not connected`.
+fn unconnected_port(message: &str) -> Option<(&str, &str)> {
+    let rest = message.strip_prefix("port '")?;
+    let (port, rest) = rest.split_once("' in '")?;
+    let (instance, rest) = rest.split_once("'(")?;
+    rest.ends_with(") is not connected").then_some((port, instance))
+}
+
+fn explain_self_loops(source: &SourceFile, boxes: &[&BoxDecl], mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    for b in boxes {
+        let names = self_joined_names(b);
+        if names.is_empty() {
+            continue;
+        }
+        let label = b.name.name.as_str();
+        // The neighbours that found no connection to this box, and the errors saying so.
+        let mut neighbours: Vec<String> = Vec::new();
+        let mut first: Option<usize> = None;
+        for (i, d) in diagnostics.iter().enumerate() {
+            if let Some((l, r)) = d.is_error().then(|| serial_pair(&d.message)).flatten()
+                && (l == label || r == label)
+            {
+                first.get_or_insert(i);
+                neighbours.push(if l == label { r } else { l }.to_string());
+            }
+        }
+        let Some(first) = first else { continue };
+        let line = source.line_of(&diagnostics[first]);
+        let follows = |d: &Diagnostic| {
+            d.is_error()
+                && source.line_of(d) == line
+                && (serial_pair(&d.message).is_some_and(|(l, r)| l == label || r == label)
+                    || unconnected_port(&d.message)
+                        .is_some_and(|(p, x)| names.contains(&p) && neighbours.iter().any(|n| n == x)))
+        };
+        let folded = diagnostics.iter().filter(|d| follows(d)).count();
+        let taught = self_loop_error(source, b, &names, &neighbours, diagnostics[first].span, folded);
+        let mut kept: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+        for (i, d) in diagnostics.into_iter().enumerate() {
+            if i == first {
+                kept.push(taught.clone());
+            } else if !follows(&d) {
+                kept.push(d);
+            }
+        }
+        diagnostics = kept;
+    }
+    diagnostics
+}
+
+fn self_loop_error(
+    source: &SourceFile,
+    b: &BoxDecl,
+    names: &[&str],
+    neighbours: &[String],
+    at: Option<Span>,
+    folded: usize,
+) -> Diagnostic {
+    let label = &b.name.name;
+    let quoted = |list: &[&str]| list.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    let mut others: Vec<&str> = Vec::new();
+    for n in neighbours {
+        if !others.contains(&n.as_str()) {
+            others.push(n);
+        }
+    }
+    let others = match others.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and '{last}'", quoted(rest)),
+        _ => quoted(&others),
+    };
+    let message = format!(
+        "box '{label}' is connected to itself, so {others} cannot connect to it: a box whose input \
+         and output share a name ({}) and have no class is joined to itself",
+        quoted(names)
+    );
+    let (line, col) = source.line_col(b.span.start);
+    let mut diag = Diagnostic::error(message, at)
+        .with_note(format!(
+            "{}:{line}:{col}: note: '{label}' is declared here",
+            source.name
+        ))
+        .with_note(format!("  {}", source.line_text(line)))
+        .with_note(format!(
+            " -> to pass messages through it, give the ports their class: {}",
+            with_classes(source, b, names)
+        ));
+    if folded > 1 {
+        diag = diag.with_note(format!(
+            " -> {} more errors about missing connections on this line follow from it (not shown)",
+            folded - 1
+        ));
+    }
+    diag
+}
+
+/// The declaration's text with `up` before each self-joined input and `down` before each
+/// self-joined output.
+fn with_classes(source: &SourceFile, b: &BoxDecl, names: &[&str]) -> String {
+    let text = &source.text;
+    let mut out = String::new();
+    let mut at = b.span.start;
+    for port in b.ports.iter().filter(|p| names.contains(&p.name.name.as_str())) {
+        let keyword = if port.mode == PortMode::In { "in" } else { "out" };
+        let port_text = &text[port.span.start..port.span.end];
+        let Some(offset) = word_offset(port_text, keyword) else {
+            continue;
+        };
+        let class = if port.mode == PortMode::In { "up " } else { "down " };
+        out.push_str(&text[at..port.span.start + offset]);
+        out.push_str(class);
+        at = port.span.start + offset;
+    }
+    out.push_str(&text[at..b.span.end]);
+    out
+}
+
+/// Where `word` stands as a whole word in `text`.
+fn word_offset(text: &str, word: &str) -> Option<usize> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back().is_none_or(|c| !is_ident(c));
+        let after = text[i + word.len()..].chars().next().is_none_or(|c| !is_ident(c));
+        before && after
+    })
+}
+
+/// The declared direction of port `port` of instance `instance`.
+fn port_mode(boxes: &[&BoxDecl], instance: &str, port: &str) -> Option<PortMode> {
+    let b = boxes.iter().find(|b| b.name.name == instance)?;
+    Some(b.ports.iter().find(|p| p.name.name == port)?.mode)
+}
+
+/// "did you mean" on an unconnected input whose name is a letter or two away from an unconnected
+/// output.
+fn suggest_port_names(boxes: &[&BoxDecl], mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let unconnected: Vec<(String, String, PortMode)> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| unconnected_port(&d.message))
+        .filter_map(|(p, x)| Some((p.to_string(), x.to_string(), port_mode(boxes, x, p)?)))
+        .collect();
+    let mut suggested: Vec<&str> = Vec::new();
+    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+        let Some((port, instance)) = unconnected_port(&d.message) else {
+            continue;
+        };
+        // Said once per pair, at the input: it names the output's name, as the upstream box
+        // usually fixes the name.
+        let Some(mode) = port_mode(boxes, instance, port).filter(|m| *m == PortMode::In) else {
+            continue;
+        };
+        let closest = unconnected
+            .iter()
+            .filter(|(p, _, m)| *m != mode && p != port)
+            .map(|(p, x, m)| (strsim::levenshtein(p, port), p, x, m))
+            .filter(|(distance, ..)| *distance <= 2)
+            .min_by_key(|(distance, ..)| *distance);
+        if let Some((_, name, other, other_mode)) = closest
+            && !suggested.contains(&name.as_str())
+        {
+            let direction = if *other_mode == PortMode::In { "input" } else { "output" };
+            let note = format!(
+                " -> did you mean '{name}'? Ports connect only by equal name, and the {direction} \
+                 '{name}' of '{other}' is not connected either"
+            );
+            suggested.push(port);
+            suggested.push(name);
+            d.notes.push(note);
+        }
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compose::{CompileOptions, compile};
+
+    fn explained(text: &str) -> (SourceFile, Vec<Diagnostic>) {
+        let source = SourceFile::new("t.smx", text);
+        let compiled = compile(&source, &CompileOptions::default());
+        let diagnostics = explain(&source, compiled.diagnostics);
+        (source, diagnostics)
+    }
+
+    #[test]
+    fn a_box_joined_to_itself_is_one_error_that_names_the_rule_and_the_fix() {
+        let (source, diags) = explained(
+            "Src = box smx_src_rand( out data )\nF = box smx_fwd( in data, out data )\n\
+             Snk = box smx_snk_null( in data )\nconnect Src.F.Snk\n",
+        );
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let text = source.render(&diags[0]);
+        assert!(
+            text.starts_with("t.smx:4:9: error: box 'F' is connected to itself"),
+            "{text}"
+        );
+        assert!(text.contains("share a name ('data') and have no class"), "{text}");
+        assert!(text.contains("t.smx:2:1: note: 'F' is declared here"), "{text}");
+        assert!(text.contains("F = box smx_fwd( up in data, down out data )"), "{text}");
+        assert!(text.contains("3 more errors about missing connections"), "{text}");
+    }
+
+    #[test]
+    fn a_feedback_loop_that_composes_is_left_alone() {
+        let (_, diags) = explained("A = box a( in x, out x, out y )\nB = box b( in y )\nconnect A.B\n");
+        assert!(diags.is_empty(), "{diags:?}");
+    }
+
+    #[test]
+    fn a_port_name_a_letter_away_gets_did_you_mean() {
+        let (source, diags) =
+            explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n");
+        let text: String = diags.iter().map(|d| source.render(d)).collect();
+        assert_eq!(text.matches("did you mean").count(), 1, "{text}");
+        assert!(
+            text.contains("did you mean 'data'? Ports connect only by equal name, and the output 'data' of 'Src'"),
+            "{text}"
+        );
+    }
+}
