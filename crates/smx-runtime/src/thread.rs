@@ -10,6 +10,9 @@ use smx_timing::sched;
 /// Applies the planned core, priority and niceness to the calling thread, recording what took
 /// effect and warning about what did not.
 pub fn place(plan: &NetPlan, outcome: &mut Outcome) {
+    // First, so that a priority or niceness set below is not reset. A refusal only means the
+    // kernel's default slice: nothing to warn about.
+    let _ = sched::request_short_slice();
     if let Some(core) = plan.core {
         match sched::pin_current_thread(core) {
             Ok(()) => outcome.core = Some(core),
