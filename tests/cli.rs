@@ -678,3 +678,25 @@ fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
         "a usual length is not worth a word"
     );
 }
+
+#[test]
+fn the_text_report_starts_with_what_was_asked() {
+    let (_dir, net) = net_file(
+        "n.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let out = smxrun(&[arg(&net), "-n", "7", "--set", "Src.size=16", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first = stdout.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "Asked: {}, 2 boxes, 1 channel, -n 7, --set Src.size=16",
+            net.display()
+        )
+    );
+    // The JSON report stays the stable object it is.
+    let out = smxrun(&[arg(&net), "-n", "7", "-q", "--report", "json"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with('{'));
+}

@@ -112,7 +112,11 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         report::probe_periods(&mut report);
     }
 
-    output.write(&render(&report, args.report))?;
+    let mut text = render(&report, args.report);
+    if args.report == ReportFormat::Text {
+        text.insert_str(0, &asked(args, file, &graph));
+    }
+    output.write(&text)?;
     // Only now: a report whose write blocks (a pipe nobody reads) must not outlive a stop.
     report_out.store(true, Ordering::SeqCst);
     let interrupted = stop.load(Ordering::SeqCst);
@@ -189,6 +193,35 @@ fn what_options_miss(
 
 /// Channel memory from which `--channel-len` is worth a word (256 MiB).
 const LARGE_CHANNELS: u64 = 256 << 20;
+
+/// The text report's first line: what was asked of this run, so that the tables below read
+/// against it (`Asked: nets/src_snk.smx, 4 boxes, 2 channels, -n 20000`).
+fn asked(args: &RunArgs, file: &std::path::Path, graph: &smx_graph::NetGraph) -> String {
+    let boxes = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind == smx_graph::NodeKind::Box)
+        .count();
+    let mut line = format!(
+        "Asked: {}, {} box{}, {} channel{}",
+        file.display(),
+        boxes,
+        if boxes == 1 { "" } else { "es" },
+        graph.edges.len(),
+        if graph.edges.len() == 1 { "" } else { "s" }
+    );
+    if let Some(n) = args.iterations {
+        line.push_str(&format!(", -n {n}"));
+    }
+    for set in &args.sets {
+        line.push_str(&format!(", --set {set}"));
+    }
+    if let Some(config) = &args.config {
+        line.push_str(&format!(", --config {}", config.display()));
+    }
+    line.push_str("\n\n");
+    line
+}
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
 /// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that
