@@ -691,10 +691,7 @@ fn the_text_report_starts_with_what_was_asked() {
     let first = stdout.lines().next().unwrap();
     assert_eq!(
         first,
-        format!(
-            "Asked: {}, 2 boxes, 1 channel, -n 7, --set Src.size=16",
-            net.display()
-        )
+        format!("Asked: {}, 2 boxes, 1 channel, -n 7, --set Src.size=16", net.display())
     );
     // The JSON report stays the stable object it is.
     let out = smxrun(&[arg(&net), "-n", "7", "-q", "--report", "json"]);

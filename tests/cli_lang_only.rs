@@ -114,7 +114,11 @@ fn plain_check_still_wants_the_implementations_and_graph_draws_without_them() {
 
     let lang = run(&["check", "--lang-only", net]);
     assert_eq!(lang.status.code(), Some(0), "{}", String::from_utf8_lossy(&lang.stderr));
-    assert!(String::from_utf8_lossy(&lang.stdout).contains("accepted (language only): 2 boxes"));
+    let verdict = String::from_utf8_lossy(&lang.stdout);
+    assert!(
+        verdict.contains("accepted (language only): 2 boxes, 0 routing nodes, 1 channel (0 errors, 1 warning)"),
+        "counts in words that agree with them: {verdict}"
+    );
 
     let graph = run(&["graph", "--format", "dot", net]);
     assert_eq!(graph.status.code(), Some(0));

@@ -96,9 +96,11 @@ fn accepted(file: &Path, g: &NetGraph, counts: &str, scope: &str) -> Result<i32,
     let boxes = g.nodes.iter().filter(|n| n.kind == NodeKind::Box).count();
     let routing = g.nodes.len() - boxes;
     Output::open(None)?.write(&format!(
-        "{}: accepted{scope}: {boxes} boxes, {routing} routing nodes, {} channels ({counts})\n",
+        "{}: accepted{scope}: {}, {}, {} ({counts})\n",
         file.display(),
-        g.edges.len(),
+        load::plural(boxes, "box"),
+        load::plural(routing, "routing node"),
+        load::plural(g.edges.len(), "channel"),
     ))?;
     Ok(exit::OK)
 }

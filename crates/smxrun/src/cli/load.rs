@@ -130,9 +130,14 @@ pub fn counts_with_warnings(compiled: &Compiled, more_warnings: usize) -> String
     format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
 }
 
-/// `1 error`, `2 errors`.
+/// `1 error`, `2 errors`, `1 box`, `2 boxes`.
 pub fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+    let ending = match (n, what.ends_with('x')) {
+        (1, _) => "",
+        (_, true) => "es",
+        (_, false) => "s",
+    };
+    format!("{n} {what}{ending}")
 }
 
 /// One box per implementation that `registry` does not know, in node order.

@@ -203,12 +203,10 @@ fn asked(args: &RunArgs, file: &std::path::Path, graph: &smx_graph::NetGraph) ->
         .filter(|n| n.kind == smx_graph::NodeKind::Box)
         .count();
     let mut line = format!(
-        "Asked: {}, {} box{}, {} channel{}",
+        "Asked: {}, {}, {}",
         file.display(),
-        boxes,
-        if boxes == 1 { "" } else { "es" },
-        graph.edges.len(),
-        if graph.edges.len() == 1 { "" } else { "s" }
+        load::plural(boxes, "box"),
+        load::plural(graph.edges.len(), "channel"),
     );
     if let Some(n) = args.iterations {
         line.push_str(&format!(", -n {n}"));
