@@ -470,3 +470,45 @@ fn a_trace_that_cannot_be_written_does_not_take_the_report_with_it() {
     assert!(stderr.contains("--trace /dev/full"), "{stderr}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
 }
+
+/// A trace cut by `--trace-limit` keeps each thread's latest events: the picture of the whole
+/// run starts at the run's start and shades, per thread, the stretch it did not record, so a
+/// blank is never taken for an idle thread; the misses of a row are counted beside its name.
+#[test]
+fn trace_view_shades_what_a_limited_trace_did_not_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let svg = dir.path().join("t.svg");
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "3000",
+        "--trace-limit",
+        "50",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("events past --trace-limit"), "legend: {picture}");
+    assert!(picture.contains("not recorded"), "shaded rows: {picture}");
+    assert!(picture.contains(": 0 us to "), "drawn from the run's start: {picture}");
+
+    // A trace that kept everything has no shade and no such legend.
+    let out = smxrun(&[
+        &net("src_snk.smx"),
+        "-q",
+        "-n",
+        "200",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(!picture.contains("not recorded"), "{picture}");
+}

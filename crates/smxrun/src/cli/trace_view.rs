@@ -49,6 +49,9 @@ struct Track {
     name: String,
     slices: Vec<Slice>,
     instants: Vec<(f64, String)>,
+    /// Events of this thread the run did not record (past `--trace-limit`, which keeps each
+    /// thread's latest events): the time before its first recorded event is unknown, not idle.
+    dropped: u64,
 }
 
 pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
@@ -56,9 +59,17 @@ pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
     let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| fail(e.to_string()))?;
     let trace: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
-    let tracks = tracks(&trace).map_err(fail)?;
+    let mut tracks = tracks(&trace).map_err(fail)?;
+    for track in &mut tracks {
+        track.dropped = trace["otherData"]["dropped_by_thread"][&track.name]
+            .as_u64()
+            .unwrap_or(0);
+    }
     let (first, last) = span(&tracks);
-    let from = args.from.unwrap_or(first);
+    // A thread that dropped its early events makes the first recorded event a poor start: the
+    // whole run is then drawn from its start, with the unrecorded stretch shaded.
+    let dropped = tracks.iter().any(|t| t.dropped > 0);
+    let from = args.from.unwrap_or(if dropped { 0.0 } else { first });
     let to = args.to.unwrap_or(last);
     if to <= from || !to.is_finite() || !from.is_finite() {
         return Err(CliError::rejected(format!(
@@ -105,6 +116,7 @@ fn tracks(trace: &Value) -> Result<Vec<Track>, String> {
             name: format!("tid {tid}"),
             slices: Vec::new(),
             instants: Vec::new(),
+            dropped: 0,
         });
         match e["ph"].as_str() {
             Some("M") if name == "thread_name" => {
@@ -193,7 +205,12 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
         .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
         .sum();
     let dense = visible > plot_w as usize / 2;
-    let mut head = format!("{title}: {} to {} since the run's start", duration(from), duration(to));
+    let resolution = (to - from) / 1000.0;
+    let mut head = format!(
+        "{title}: {} to {} since the run's start",
+        precise(from, resolution),
+        precise(to, resolution)
+    );
     if dense {
         let column = (to - from) / f64::from(plot_w / SHARE_PX);
         head.push_str(&format!(
@@ -216,8 +233,16 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
     }
     root.draw(&Polygon::new(vec![(lx, 32), (lx + 12, 32), (lx + 6, 44)], RED.filled()))
         .map_err(e)?;
-    root.draw(&Text::new("miss (instant)", (lx + 18, 31), small.clone()))
+    root.draw(&Text::new("miss / overrun (instant)", (lx + 18, 31), small.clone()))
         .map_err(e)?;
+    let dropped: u64 = tracks.iter().map(|t| t.dropped).sum();
+    if dropped > 0 {
+        lx += 150;
+        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], NOT_RECORDED.filled()))
+            .map_err(e)?;
+        let text = format!("not recorded: {dropped} events past --trace-limit (it keeps each thread's latest)");
+        root.draw(&Text::new(text, (lx + 20, 31), small.clone())).map_err(e)?;
+    }
     for (row, track) in tracks.iter().enumerate() {
         let y0 = TOP + ROW * row as i32;
         let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
@@ -225,17 +250,38 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
             .map_err(e)?;
         root.draw(&Text::new(track.name.clone(), (8, y0 + ROW / 2 - 8), font.clone()))
             .map_err(e)?;
+        draw_unrecorded(&root, track, y0, from, to, plot_w).map_err(e)?;
         if dense {
             draw_shares(&root, track, y0, from, to, plot_w).map_err(e)?;
         } else {
             draw_slices(&root, track, y0, from, to, plot_w).map_err(e)?;
         }
-        // One mark per pixel column: a thousand misses in one place are one mark, not a blot.
-        let mut marks: Vec<i32> = track
+        // One mark per mark's width: a thousand misses in one place are one mark, not a blot,
+        // and the row's label counts them all.
+        let shown: Vec<f64> = track
             .instants
             .iter()
             .filter(|(ts, _)| (from..=to).contains(ts))
-            .map(|(ts, _)| x(*ts))
+            .map(|(ts, _)| *ts)
+            .collect();
+        if !shown.is_empty() {
+            let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+            for (ts, name) in &track.instants {
+                if (from..=to).contains(ts) {
+                    *by_name.entry(name.as_str()).or_default() += 1;
+                }
+            }
+            let count = by_name
+                .iter()
+                .map(|(name, n)| format!("{name} x{n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            root.draw(&Text::new(count, (8, y0 + ROW / 2 + 8), small.clone().color(&RED)))
+                .map_err(e)?;
+        }
+        let mut marks: Vec<i32> = shown
+            .iter()
+            .map(|ts| x(*ts) / MARK_PX * MARK_PX + MARK_PX / 2)
             .collect();
         marks.dedup();
         for cx in marks {
@@ -259,7 +305,7 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
         let tx = x(t);
         root.draw(&PathElement::new(vec![(tx, axis_y), (tx, axis_y + 5)], BLACK))
             .map_err(e)?;
-        let label = tick_label(t, step);
+        let label = tick_label(t, step, to.abs().max(from.abs()));
         // Centred under its tick, but kept inside the picture (the last tick sits at its edge).
         let half = label.len() as i32 * CHAR_PX / 2;
         let lx = (tx - half).clamp(2, width as i32 - 2 * half - 4);
@@ -271,6 +317,32 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// A thread that dropped events has a stretch of the window before its first recorded event
+/// in which the picture cannot say what it did: that stretch is shaded and labelled.
+fn draw_unrecorded(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+    let first = track
+        .slices
+        .iter()
+        .map(|s| s.ts)
+        .chain(track.instants.iter().map(|i| i.0))
+        .fold(f64::INFINITY, f64::min);
+    if track.dropped == 0 || first <= from {
+        return Ok(());
+    }
+    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+    let end = x(first.min(to));
+    root.draw(&Rectangle::new(
+        [(LABELS, y0 + 3), (end, y0 + ROW - 3)],
+        NOT_RECORDED.filled(),
+    ))?;
+    let text = "not recorded";
+    if end - LABELS > CHAR_PX * text.len() as i32 + 8 {
+        let small = ("sans-serif", 11).into_font();
+        root.draw(&Text::new(text, (LABELS + 4, y0 + ROW / 2 - 6), small))?;
+    }
+    Ok(())
+}
 type DrawError = DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>;
 
 /// Each slice of the window as a bar, nested ones below their parent, named when there is room.
@@ -330,6 +402,12 @@ fn draw_shares(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: 
     Ok(())
 }
 
+/// The shade of a stretch a thread did not record.
+const NOT_RECORDED: RGBColor = RGBColor(215, 215, 215);
+
+/// Width of a miss mark in pixels: marks closer than that are drawn as one.
+const MARK_PX: i32 = 10;
+
 /// Width of a column of [`draw_shares`] in pixels.
 const SHARE_PX: i32 = 4;
 
@@ -350,18 +428,37 @@ fn duration(us: f64) -> String {
     format!("{text} {unit}")
 }
 
-/// The label of a tick at `t` µs on an axis whose ticks are `step` µs apart: in the unit of
-/// the step, with as many decimals as the step needs (`19 s`, `19.5 s`, `250 ms`).
-fn tick_label(t: f64, step: f64) -> String {
-    let (scale, unit) = if step >= 1e6 {
+/// The label of a tick at `t` µs on an axis that reaches `end` µs with ticks `step` µs apart:
+/// in the unit of the axis's reach, with as many decimals as the step needs (`19 s`, `0.5 s`,
+/// and in a narrow window far into a run `1.70002 s`, never `1700020 us`).
+fn tick_label(t: f64, step: f64, end: f64) -> String {
+    let (scale, unit) = unit_of(end);
+    let decimals = (-(step / scale).log10().floor()).max(0.0) as usize;
+    format!("{:.*} {unit}", decimals, t / scale)
+}
+
+/// A time since the run's start, precise to `resolution` µs, in the unit that suits its size.
+fn precise(us: f64, resolution: f64) -> String {
+    let (scale, unit) = unit_of(us);
+    let decimals = (-(resolution / scale).log10().floor()).clamp(0.0, 9.0) as usize;
+    let text = format!("{:.*}", decimals, us / scale);
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} {unit}")
+}
+
+/// The scale and name of the unit that suits a time of `us` µs.
+fn unit_of(us: f64) -> (f64, &'static str) {
+    if us.abs() >= 1e6 {
         (1e6, "s")
-    } else if step >= 1e3 {
+    } else if us.abs() >= 1e3 {
         (1e3, "ms")
     } else {
         (1.0, "us")
-    };
-    let decimals = (-(step / scale).log10().floor()).max(0.0) as usize;
-    format!("{:.*} {unit}", decimals, t / scale)
+    }
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
