@@ -93,6 +93,10 @@ fn two_processes_on_this_machine_make_one_report() {
         (Some("Snk"), Some("sinks"))
     );
     assert_eq!(nets[1]["loop_count"], 20000);
+    assert_eq!(
+        report["messages"], 20000,
+        "counted once, at the sink, as one process counts them: the link's half is no sink"
+    );
     let channel = &report["channels"][0];
     assert_eq!(channel["written"], 20000);
     assert_eq!(channel["read"], 20000);

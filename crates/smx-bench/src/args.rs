@@ -57,6 +57,9 @@ pub enum Experiment {
     Tt(TtArgs),
     /// ZeroMQ rate and loss per pattern and transport, beside raw PUSH/PULL
     Zmq(ZmqArgs),
+    /// A net over two hosts (network namespaces, root): its link against raw PUSH/PULL, CURVE
+    /// off and on
+    Hosts(HostsArgs),
     /// One-way latency percentiles through Src.F...F.Snk per hop count and payload size
     Latency(LatencyArgs),
     /// Defaults against the best setting of a --pin x --wait-spin x --tt-mode sweep, per row
@@ -179,6 +182,19 @@ pub struct ZmqArgs {
     /// Src2.Snk2, on a core of its own, as with per-net `core` keys) [default: spread]
     #[arg(long, value_delimiter = ',', value_parser = ["spread", "chains"], value_name = "P,..")]
     pub placement: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct HostsArgs {
+    /// Messages per run [default: 1000000; quick: 50000]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub count: Option<u64>,
+    /// Payload bytes per message [default: 8]
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<usize>,
+    /// The net's channel length, which the link keeps across the hosts [default: 64]
+    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

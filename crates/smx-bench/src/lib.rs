@@ -20,6 +20,7 @@
 pub mod args;
 pub mod baseline;
 pub mod cpu;
+pub mod hosts;
 pub mod latency;
 pub mod latency_boxes;
 pub mod latency_cost;
@@ -142,8 +143,8 @@ pub fn run(args: &BenchArgs) -> i32 {
     };
     // Check every output path and read the comparison first: a bad path should fail before
     // minutes of measuring, not lose their results.
-    if args.common.plot.is_some() && matches!(args.experiment, Experiment::Zmq(_)) {
-        eprintln!("note: {NO_ZMQ_CHART}; --plot writes nothing for it");
+    if args.common.plot.is_some() && matches!(args.experiment, Experiment::Zmq(_) | Experiment::Hosts(_)) {
+        eprintln!("note: {NO_TABLE_CHART}; --plot writes nothing for it");
     }
     if let Experiment::Tune(a) = &args.experiment
         && let Err(e) = tune::check(a)
@@ -208,6 +209,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         Experiment::Scaling(a) => finish(scaling::run(a, &mut session)),
         Experiment::Tt(a) => finish(tt::run(a, &mut session)),
         Experiment::Zmq(a) => finish(zmq::run(a, &mut session)),
+        Experiment::Hosts(a) => finish(hosts::run(a, &mut session)),
         Experiment::Latency(a) => finish(latency::run(a, &mut session)),
         Experiment::Tune(a) => finish(tune::run(a, &mut session)),
         Experiment::All => {
@@ -240,9 +242,9 @@ fn save(common: &CommonArgs, results: &[BenchResult]) -> Result<(), String> {
     Ok(())
 }
 
-/// Why `bench zmq --plot` writes no file.
-const NO_ZMQ_CHART: &str = "bench zmq draws no chart: its result is one table row per pattern, transport, \
-                            channel length and placement (see --markdown or --csv)";
+/// Why `bench zmq --plot` and `bench hosts --plot` write no file.
+const NO_TABLE_CHART: &str = "bench zmq and bench hosts draw no chart: their results are a few table rows \
+                              (see --markdown or --csv)";
 
 /// Every output file and the plot directory, checked before any run. A file that does not exist
 /// yet is created to prove it can be, and removed again; an existing one is left as it is.
@@ -289,8 +291,8 @@ fn check_dir(dir: &Path) -> Result<(), String> {
 fn write_plots(dir: &Path, results: &[BenchResult]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for r in results {
-        if r.experiment == "zmq" {
-            eprintln!("note: {NO_ZMQ_CHART}; nothing written to {} for it", dir.display());
+        if r.experiment == "zmq" || r.experiment == "hosts" {
+            eprintln!("note: {NO_TABLE_CHART}; nothing written to {} for it", dir.display());
             continue;
         }
         let charts = match r.experiment.as_str() {

@@ -36,6 +36,9 @@ pub struct Deployment {
     pub processes: Processes,
     pub placement: Placement,
     pub split: Split,
+    /// The implementations of the registry that pass what they read on out of the net, for
+    /// the merged report's count of messages ([`merge::Parts::bridges`]).
+    pub bridges: Vec<String>,
 }
 
 impl Deployment {
@@ -64,11 +67,18 @@ impl Deployment {
             local,
             &mut slice::CurveKeys,
         )?;
+        let bridges = registry
+            .specs()
+            .into_iter()
+            .filter(|spec| spec.bridge)
+            .map(|spec| spec.name.to_string())
+            .collect();
         Ok(Deployment {
             graph: graph.clone(),
             processes: processes.clone(),
             placement,
             split,
+            bridges,
         })
     }
 

@@ -25,6 +25,9 @@ pub struct Parts<'a> {
     pub graph: &'a NetGraph,
     pub split: &'a Split,
     pub outcomes: &'a [Outcome],
+    /// The implementations that pass what they read on outside the net (a ZeroMQ sink): a sink
+    /// of the whole net that is one does not count in `messages` when another sink does.
+    pub bridges: &'a [String],
 }
 
 /// The merged report as JSON.
@@ -45,7 +48,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         .flatten()
         .filter_map(|r| r["wall_time_s"].as_f64())
         .fold(0.0, f64::max);
-    let messages: u64 = reports.iter().flatten().filter_map(|r| r["messages"].as_u64()).sum();
+    let messages = whole_net_messages(parts.graph, &channels, parts.bridges);
     let all_ok = parts.outcomes.iter().all(|o| o.status == "ok");
     let status = if all_ok {
         worst_status(&reports)
@@ -82,10 +85,44 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     })
 }
 
+/// `messages` as one process would count them: the reads of each final sink of the whole net
+/// (a box with no outgoing channel, a bridge out of the net only when every sink is one) on
+/// its first connected input in port order, so a link's half never counts as a sink.
+fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) -> u64 {
+    let mut has_output = vec![false; graph.nodes.len()];
+    for e in &graph.edges {
+        has_output[e.source] = true;
+    }
+    let first_input = |node: &smx_graph::Node| {
+        node.ports.iter().find_map(|port| {
+            graph
+                .edges
+                .iter()
+                .find(|e| e.target == node.id && e.target_port == port.name)
+        })
+    };
+    let sinks: Vec<(&smx_graph::Node, &smx_graph::Edge)> = graph
+        .nodes
+        .iter()
+        .filter(|n| !has_output[n.id])
+        .filter_map(|n| first_input(n).map(|e| (n, e)))
+        .collect();
+    let is_bridge = |n: &smx_graph::Node| bridges.contains(&n.func);
+    let only_bridges = sinks.iter().all(|(n, _)| is_bridge(n));
+    sinks
+        .iter()
+        .filter(|(n, _)| only_bridges || !is_bridge(n))
+        .filter_map(|(_, e)| {
+            let row = channels.iter().find(|c| c["id"].as_u64() == Some(e.id as u64))?;
+            row["read"].as_u64()
+        })
+        .sum()
+}
+
 /// Merges the reports of slices started by hand (`smxrun split`): each carries the plan of
 /// the whole net (`plan`) and its `process` and `pid`. A slice whose report is missing counts
 /// as a process that left none.
-pub fn from_reports(reports: &[Value]) -> Result<Value, String> {
+pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, String> {
     let first = reports.first().ok_or("no report given")?;
     let plan = &first["plan"];
     let graph: NetGraph = serde_json::from_value(plan["graph"].clone()).map_err(|_| {
@@ -130,6 +167,7 @@ pub fn from_reports(reports: &[Value]) -> Result<Value, String> {
         graph: &graph,
         split: &split,
         outcomes: &outcomes,
+        bridges,
     }))
 }
 

@@ -145,7 +145,7 @@ fn receive(
 }
 
 /// Sends `count` messages and the end marker; returns how many were sent and the first failure.
-fn send_all(push: &zmq::Socket, count: u64, size: usize, queues: Option<usize>) -> (u64, Option<String>) {
+pub fn send_all(push: &zmq::Socket, count: u64, size: usize, queues: Option<usize>) -> (u64, Option<String>) {
     let mut feed = match queues {
         Some(len) => Feed::queued(count, size, len),
         None => Feed::direct(count),
@@ -170,7 +170,13 @@ fn send_all(push: &zmq::Socket, count: u64, size: usize, queues: Option<usize>) 
 }
 
 /// The run's metrics, invalid when a message was lost, out of order or not sent.
-fn verdict(outcome: Result<(u64, bool), String>, send_error: Option<String>, sent: u64, count: u64, wall: f64) -> Run {
+pub fn verdict(
+    outcome: Result<(u64, bool), String>,
+    send_error: Option<String>,
+    sent: u64,
+    count: u64,
+    wall: f64,
+) -> Run {
     let mut run = Run::new();
     let received = match outcome {
         Ok((received, in_order)) => {

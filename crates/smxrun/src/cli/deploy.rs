@@ -114,6 +114,7 @@ pub fn run(
         graph: &deployment.graph,
         split: &deployment.split,
         outcomes: &outcomes,
+        bridges: &deployment.bridges,
     });
     let text = match args.report {
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
@@ -397,7 +398,7 @@ pub struct MergeArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn report(args: &ReportArgs) -> Result<i32, CliError> {
+pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let ReportCommand::Merge(args) = &args.command;
     let mut reports = Vec::new();
     for path in &args.reports {
@@ -406,7 +407,7 @@ pub fn report(args: &ReportArgs) -> Result<i32, CliError> {
             .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
         reports.push(value);
     }
-    let merged = merge::from_reports(&reports).map_err(CliError::rejected)?;
+    let merged = merge::from_reports(&reports, &bridges(registry)).map_err(CliError::rejected)?;
     let text = match args.format {
         ReportFormat::Json => serde_json::to_string_pretty(&merged).unwrap_or_default(),
         _ => smx_deploy::text::render(&merged),
@@ -417,4 +418,15 @@ pub fn report(args: &ReportArgs) -> Result<i32, CliError> {
             .as_array()
             .is_some_and(|p| p.iter().all(|p| p["status"] == "ok"));
     Ok(if clean { exit::OK } else { exit::BOX_FAILED })
+}
+
+/// The implementations that pass what they read on out of the net, for the merged report's
+/// count of messages.
+fn bridges(registry: &Registry) -> Vec<String> {
+    registry
+        .specs()
+        .into_iter()
+        .filter(|spec| spec.bridge)
+        .map(|spec| spec.name.to_string())
+        .collect()
 }

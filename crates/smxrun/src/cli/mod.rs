@@ -120,7 +120,7 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         #[cfg(feature = "zmq")]
         Some(Command::Split(a)) => deploy::split(&a, registry),
         #[cfg(feature = "zmq")]
-        Some(Command::Report(a)) => deploy::report(&a),
+        Some(Command::Report(a)) => deploy::report(&a, registry),
         #[cfg(feature = "zmq")]
         Some(Command::Slice(a)) => deploy::run_slice(&a, registry),
     }
