@@ -110,6 +110,52 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_books_balance(&report);
 }
 
+/// A process's `cores` replace the run's `--pin` in its slice, also when the run gives one.
+#[test]
+fn a_process_with_cores_of_its_own_runs_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\ncores = [0]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    for pin in [&[][..], &["--pin", "auto"]] {
+        let mut args = vec!["-n", "2000"];
+        args.extend_from_slice(pin);
+        let (out, report) = run_json(dir.path(), NET, config, &args);
+        assert!(out.status.success(), "{pin:?}: {}", text(&out));
+        assert_eq!(process(&report, "sinks")["status"], "ok");
+        let snk = report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == "Snk")
+            .unwrap();
+        assert_eq!(snk["core"], 0, "{snk}");
+    }
+}
+
+/// Two processes on this machine without cores of their own do not both place their threads on
+/// the same cores: the allowed cores are shared out between them.
+#[test]
+fn processes_on_this_machine_share_its_cores_out() {
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if allowed < 2 {
+        println!("skipped: one core, nothing to share");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let core = |name: &str| {
+        let net = report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap();
+        net["core"].as_u64().unwrap_or_else(|| panic!("{net}"))
+    };
+    assert_ne!(core("Src"), core("Snk"), "{}", report["nets"]);
+}
+
 #[test]
 fn check_names_placement_errors_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,6 +12,10 @@
 //! with a ZeroMQ context made after the thread entered its namespace (a context's I/O threads
 //! inherit the namespace of the thread that starts them), with CURVE off and on. Their rate is
 //! the messages received over the time from both sides being ready to the end marker.
+//!
+//! Two hosts have a CPU each: where this machine has two cores, host a runs on one and host b
+//! on the other, the link's processes through their `cores` and the peers' threads (and the
+//! I/O threads they start) by their affinity.
 
 mod namespaces;
 mod raw;

@@ -14,6 +14,7 @@
 //!
 //! [`Deployment`] strings these together for the command line and for benchmarks.
 
+mod cores;
 pub mod merge;
 pub mod placement;
 pub mod processes;
@@ -83,8 +84,12 @@ impl Deployment {
     }
 
     /// One job per slice: its graph and the arguments its process runs it with (`common`:
-    /// the run's own options; a process's `cores` become its `--pin`).
+    /// the run's own options; a process's `cores` become its `--pin`). Under `--pin auto`, the
+    /// processes on this machine that name no cores share the allowed cores out among them
+    /// (see `cores`), so that they do not each place their threads on the same ones; not when
+    /// a slice has a temporal firewall.
     pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
+        let shares = self.local_core_shares(common);
         self.split
             .slices
             .iter()
@@ -95,7 +100,12 @@ impl Deployment {
                     .expect("placed on a declared process")
                     .clone();
                 let mut args: Vec<String> = common.to_vec();
-                if let Some(cores) = &process.cores {
+                if let Some(cores) = process.cores.as_ref().or(shares.get(&process.name)) {
+                    // The process's own cores replace the run's `--pin` (an option given twice
+                    // is refused, not overridden).
+                    if let Some(at) = args.iter().position(|a| a == "--pin") {
+                        args.drain(at..(at + 2).min(args.len()));
+                    }
                     let list: Vec<String> = cores.iter().map(usize::to_string).collect();
                     args.push("--pin".to_string());
                     args.push(list.join(","));
@@ -117,6 +127,35 @@ impl Deployment {
 }
 
 impl Deployment {
+    /// The shares of the allowed cores for the processes on this machine without `cores`,
+    /// when the run's placement is `auto`.
+    fn local_core_shares(&self, common: &[String]) -> std::collections::BTreeMap<String, Vec<usize>> {
+        let pin = common
+            .iter()
+            .position(|a| a == "--pin")
+            .and_then(|at| common.get(at + 1));
+        if pin.is_some_and(|p| p != "auto") {
+            return Default::default();
+        }
+        // A temporal firewall's executive needs a core of its own to hold its period: a slice
+        // with one keeps the whole machine's placement, and nothing is shared.
+        let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
+        if self.split.slices.iter().any(timed) {
+            return Default::default();
+        }
+        let local: Vec<(String, usize)> = self
+            .split
+            .slices
+            .iter()
+            .filter_map(|slice| {
+                let process = self.processes.get(&slice.process)?;
+                let here = process.launch.is_none() && process.cores.is_none();
+                here.then(|| (slice.process.clone(), slice.graph.nodes.len()))
+            })
+            .collect();
+        cores::share(&local, &cores::allowed())
+    }
+
     /// The whole net, its links and what each slice's nodes and channels stand for: what a
     /// merge needs, without the settings (they hold the links' secret keys).
     pub fn plan(&self) -> serde_json::Value {

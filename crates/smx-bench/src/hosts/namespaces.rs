@@ -6,6 +6,9 @@ use std::process::Command;
 pub struct Hosts {
     pub names: [String; 2],
     pub addresses: [String; 2],
+    /// The CPU of each host: two different cores of this machine where it has two, as two
+    /// hosts have a CPU each (else none, and both share every core).
+    pub cores: [Option<usize>; 2],
     veth: String,
 }
 
@@ -17,9 +20,19 @@ impl Hosts {
         }
         let tag = std::process::id() % 100_000;
         let subnet = format!("10.214.{}", std::process::id() % 250);
+        let allowed: Vec<usize> = core_affinity::get_core_ids()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        let cores = match allowed[..] {
+            [a, b, ..] => [Some(a), Some(b)],
+            _ => [None, None],
+        };
         let hosts = Hosts {
             names: [format!("smxbench-a{tag}"), format!("smxbench-b{tag}")],
             addresses: [format!("{subnet}.1"), format!("{subnet}.2")],
+            cores,
             veth: format!("smxbv{tag}"),
         };
         let peer = format!("{}p", hosts.veth);
@@ -42,12 +55,20 @@ impl Hosts {
         Ok(hosts)
     }
 
-    /// Processes `a` and `b` of a deployment configuration, one on each host.
+    /// Processes `a` and `b` of a deployment configuration, one on each host (and its core).
     pub fn config(&self) -> String {
-        format!(
-            "[process.a]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n\n[process.b]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n",
-            self.addresses[0], self.names[0], self.addresses[1], self.names[1]
-        )
+        let mut text = String::new();
+        for (i, name) in ["a", "b"].into_iter().enumerate() {
+            text.push_str(&format!(
+                "[process.{name}]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n",
+                self.addresses[i], self.names[i]
+            ));
+            if let Some(core) = self.cores[i] {
+                text.push_str(&format!("cores = [{core}]\n"));
+            }
+            text.push('\n');
+        }
+        text
     }
 
     /// The file that enters namespace `i` with `setns`.

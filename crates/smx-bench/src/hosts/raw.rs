@@ -34,17 +34,17 @@ fn try_run(hosts: &Hosts, count: u64, size: usize, curve: bool) -> Result<Run, S
     let ready = Arc::new(Barrier::new(2));
     let receiver = {
         let (ready, endpoint, namespace) = (ready.clone(), endpoint.clone(), hosts.namespace_file(1));
-        let secret = server.secret_key;
+        let (secret, core) = (server.secret_key, hosts.cores[1]);
         std::thread::spawn(move || {
-            let pull = enter(&namespace).and_then(|ctx| bind_pull(&ctx, &endpoint, curve.then_some(&secret)));
+            let pull = enter(&namespace, core).and_then(|ctx| bind_pull(&ctx, &endpoint, curve.then_some(&secret)));
             // Meet the sender also after a failure, so that it never waits forever.
             ready.wait();
             receive(&pull?.1)
         })
     };
-    let namespace = hosts.namespace_file(0);
+    let (namespace, core) = (hosts.namespace_file(0), hosts.cores[0]);
     let sender = std::thread::spawn(move || -> Result<(u64, Option<String>, f64), String> {
-        let push = enter(&namespace).and_then(|ctx| {
+        let push = enter(&namespace, core).and_then(|ctx| {
             let keys = curve.then_some((&server.public_key, &client));
             connect_push(&ctx, &endpoint, keys).map(|push| (ctx, push))
         });
@@ -72,12 +72,18 @@ fn try_run(hosts: &Hosts, count: u64, size: usize, curve: bool) -> Result<Run, S
     ))
 }
 
-/// Moves this thread into the network namespace in `file`, then makes the context whose I/O
-/// threads (started by this thread) live there too.
-fn enter(file: &str) -> Result<zmq::Context, String> {
+/// Moves this thread into the network namespace in `file` and onto its host's `core`, then
+/// makes the context whose I/O threads (started by this thread) inherit both, as the link's
+/// processes and their threads do.
+fn enter(file: &str, core: Option<usize>) -> Result<zmq::Context, String> {
     let ns = std::fs::File::open(file).map_err(|e| format!("{file}: {e}"))?;
     if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
         return Err(format!("setns {file}: {}", std::io::Error::last_os_error()));
+    }
+    if let Some(id) = core
+        && !core_affinity::set_for_current(core_affinity::CoreId { id })
+    {
+        return Err(format!("cannot run on core {id}"));
     }
     Ok(zmq::Context::new())
 }

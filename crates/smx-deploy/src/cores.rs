@@ -1,0 +1,91 @@
+//! The cores of the processes on this machine that name none: left alone, each would place its
+//! threads as if it had the machine to itself, and the processes' busiest threads would meet on
+//! the same cores. Instead the allowed cores are shared out, each process getting a contiguous
+//! share in proportion to its boxes (at least one core).
+
+use std::collections::BTreeMap;
+
+/// Per process name, its share of `allowed`. `local` lists the processes on this machine
+/// without cores of their own, each with its number of boxes. Empty when there is nothing to
+/// share: fewer than two such processes, or fewer cores than processes.
+pub fn share(local: &[(String, usize)], allowed: &[usize]) -> BTreeMap<String, Vec<usize>> {
+    let mut shares = BTreeMap::new();
+    if local.len() < 2 || allowed.len() < local.len() {
+        return shares;
+    }
+    let counts = proportional(
+        &local.iter().map(|(_, boxes)| (*boxes).max(1)).collect::<Vec<_>>(),
+        allowed.len(),
+    );
+    let mut next = 0;
+    for ((name, _), count) in local.iter().zip(counts) {
+        shares.insert(name.clone(), allowed[next..next + count].to_vec());
+        next += count;
+    }
+    shares
+}
+
+/// `total` split in proportion to `weights`, each part at least 1 (largest remainders first).
+fn proportional(weights: &[usize], total: usize) -> Vec<usize> {
+    let sum: usize = weights.iter().sum();
+    let spare = total - weights.len();
+    let exact: Vec<f64> = weights.iter().map(|w| spare as f64 * *w as f64 / sum as f64).collect();
+    let mut parts: Vec<usize> = exact.iter().map(|e| 1 + e.floor() as usize).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|a, b| (exact[*b] - exact[*b].floor()).total_cmp(&(exact[*a] - exact[*a].floor())));
+    let mut left = total - parts.iter().sum::<usize>();
+    for i in order.into_iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        parts[i] += 1;
+        left -= 1;
+    }
+    parts
+}
+
+/// The cores this process may run on.
+pub fn allowed() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled in by the call.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|c| libc::CPU_ISSET(*c, &set))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[(&str, usize)]) -> Vec<(String, usize)> {
+        list.iter().map(|(n, b)| (n.to_string(), *b)).collect()
+    }
+
+    #[test]
+    fn two_processes_on_two_cores_get_one_each() {
+        let shares = share(&names(&[("main", 2), ("sinks", 2)]), &[0, 1]);
+        assert_eq!(shares["main"], [0]);
+        assert_eq!(shares["sinks"], [1]);
+    }
+
+    #[test]
+    fn shares_follow_the_boxes_and_every_process_gets_a_core() {
+        let shares = share(&names(&[("big", 9), ("small", 1), ("tiny", 0)]), &[2, 3, 4, 5, 6, 7]);
+        assert_eq!(shares["big"], [2, 3, 4, 5]);
+        assert_eq!(shares["small"], [6]);
+        assert_eq!(shares["tiny"], [7]);
+        let all: Vec<usize> = shares.values().flatten().copied().collect();
+        assert_eq!(all.len(), 6, "every core once: {shares:?}");
+    }
+
+    #[test]
+    fn nothing_is_shared_for_one_process_or_too_few_cores() {
+        assert!(share(&names(&[("main", 3)]), &[0, 1]).is_empty());
+        assert!(share(&names(&[("a", 1), ("b", 1), ("c", 1)]), &[0, 1]).is_empty());
+    }
+}
