@@ -195,9 +195,6 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let plot_w = width as i32 - LABELS - 20;
-    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
-    let font = ("sans-serif", 14).into_font();
-    let small = ("sans-serif", 11).into_font();
     // More slices than pixels draw as a smear of overlapping bars (and a file of megabytes):
     // then each column shows the share of its time spent in each kind of slice instead.
     let visible: usize = tracks
@@ -205,20 +202,54 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
         .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
         .sum();
     let dense = visible > plot_w as usize / 2;
+    draw_heading(&root, title, tracks, (from, to), plot_w, dense.then_some(visible)).map_err(e)?;
+    for (row, track) in tracks.iter().enumerate() {
+        let y0 = TOP + ROW * row as i32;
+        let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
+        root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + ROW)], band.filled()))
+            .map_err(e)?;
+        root.draw(&Text::new(
+            track.name.clone(),
+            (8, y0 + ROW / 2 - 8),
+            ("sans-serif", 14).into_font(),
+        ))
+        .map_err(e)?;
+        draw_unrecorded(&root, track, y0, from, to, plot_w).map_err(e)?;
+        if dense {
+            draw_shares(&root, track, y0, from, to, plot_w).map_err(e)?;
+        } else {
+            draw_slices(&root, track, y0, from, to, plot_w).map_err(e)?;
+        }
+        draw_instants(&root, track, y0, from, to, plot_w).map_err(e)?;
+    }
+    draw_axis(&root, TOP + ROW * tracks.len() as i32, width, from, to, plot_w).map_err(e)?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The title line (the window, and how a dense window is drawn) and the legend.
+fn draw_heading(
+    root: &Area,
+    title: &str,
+    tracks: &[Track],
+    (from, to): (f64, f64),
+    plot_w: i32,
+    dense: Option<usize>,
+) -> Result<(), DrawError> {
+    let small = ("sans-serif", 11).into_font();
     let resolution = (to - from) / 1000.0;
     let mut head = format!(
         "{title}: {} to {} since the run's start",
         precise(from, resolution),
         precise(to, resolution)
     );
-    if dense {
+    if let Some(visible) = dense {
         let column = (to - from) / f64::from(plot_w / SHARE_PX);
         head.push_str(&format!(
             " ({visible} slices: each bar is the share of {} spent in each kind; --from/--to zoom in)",
             duration(column)
         ));
     }
-    root.draw(&Text::new(head, (LABELS, 8), font.clone())).map_err(e)?;
+    root.draw(&Text::new(head, (LABELS, 8), ("sans-serif", 14).into_font()))?;
     let legend = [
         ("step", "step / batch of steps"),
         ("wait", "wait on a channel"),
@@ -226,94 +257,73 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
     ];
     let mut lx = LABELS;
     for (cat, text) in legend {
-        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], colour(cat, 0).filled()))
-            .map_err(e)?;
-        root.draw(&Text::new(text, (lx + 20, 31), small.clone())).map_err(e)?;
+        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], colour(cat, 0).filled()))?;
+        root.draw(&Text::new(text, (lx + 20, 31), small.clone()))?;
         lx += 190;
     }
-    root.draw(&Polygon::new(vec![(lx, 32), (lx + 12, 32), (lx + 6, 44)], RED.filled()))
-        .map_err(e)?;
-    root.draw(&Text::new("miss / overrun (instant)", (lx + 18, 31), small.clone()))
-        .map_err(e)?;
+    root.draw(&Polygon::new(vec![(lx, 32), (lx + 12, 32), (lx + 6, 44)], RED.filled()))?;
+    root.draw(&Text::new("miss / overrun (instant)", (lx + 18, 31), small.clone()))?;
     let dropped: u64 = tracks.iter().map(|t| t.dropped).sum();
     if dropped > 0 {
         lx += 150;
-        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], NOT_RECORDED.filled()))
-            .map_err(e)?;
+        root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], NOT_RECORDED.filled()))?;
         let text = format!("not recorded: {dropped} events past --trace-limit (it keeps each thread's latest)");
-        root.draw(&Text::new(text, (lx + 20, 31), small.clone())).map_err(e)?;
+        root.draw(&Text::new(text, (lx + 20, 31), small))?;
     }
-    for (row, track) in tracks.iter().enumerate() {
-        let y0 = TOP + ROW * row as i32;
-        let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
-        root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + ROW)], band.filled()))
-            .map_err(e)?;
-        root.draw(&Text::new(track.name.clone(), (8, y0 + ROW / 2 - 8), font.clone()))
-            .map_err(e)?;
-        draw_unrecorded(&root, track, y0, from, to, plot_w).map_err(e)?;
-        if dense {
-            draw_shares(&root, track, y0, from, to, plot_w).map_err(e)?;
-        } else {
-            draw_slices(&root, track, y0, from, to, plot_w).map_err(e)?;
-        }
-        // One mark per mark's width: a thousand misses in one place are one mark, not a blot,
-        // and the row's label counts them all.
-        let shown: Vec<f64> = track
-            .instants
-            .iter()
-            .filter(|(ts, _)| (from..=to).contains(ts))
-            .map(|(ts, _)| *ts)
-            .collect();
-        if !shown.is_empty() {
-            let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
-            for (ts, name) in &track.instants {
-                if (from..=to).contains(ts) {
-                    *by_name.entry(name.as_str()).or_default() += 1;
-                }
-            }
-            let count = by_name
-                .iter()
-                .map(|(name, n)| format!("{name} x{n}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            root.draw(&Text::new(count, (8, y0 + ROW / 2 + 8), small.clone().color(&RED)))
-                .map_err(e)?;
-        }
-        let mut marks: Vec<i32> = shown
-            .iter()
-            .map(|ts| x(*ts) / MARK_PX * MARK_PX + MARK_PX / 2)
-            .collect();
-        marks.dedup();
-        for cx in marks {
-            let by = y0 + ROW - 4;
-            root.draw(&Polygon::new(
-                vec![(cx - 5, by - 9), (cx + 5, by - 9), (cx, by)],
-                RED.filled(),
-            ))
-            .map_err(e)?;
-        }
+    Ok(())
+}
+
+/// A row's instants (misses, overruns) as red marks, one per mark's width: a thousand misses
+/// in one place are one mark, not a blot, and the row's label counts them all.
+fn draw_instants(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut marks: Vec<i32> = Vec::new();
+    for (ts, name) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
+        *by_name.entry(name.as_str()).or_default() += 1;
+        marks.push(x(*ts) / MARK_PX * MARK_PX + MARK_PX / 2);
     }
-    let axis_y = TOP + ROW * tracks.len() as i32;
+    if !by_name.is_empty() {
+        let count = by_name
+            .iter()
+            .map(|(name, n)| format!("{name} x{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let small = ("sans-serif", 11).into_font();
+        root.draw(&Text::new(count, (8, y0 + ROW / 2 + 8), small.color(&RED)))?;
+    }
+    marks.dedup();
+    for cx in marks {
+        let by = y0 + ROW - 4;
+        root.draw(&Polygon::new(
+            vec![(cx - 5, by - 9), (cx + 5, by - 9), (cx, by)],
+            RED.filled(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// The time axis under the rows, its labels kept inside the picture.
+fn draw_axis(root: &Area, axis_y: i32, width: u32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+    let small = ("sans-serif", 11).into_font();
     root.draw(&PathElement::new(
         vec![(LABELS, axis_y), (LABELS + plot_w, axis_y)],
         BLACK,
-    ))
-    .map_err(e)?;
+    ))?;
     let step = nice_step((to - from) / 8.0);
     let mut t = (from / step).ceil() * step;
     while t <= to {
         let tx = x(t);
-        root.draw(&PathElement::new(vec![(tx, axis_y), (tx, axis_y + 5)], BLACK))
-            .map_err(e)?;
+        root.draw(&PathElement::new(vec![(tx, axis_y), (tx, axis_y + 5)], BLACK))?;
         let label = tick_label(t, step, to.abs().max(from.abs()));
         // Centred under its tick, but kept inside the picture (the last tick sits at its edge).
         let half = label.len() as i32 * CHAR_PX / 2;
         let lx = (tx - half).clamp(2, width as i32 - 2 * half - 4);
-        root.draw(&Text::new(label, (lx, axis_y + 9), small.clone()))
-            .map_err(e)?;
+        root.draw(&Text::new(label, (lx, axis_y + 9), small.clone()))?;
         t += step;
     }
-    root.present().map_err(|e| e.to_string())
+    Ok(())
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
