@@ -44,6 +44,37 @@ pub fn generate(
     is_builtin: impl Fn(&str) -> bool,
     sig_only: bool,
 ) -> Result<Vec<Header>, String> {
+    let (order, first, mut errors) = first_declarations(graph, net_name, is_builtin);
+    for &name in &order {
+        errors.extend(name_problems(name, first[name], &order, net_name));
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\n"));
+    }
+    let mut headers = Vec::new();
+    for name in order {
+        let sig = signature(first[name]);
+        headers.push(Header {
+            file_name: format!("{name}_sig.h"),
+            text: sig_header(name, &sig, net_name),
+        });
+        if !sig_only {
+            headers.push(Header {
+                file_name: format!("{name}.h"),
+                text: box_header(name, net_name),
+            });
+        }
+    }
+    Ok(headers)
+}
+
+/// The implementations of the net's own boxes in order of first use, the box that first
+/// declares each, and an error for every later box that declares one with other ports.
+fn first_declarations<'g>(
+    graph: &'g NetGraph,
+    net_name: &str,
+    is_builtin: impl Fn(&str) -> bool,
+) -> (Vec<&'g str>, BTreeMap<&'g str, &'g Node>, Vec<String>) {
     let mut order: Vec<&str> = Vec::new();
     let mut first: BTreeMap<&str, &Node> = BTreeMap::new();
     let mut errors: Vec<String> = Vec::new();
@@ -71,57 +102,39 @@ pub fn generate(
             Some(_) => {}
         }
     }
-    let names: Vec<&str> = order.clone();
-    for &name in &order {
-        let node = first[name];
-        if let Some(why) = bad_identifier(name) {
+    (order, first, errors)
+}
+
+/// Why the C names made from implementation `name` (declared by `node`) cannot be used: not
+/// an identifier, a clash with C or the runtime, a clash with another implementation's
+/// functions, or a port name that is no identifier.
+fn name_problems(name: &str, node: &Node, names: &[&str], net_name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(why) = bad_identifier(name).or_else(|| clashing(name)) {
+        errors.push(format!(
+            "{net_name}:{}: implementation name '{name}' (box '{}') {why}",
+            node.line, node.label
+        ));
+    }
+    for other in names {
+        if *other != name && (*other == format!("{name}_init") || *other == format!("{name}_cleanup")) {
             errors.push(format!(
-                "{net_name}:{}: implementation name '{name}' (box '{}') {why}",
-                node.line, node.label
+                "{net_name}:{}: implementations '{name}' and '{other}' clash: '{other}' is also the name of a \
+                 function of '{name}'",
+                node.line
             ));
-        } else if let Some(why) = clashing(name) {
+        }
+    }
+    for (mode, port) in signature(node) {
+        if let Some(why) = bad_identifier(&port) {
+            let dir = if mode == PortMode::In { "input" } else { "output" };
             errors.push(format!(
-                "{net_name}:{}: implementation name '{name}' (box '{}') {why}",
-                node.line, node.label
+                "{net_name}:{}: {dir} port '{port}' of implementation '{name}' {why}",
+                node.line
             ));
         }
-        for other in &names {
-            if *other != name && (*other == format!("{name}_init") || *other == format!("{name}_cleanup")) {
-                errors.push(format!(
-                    "{net_name}:{}: implementations '{name}' and '{other}' clash: '{other}' is also the name of a \
-                     function of '{name}'",
-                    node.line
-                ));
-            }
-        }
-        for (mode, port) in signature(node) {
-            if let Some(why) = bad_identifier(&port) {
-                let dir = if mode == PortMode::In { "input" } else { "output" };
-                errors.push(format!(
-                    "{net_name}:{}: {dir} port '{port}' of implementation '{name}' {why}",
-                    node.line
-                ));
-            }
-        }
     }
-    if !errors.is_empty() {
-        return Err(errors.join("\n"));
-    }
-    let mut headers = Vec::new();
-    for name in order {
-        let sig = signature(first[name]);
-        headers.push(Header {
-            file_name: format!("{name}_sig.h"),
-            text: sig_header(name, &sig, net_name),
-        });
-        if !sig_only {
-            headers.push(Header {
-                file_name: format!("{name}.h"),
-                text: box_header(name, net_name),
-            });
-        }
-    }
-    Ok(headers)
+    errors
 }
 
 fn describe(sig: &Signature) -> String {
