@@ -14,7 +14,29 @@ use super::routing::RouteKind;
 
 impl Composer<'_> {
     pub fn serial(&mut self, g: &mut Graph, p: Iface, q: Iface, strict: bool, crit: Crit) -> Iface {
-        // (a) matching
+        self.match_ports(g, &p, &q);
+        self.merge_rns(g);
+        if strict {
+            self.propagate_classes(g, &p, &q);
+        }
+        self.check_connections(g, &p, &q, strict);
+        // The result, and the routing of its side ports.
+        let live = rev_live(g, &q.live).chain(rev_live(g, &p.live)).collect();
+        let split = rev_live(g, &q.live).count();
+        let full = g.rope(Rope::Cat(vec![(q.full, true), (p.full, true)]));
+        let mut out = Iface {
+            full,
+            live,
+            left: p.left,
+            right: q.right,
+        };
+        self.route(g, &mut out, split, RouteKind::Serial, crit);
+        out
+    }
+
+    /// Joins each live port of `p` with the first live port of `q` of the same name that it
+    /// can be connected to.
+    fn match_ports(&mut self, g: &mut Graph, p: &Iface, q: &Iface) {
         let mut by_name: HashMap<Name, Vec<PId>> = HashMap::new();
         for &r in &q.live {
             by_name.entry(g.port(r).name).or_default().push(r);
@@ -32,40 +54,45 @@ impl Composer<'_> {
                 }
             }
         }
-        // (b)
-        self.merge_rns(g);
-        // (c) class propagation, `.` only
-        if strict {
-            for (list, class) in [(&p.live, Class::Up), (&q.live, Class::Down)] {
-                for &x in list {
-                    let port = g.port(x);
-                    if port.live() && port.class == Class::None && !g.is_rn_port(x) {
-                        g.port_mut(x).class = class;
-                    }
-                }
-            }
-            for (list, bad) in [(&p.live, Class::Down), (&q.live, Class::Up)] {
-                for &x in list {
-                    let port = g.port(x);
-                    if port.live() && port.class == bad && !port.open {
-                        let v = port.owner;
-                        let msg = format!(
-                            "unconnected port '{}' in {} of serial combinition '{}.*'",
-                            self.pname(g, x),
-                            self.quoted_inst(g, v),
-                            self.vlabel(g, v)
-                        );
-                        let span = self.decl_span(g, x);
-                        self.diags.push(
-                            crate::diag::Diagnostic::error(msg, span)
-                                .with_note(" -> for bypassing, use operator ':' or a wrapper"),
-                        );
-                        g.port_mut(x).state = State::Disabled;
-                    }
+    }
+
+    /// `.` only: the unclassed ports left open become `up` on the left operand and `down` on
+    /// the right one; a port whose class points into the combination and that found no partner
+    /// is an error (and is disabled).
+    fn propagate_classes(&mut self, g: &mut Graph, p: &Iface, q: &Iface) {
+        for (list, class) in [(&p.live, Class::Up), (&q.live, Class::Down)] {
+            for &x in list {
+                let port = g.port(x);
+                if port.live() && port.class == Class::None && !g.is_rn_port(x) {
+                    g.port_mut(x).class = class;
                 }
             }
         }
-        // (d) missing-connection check
+        for (list, bad) in [(&p.live, Class::Down), (&q.live, Class::Up)] {
+            for &x in list {
+                let port = g.port(x);
+                if port.live() && port.class == bad && !port.open {
+                    let v = port.owner;
+                    let msg = format!(
+                        "unconnected port '{}' in {} of serial combinition '{}.*'",
+                        self.pname(g, x),
+                        self.quoted_inst(g, v),
+                        self.vlabel(g, v)
+                    );
+                    let span = self.decl_span(g, x);
+                    self.diags.push(
+                        crate::diag::Diagnostic::error(msg, span)
+                            .with_note(" -> for bypassing, use operator ':' or a wrapper"),
+                    );
+                    g.port_mut(x).state = State::Disabled;
+                }
+            }
+        }
+    }
+
+    /// Every net at the right edge of `p` must be joined to every net at the left edge of `q`:
+    /// an error for `.` where one pair is not, a warning for `:`.
+    fn check_connections(&mut self, g: &Graph, p: &Iface, q: &Iface, strict: bool) {
         let rights = g.rope_items(p.right);
         let lefts = g.rope_items(q.left);
         for &a in &rights {
@@ -94,18 +121,6 @@ impl Composer<'_> {
                 }
             }
         }
-        // (e) result and side-port routing
-        let live = rev_live(g, &q.live).chain(rev_live(g, &p.live)).collect();
-        let split = rev_live(g, &q.live).count();
-        let full = g.rope(Rope::Cat(vec![(q.full, true), (p.full, true)]));
-        let mut out = Iface {
-            full,
-            live,
-            left: p.left,
-            right: q.right,
-        };
-        self.route(g, &mut out, split, RouteKind::Serial, crit);
-        out
     }
 
     /// One attempt to connect `l` (left operand) with `r` (right operand); true when joined.
