@@ -663,3 +663,62 @@ fn curve_keys_that_do_not_match_carry_nothing() {
         "a side says its books are not clean: {codes:?}"
     );
 }
+
+/// A C sink that dereferences a null pointer at its 100th message.
+const SEGFAULTING_SINK: &str = r#"
+#include "smx.h"
+SMX_BOX(t_crash);
+int t_crash_init(void *h, void **state) { (void)h; *state = NULL; return 0; }
+int t_crash(void *h, void *state)
+{
+    smx_msg_t *m = smx_read(h, 0);
+    (void)state;
+    if (m == NULL)
+        return SMX_NET_RETURN;
+    smx_msg_destroy(h, m, 1);
+    if (smx_net_count(h) == 100)
+        *(volatile int *)0 = 1;
+    return SMX_NET_RETURN;
+}
+void t_crash_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#;
+
+/// A C box that segfaults in its own process ends the run: the report names the process and
+/// its signal, the link's books still balance, and the other process does not outlive it.
+#[test]
+fn a_c_box_that_segfaults_ends_the_run_naming_its_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "crash.c", SEGFAULTING_SINK);
+    let lib = dir.path().join("libcrash.so");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let cc = Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-I"])
+        .arg(&include)
+        .arg(&src)
+        .arg("-o")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let net = "Src = box smx_src_rand( out data )\nSnk = box t_crash( in data )\nconnect Src.Snk\n";
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n\n[net.Src]\ncount = 0\n";
+    let (out, report) = run_json(dir.path(), net, config, &["--boxes", lib.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let sinks = process(&report, "sinks");
+    assert_eq!(sinks["status"], "died", "{sinks}");
+    assert_eq!(sinks["signal"], 11, "SIGSEGV: {sinks}");
+    assert!(text(&out).contains("process 'sinks'"), "{}", text(&out));
+    // The consumer's process left no report, so what it read is unknown, and everything the
+    // link took is lost at its side: the producer's books still balance.
+    let channel = &report["channels"][0];
+    assert!(channel["read"].is_null(), "{channel}");
+    assert_eq!(channel["link"]["lost_side"], "sinks");
+    let n = |k: &str| channel[k].as_u64().unwrap_or_else(|| panic!("{k} of {channel}"));
+    assert_eq!(
+        n("written"),
+        n("overwritten") + n("dropped") + n("left") + channel["link"]["lost"].as_u64().unwrap(),
+        "{channel}"
+    );
+    let main = process(&report, "main")["pid"].as_u64().unwrap() as u32;
+    assert!(!alive(main), "the other process ended with the run");
+}
