@@ -9,6 +9,7 @@
 pub mod crossbeam;
 pub mod crossbeam_spin;
 pub mod gstreamer;
+pub mod iceoryx2;
 pub mod pairs;
 pub mod ring;
 pub mod zmq_raw;
