@@ -247,6 +247,7 @@ fn the_command_line_is_only_in_its_crate() {
         "smx-spsc",
         "smx-cbox",
         "smx-deploy",
+        "smx-shm",
     ] {
         assert_none_of(name, &["clap", "plotters", "signal-hook", "env_logger", "smxrun"]);
     }
@@ -258,6 +259,20 @@ fn the_deployment_knows_no_front_end_and_no_particular_box_but_its_links() {
         "smx-deploy",
         &["smx-lang", "smx-boxes", "smx-cbox", "smx-bench", "clap"],
     );
+}
+
+#[test]
+fn the_shared_memory_link_knows_the_contract_alone() {
+    // The link boxes are boxes like any user's: written against `smx-box`, usable by any
+    // runtime that hosts the contract, and by the deployment only through their names.
+    let deps = crate_deps("smx-shm");
+    assert!(deps.contains("smx-box"), "{deps:?}");
+    let others: Vec<&String> = deps
+        .iter()
+        .filter(|d| d.starts_with("smx") && *d != "smx-box")
+        .collect();
+    assert!(others.is_empty(), "smx-shm depends on {others:?}");
+    assert_none_of("smx-deploy", &["smx-shm"]);
 }
 
 #[test]
@@ -315,6 +330,7 @@ fn the_benchmarks_stand_on_the_libraries_not_on_the_command_line() {
         "smx-boxes",
         "smx-zmq",
         "smx-cbox",
+        "smx-shm",
     ] {
         assert_none_of(name, &MEASUREMENT);
     }

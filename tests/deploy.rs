@@ -101,6 +101,10 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_eq!(channel["written"], 20000);
     assert_eq!(channel["read"], 20000);
     assert_eq!(channel["link"]["lost"], 0);
+    assert_eq!(
+        channel["link"]["transport"], "shm",
+        "processes of one machine are joined by shared memory: {channel}"
+    );
     assert_eq!(channel["link"]["curve"], false);
     assert_eq!(channel["link"]["clocks_comparable"], true);
     assert!(

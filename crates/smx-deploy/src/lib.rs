@@ -188,14 +188,20 @@ impl Deployment {
                 }
             }
         }
-        let Ok(dir) = smx_zmq::endpoint::private_dir() else {
-            return;
-        };
+        let ipc_dir = smx_zmq::endpoint::private_dir().ok();
         for link in &self.split.links {
             let served_by_gone = gone
                 .iter()
                 .any(|o| o.process == link.to_process || o.process == link.from_process);
-            if let Some(name) = link.endpoint.strip_prefix("ipc://").filter(|_| served_by_gone) {
+            if !served_by_gone {
+                continue;
+            }
+            // A shared-memory link's file has this run's name: it was made by this run.
+            if link.transport == slice::Transport::Shm {
+                let _ = std::fs::remove_file(&link.endpoint);
+                continue;
+            }
+            if let Some((name, dir)) = link.endpoint.strip_prefix("ipc://").zip(ipc_dir.as_ref()) {
                 let path = dir.join(name);
                 let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
             }

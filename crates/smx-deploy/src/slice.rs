@@ -104,6 +104,12 @@ impl Keys for CurveKeys {
 pub const SHM_SINK: &str = "smx_link_shm_snk";
 pub const SHM_SOURCE: &str = "smx_link_shm_src";
 
+/// Where the shared-memory links' files are made (a tmpfs: memory, not disk).
+pub const SHM_DIR: &str = "/dev/shm";
+
+/// The largest message a shared-memory link carries: 64 MiB.
+pub const SHM_MAX_PAYLOAD: u64 = 64 << 20;
+
 /// Cuts `graph` into one slice per used process. `run` makes the run's local endpoints unique
 /// (two runs on one machine never share one); `same_machine` is the transport between
 /// processes of one machine.
@@ -174,7 +180,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
     let same_machine = from.machine() == to.machine();
     let transport = if same_machine { local } else { Transport::Zmq };
     let (endpoint, curve) = if same_machine && transport == Transport::Shm {
-        (format!("smx-{run}-{}", edge.id), false)
+        (format!("{SHM_DIR}/smx-{run}-{}", edge.id), false)
     } else if same_machine {
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {
@@ -204,9 +210,15 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
 /// The configuration of the two link boxes as `key=value`, CURVE keys made here.
 fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
     if link.transport == Transport::Shm {
-        // Both ends open one ring of the channel's length under the run's service name.
-        let common = vec![format!("service={}", link.endpoint), format!("len={}", edge.len.max(1))];
-        return Ok((common.clone(), common));
+        // One ring of the channel's length in a file of this run; slots hold the largest
+        // message a link carries (the file is sparse: a slot costs only what its messages fill).
+        let path = format!("path={}", link.endpoint);
+        let sink = vec![
+            path.clone(),
+            format!("len={}", edge.len.max(1)),
+            format!("max_payload={SHM_MAX_PAYLOAD}"),
+        ];
+        return Ok((sink, vec![path]));
     }
     let mut sink = vec![
         "pattern=pipeline".to_string(),

@@ -58,9 +58,14 @@ pub fn main_with(boxes: impl IntoIterator<Item = BoxSpec>, extras: impl IntoIter
     cli::main_with(std::env::args_os(), registry, &extras)
 }
 
-/// The built-in boxes: those of `smx-boxes`, and the ZeroMQ boxes when built with `zmq`.
+/// The built-in boxes: those of `smx-boxes`, the shared-memory link boxes of `smx-shm`, and
+/// the ZeroMQ boxes when built with `zmq`.
 pub fn builtin_specs() -> Vec<BoxSpec> {
-    smx_boxes::specs().into_iter().chain(zmq_specs()).collect()
+    smx_boxes::specs()
+        .into_iter()
+        .chain(smx_shm::specs())
+        .chain(zmq_specs())
+        .collect()
 }
 
 #[cfg(feature = "zmq")]

@@ -1,0 +1,351 @@
+//! The consuming side of a link: attaches to the file, makes each published slot a
+//! [`Message`], and releases the slot when the message no longer needs it.
+//!
+//! A payload up to `copy_limit` bytes is copied into an ordinary message and its slot released
+//! at once (a small copy costs less than keeping a slot). A larger one is read in place: the
+//! message's payload is the slot itself, and dropping the message (and every clone of it),
+//! on whatever thread, releases the slot.
+
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use smx_box::{ForeignVTable, Message};
+
+use crate::error::ShmError;
+use crate::ring::{
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive,
+    wait_for, wake_if_sleeping,
+};
+use crate::segment::Segment;
+
+/// How the producer's side ended, as the consumer saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProducerEnd {
+    /// End of stream: its input ended, everything published was taken.
+    Ended,
+    /// It failed or was stopped, ending the stream early; everything published was taken.
+    Failed,
+    /// Its process died without ending the stream; everything published was taken.
+    Died,
+}
+
+impl ProducerEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProducerEnd::Ended => "end of stream",
+            ProducerEnd::Failed => "producer failed",
+            ProducerEnd::Died => "producer died",
+        }
+    }
+}
+
+/// The consumer's books: `received` = `copied` + `in_place`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConsumerBooks {
+    pub received: u64,
+    pub copied: u64,
+    pub in_place: u64,
+    pub end: Option<ProducerEnd>,
+}
+
+/// What [`Consumer::next`] found.
+#[derive(Debug)]
+pub enum Next {
+    Message(Message),
+    /// The stream is over and drained.
+    Ended(ProducerEnd),
+    /// Nothing within the wait given.
+    Idle,
+    /// The run stops.
+    Stopped,
+}
+
+/// Payloads up to this many bytes are copied by default (a page: copying it costs about as
+/// much as the bookkeeping of a slot held in place).
+pub const COPY_LIMIT: usize = 4096;
+
+pub struct Consumer {
+    seg: Arc<Segment>,
+    next: u64,
+    producer_pid: u32,
+    clock_offset: u64,
+    copy_limit: usize,
+    books: ConsumerBooks,
+    closed: bool,
+}
+
+enum Wake {
+    Data,
+    End(ProducerEnd),
+    Stopped,
+    Idle,
+}
+
+impl Consumer {
+    /// Attaches to the link file at `path` once its producer made it (within `timeout`).
+    pub fn open(path: &Path, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Consumer, ShmError> {
+        let seg = Segment::open(path, timeout, stop)?;
+        let h = seg.header();
+        let me = std::process::id();
+        if let Err(pid) = h
+            .consumer_pid
+            .compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            return Err(ShmError::Taken {
+                path: path.to_path_buf(),
+                pid,
+            });
+        }
+        h.consumer_state.store(CONSUMER_RUNNING, Ordering::SeqCst);
+        let producer_pid = h.producer_pid.load(Ordering::Acquire);
+        Ok(Consumer {
+            seg: Arc::new(seg),
+            next: 0,
+            producer_pid,
+            clock_offset: ring::clock_offset(),
+            copy_limit: COPY_LIMIT,
+            books: ConsumerBooks::default(),
+            closed: false,
+        })
+    }
+
+    /// Payloads above `limit` bytes are read in place, the others copied.
+    pub fn set_copy_limit(&mut self, limit: usize) {
+        self.copy_limit = limit;
+    }
+
+    pub fn books(&self) -> ConsumerBooks {
+        self.books
+    }
+
+    pub fn path(&self) -> &Path {
+        self.seg.path()
+    }
+
+    /// Positions the producer has published so far.
+    pub fn published(&self) -> u64 {
+        self.seg.header().producer.head.load(Ordering::Acquire)
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.seg.layout().capacity
+    }
+
+    /// The next message, waiting for it at most `wait` (`None`: until the stream ends or
+    /// `stop`).
+    pub fn next(&mut self, wait: Option<Duration>, stop: &dyn Fn() -> bool) -> Next {
+        if let Some(end) = self.books.end {
+            return Next::Ended(end);
+        }
+        if wait == Some(Duration::ZERO) {
+            return self.poll(stop);
+        }
+        let deadline = wait.map(|w| std::time::Instant::now() + w);
+        loop {
+            let h = self.seg.header();
+            let next = self.next;
+            let ready = || h.producer.head.load(Ordering::Acquire) > next;
+            let woke = wait_for(&h.producer.data_word, &h.consumer.consumer_sleeps, ready, || {
+                self.why_not(stop, deadline)
+            });
+            match woke {
+                Ok(()) | Err(Wake::Data) => {
+                    if h.producer.head.load(Ordering::Acquire) > next {
+                        return Next::Message(self.take());
+                    }
+                }
+                Err(Wake::End(end)) => {
+                    self.books.end = Some(end);
+                    if end == ProducerEnd::Died {
+                        // Its creator cannot remove the file any more.
+                        self.seg.unlink();
+                    }
+                    return Next::Ended(end);
+                }
+                Err(Wake::Stopped) => return Next::Stopped,
+                Err(Wake::Idle) => return Next::Idle,
+            }
+        }
+    }
+
+    /// [`Consumer::next`] without waiting: a message when one is published, the end when the
+    /// producer ended (by its state word; its death is noticed by the waits), else `Idle`.
+    fn poll(&mut self, stop: &dyn Fn() -> bool) -> Next {
+        let h = self.seg.header();
+        if h.producer.head.load(Ordering::Acquire) > self.next {
+            return Next::Message(self.take());
+        }
+        let end = match h.producer_state.load(Ordering::SeqCst) {
+            PRODUCER_ENDED => Some(ProducerEnd::Ended),
+            PRODUCER_FAILED => Some(ProducerEnd::Failed),
+            _ => None,
+        };
+        match end {
+            // Published between the two loads: taken first, so nothing is left behind.
+            Some(_) if h.producer.head.load(Ordering::SeqCst) > self.next => Next::Message(self.take()),
+            Some(end) => {
+                self.books.end = Some(end);
+                Next::Ended(end)
+            }
+            None if stop() => Next::Stopped,
+            None => Next::Idle,
+        }
+    }
+
+    /// Tells the producer that nothing more will be taken (the box's consumers ended, or the
+    /// run stops). Idempotent.
+    pub fn close(&mut self) {
+        if !self.closed {
+            self.closed = true;
+            let h = self.seg.header();
+            h.consumer_state.store(CONSUMER_CLOSED, Ordering::SeqCst);
+            futex_wake(&h.release.space_word);
+        }
+    }
+
+    /// Why the wait is over although nothing is ready. A producer that ended or died may have
+    /// published more since `ready` looked: then `Data`, so nothing published is left behind.
+    fn why_not(&self, stop: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> Option<Wake> {
+        let h = self.seg.header();
+        let end = match h.producer_state.load(Ordering::SeqCst) {
+            PRODUCER_ENDED => Some(ProducerEnd::Ended),
+            PRODUCER_FAILED => Some(ProducerEnd::Failed),
+            _ if !peer_alive(self.producer_pid) => Some(ProducerEnd::Died),
+            _ => None,
+        };
+        if let Some(end) = end {
+            let published = h.producer.head.load(Ordering::SeqCst) > self.next;
+            return Some(if published { Wake::Data } else { Wake::End(end) });
+        }
+        if stop() {
+            return Some(Wake::Stopped);
+        }
+        deadline.filter(|d| std::time::Instant::now() >= *d).map(|_| Wake::Idle)
+    }
+
+    /// Makes the message of position `next` (published) and moves on.
+    fn take(&mut self) -> Message {
+        let pos = self.next;
+        let layout = self.seg.layout();
+        // SAFETY: descriptors are atomics within the mapping.
+        let desc = unsafe { &*(self.seg.at(layout.descriptor_offset(pos)) as *const Descriptor) };
+        let seq = desc.seq.load(Ordering::Relaxed);
+        let created = desc.created_mono_ns.load(Ordering::Relaxed);
+        let len = (desc.len.load(Ordering::Relaxed) as usize).min(layout.max_payload as usize);
+        let sent_ns = if created == 0 {
+            0
+        } else {
+            created.saturating_sub(self.clock_offset).max(1)
+        };
+        let at = self.seg.at(layout.payload_offset(pos)) as *const u8;
+        let msg = if len <= self.copy_limit {
+            // SAFETY: the slot is published and not released: the producer does not touch it.
+            let bytes = unsafe { std::slice::from_raw_parts(at, len) };
+            self.books.copied += 1;
+            Message::new(seq, sent_ns, bytes)
+        } else {
+            self.books.in_place += 1;
+            let lease = Arc::new(Lease {
+                seg: Arc::clone(&self.seg),
+                pos,
+                at,
+                len,
+            });
+            let object = NonNull::new(Box::into_raw(Box::new(lease))).expect("a box is never null");
+            // SAFETY: a live `Box<Arc<Lease>>` that LEASE's functions take; shareable.
+            unsafe { Message::from_foreign(seq, sent_ns, object.cast(), &LEASE) }
+        };
+        self.next = pos + 1;
+        self.books.received += 1;
+        let h = self.seg.header();
+        h.consumer.taken.store(self.next, Ordering::SeqCst);
+        if len <= self.copy_limit {
+            release(&self.seg, pos);
+        }
+        // A finishing producer waits for the last message to be taken.
+        wake_if_sleeping(&h.producer.producer_sleeps, &h.release.space_word);
+        msg
+    }
+}
+
+impl Drop for Consumer {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Frees the slot of `pos` and moves `tail` over every consecutive released position.
+fn release(seg: &Segment, pos: u64) {
+    let layout = seg.layout();
+    let h = seg.header();
+    let desc = |p: u64| {
+        // SAFETY: descriptors are atomics within the mapping.
+        unsafe { &*(seg.at(layout.descriptor_offset(p)) as *const Descriptor) }
+    };
+    // SeqCst on the marker and on `tail`: a releaser that finds its predecessor unreleased
+    // leaves the move to that predecessor's releaser, which then sees this marker.
+    desc(pos).released.store(pos + 1, Ordering::SeqCst);
+    let mut moved = false;
+    loop {
+        let tail = h.release.tail.load(Ordering::SeqCst);
+        if desc(tail).released.load(Ordering::SeqCst) != tail + 1 {
+            break;
+        }
+        if h.release
+            .tail
+            .compare_exchange(tail, tail + 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            moved = true;
+        }
+    }
+    if moved {
+        wake_if_sleeping(&h.producer.producer_sleeps, &h.release.space_word);
+    }
+}
+
+/// A slot read in place: alive while any message (or clone) refers to it.
+struct Lease {
+    seg: Arc<Segment>,
+    pos: u64,
+    at: *const u8,
+    len: usize,
+}
+
+// SAFETY: the bytes are not written while the lease lives (the slot is not released).
+unsafe impl Send for Lease {}
+unsafe impl Sync for Lease {}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        release(&self.seg, self.pos);
+    }
+}
+
+static LEASE: ForeignVTable = ForeignVTable {
+    bytes: lease_bytes,
+    clone: lease_clone,
+    drop: lease_drop,
+};
+
+unsafe fn lease_bytes(object: NonNull<()>) -> (*const u8, usize) {
+    // SAFETY: made by `take` as a `Box<Arc<Lease>>`.
+    let lease = unsafe { &*(object.as_ptr() as *const Arc<Lease>) };
+    (lease.at, lease.len)
+}
+
+unsafe fn lease_clone(object: NonNull<()>) -> NonNull<()> {
+    // SAFETY: as in `lease_bytes`. A clone shares the slot: it is released after the last.
+    let lease = unsafe { &*(object.as_ptr() as *const Arc<Lease>) };
+    NonNull::new(Box::into_raw(Box::new(Arc::clone(lease))))
+        .expect("a box is never null")
+        .cast()
+}
+
+unsafe fn lease_drop(object: NonNull<()>) {
+    // SAFETY: as in `lease_bytes`, dropped once.
+    drop(unsafe { Box::from_raw(object.as_ptr() as *mut Arc<Lease>) });
+}

@@ -1,0 +1,237 @@
+//! The producing side of a link: creates the file, copies each payload into a slot once,
+//! publishes it, and keeps the books of what it published.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::error::ShmError;
+use crate::ring::{
+    self, CONSUMER_CLOSED, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive, wait_for,
+    wake_if_sleeping,
+};
+use crate::segment::Segment;
+
+/// How the consumer's side ended, as the producer saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsumerEnd {
+    /// It took every message published.
+    Drained,
+    /// It closed (its own consumers ended) with messages still in the ring: those are `left`.
+    Closed,
+    /// Its process died: what it had not taken is `lost`.
+    Died,
+    /// No consumer attached within `timeout`: everything published is `lost`.
+    Absent,
+    /// The run stopped first: what was not taken is `left`.
+    Stopped,
+}
+
+impl ConsumerEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumerEnd::Drained => "drained",
+            ConsumerEnd::Closed => "closed",
+            ConsumerEnd::Died => "died",
+            ConsumerEnd::Absent => "absent",
+            ConsumerEnd::Stopped => "stopped",
+        }
+    }
+}
+
+/// The producer's books: `written` = what the consumer took + `left` + `lost`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProducerBooks {
+    /// Messages published into the ring.
+    pub written: u64,
+    /// Published, not taken, because the consumer closed or the run stopped.
+    pub left: u64,
+    /// Published, not taken, because the consumer died or never came.
+    pub lost: u64,
+    /// Times the producer found the ring full and waited.
+    pub full_waits: u64,
+    pub consumer: Option<ConsumerEnd>,
+}
+
+/// What became of one [`Producer::send`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    Published,
+    /// The consumer will take nothing more: the message was not published, the link is over.
+    Over(ConsumerEnd),
+}
+
+pub struct Producer {
+    seg: Arc<Segment>,
+    head: u64,
+    created: Instant,
+    timeout: Duration,
+    clock_offset: u64,
+    books: ProducerBooks,
+    finished: bool,
+}
+
+impl Producer {
+    /// Creates the link file at `path`: `capacity` slots of at most `max_payload` bytes; a
+    /// consumer has `timeout` to attach.
+    pub fn create(path: &Path, capacity: u64, max_payload: u64, timeout: Duration) -> Result<Producer, ShmError> {
+        Ok(Producer {
+            seg: Arc::new(Segment::create(path, capacity, max_payload)?),
+            head: 0,
+            created: Instant::now(),
+            timeout,
+            clock_offset: ring::clock_offset(),
+            books: ProducerBooks::default(),
+            finished: false,
+        })
+    }
+
+    pub fn books(&self) -> ProducerBooks {
+        self.books
+    }
+
+    pub fn path(&self) -> &Path {
+        self.seg.path()
+    }
+
+    /// Messages published and not yet released by the consumer.
+    pub fn in_ring(&self) -> u64 {
+        self.head - self.seg.header().release.tail.load(Ordering::Acquire)
+    }
+
+    /// Copies `payload` into the next slot and publishes it, waiting while the ring is full
+    /// (as long as the consumer lives, and `stop` is false).
+    pub fn send(&mut self, seq: u64, sent_ns: u64, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, ShmError> {
+        let layout = self.seg.layout().clone();
+        if payload.len() as u64 > layout.max_payload {
+            return Err(ShmError::TooLarge {
+                len: payload.len(),
+                max_payload: layout.max_payload,
+            });
+        }
+        // The cheap signs first: the consumer's liveness is a look into /proc, paid only while
+        // waiting for room (a dead consumer takes nothing, so its ring fills and the wait asks).
+        if let Some(end) = self.closed_or_stopped(stop) {
+            return Ok(Sent::Over(self.settle(end)));
+        }
+        let h = self.seg.header();
+        let head = self.head;
+        let has_room = || head - h.release.tail.load(Ordering::Acquire) < layout.capacity;
+        if !has_room() {
+            self.books.full_waits += 1;
+            if let Err(end) = wait_for(&h.release.space_word, &h.producer.producer_sleeps, has_room, || {
+                self.over(stop)
+            }) {
+                return Ok(Sent::Over(self.settle(end)));
+            }
+        }
+        // SAFETY: the slot of `head` is free (tail > head - capacity) and only this side
+        // writes free slots; the payload area holds `max_payload` bytes.
+        unsafe {
+            let at = self.seg.at(layout.payload_offset(head));
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), at, payload.len());
+        }
+        let desc = self.descriptor(head);
+        desc.seq.store(seq, Ordering::Relaxed);
+        let created = if sent_ns == 0 {
+            0
+        } else {
+            sent_ns.wrapping_add(self.clock_offset)
+        };
+        desc.created_mono_ns.store(created, Ordering::Relaxed);
+        desc.len.store(payload.len() as u64, Ordering::Relaxed);
+        self.head = head + 1;
+        // SeqCst: ordered before the load of the consumer's sleep flag (see `wake_if_sleeping`).
+        h.producer.head.store(self.head, Ordering::SeqCst);
+        self.books.written += 1;
+        wake_if_sleeping(&h.consumer.consumer_sleeps, &h.producer.data_word);
+        Ok(Sent::Published)
+    }
+
+    /// Ends the stream (`failed`: abnormally) and waits until the consumer took everything,
+    /// closed, died, or never came within `timeout`; then removes the file. Idempotent.
+    pub fn finish(&mut self, failed: bool, stop: &dyn Fn() -> bool) -> ProducerBooks {
+        if self.finished {
+            return self.books;
+        }
+        let h = self.seg.header();
+        let state = if failed { PRODUCER_FAILED } else { PRODUCER_ENDED };
+        h.producer_state.store(state, Ordering::SeqCst);
+        futex_wake(&h.producer.data_word);
+        if self.books.consumer.is_none() {
+            let head = self.head;
+            let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
+            // The consumer wakes the producer's space word when it takes the last message of
+            // an ended stream (and when it closes).
+            let end = match wait_for(&h.release.space_word, &h.producer.producer_sleeps, drained, || {
+                self.over(stop)
+            }) {
+                Ok(()) => ConsumerEnd::Drained,
+                Err(end) => end,
+            };
+            self.settle(end);
+        }
+        self.finished = true;
+        self.seg.unlink();
+        self.books
+    }
+
+    /// Why the consumer will take nothing more, if it will not.
+    /// The consumer closed, or the run stops: two loads, no system call.
+    fn closed_or_stopped(&self, stop: &dyn Fn() -> bool) -> Option<ConsumerEnd> {
+        let h = self.seg.header();
+        if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
+            return Some(ConsumerEnd::Closed);
+        }
+        stop().then_some(ConsumerEnd::Stopped)
+    }
+
+    fn over(&self, stop: &dyn Fn() -> bool) -> Option<ConsumerEnd> {
+        let h = self.seg.header();
+        if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
+            return Some(ConsumerEnd::Closed);
+        }
+        match h.consumer_pid.load(Ordering::Acquire) {
+            0 if self.created.elapsed() >= self.timeout => return Some(ConsumerEnd::Absent),
+            0 => {}
+            pid if !peer_alive(pid) => return Some(ConsumerEnd::Died),
+            _ => {}
+        }
+        stop().then_some(ConsumerEnd::Stopped)
+    }
+
+    /// Books what was not taken when the consumer's side ended.
+    fn settle(&mut self, end: ConsumerEnd) -> ConsumerEnd {
+        if self.books.consumer.is_some() {
+            return end;
+        }
+        let taken = self.seg.header().consumer.taken.load(Ordering::Acquire);
+        let untaken = self.head.saturating_sub(taken);
+        match end {
+            ConsumerEnd::Drained => {}
+            ConsumerEnd::Closed | ConsumerEnd::Stopped => self.books.left = untaken,
+            ConsumerEnd::Died | ConsumerEnd::Absent => self.books.lost = untaken,
+        }
+        self.books.consumer = Some(end);
+        end
+    }
+
+    fn descriptor(&self, pos: u64) -> &Descriptor {
+        // SAFETY: descriptors are atomics within the mapping.
+        unsafe { &*(self.seg.at(self.seg.layout().descriptor_offset(pos)) as *const Descriptor) }
+    }
+}
+
+impl Drop for Producer {
+    /// A producer dropped without `finish` (a failed box, a panic) marks the stream failed,
+    /// so the consumer ends at once, and removes the file.
+    fn drop(&mut self) {
+        if !self.finished {
+            let h = self.seg.header();
+            h.producer_state.store(PRODUCER_FAILED, Ordering::SeqCst);
+            futex_wake(&h.producer.data_word);
+            self.seg.unlink();
+        }
+    }
+}

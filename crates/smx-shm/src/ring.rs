@@ -1,0 +1,281 @@
+//! The ring in the mapping: its header, its slots, and how each side waits for the other.
+//!
+//! Positions count from 0 and never wrap (64 bits); position `p` lives in slot `p % capacity`.
+//! The producer publishes `head` (positions written), the consumer `taken` (positions made
+//! into messages) and `tail` (positions whose slot is free again). Slots are released out of
+//! order when a payload read in place is dropped later than a copied one, on any thread: each
+//! slot's `released` marker then holds the position released there plus one (never a flag, so
+//! position `p` is never mistaken for `p + capacity`), and `tail` moves only over consecutive
+//! released positions, by compare-and-swap, so each step of it is taken once.
+//!
+//! Waiting: a side that finds nothing to do spins briefly, then announces that it sleeps and
+//! sleeps on a futex word (shared, not `FUTEX_PRIVATE`, so it works across processes) in slices
+//! of [`WAIT_SLICE`], checking between slices whether its peer ended or died and whether the
+//! run stops. The other side wakes it only when it announced that it sleeps, so a busy link
+//! makes no system call per message.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// "smxshm" and a format byte: the header's ready word, written last by the creator.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
+/// The layout's version, checked by the consumer.
+pub const VERSION: u64 = 1;
+
+/// Longest sleep between two checks of the peer's state, its life and the run's stop.
+pub const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// Polls of the ring before a side sleeps: enough to catch a peer that answers within a few
+/// microseconds without a system call, little enough not to hold a shared core for long.
+const SPIN: u32 = 2_000;
+
+pub const PRODUCER_RUNNING: u32 = 1;
+pub const PRODUCER_ENDED: u32 = 2;
+pub const PRODUCER_FAILED: u32 = 3;
+pub const CONSUMER_RUNNING: u32 = 1;
+pub const CONSUMER_CLOSED: u32 = 2;
+
+/// The identity line: written once by the creator (the magic last), the pids and states later.
+#[repr(C, align(64))]
+pub struct Ident {
+    pub magic: AtomicU64,
+    pub version: AtomicU64,
+    pub capacity: AtomicU64,
+    pub max_payload: AtomicU64,
+    pub producer_pid: AtomicU32,
+    pub consumer_pid: AtomicU32,
+    pub producer_state: AtomicU32,
+    pub consumer_state: AtomicU32,
+}
+
+/// What the producer writes per message.
+#[repr(C, align(64))]
+pub struct ProducerLine {
+    pub head: AtomicU64,
+    /// Bumped to wake the consumer (data, an end).
+    pub data_word: AtomicU32,
+    /// The producer sleeps waiting for space.
+    pub producer_sleeps: AtomicU32,
+}
+
+/// What the consumer writes per message.
+#[repr(C, align(64))]
+pub struct ConsumerLine {
+    pub taken: AtomicU64,
+    /// The consumer sleeps waiting for data.
+    pub consumer_sleeps: AtomicU32,
+}
+
+/// What releases write, from any thread of the consumer's process.
+#[repr(C, align(64))]
+pub struct ReleaseLine {
+    pub tail: AtomicU64,
+    /// Bumped to wake the producer (space, a close).
+    pub space_word: AtomicU32,
+}
+
+#[repr(C)]
+pub struct Header {
+    pub ident: Ident,
+    pub producer: ProducerLine,
+    pub consumer: ConsumerLine,
+    pub release: ReleaseLine,
+}
+
+impl std::ops::Deref for Header {
+    type Target = Ident;
+    fn deref(&self) -> &Ident {
+        &self.ident
+    }
+}
+
+/// One slot's descriptor. Atomics, as the other process reads them; ordered by `head`.
+#[repr(C)]
+pub struct Descriptor {
+    pub seq: AtomicU64,
+    /// Creation time on `CLOCK_MONOTONIC` (the same in every process of the machine); 0: none.
+    pub created_mono_ns: AtomicU64,
+    pub len: AtomicU64,
+    /// Position released in this slot, plus one.
+    pub released: AtomicU64,
+}
+
+/// Where everything is in the mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub capacity: u64,
+    pub max_payload: u64,
+    pub descriptors: u64,
+    pub payloads: u64,
+    /// Bytes from one slot's payload to the next.
+    pub stride: u64,
+    pub total: u64,
+}
+
+const PAGE: u64 = 4096;
+/// The most slots a ring has: a channel longer than this is a configuration mistake here.
+pub const MAX_CAPACITY: u64 = 1 << 20;
+
+impl Layout {
+    pub fn new(capacity: u64, max_payload: u64) -> Result<Layout, String> {
+        if capacity == 0 || capacity > MAX_CAPACITY {
+            return Err(format!("{capacity} slots: use 1 to {MAX_CAPACITY}"));
+        }
+        let descriptors = std::mem::size_of::<Header>() as u64;
+        let payloads = (descriptors + capacity * std::mem::size_of::<Descriptor>() as u64).next_multiple_of(PAGE);
+        let stride = max_payload.max(1).next_multiple_of(64);
+        let total = stride
+            .checked_mul(capacity)
+            .and_then(|p| p.checked_add(payloads))
+            .filter(|&t| t < (1 << 46))
+            .ok_or_else(|| format!("{capacity} slots of {max_payload} bytes is more than a mapping holds"))?;
+        Ok(Layout {
+            capacity,
+            max_payload,
+            descriptors,
+            payloads,
+            stride,
+            total,
+        })
+    }
+
+    pub fn slot(&self, pos: u64) -> u64 {
+        pos % self.capacity
+    }
+
+    pub fn descriptor_offset(&self, pos: u64) -> usize {
+        (self.descriptors + self.slot(pos) * std::mem::size_of::<Descriptor>() as u64) as usize
+    }
+
+    pub fn payload_offset(&self, pos: u64) -> usize {
+        (self.payloads + self.slot(pos) * self.stride) as usize
+    }
+}
+
+impl Header {
+    /// Writes a new ring's identity; the magic goes last, so a consumer never sees half of it.
+    pub fn init(&self, layout: &Layout, creator: u32) {
+        self.version.store(VERSION, Ordering::Relaxed);
+        self.capacity.store(layout.capacity, Ordering::Relaxed);
+        self.max_payload.store(layout.max_payload, Ordering::Relaxed);
+        self.producer_pid.store(creator, Ordering::Relaxed);
+        self.producer_state.store(PRODUCER_RUNNING, Ordering::Relaxed);
+        self.magic.store(MAGIC, Ordering::Release);
+    }
+}
+
+/// Sleeps on `word` while it still holds `seen`, at most `timeout`.
+pub fn futex_wait(word: &AtomicU32, seen: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32 (in the shared mapping); FUTEX_WAIT without the
+    // PRIVATE flag keys on the physical page, so the other process's wake reaches it.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            seen,
+            &ts as *const libc::timespec,
+            0usize,
+            0u32,
+        )
+    };
+}
+
+/// Bumps `word` and wakes whoever sleeps on it.
+pub fn futex_wake(word: &AtomicU32) {
+    word.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: as in `futex_wait`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            0usize,
+            0usize,
+            0u32,
+        )
+    };
+}
+
+/// Wakes the side that announced it sleeps on `word` (after a SeqCst store of what it waits
+/// for: either it sees the announcement or the sleeper sees the store).
+pub fn wake_if_sleeping(sleeps: &AtomicU32, word: &AtomicU32) {
+    if sleeps.load(Ordering::SeqCst) != 0 {
+        futex_wake(word);
+    }
+}
+
+/// Waits until `ready` says so or `give_up` names a reason (checked between sleeps).
+pub fn wait_for<R>(
+    word: &AtomicU32,
+    sleeps: &AtomicU32,
+    mut ready: impl FnMut() -> bool,
+    mut give_up: impl FnMut() -> Option<R>,
+) -> Result<(), R> {
+    for _ in 0..SPIN {
+        if ready() {
+            return Ok(());
+        }
+        std::hint::spin_loop();
+    }
+    loop {
+        let seen = word.load(Ordering::SeqCst);
+        sleeps.store(1, Ordering::SeqCst);
+        if ready() {
+            sleeps.store(0, Ordering::Relaxed);
+            return Ok(());
+        }
+        if let Some(why) = give_up() {
+            sleeps.store(0, Ordering::Relaxed);
+            return Err(why);
+        }
+        futex_wait(word, seen, WAIT_SLICE);
+        sleeps.store(0, Ordering::Relaxed);
+        if ready() {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether process `pid` still runs. A process that exited but was not reaped yet (a zombie)
+/// counts as dead: it will never touch the ring again.
+pub fn peer_alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks.
+    if unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses, which may itself hold ')'.
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next()),
+            Some(Some('Z' | 'X'))
+        ),
+        Err(_) => true,
+    }
+}
+
+/// The monotonic clock of the whole machine, in ns: how creation times cross processes, whose
+/// message clocks count from different epochs.
+pub fn machine_now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec; CLOCK_MONOTONIC exists everywhere.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The machine's monotonic clock minus this process's message clock, taken once, so a time
+/// that goes out and comes back within one process is the same number.
+pub fn clock_offset() -> u64 {
+    static OFFSET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        let before = smx_box::now_ns();
+        machine_now_ns().wrapping_sub(before)
+    })
+}

@@ -1,0 +1,360 @@
+//! The shared-memory file of one link: made by the producer's side, mapped by both.
+//!
+//! The file lives on tmpfs (`/dev/shm`), so sizing it with `ftruncate` costs nothing until a
+//! page is touched: a ring of 64 slots of 64 KiB occupies only what its messages filled. The
+//! creator opens it with `O_CREAT | O_EXCL` and mode 0600, so it never takes over a file that
+//! is someone else's, and only it removes the file again. A file left by a link whose creator
+//! died (killed before its cleanup) is recognised by its header and its creator's pid, and only
+//! then replaced.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::error::ShmError;
+use crate::ring::{Header, Layout, MAGIC, VERSION, peer_alive};
+
+/// One mapping of a link's file. Dropped after every payload read in place is gone (each
+/// holds an `Arc` of it).
+pub struct Segment {
+    base: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+    path: PathBuf,
+    /// Device and inode of the file mapped: what is removed must still be this file.
+    file_id: (u64, u64),
+}
+
+// SAFETY: the mapping is shared memory used only through atomics and through slot bytes that
+// the ring's protocol hands to one side at a time.
+unsafe impl Send for Segment {}
+unsafe impl Sync for Segment {}
+
+impl Segment {
+    /// Creates the file of a ring of `capacity` slots of `max_payload` bytes at `path`, mapped
+    /// and with its header written (ready for a consumer).
+    pub fn create(path: &Path, capacity: u64, max_payload: u64) -> Result<Segment, ShmError> {
+        let layout = Layout::new(capacity, max_payload).map_err(|why| ShmError::config("len", why))?;
+        check_room(path, layout.total)?;
+        let c_path = c_path(path)?;
+        let fd = match open_exclusive(&c_path) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                remove_if_stale(path)?;
+                open_exclusive(&c_path).map_err(|e| ShmError::io(path, "create", e))?
+            }
+            Err(e) => return Err(ShmError::io(path, "create", e)),
+        };
+        let sized = unsafe { libc::ftruncate(fd, layout.total as libc::off_t) };
+        if sized != 0 {
+            let e = std::io::Error::last_os_error();
+            unsafe {
+                libc::close(fd);
+                libc::unlink(c_path.as_ptr());
+            }
+            return Err(ShmError::io(path, "size", e));
+        }
+        let seg = map(fd, layout.total as usize, path, layout.clone()).inspect_err(|_| unsafe {
+            libc::unlink(c_path.as_ptr());
+        })?;
+        seg.header().init(&layout, std::process::id());
+        Ok(seg)
+    }
+
+    /// Opens the file at `path` once it exists and its header says it is ready, waiting at most
+    /// `timeout` (and no longer than `stop` allows).
+    pub fn open(path: &Path, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Segment, ShmError> {
+        let c_path = c_path(path)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(seg) = try_open(&c_path, path)? {
+                return Ok(seg);
+            }
+            if stop() {
+                return Err(ShmError::Stopped);
+            }
+            if Instant::now() >= deadline {
+                return Err(ShmError::NoPeer {
+                    path: path.to_path_buf(),
+                    timeout,
+                    what: "no producer created the link file",
+                });
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: the mapping is at least a header long and page-aligned; `Header` is atomics.
+        unsafe { &*(self.base.as_ptr() as *const Header) }
+    }
+
+    /// The start of byte `offset` of the mapping.
+    pub(crate) fn at(&self, offset: usize) -> *mut u8 {
+        debug_assert!(offset <= self.len);
+        // SAFETY: within the mapping.
+        unsafe { self.base.as_ptr().add(offset) }
+    }
+
+    /// Removes the file if it is still the one mapped here (the creator at its end, the
+    /// consumer after the creator died). The mapping stays valid for both sides.
+    pub fn unlink(&self) {
+        let Ok(c) = c_path(&self.path) else { return };
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::stat(c.as_ptr(), &mut st) } == 0 && (st.st_dev, st.st_ino) == self.file_id {
+            unsafe { libc::unlink(c.as_ptr()) };
+        }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: mapped in `map` with this length, and nothing refers to it any more.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, ShmError> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| ShmError::config("path", "contains a NUL byte"))
+}
+
+fn open_exclusive(c_path: &CString) -> std::io::Result<libc::c_int> {
+    let fd = unsafe {
+        libc::open(
+            c_path.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
+/// Maps `fd` (and closes it: the mapping keeps the file).
+fn map(fd: libc::c_int, len: usize, path: &Path, layout: Layout) -> Result<Segment, ShmError> {
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    unsafe { libc::fstat(fd, &mut st) };
+    unsafe { libc::close(fd) };
+    if ptr == libc::MAP_FAILED {
+        return Err(ShmError::io(path, "map", err));
+    }
+    Ok(Segment {
+        base: NonNull::new(ptr.cast()).expect("mmap returned null"),
+        len,
+        layout,
+        path: path.to_path_buf(),
+        file_id: (st.st_dev, st.st_ino),
+    })
+}
+
+/// A link file's header as read without mapping it, and the file's size.
+struct Identity {
+    magic: u64,
+    version: u64,
+    capacity: u64,
+    max_payload: u64,
+    creator: u32,
+    size: u64,
+}
+
+/// The file's header as read without mapping: magic, version, capacity, max payload, creator pid.
+fn read_identity(c_path: &CString) -> std::io::Result<Option<Identity>> {
+    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut buf = [0u8; 40];
+    let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let stat_ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    unsafe { libc::close(fd) };
+    if n != buf.len() as isize || !stat_ok {
+        return Ok(None);
+    }
+    let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+    let pid = u32::from_ne_bytes(buf[32..36].try_into().unwrap());
+    Ok(Some(Identity {
+        magic: word(0),
+        version: word(1),
+        capacity: word(2),
+        max_payload: word(3),
+        creator: pid,
+        size: st.st_size as u64,
+    }))
+}
+
+/// `Some` once the file exists, is ours (our magic and version) and its creator finished it.
+fn try_open(c_path: &CString, path: &Path) -> Result<Option<Segment>, ShmError> {
+    let ident = match read_identity(c_path) {
+        Ok(ident) => ident,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(ShmError::io(path, "open", e)),
+    };
+    let Some(Identity {
+        magic,
+        version,
+        capacity,
+        max_payload,
+        size,
+        ..
+    }) = ident
+    else {
+        return Ok(None);
+    };
+    if magic != MAGIC {
+        // Not ready yet (the magic is written last), or not a link file at all: only time
+        // tells, so a foreign file ends the wait by the timeout, named in its error.
+        return Ok(None);
+    }
+    if version != VERSION {
+        return Err(ShmError::Foreign {
+            path: path.to_path_buf(),
+            why: format!("a link file of version {version}, this build speaks {VERSION}"),
+        });
+    }
+    let layout = Layout::new(capacity, max_payload).map_err(|why| ShmError::Foreign {
+        path: path.to_path_buf(),
+        why: format!("its header is not a valid ring ({why})"),
+    })?;
+    if size < layout.total {
+        return Err(ShmError::Foreign {
+            path: path.to_path_buf(),
+            why: format!("{size} bytes, its header needs {}", layout.total),
+        });
+    }
+    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(ShmError::io(path, "open", std::io::Error::last_os_error()));
+    }
+    let seg = map(fd, layout.total as usize, path, layout)?;
+    // Seen ready through the file; the mapping is the same memory, read here with Acquire.
+    if seg.header().magic.load(Ordering::Acquire) != MAGIC {
+        return Ok(None);
+    }
+    Ok(Some(seg))
+}
+
+/// An existing file at `path` is removed only when it is a link file whose creator is dead.
+fn remove_if_stale(path: &Path) -> Result<(), ShmError> {
+    let c = c_path(path)?;
+    let ident = read_identity(&c).map_err(|e| ShmError::io(path, "inspect", e))?;
+    let refuse = |why: String| {
+        Err(ShmError::Exists {
+            path: path.to_path_buf(),
+            why,
+        })
+    };
+    match ident {
+        Some(Identity {
+            magic: MAGIC,
+            creator: pid,
+            ..
+        }) if pid != 0 && !peer_alive(pid) => {
+            log::info!("{}: removing a stale link file of dead process {pid}", path.display());
+            unsafe { libc::unlink(c.as_ptr()) };
+            Ok(())
+        }
+        Some(Identity {
+            magic: MAGIC,
+            creator: pid,
+            ..
+        }) => refuse(format!("a link file of process {pid}, which is alive")),
+        _ => refuse("not a link file of smx (left untouched)".into()),
+    }
+}
+
+/// Refuses a ring that the file system cannot hold: a page of tmpfs that cannot be allocated
+/// when first touched kills the process with SIGBUS, so a ring larger than the free space is
+/// an error before the start instead.
+fn check_room(path: &Path, total: u64) -> Result<(), ShmError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let c = c_path(dir)?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(ShmError::io(
+            dir,
+            "inspect the directory of",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if total > free {
+        return Err(ShmError::config(
+            "max_payload",
+            format!(
+                "the ring needs {total} bytes (len x max_payload), {} has {free} free",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether creating a link file at `path` would succeed now (the validator's check).
+pub fn check_free(path: &Path) -> Result<(), ShmError> {
+    let c = c_path(path)?;
+    match read_identity(&c) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+        Err(e) => return Err(ShmError::io(path, "inspect", e)),
+        Ok(Some(Identity {
+            magic: MAGIC,
+            creator: pid,
+            ..
+        })) if pid != 0 && !peer_alive(pid) => {}
+        Ok(Some(Identity {
+            magic: MAGIC,
+            creator: pid,
+            ..
+        })) => {
+            return Err(ShmError::Exists {
+                path: path.to_path_buf(),
+                why: format!("a link file of process {pid}, which is alive"),
+            });
+        }
+        Ok(_) => {
+            return Err(ShmError::Exists {
+                path: path.to_path_buf(),
+                why: "not a link file of smx (left untouched)".into(),
+            });
+        }
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(ShmError::config(
+            "path",
+            format!("{}: no such directory", dir.display()),
+        ));
+    }
+    Ok(())
+}

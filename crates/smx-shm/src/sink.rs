@@ -1,0 +1,109 @@
+//! `smx_link_shm_snk(in data)`: the producer's end of a link, publishing each message it reads
+//! into the ring.
+//!
+//! A step publishes every message already waiting on `data` (up to [`BATCH`]), without
+//! waiting for more. It waits only for room in the ring, in slices that notice the
+//! consumer's close or death and the run's stop. When the consumer will take nothing more,
+//! the box ends (its feeders then see the disconnect); at its end it waits until the consumer
+//! took everything (or closed, died, or never came) so that its books are final.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use smx_box::prelude::*;
+
+use crate::producer::{ConsumerEnd, Producer, ProducerBooks, Sent};
+use crate::settings::Settings;
+
+pub const INPUTS: &[PortSpec] = &[PortSpec::new("data").help("messages to hand to the other process")];
+
+/// Most messages published in one step.
+pub const BATCH: usize = 1024;
+
+pub struct ShmSink {
+    settings: Settings,
+    producer: Option<Producer>,
+    port: Option<InPort>,
+    stop: Arc<AtomicBool>,
+    aborting: bool,
+    /// Read from `data` but not published: the consumer's side had ended.
+    dropped: u64,
+    books: ProducerBooks,
+}
+
+/// Checks the keys, and that the file can be created now (nothing but a stale link file of a
+/// dead process at `path`). A runtime calls it before any thread starts.
+pub fn validate(config: &BoxConfig) -> Result<(), BoxError> {
+    let settings = Settings::from_config(config)?;
+    crate::segment::check_free(&settings.path).map_err(|e| settings.error(e))
+}
+
+pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+    Ok(Box::new(ShmSink {
+        settings: Settings::from_config(config)?,
+        producer: None,
+        port: None,
+        stop: Default::default(),
+        aborting: false,
+        dropped: 0,
+        books: ProducerBooks::default(),
+    }))
+}
+
+impl BoxImpl for ShmSink {
+    fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        self.port = Some(ctx.input("data")?);
+        self.stop = ctx.stop_flag();
+        let s = &self.settings;
+        let producer = Producer::create(&s.path, s.len, s.max_payload, s.timeout).map_err(|e| s.error(e))?;
+        self.producer = Some(producer);
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let (Some(producer), Some(data)) = (self.producer.as_mut(), self.port) else {
+            return Err(BoxError::new("smx_link_shm_snk: step before init"));
+        };
+        let stop = &self.stop;
+        let stopped = || stop.load(Ordering::Relaxed);
+        for _ in 0..BATCH {
+            let Some(msg) = io.read(data) else { break };
+            match producer.send(msg.seq, msg.sent_ns, msg.payload(), &stopped) {
+                Ok(Sent::Published) => {}
+                Ok(Sent::Over(end)) => {
+                    self.dropped += 1;
+                    if end != ConsumerEnd::Stopped {
+                        log::warn!(
+                            "{}: the consumer of {} {}: ending the link",
+                            self.settings.instance,
+                            self.settings.path.display(),
+                            end.as_str()
+                        );
+                    }
+                    return Ok(Flow::End);
+                }
+                Err(e) => {
+                    self.dropped += 1;
+                    return Err(self.settings.error(e));
+                }
+            }
+        }
+        Ok(Flow::Return)
+    }
+
+    fn abort(&mut self, _why: &str) {
+        self.aborting = true;
+    }
+
+    fn cleanup(&mut self) -> Result<(), BoxError> {
+        if let Some(producer) = self.producer.as_mut() {
+            let stop = &self.stop;
+            self.books = producer.finish(self.aborting, &|| stop.load(Ordering::Relaxed));
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> Stats {
+        crate::books::sink_row(&self.settings, &self.books, self.dropped, self.aborting)
+    }
+}

@@ -1,0 +1,233 @@
+//! The two sides of a link on two threads of one process.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use common::{check, never, payload};
+use smx_shm::{Consumer, ConsumerEnd, Next, Producer, ProducerEnd, Sent, ShmError};
+
+const T: Duration = Duration::from_secs(5);
+
+#[test]
+fn order_sequence_time_and_payloads_from_0_bytes_to_1_mib() {
+    let dir = common::dir();
+    let path = common::link(&dir, "sizes");
+    let sizes = [0usize, 1, 8, 24, 25, 4095, 4096, 4097, 8192, 65536, 1 << 20];
+    let mut producer = Producer::create(&path, 4, 1 << 20, T).unwrap();
+    let p = path.clone();
+    let reader = std::thread::spawn(move || {
+        let mut consumer = Consumer::open(&p, T, &never).unwrap();
+        let mut got = Vec::new();
+        loop {
+            match consumer.next(None, &never) {
+                // Checked and dropped at once: a payload read in place holds its slot until then.
+                Next::Message(m) => {
+                    let len = m.len();
+                    check(m.seq, m.payload(), len);
+                    got.push((m.seq, m.sent_ns, len));
+                }
+                Next::Ended(end) => return (got, end, consumer.books()),
+                other => panic!("{other:?}"),
+            }
+        }
+    });
+    for round in 0..3u64 {
+        for (i, &len) in sizes.iter().enumerate() {
+            let seq = round * 100 + i as u64;
+            let sent = producer.send(seq, 1_000 + seq, &payload(seq, len), &never).unwrap();
+            assert_eq!(sent, Sent::Published);
+        }
+    }
+    let books = producer.finish(false, &never);
+    let (got, end, cbooks) = reader.join().unwrap();
+    assert_eq!(end, ProducerEnd::Ended);
+    assert_eq!(books.written, 3 * sizes.len() as u64);
+    assert_eq!(
+        (books.left, books.lost, books.consumer),
+        (0, 0, Some(ConsumerEnd::Drained))
+    );
+    assert_eq!(cbooks.received, books.written);
+    assert_eq!(cbooks.copied + cbooks.in_place, cbooks.received);
+    assert!(cbooks.in_place > 0 && cbooks.copied > 0);
+    let mut expect = Vec::new();
+    for round in 0..3u64 {
+        for (i, &len) in sizes.iter().enumerate() {
+            expect.push((round * 100 + i as u64, len));
+        }
+    }
+    for (&(seq, sent_ns, len), &(want, want_len)) in got.iter().zip(&expect) {
+        assert_eq!(seq, want);
+        assert_eq!(sent_ns, 1_000 + seq, "creation time of {seq}");
+        assert_eq!(len, want_len, "length of {seq}");
+    }
+    assert_eq!(got.len(), expect.len());
+    assert!(!path.exists(), "the creator removes the file at its end");
+}
+
+/// Payloads read in place keep their slot until dropped: with every slot held the producer
+/// waits; dropping them in any order (here newest first, on another thread) frees them all.
+#[test]
+fn full_ring_holds_back_the_producer_until_slots_are_released() {
+    let dir = common::dir();
+    let path = common::link(&dir, "full");
+    let producer = Producer::create(&path, 4, 8192, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let writer = std::thread::spawn(move || {
+        let mut producer = producer;
+        for seq in 0..6 {
+            assert_eq!(
+                producer.send(seq, 0, &payload(seq, 8000), &never).unwrap(),
+                Sent::Published
+            );
+        }
+        d.store(true, Ordering::SeqCst);
+        producer.finish(false, &never)
+    });
+    while consumer.published() < 4 {
+        std::thread::yield_now();
+    }
+    // Nothing read: exactly the ring's length is published, and the producer waits.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(consumer.published(), 4);
+    assert!(!done.load(Ordering::SeqCst));
+    let held: Vec<_> = (0..4)
+        .map(|_| match consumer.next(None, &never) {
+            Next::Message(m) => m,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(consumer.books().in_place, 4);
+    // Taken but still held in place: the slots are not free, the producer still waits.
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(consumer.published(), 4);
+    std::thread::spawn(move || {
+        for m in held.into_iter().rev() {
+            check(m.seq, m.payload(), 8000);
+            drop(m);
+        }
+    })
+    .join()
+    .unwrap();
+    for seq in 4..6 {
+        match consumer.next(None, &never) {
+            Next::Message(m) => check(seq, m.payload(), 8000),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(matches!(consumer.next(None, &never), Next::Ended(ProducerEnd::Ended)));
+    let books = writer.join().unwrap();
+    assert_eq!((books.written, books.lost, books.left), (6, 0, 0));
+    assert!(books.full_waits >= 1);
+}
+
+#[test]
+fn a_consumer_that_closes_ends_the_producer_with_what_it_left() {
+    let dir = common::dir();
+    let path = common::link(&dir, "close");
+    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    for seq in 0..5 {
+        producer.send(seq, 0, b"x", &never).unwrap();
+    }
+    for _ in 0..2 {
+        assert!(matches!(consumer.next(None, &never), Next::Message(_)));
+    }
+    consumer.close();
+    assert_eq!(
+        producer.send(5, 0, b"x", &never).unwrap(),
+        Sent::Over(ConsumerEnd::Closed)
+    );
+    let books = producer.finish(false, &never);
+    assert_eq!((books.written, books.left, books.lost), (5, 3, 0));
+    assert_eq!(consumer.books().received + books.left, books.written);
+}
+
+#[test]
+fn a_message_larger_than_a_slot_is_an_error_naming_the_key() {
+    let dir = common::dir();
+    let path = common::link(&dir, "large");
+    let mut producer = Producer::create(&path, 2, 100, T).unwrap();
+    let err = producer.send(0, 0, &[0u8; 101], &never).unwrap_err();
+    assert!(matches!(err, ShmError::TooLarge { len: 101, .. }));
+    assert!(err.to_string().contains("max_payload"), "{err}");
+    assert_eq!(producer.books().written, 0);
+}
+
+#[test]
+fn a_stop_ends_the_wait_for_room() {
+    let dir = common::dir();
+    let path = common::link(&dir, "stop");
+    let mut producer = Producer::create(&path, 1, 64, T).unwrap();
+    let _consumer = Consumer::open(&path, T, &never).unwrap();
+    producer.send(0, 0, b"a", &never).unwrap();
+    let stop = || true;
+    assert_eq!(
+        producer.send(1, 0, b"b", &stop).unwrap(),
+        Sent::Over(ConsumerEnd::Stopped)
+    );
+    assert_eq!(producer.books().left, 1);
+}
+
+#[test]
+fn an_existing_file_that_is_not_a_link_is_refused_and_left_intact() {
+    let dir = common::dir();
+    let path = common::link(&dir, "foreign");
+    std::fs::write(&path, b"someone else's data").unwrap();
+    let err = Producer::create(&path, 4, 64, T).err().expect("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains(&path.display().to_string()) && text.contains("not a link file"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), b"someone else's data");
+    assert!(smx_shm::check_free(&path).is_err());
+}
+
+#[test]
+fn a_live_link_is_refused_and_a_stale_one_of_a_dead_process_replaced() {
+    let dir = common::dir();
+    let path = common::link(&dir, "stale");
+    let live = Producer::create(&path, 2, 64, T).unwrap();
+    let err = Producer::create(&path, 2, 64, T).err().expect("refused");
+    assert!(err.to_string().contains("alive"), "{err}");
+    // A link file whose creator died: a copy of a live one with a dead process's pid.
+    let mut bytes = std::fs::read(&path).unwrap();
+    drop(live);
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    bytes[32..36].copy_from_slice(&dead.to_ne_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    smx_shm::check_free(&path).unwrap();
+    let again = Producer::create(&path, 2, 64, T).unwrap();
+    drop(again);
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_consumer_without_producer_gives_up_naming_the_path() {
+    let dir = common::dir();
+    let path = common::link(&dir, "nobody");
+    let err = Consumer::open(&path, Duration::from_millis(50), &never)
+        .err()
+        .expect("no producer");
+    assert!(
+        err.to_string().contains("nobody") && err.to_string().contains("timeout"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_consumer_per_link() {
+    let dir = common::dir();
+    let path = common::link(&dir, "two");
+    let _producer = Producer::create(&path, 2, 64, T).unwrap();
+    let _first = Consumer::open(&path, T, &never).unwrap();
+    let err = Consumer::open(&path, T, &never).err().expect("second refused");
+    assert!(matches!(err, ShmError::Taken { .. }), "{err}");
+}
