@@ -38,6 +38,7 @@ fn counts_of_zero_are_refused_before_anything_runs() {
         &["latency", "--count", "0"],
         &["zmq", "--count", "0"],
         &["hosts", "--count", "0"],
+        &["processes", "--count", "0"],
         &["hosts", "--channel-len", "0"],
         &["--runs", "0", "all"],
     ] {
@@ -99,7 +100,7 @@ fn bench_zmq_plot_says_that_it_draws_nothing() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("bench zmq and bench hosts draw no chart") && err.contains("--plot writes nothing"),
+        err.contains("bench zmq, hosts and processes draw no chart") && err.contains("--plot writes nothing"),
         "{err}"
     );
 }

@@ -60,6 +60,9 @@ pub enum Experiment {
     /// A net over two hosts (network namespaces, root): its link against raw PUSH/PULL, CURVE
     /// off and on
     Hosts(HostsArgs),
+    /// A net over two processes of one machine against one process; the link's latency
+    /// against a pipe and iceoryx2
+    Processes(ProcessesArgs),
     /// One-way latency percentiles through Src.F...F.Snk per hop count and payload size
     Latency(LatencyArgs),
     /// Defaults against the best setting of a --pin x --wait-spin x --tt-mode sweep, per row
@@ -182,6 +185,23 @@ pub struct ZmqArgs {
     /// Src2.Snk2, on a core of its own, as with per-net `core` keys) [default: spread]
     #[arg(long, value_delimiter = ',', value_parser = ["spread", "chains"], value_name = "P,..")]
     pub placement: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProcessesArgs {
+    /// Messages per rate run [default: 1000000; quick: 100000]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub count: Option<u64>,
+    /// Channel lengths of the rate runs [default: 1,64]
+    #[arg(long, value_delimiter = ',', value_name = "L,..", value_parser = clap::value_parser!(u32).range(1..))]
+    pub channel_len: Vec<u32>,
+    /// Payload sizes of the latency runs, in bytes [default: 8,8192,1048576,67108864; quick:
+    /// 8,8192,1048576]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,..")]
+    pub size: Vec<usize>,
+    /// iceoryx2's `benchmark-publish-subscribe`, run beside the link [default: $SMX_ICEORYX2_BENCH]
+    #[arg(long, value_name = "PATH")]
+    pub iceoryx2: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

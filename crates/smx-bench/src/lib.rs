@@ -29,6 +29,7 @@ pub mod machine;
 pub mod net;
 pub mod output;
 pub mod plot;
+pub mod processes;
 pub mod result;
 pub mod scaling;
 pub mod stats;
@@ -143,7 +144,12 @@ pub fn run(args: &BenchArgs) -> i32 {
     };
     // Check every output path and read the comparison first: a bad path should fail before
     // minutes of measuring, not lose their results.
-    if args.common.plot.is_some() && matches!(args.experiment, Experiment::Zmq(_) | Experiment::Hosts(_)) {
+    if args.common.plot.is_some()
+        && matches!(
+            args.experiment,
+            Experiment::Zmq(_) | Experiment::Hosts(_) | Experiment::Processes(_)
+        )
+    {
         eprintln!("note: {NO_TABLE_CHART}; --plot writes nothing for it");
     }
     if let Experiment::Tune(a) = &args.experiment
@@ -210,6 +216,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         Experiment::Tt(a) => finish(tt::run(a, &mut session)),
         Experiment::Zmq(a) => finish(zmq::run(a, &mut session)),
         Experiment::Hosts(a) => finish(hosts::run(a, &mut session)),
+        Experiment::Processes(a) => finish(processes::run(a, &mut session)),
         Experiment::Latency(a) => finish(latency::run(a, &mut session)),
         Experiment::Tune(a) => finish(tune::run(a, &mut session)),
         Experiment::All => {
@@ -243,8 +250,8 @@ fn save(common: &CommonArgs, results: &[BenchResult]) -> Result<(), String> {
 }
 
 /// Why `bench zmq --plot` and `bench hosts --plot` write no file.
-const NO_TABLE_CHART: &str = "bench zmq and bench hosts draw no chart: their results are a few table rows \
-                              (see --markdown or --csv)";
+const NO_TABLE_CHART: &str = "bench zmq, hosts and processes draw no chart: their results are a few table \
+                              rows (see --markdown or --csv)";
 
 /// Every output file and the plot directory, checked before any run. A file that does not exist
 /// yet is created to prove it can be, and removed again; an existing one is left as it is.
@@ -291,7 +298,7 @@ fn check_dir(dir: &Path) -> Result<(), String> {
 fn write_plots(dir: &Path, results: &[BenchResult]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for r in results {
-        if r.experiment == "zmq" || r.experiment == "hosts" {
+        if ["zmq", "hosts", "processes"].contains(&r.experiment.as_str()) {
             eprintln!("note: {NO_TABLE_CHART}; nothing written to {} for it", dir.display());
             continue;
         }

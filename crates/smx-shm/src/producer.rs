@@ -103,10 +103,23 @@ impl Producer {
     /// Copies `payload` into the next slot and publishes it, waiting while the ring is full
     /// (as long as the consumer lives, and `stop` is false).
     pub fn send(&mut self, seq: u64, sent_ns: u64, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, ShmError> {
+        self.send_in_place(seq, sent_ns, payload.len(), |slot| slot.copy_from_slice(payload), stop)
+    }
+
+    /// [`Producer::send`] of a payload of `len` bytes that `fill` writes straight into its
+    /// slot, so it is written once, where the consumer reads it (a message built in place).
+    pub fn send_in_place(
+        &mut self,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Sent, ShmError> {
         let layout = self.seg.layout().clone();
-        if payload.len() as u64 > layout.max_payload {
+        if len as u64 > layout.max_payload {
             return Err(ShmError::TooLarge {
-                len: payload.len(),
+                len,
                 max_payload: layout.max_payload,
             });
         }
@@ -128,10 +141,9 @@ impl Producer {
         }
         // SAFETY: the slot of `head` is free (tail > head - capacity) and only this side
         // writes free slots; the payload area holds `max_payload` bytes.
-        unsafe {
-            let at = self.seg.at(layout.payload_offset(head));
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), at, payload.len());
-        }
+        // SAFETY: the slot of `head` is free (the consumer released it: `has_room`) and lies
+        // inside the mapping; only this producer writes it until it is published.
+        fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head)), len) });
         let desc = self.descriptor(head);
         desc.seq.store(seq, Ordering::Relaxed);
         let created = if sent_ns == 0 {
@@ -140,7 +152,7 @@ impl Producer {
             sent_ns.wrapping_add(self.clock_offset)
         };
         desc.created_mono_ns.store(created, Ordering::Relaxed);
-        desc.len.store(payload.len() as u64, Ordering::Relaxed);
+        desc.len.store(len as u64, Ordering::Relaxed);
         self.head = head + 1;
         // SeqCst: ordered before the load of the consumer's sleep flag (see `wake_if_sleeping`).
         h.producer.head.store(self.head, Ordering::SeqCst);
