@@ -697,3 +697,32 @@ fn the_text_report_starts_with_what_was_asked() {
     let out = smxrun(&[arg(&net), "-n", "7", "-q", "--report", "json"]);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with('{'));
 }
+
+/// A net of tens of thousands of boxes is checked and drawn like a small one: each stage of
+/// `check` and `graph` walks the boxes and channels a bounded number of times.
+#[test]
+fn a_chain_of_forty_thousand_boxes_is_checked_and_drawn() {
+    let n = 40_000;
+    let chain = vec!["F"; n].join(".");
+    let source = format!(
+        "Src = box smx_src_rand( out data )\nF = box smx_fwd( up in data, down out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect Src.{chain}.Snk\n"
+    );
+    let (dir, net) = net_file("chain.smx", &source);
+    let out = smxrun(&["check", arg(&net)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!(
+            "accepted: {} boxes, 0 routing nodes, {} channels",
+            n + 2,
+            n + 1
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let json = dir.path().join("chain.json");
+    let out = smxrun(&["graph", arg(&net), "--format", "json", "-o", arg(&json)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let graph: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(graph["edges"].as_array().map(Vec::len), Some(n + 1));
+}

@@ -84,30 +84,27 @@ pub fn period_ns(t: TimeSpec) -> Option<u64> {
 /// node already released: what is left waits only on itself.
 pub fn never_firing(g: &NetGraph) -> Vec<usize> {
     let waits = |e: &Edge| !e.ddst || g.nodes[e.target].kind == NodeKind::RoutingNode;
-    let mut stuck: Vec<bool> = g
-        .nodes
-        .iter()
-        .map(|n| g.edges.iter().any(|e| e.target == n.id && waits(e)))
-        .collect();
-    loop {
-        let mut changed = false;
-        for n in &g.nodes {
-            if !stuck[n.id] {
+    // Per node, its waited-on inputs not yet met, and the waited-on channels leaving it: each
+    // release walks its own channels once, so the whole pass costs the graph once.
+    let mut pending = vec![0usize; g.nodes.len()];
+    let mut leaving: Vec<Vec<usize>> = vec![Vec::new(); g.nodes.len()];
+    for e in g.edges.iter().filter(|e| waits(e)) {
+        pending[e.target] += 1;
+        leaving[e.source].push(e.target);
+    }
+    let mut stuck: Vec<bool> = pending.iter().map(|&p| p > 0).collect();
+    let mut released: Vec<usize> = (0..g.nodes.len()).filter(|&v| !stuck[v]).collect();
+    while let Some(v) = released.pop() {
+        for &t in &leaving[v] {
+            if !stuck[t] {
                 continue;
             }
-            let mut inputs = g.edges.iter().filter(|e| e.target == n.id && waits(e));
-            let released = if n.kind == NodeKind::RoutingNode {
-                inputs.any(|e| !stuck[e.source])
-            } else {
-                inputs.all(|e| !stuck[e.source])
-            };
-            if released {
-                stuck[n.id] = false;
-                changed = true;
+            pending[t] -= 1;
+            // A routing node fires once any input holds a message, a box once all of them do.
+            if g.nodes[t].kind == NodeKind::RoutingNode || pending[t] == 0 {
+                stuck[t] = false;
+                released.push(t);
             }
-        }
-        if !changed {
-            break;
         }
     }
     (0..g.nodes.len()).filter(|&v| stuck[v]).collect()
@@ -192,6 +189,19 @@ mod tests {
         assert!(never_firing(&graph(&[B, B, B], &[(0, 1), (1, 2)])).is_empty());
         // A box needs every coupled input: one from a source does not help.
         assert_eq!(never_firing(&graph(&[B, B], &[(0, 1), (1, 1)])), vec![1]);
+    }
+
+    #[test]
+    fn a_long_chain_fires_whatever_order_its_nodes_are_listed_in() {
+        // Listed from the sink back to the source, a release reaches one node per pass of a
+        // fixpoint over the nodes; the release walks each channel once instead.
+        let n = 50_000;
+        let edges: Vec<(usize, usize)> = (0..n - 1).map(|i| (i + 1, i)).collect();
+        assert!(never_firing(&graph(&vec![B; n], &edges)).is_empty());
+        // The same chain closed into a ring never fires, every node of it.
+        let mut ring = edges.clone();
+        ring.push((0, n - 1));
+        assert_eq!(never_firing(&graph(&vec![B; n], &ring)).len(), n);
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
         return Err(RunError::BadGraph(problems.join("; ")));
     }
     let channels = plan_channels(graph, opts)?;
+    let ends = channel_ends(graph, &channels);
     let mut nets = Vec::with_capacity(graph.nodes.len());
     let mut bad_values = Vec::new();
     for (index, node) in graph.nodes.iter().enumerate() {
@@ -126,13 +127,16 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                 )));
             }
             NodeKind::RoutingNode => {
-                let inputs = channels.iter().filter(|c| c.to == index);
-                let outputs = channels.iter().filter(|c| c.from == index);
-                let port = |c: &ChannelPlan| PortPlan {
-                    name: c.label.clone(),
-                    channel: Some(c.id),
+                let port = |&(c, _): &(usize, PortMode)| PortPlan {
+                    name: channels[c].label.clone(),
+                    channel: Some(channels[c].id),
                 };
-                (Role::Routing, inputs.map(port).collect(), outputs.map(port).collect())
+                let (inputs, outputs): (Vec<_>, Vec<_>) = ends[index].iter().partition(|(_, end)| *end == PortMode::In);
+                (
+                    Role::Routing,
+                    inputs.iter().map(port).collect(),
+                    outputs.iter().map(port).collect(),
+                )
             }
             NodeKind::Box => {
                 let spec = registry.get(&node.func).cloned().ok_or_else(|| RunError::UnknownImpl {
@@ -150,7 +154,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
                         message: e.to_string(),
                     });
                 }
-                let (inputs, outputs) = box_ports(graph, index, &spec, &channels)?;
+                let (inputs, outputs) = box_ports(graph, index, &spec, &channels, &ends[index])?;
                 (Role::Box(spec), inputs, outputs)
             }
         };
@@ -181,14 +185,27 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
 /// Boxes whose implementation the registry does not know are left to the caller.
 pub fn check_ports(graph: &NetGraph, registry: &Registry) -> Result<(), RunError> {
     let channels = plan_channels(graph, &RunOptions::default())?;
+    let ends = channel_ends(graph, &channels);
     for (index, node) in graph.nodes.iter().enumerate() {
         if node.kind == NodeKind::Box
             && let Some(spec) = registry.get(&node.func)
         {
-            box_ports(graph, index, spec, &channels)?;
+            box_ports(graph, index, spec, &channels, &ends[index])?;
         }
     }
     Ok(())
+}
+
+/// Per node, the channels that end at it, each with the end (`In`: the channel arrives,
+/// `Out`: it leaves), in channel order; a channel from a node to itself gives both ends. Made
+/// once, so that joining every node's ports costs the channels once, not once per node.
+fn channel_ends(graph: &NetGraph, channels: &[ChannelPlan]) -> Vec<Vec<(usize, PortMode)>> {
+    let mut ends = vec![Vec::new(); graph.nodes.len()];
+    for (i, c) in channels.iter().enumerate() {
+        ends[c.to].push((i, PortMode::In));
+        ends[c.from].push((i, PortMode::Out));
+    }
+    ends
 }
 
 fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>, RunError> {
@@ -233,6 +250,7 @@ fn box_ports(
     index: usize,
     spec: &BoxSpec,
     channels: &[ChannelPlan],
+    ends: &[(usize, PortMode)],
 ) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
     let node = &graph.nodes[index];
     // A port declared `x(impl)` is `x` in the net and `impl` to the box implementation.
@@ -283,12 +301,8 @@ fn box_ports(
         line: node.line,
     };
     // A feedback loop (an edge from a box to itself) joins one input and one output.
-    let ends = channels.iter().flat_map(|c| {
-        let input = (c.to == index).then_some((c, PortMode::In));
-        let output = (c.from == index).then_some((c, PortMode::Out));
-        input.into_iter().chain(output)
-    });
-    for (channel, end) in ends {
+    for &(c, end) in ends {
+        let channel = &channels[c];
         let (list, port, direction, mode) = match end {
             PortMode::In => (&mut inputs, &channel.to_port, "input", PortMode::In),
             PortMode::Out => (&mut outputs, &channel.from_port, "output", PortMode::Out),
