@@ -201,12 +201,16 @@ fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
     assert_eq!((link.transport, link.curve), (Transport::Shm, false));
     assert_eq!(s.slices[0].graph.nodes[2].func, smx_deploy::slice::SHM_SINK);
     assert_eq!(s.slices[1].graph.nodes[1].func, smx_deploy::slice::SHM_SOURCE);
-    let service = format!("link1_in#1.service={}", link.endpoint);
-    assert!(s.slices[1].sets.contains(&service), "{:?}", s.slices[1].sets);
+    assert!(link.endpoint.starts_with("/dev/shm/smx-t-"), "{}", link.endpoint);
+    // Both ends name the one file; the producer's end makes the ring of the channel's length.
+    let path = format!("link1_in#1.path={}", link.endpoint);
+    assert!(s.slices[1].sets.contains(&path), "{:?}", s.slices[1].sets);
+    let path = format!("link1_out#2.path={}", link.endpoint);
+    assert!(s.slices[0].sets.contains(&path), "{:?}", s.slices[0].sets);
     assert!(
-        s.slices[1].sets.contains(&"link1_in#1.len=4".to_string()),
+        s.slices[0].sets.contains(&"link1_out#2.len=4".to_string()),
         "{:?}",
-        s.slices[1].sets
+        s.slices[0].sets
     );
     // Between hosts it is still ZeroMQ.
     let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\n");

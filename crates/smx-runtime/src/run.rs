@@ -1,4 +1,4 @@
-//! One run from graph to report: decide, start, wait for the end, assemble the report.
+//! One run from graph to report: decide, prepare, start, halt, assemble the report.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
@@ -149,6 +149,53 @@ struct Job {
 pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Report, RunError> {
     let started_at = SystemTime::now();
     let t0 = Instant::now();
+    let decided = decide(graph, registry, opts)?;
+    decided.log();
+    if let Some(message) = resources::shortfall(&decided.plan) {
+        return Err(RunError::Resources(message));
+    }
+    let (ready, wired) = prepare(&decided);
+    let started = start(&decided, ready)?;
+    let ended = halt_all(&decided, started)?;
+    let wall = t0.elapsed().as_secs_f64();
+    log::info!("every thread has ended after {wall:.3} s");
+    let mut report = assemble(
+        &decided.plan,
+        &wired.shared,
+        ended.outcomes,
+        started_at,
+        wall,
+        decided.opts.latency,
+    );
+    report.firewalls = ended.firewalls;
+    halt::mark_stuck(&mut report, &ended.stuck);
+    fold_producer_segments(&mut report, &decided.plan, &wired);
+    let trace_note = decided.opts.trace.as_ref().and_then(trace::Tracer::dropped_warning);
+    for w in decided.notes.into_iter().chain(ended.warnings).chain(trace_note) {
+        // Printed once, in the report's Warnings section (not also as a log line).
+        if !report.warnings.contains(&w) {
+            report.warnings.push(w);
+        }
+    }
+    Ok(report)
+}
+
+/// What the runtime decided for this net on this machine before any thread starts: the plan
+/// with its cores, the options with the time-triggered mode, real-time scheduling and the
+/// firewalls' settings filled in, the executives and chains, and why (`notes`, in the order
+/// the report lists them).
+struct Decided {
+    plan: Plan,
+    opts: RunOptions,
+    /// Per net, the period of the cyclic executive that runs it, if one does.
+    executive: Vec<Option<Duration>>,
+    /// Threads of cyclic executives.
+    executives: usize,
+    chains: Vec<Vec<usize>>,
+    notes: Vec<String>,
+}
+
+fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Decided, RunError> {
     let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode);
     let executive = executive_periods(graph, tt_mode);
     let (realtime, realtime_note) = decide_realtime(graph, opts, &executive);
@@ -189,41 +236,65 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         ),
         note => note,
     };
-    let opts = &decided;
-    // At `RUST_LOG=info` the decisions appear as they are taken, before the threads start (the
-    // report lists them again under its warnings); `debug` adds where each net runs.
-    let decisions = tt_note
-        .iter()
-        .chain(&placed.notes)
-        .chain(&chain_note)
-        .chain(&unpinned_note);
-    for note in decisions.chain(&realtime_note) {
-        log::info!("decided: {note}");
-    }
-    for net in &plan.nets {
-        match executive[net.id] {
-            Some(period) => log::debug!(
-                "net {}: in the cyclic executive of period {period:?}",
-                net.thread_name()
-            ),
-            None => log::debug!(
-                "net {}: core {:?}, real-time priority {:?}",
-                net.thread_name(),
-                net.core,
-                net.priority
-            ),
+    let notes = tt_note
+        .into_iter()
+        .chain(placed.notes)
+        .chain(chain_note)
+        .chain(unpinned_note)
+        .chain(realtime_note)
+        .collect();
+    Ok(Decided {
+        plan,
+        opts: decided,
+        executive,
+        executives,
+        chains,
+        notes,
+    })
+}
+
+impl Decided {
+    /// At `RUST_LOG=info` the decisions appear as they are taken, before the threads start
+    /// (the report lists them again under its warnings); `debug` adds where each net runs.
+    fn log(&self) {
+        for note in &self.notes {
+            log::info!("decided: {note}");
+        }
+        for net in &self.plan.nets {
+            match self.executive[net.id] {
+                Some(period) => log::debug!(
+                    "net {}: in the cyclic executive of period {period:?}",
+                    net.thread_name()
+                ),
+                None => log::debug!(
+                    "net {}: core {:?}, real-time priority {:?}",
+                    net.thread_name(),
+                    net.core,
+                    net.priority
+                ),
+            }
         }
     }
-    if let Some(message) = resources::shortfall(&plan) {
-        return Err(RunError::Resources(message));
-    }
-    let (jobs, wired, tt) = wire(&plan, &executive, opts.wait_spin, opts.latency);
-    let shared = wired.shared;
+}
+
+/// The threads' work, wired and ready to start: single boxes, chains, and the firewall shards
+/// holding the boxes their executives run.
+struct Ready {
+    jobs: Vec<Job>,
+    chain_jobs: Vec<Vec<chain::Member>>,
+    shards: Vec<firewall::Shard>,
+    loops: Vec<Arc<crate::run_state::LoopCounter>>,
+}
+
+/// Wires every channel, hands the executives their boxes, and attaches the live figures.
+fn prepare(decided: &Decided) -> (Ready, Wired) {
+    let (plan, opts, executive) = (&decided.plan, &decided.opts, &decided.executive);
+    let (jobs, wired, tt) = wire(plan, executive, opts.wait_spin, opts.latency);
     let loops: Vec<Arc<crate::run_state::LoopCounter>> = plan.nets.iter().map(|_| Arc::default()).collect();
-    let mut shards = firewall::plan::shards(&plan, tt, opts);
+    let mut shards = firewall::plan::shards(plan, tt, opts);
     opts.progress.attach(
-        counted_channels(&plan, &shared),
-        live_view(&plan, &shared, &wired.producer_side, &loops, &shards),
+        counted_channels(plan, &wired.shared),
+        live_view(plan, &wired.shared, &wired.producer_side, &loops, &shards),
     );
     let (jobs, executive_jobs): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| executive[j.plan.id].is_none());
     for job in executive_jobs {
@@ -247,8 +318,33 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     if let Some(t) = &opts.trace {
         t.mark_origin();
     }
+    let (jobs, chain_jobs) = take_chains(jobs, &decided.chains);
+    let ready = Ready {
+        jobs,
+        chain_jobs,
+        shards,
+        loops,
+    };
+    (ready, wired)
+}
 
-    let (jobs, chain_jobs) = take_chains(jobs, &chains);
+/// The running threads, released through the run state's gate.
+struct Started {
+    state: Arc<RunState>,
+    handles: Vec<(Vec<usize>, halt::NetsHandle)>,
+    firewalls: firewall::RunningFirewall,
+}
+
+/// Starts a thread per box or chain and the firewalls' threads, then opens the gate. A thread
+/// the system refuses stops the start: the threads already made are released to end at once.
+fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
+    let opts = &decided.opts;
+    let Ready {
+        jobs,
+        chain_jobs,
+        shards,
+        loops,
+    } = ready;
     let state = Arc::new(RunState {
         gate: Gate::new(),
         barrier: Barrier::new(jobs.len() + chain_jobs.len() + shards.len()),
@@ -264,6 +360,13 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         .into_iter()
         .map(|job| BoxThread::One(Box::new(job)))
         .chain(chain_jobs.into_iter().map(BoxThread::Chain));
+    let refused = |state: &RunState, handles: Vec<(Vec<usize>, halt::NetsHandle)>, message: String| {
+        state.gate.abort();
+        for (_, handle) in handles {
+            let _ = handle.join();
+        }
+        RunError::ThreadLimit { wanted, message }
+    };
     for work in threads {
         let (ids, name) = (work.ids(), work.name());
         let mine = state.clone();
@@ -274,42 +377,53 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         match spawned {
             Ok(handle) => handles.push((ids, handle)),
             Err(e) => {
-                state.gate.abort();
-                for (_, handle) in handles {
-                    let _ = handle.join();
-                }
-                return Err(RunError::ThreadLimit {
-                    wanted,
-                    message: format!(
-                        "the system refused thread {} of {wanted} ('{name}'): {e}; check `ulimit -u` and \
-                         /proc/sys/kernel/threads-max, or run fewer nets",
-                        handles_len_hint(&name, &plan)
-                    ),
-                });
+                let message = format!(
+                    "the system refused thread {} of {wanted} ('{name}'): {e}; check `ulimit -u` and \
+                     /proc/sys/kernel/threads-max, or run fewer nets",
+                    handles_len_hint(&name, &decided.plan)
+                );
+                return Err(refused(&state, handles, message));
             }
         }
     }
     let firewalls = match firewall::spawn_all(shards, &state) {
         Ok(firewalls) => firewalls,
-        Err(e) => {
-            state.gate.abort();
-            for (_, handle) in handles {
-                let _ = handle.join();
-            }
-            return Err(RunError::ThreadLimit { wanted, message: e });
-        }
+        Err(e) => return Err(refused(&state, handles, e)),
     };
     state.gate.open();
     log::info!(
         "started {} threads for {} nets: {} running a chain of boxes, {} a cyclic executive",
-        wanted + executives,
-        plan.nets.len(),
-        chains.len(),
-        executives
+        wanted + decided.executives,
+        decided.plan.nets.len(),
+        decided.chains.len(),
+        decided.executives
     );
     opts.progress.mark_started();
+    Ok(Started {
+        state,
+        handles,
+        firewalls,
+    })
+}
+
+/// What the threads left when they ended.
+struct Ended {
+    outcomes: Vec<Outcome>,
+    firewalls: Vec<crate::report::FirewallReport>,
+    warnings: Vec<String>,
+    stuck: Vec<usize>,
+}
+
+/// Waits for every thread (ending the run within the stop's bound), and turns a start that
+/// failed in a box's create or init into the error it is.
+fn halt_all(decided: &Decided, started: Started) -> Result<Ended, RunError> {
+    let Started {
+        state,
+        handles,
+        firewalls,
+    } = started;
+    let plan = &decided.plan;
     let joined = halt::join(handles, firewalls, &state, plan.nets.len(), Instant::now());
-    let (firewalls, fw_warnings) = (joined.firewalls, joined.warnings);
     let outcomes: Vec<Outcome> = joined
         .outcomes
         .into_iter()
@@ -321,7 +435,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             })
         })
         .collect();
-    opts.progress.mark_finished();
+    decided.opts.progress.mark_finished();
     if state.start_failed.load(std::sync::atomic::Ordering::SeqCst) {
         let failures = plan
             .nets
@@ -332,11 +446,17 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             .collect();
         return Err(RunError::NotStarted(failures));
     }
-    let wall = t0.elapsed().as_secs_f64();
-    log::info!("every thread has ended after {wall:.3} s");
-    let mut report = assemble(&plan, &shared, outcomes, started_at, wall, opts.latency);
-    report.firewalls = firewalls;
-    halt::mark_stuck(&mut report, &joined.stuck);
+    Ok(Ended {
+        outcomes,
+        firewalls: joined.firewalls,
+        warnings: joined.warnings,
+        stuck: joined.stuck,
+    })
+}
+
+/// A time-triggered channel's row shows its consumer side's length and covers the way from
+/// the producer (see [`merge_producer_segment`]).
+fn fold_producer_segments(report: &mut Report, plan: &Plan, wired: &Wired) {
     for (row, c) in report.channels.iter_mut().zip(&plan.channels) {
         if firewall::plan::is_time_triggered(c) {
             row.len = firewall::plan::consumer_side_len(c);
@@ -346,22 +466,6 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
             merge_producer_segment(row, &producer.counters.final_snapshot(), in_series);
         }
     }
-    let trace_note = opts.trace.as_ref().and_then(trace::Tracer::dropped_warning);
-    for w in tt_note
-        .into_iter()
-        .chain(placed.notes)
-        .chain(chain_note)
-        .chain(unpinned_note)
-        .chain(realtime_note)
-        .chain(fw_warnings)
-        .chain(trace_note)
-    {
-        // Printed once, in the report's Warnings section (not also as a log line).
-        if !report.warnings.contains(&w) {
-            report.warnings.push(w);
-        }
-    }
-    Ok(report)
 }
 
 /// The chains of this run ([`chain::decide`]): none under `--trace`, whose timeline has a row
@@ -632,82 +736,9 @@ fn assemble(
     latency_mode: latency::LatencyMode,
 ) -> Report {
     let mut warnings: Vec<String> = Vec::new();
-    let mut nets = Vec::with_capacity(plan.nets.len());
     let mut samples = Vec::new();
-    for (net, mut outcome) in plan.nets.iter().zip(outcomes) {
-        samples.append(&mut outcome.latency);
-        for w in outcome.warnings {
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-        let wall_time_s = outcome.wall.as_secs_f64();
-        let loop_rate = rate(outcome.loop_count, wall_time_s);
-        if let Some(expected) = net.settings.expected_rate.filter(|r| *r > 0)
-            && outcome.status != Status::Failed
-        {
-            let share = 100.0 * loop_rate / expected as f64;
-            if !(80.0..=120.0).contains(&share) {
-                warnings.push(format!(
-                    "{}: net rate at {share:.0}% of the expected rate ({expected})",
-                    net.thread_name()
-                ));
-            }
-        }
-        nets.push(NetReport {
-            id: net.id,
-            name: net.name.clone(),
-            implementation: net.implementation.clone(),
-            kind: match net.role {
-                Role::Box(_) => "box",
-                Role::Routing => "routing_node",
-            },
-            core: outcome.core,
-            priority: outcome.priority,
-            loop_count: outcome.loop_count,
-            loop_rate,
-            wall_time_s,
-            status: outcome.status,
-            error: outcome.error,
-            unconnected_writes: outcome.unconnected_writes,
-            stats: outcome.stats,
-            ended_at: outcome.ended_at,
-        });
-    }
-    let channels: Vec<ChannelReport> = plan
-        .channels
-        .iter()
-        .map(|c| {
-            let counts = shared[c.id].counters.final_snapshot();
-            ChannelReport {
-                id: c.id,
-                name: c.label.clone(),
-                from: plan.nets[c.from].name.clone(),
-                from_id: c.from,
-                from_port: c.from_port.clone(),
-                to: plan.nets[c.to].name.clone(),
-                to_id: c.to,
-                port: c.to_port.clone(),
-                kind: c.kind.name(),
-                smx_type: c.kind.smx_name(),
-                timing: match c.timing {
-                    smx_graph::Timing::None => "none",
-                    smx_graph::Timing::TimeTriggered => "time_triggered",
-                    smx_graph::Timing::TimeBounded => "time_bounded",
-                },
-                len: c.len,
-                written: counts.written,
-                read: counts.read,
-                overwritten: counts.overwritten,
-                duplicated: counts.duplicated,
-                dropped: counts.dropped,
-                left: counts.left,
-                settled: true,
-                latency_ns: Default::default(),
-            }
-        })
-        .collect();
-    let mut channels = channels;
+    let nets = net_rows(plan, outcomes, &mut samples, &mut warnings);
+    let mut channels = channel_rows(plan, shared);
     let latency = report::latency::assemble(plan, latency_mode, samples, &mut channels);
     if latency.clock_anomalies > 0 {
         warnings.push(format!(
@@ -754,4 +785,92 @@ fn assemble(
         started_at,
         ended_at: SystemTime::now(),
     }
+}
+
+/// A report row per net from its outcome; the outcomes' latency samples go to `samples`, their
+/// warnings (and a rate outside the expected one) to `warnings`.
+fn net_rows(
+    plan: &Plan,
+    outcomes: Vec<Outcome>,
+    samples: &mut Vec<latency::ChannelSamples>,
+    warnings: &mut Vec<String>,
+) -> Vec<NetReport> {
+    let mut nets = Vec::with_capacity(plan.nets.len());
+    for (net, mut outcome) in plan.nets.iter().zip(outcomes) {
+        samples.append(&mut outcome.latency);
+        for w in outcome.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        let wall_time_s = outcome.wall.as_secs_f64();
+        let loop_rate = rate(outcome.loop_count, wall_time_s);
+        if let Some(expected) = net.settings.expected_rate.filter(|r| *r > 0)
+            && outcome.status != Status::Failed
+        {
+            let share = 100.0 * loop_rate / expected as f64;
+            if !(80.0..=120.0).contains(&share) {
+                warnings.push(format!(
+                    "{}: net rate at {share:.0}% of the expected rate ({expected})",
+                    net.thread_name()
+                ));
+            }
+        }
+        nets.push(NetReport {
+            id: net.id,
+            name: net.name.clone(),
+            implementation: net.implementation.clone(),
+            kind: match net.role {
+                Role::Box(_) => "box",
+                Role::Routing => "routing_node",
+            },
+            core: outcome.core,
+            priority: outcome.priority,
+            loop_count: outcome.loop_count,
+            loop_rate,
+            wall_time_s,
+            status: outcome.status,
+            error: outcome.error,
+            unconnected_writes: outcome.unconnected_writes,
+            stats: outcome.stats,
+            ended_at: outcome.ended_at,
+        });
+    }
+    nets
+}
+
+/// A report row per channel from its final counts (latency is added by the latency report).
+fn channel_rows(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<ChannelReport> {
+    plan.channels
+        .iter()
+        .map(|c| {
+            let counts = shared[c.id].counters.final_snapshot();
+            ChannelReport {
+                id: c.id,
+                name: c.label.clone(),
+                from: plan.nets[c.from].name.clone(),
+                from_id: c.from,
+                from_port: c.from_port.clone(),
+                to: plan.nets[c.to].name.clone(),
+                to_id: c.to,
+                port: c.to_port.clone(),
+                kind: c.kind.name(),
+                smx_type: c.kind.smx_name(),
+                timing: match c.timing {
+                    smx_graph::Timing::None => "none",
+                    smx_graph::Timing::TimeTriggered => "time_triggered",
+                    smx_graph::Timing::TimeBounded => "time_bounded",
+                },
+                len: c.len,
+                written: counts.written,
+                read: counts.read,
+                overwritten: counts.overwritten,
+                duplicated: counts.duplicated,
+                dropped: counts.dropped,
+                left: counts.left,
+                settled: true,
+                latency_ns: Default::default(),
+            }
+        })
+        .collect()
 }

@@ -62,6 +62,26 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// The report as text tables.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
+    render_nets(&mut out, report);
+    render_channels(&mut out, report);
+    render_box_figures(&mut out, report);
+    out.push_str(&super::latency::render(&report.latency));
+    out.push_str(&super::firewall::render(&report.firewalls));
+    for (section, rows) in &report.sections {
+        let _ = writeln!(out, "\n{section}");
+        for row in rows {
+            let _ = writeln!(out, "  {}", row.summary.clone().unwrap_or_else(|| pairs(row)));
+        }
+    }
+    let warnings = render_notes(&mut out, report);
+    render_total(&mut out, report, warnings);
+    for line in super::platform::verdicts(report) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+fn render_nets(out: &mut String, report: &Report) {
     let mut nets = Table::new(
         vec![
             "id",
@@ -91,8 +111,10 @@ pub fn render(report: &Report) -> String {
         ]);
     }
     out.push_str("Nets\n");
-    nets.render(&mut out);
+    nets.render(out);
+}
 
+fn render_channels(out: &mut String, report: &Report) {
     let mut channels = Table::new(
         vec![
             "id",
@@ -136,7 +158,7 @@ pub fn render(report: &Report) -> String {
     }
     if !report.channels.is_empty() {
         out.push_str("\nChannels\n");
-        channels.render(&mut out);
+        channels.render(out);
         for c in &report.channels {
             for note in [channel_note(c), unsettled_note(report, c)].into_iter().flatten() {
                 for (i, line) in wrap(&note, 100).iter().enumerate() {
@@ -145,7 +167,10 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
+}
 
+/// The boxes' own figures, for the boxes whose figures have no section of their own.
+fn render_box_figures(out: &mut String, report: &Report) {
     let with_stats: Vec<_> = report
         .nets
         .iter()
@@ -157,14 +182,10 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {}: {}", node(&n.name, n.id), figures_line(n));
         }
     }
-    out.push_str(&super::latency::render(&report.latency));
-    out.push_str(&super::firewall::render(&report.firewalls));
-    for (section, rows) in &report.sections {
-        let _ = writeln!(out, "\n{section}");
-        for row in rows {
-            let _ = writeln!(out, "  {}", row.summary.clone().unwrap_or_else(|| pairs(row)));
-        }
-    }
+}
+
+/// "How it ran" (the runtime's decisions) and "Warnings"; returns how many warnings.
+fn render_notes(out: &mut String, report: &Report) -> usize {
     let (decisions, warnings): (Vec<&String>, Vec<&String>) = report.warnings.iter().partition(|w| is_decision(w));
     if !decisions.is_empty() {
         out.push_str("\nHow it ran (what the runtime chose for this machine; the option in brackets changes it)\n");
@@ -180,6 +201,11 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {w}");
         }
     }
+    warnings.len()
+}
+
+/// The total line, and the line that asks for attention to the warnings.
+fn render_total(out: &mut String, report: &Report, warnings: usize) {
     let _ = write!(
         out,
         "\nTotal: wall time {:.6} s, {} messages, {}status {}",
@@ -197,21 +223,17 @@ pub fn render(report: &Report) -> String {
         let _ = write!(out, " ({stuck} net(s) stuck, their threads left running)");
     }
     out.push('\n');
-    if !warnings.is_empty() {
+    if warnings > 0 {
         let _ = writeln!(
             out,
             "Attention: {} under Warnings above: something did not go as asked",
-            if warnings.len() == 1 {
+            if warnings == 1 {
                 "1 warning".to_string()
             } else {
-                format!("{} warnings", warnings.len())
+                format!("{warnings} warnings")
             }
         );
     }
-    for line in super::platform::verdicts(report) {
-        let _ = writeln!(out, "{line}");
-    }
-    out
 }
 
 /// Whether a runtime note explains a choice made for this machine by an `auto` mode (the
