@@ -101,11 +101,39 @@ pub fn compose(program: &ast::Program, opts: &CompileOptions) -> Compiled {
 /// `ulimit -v`): still deep enough for every net short of tens of thousands of nested operators.
 const FALLBACK_STACK: usize = 64 << 20;
 
+/// Address space a thread needs beyond its stack: its guard page and signal stack, and room
+/// for what the composition allocates.
+const STACK_HEADROOM: u64 = 16 << 20;
+
+/// Bytes of address space left under the soft `RLIMIT_AS` (`ulimit -v`), from `/proc/self`;
+/// `None` where there is no limit or it cannot be read.
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    let limit: u64 = line["Max address space".len()..].split_whitespace().next()?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = size["VmSize:".len()..].split_whitespace().next()?.parse().ok()?;
+    Some(limit.saturating_sub(kib * 1024))
+}
+
 /// Runs `f` on a thread with a big stack; if the system refuses one, on a smaller one; if it
 /// refuses that too, the outcome is an error diagnostic, never a panic.
 fn on_big_stack(f: impl Fn() -> Compiled + Send + Sync) -> Compiled {
     let mut refused = None;
     for stack in [STACK, FALLBACK_STACK] {
+        // Near an address-space limit a thread can be granted its stack and then fail inside the
+        // standard library (its signal stack), which aborts the process: such a stack is not
+        // asked for at all.
+        if let Some(left) = address_space_left()
+            && left < stack as u64 + STACK_HEADROOM
+        {
+            refused = Some(format!(
+                "only {} MiB of address space are left under the limit (ulimit -v)",
+                left >> 20
+            ));
+            continue;
+        }
         let spawned = std::thread::scope(|s| {
             std::thread::Builder::new()
                 .name("smx-compose".into())
@@ -115,10 +143,10 @@ fn on_big_stack(f: impl Fn() -> Compiled + Send + Sync) -> Compiled {
         });
         match spawned {
             Ok(compiled) => return compiled,
-            Err(e) => refused = Some(e),
+            Err(e) => refused = Some(e.to_string()),
         }
     }
-    let why = refused.map_or_else(String::new, |e| e.to_string());
+    let why = refused.unwrap_or_default();
     Compiled {
         graph: NetGraph::default(),
         diagnostics: vec![Diagnostic::error(
