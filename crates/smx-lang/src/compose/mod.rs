@@ -110,7 +110,11 @@ const STACK_HEADROOM: u64 = 16 << 20;
 fn address_space_left() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
-    let limit: u64 = line["Max address space".len()..].split_whitespace().next()?.parse().ok()?;
+    let limit: u64 = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let size = status.lines().find(|l| l.starts_with("VmSize:"))?;
     let kib: u64 = size["VmSize:".len()..].split_whitespace().next()?.parse().ok()?;

@@ -58,14 +58,14 @@ pub enum Command {
     Probe(super::probe::ProbeArgs),
     /// Write each process's slice of a net placed over several processes, and how to start it
     #[cfg(feature = "zmq")]
-    Split(super::deploy::SplitArgs),
+    Split(SplitArgs),
     /// Work with reports: `report merge` makes one report of the slices' reports of a split net
     #[cfg(feature = "zmq")]
-    Report(super::deploy::ReportArgs),
+    Report(ReportArgs),
     /// Run one slice of a net placed over several processes (started by smxrun itself)
     #[cfg(feature = "zmq")]
     #[command(name = "__slice", hide = true)]
-    Slice(super::deploy::SliceArgs),
+    Slice(SliceArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -405,4 +405,66 @@ mod tests {
         assert!(parse(&["net.smx", "--report", "xml"]).is_err());
         assert!(parse(&["graph", "net.smx", "--format", "png"]).is_err());
     }
+}
+
+/// `smxrun __slice`: runs one slice. Under a supervisor the job comes on stdin, whose end
+/// stops the slice, and the report goes back on stdout; with `--job FILE` (what `split`
+/// writes) the job comes from the file and the report goes to `--report FILE`.
+#[derive(Debug, Clone, Args)]
+pub struct SliceArgs {
+    /// The job file `smxrun split` wrote (default: the job on stdin, from a supervisor)
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// Where the slice's JSON report goes with --job (default: stdout)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+/// `smxrun split NET --config FILE -o DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct SplitArgs {
+    /// The net: a .smx file or a .json graph
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The configuration that places its nets ([process.NAME] tables, `process` keys)
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Set a key of an instance or implementation (repeatable; beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Set `count` of every box that has one
+    #[arg(short = 'n', long, value_name = "N")]
+    pub iterations: Option<u64>,
+    /// The directory to write into (created; mode 0700, as it holds the links' secret keys)
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// C box libraries (repeatable)
+    #[arg(long = "boxes", value_name = "LIB")]
+    pub boxes: Vec<PathBuf>,
+}
+
+/// `smxrun report merge A.json B.json ...`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    pub command: ReportCommand,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ReportCommand {
+    /// Merge the reports of a split net's slices into one report of the whole net
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The slices' JSON reports
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Report format: text or json
+    #[arg(long, value_name = "text|json", default_value = "text")]
+    pub format: ReportFormat,
+    /// Write the report here instead of stdout
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }

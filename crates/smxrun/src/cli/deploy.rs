@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::{Args, Parser};
+use clap::Parser;
 use smx_deploy::protocol::{self, Job};
 use smx_deploy::{Deployment, Processes, merge, supervise};
 use smx_graph::NetGraph;
 use smx_runtime::Registry;
 use smx_runtime::config::NetSettings;
 
-use super::args::{ReportFormat, RunArgs};
+use super::args::{ReportArgs, ReportCommand, ReportFormat, RunArgs, SliceArgs, SplitArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 
@@ -144,20 +144,11 @@ pub fn run(
     })
 }
 
-/// `smxrun __slice`: runs one slice. Under a supervisor the job comes on stdin, whose end
-/// stops the slice, and the report goes back on stdout; with `--job FILE` (what `split`
-/// writes) the job comes from the file and the report goes to `--report FILE`.
-#[derive(Debug, Clone, Args)]
-pub struct SliceArgs {
-    /// The job file `smxrun split` wrote (default: the job on stdin, from a supervisor)
-    #[arg(long, value_name = "FILE")]
-    pub job: Option<PathBuf>,
-    /// Where the slice's JSON report goes with --job (default: stdout)
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-}
+/// How a slice runs its net: the command line's `run`, handed in, so that this module does not
+/// reach back into the one that calls it.
+pub type RunNet = fn(&RunArgs, &Registry) -> Result<i32, CliError>;
 
-pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError> {
+pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
     let job = match &args.job {
         Some(path) => {
@@ -202,7 +193,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry) -> Result<i32, CliError>
         Some(super::args::Command::Run(a)) => a,
         _ => cli.run,
     };
-    let code = match super::run::run(&run_args, registry) {
+    let code = match run_net(&run_args, registry) {
         Ok(code) => code,
         Err(e) => {
             crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
@@ -244,29 +235,6 @@ fn stop_at_end_of_stdin() {
                 libc::kill(libc::getpid(), libc::SIGTERM);
             }
         });
-}
-
-/// `smxrun split NET --config FILE -o DIR`.
-#[derive(Debug, Clone, Args)]
-pub struct SplitArgs {
-    /// The net: a .smx file or a .json graph
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// The configuration that places its nets ([process.NAME] tables, `process` keys)
-    #[arg(long, value_name = "FILE")]
-    pub config: PathBuf,
-    /// Set a key of an instance or implementation (repeatable; beats --config)
-    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
-    pub sets: Vec<String>,
-    /// Set `count` of every box that has one
-    #[arg(short = 'n', long, value_name = "N")]
-    pub iterations: Option<u64>,
-    /// The directory to write into (created; mode 0700, as it holds the links' secret keys)
-    #[arg(short = 'o', long, value_name = "DIR")]
-    pub output: PathBuf,
-    /// C box libraries (repeatable)
-    #[arg(long = "boxes", value_name = "LIB")]
-    pub boxes: Vec<PathBuf>,
 }
 
 /// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
@@ -370,32 +338,6 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
-}
-
-/// `smxrun report merge A.json B.json ...`.
-#[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
-    #[command(subcommand)]
-    pub command: ReportCommand,
-}
-
-#[derive(Debug, Clone, clap::Subcommand)]
-pub enum ReportCommand {
-    /// Merge the reports of a split net's slices into one report of the whole net
-    Merge(MergeArgs),
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct MergeArgs {
-    /// The slices' JSON reports
-    #[arg(required = true, value_name = "REPORT")]
-    pub reports: Vec<PathBuf>,
-    /// Report format: text or json
-    #[arg(long, value_name = "text|json", default_value = "text")]
-    pub format: ReportFormat,
-    /// Write the report here instead of stdout
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
 }
 
 pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
