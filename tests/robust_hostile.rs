@@ -685,3 +685,54 @@ fn duplicates_are_booked_not_passed_on_and_never_ok() {
     assert!(problems(src).contains("duplicate"), "{src}");
     assert_balanced(src);
 }
+
+/// A peer that floods a PUB/SUB sink with subscriptions cannot make it hold them all: at most
+/// `MAX_SUBSCRIPTIONS` are applied, the rest are counted and make the row `suspect`, and a
+/// stop afterwards still ends the run with the sink's row in the report.
+#[test]
+fn a_flood_of_subscriptions_is_bounded_and_counted() {
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_zmq", &[("data", true)]);
+    net.connect(src, "data", snk, "data");
+    let graph = net.build();
+    let registry = smxrun::builtin_registry();
+    let endpoint = free_tcp_endpoint();
+    let mut layers = ConfigLayers::new();
+    for set in [
+        format!("Snk.endpoint={endpoint}"),
+        "Snk.pattern=pubsub".into(),
+        "Snk.linger=0".into(),
+        "Src.count=0".into(),
+    ] {
+        layers.add_set(&set).unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let opts = RunOptions {
+        settings: layers.resolve(&graph, &registry).unwrap(),
+        stop: stop.clone(),
+        ..RunOptions::default()
+    };
+    let flood = smx_zmq::sender::MAX_SUBSCRIPTIONS + 30_000;
+    let peer = std::thread::spawn(move || {
+        let ctx = zmq::Context::new();
+        let xsub = ctx.socket(zmq::XSUB).unwrap();
+        xsub.set_sndhwm(0).unwrap();
+        xsub.connect(&endpoint).unwrap();
+        for i in 0..flood {
+            let mut frame = vec![1u8];
+            frame.extend_from_slice(&i.to_le_bytes());
+            xsub.send(frame, 0).unwrap();
+        }
+        // Long enough for the sink to read them while it runs, then the stop.
+        std::thread::sleep(Duration::from_secs(2));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let report = run(&graph, &registry, &opts).unwrap();
+    peer.join().unwrap();
+    let row = &row(&report, "Snk");
+    assert!(n(row, "subscriptions") <= smx_zmq::sender::MAX_SUBSCRIPTIONS, "{row}");
+    assert!(n(row, "refused_subscriptions") > 0, "{row}");
+    assert_eq!(row["verdict"], "suspect", "{row}");
+    assert!(problems(row).contains("subscription(s) refused"), "{row}");
+}

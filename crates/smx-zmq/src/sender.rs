@@ -27,6 +27,14 @@ const SLICE_MS: i32 = 100;
 pub const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// Figures of a sink.
+/// The most subscriptions a pubsub sink keeps in force at once: an smx source subscribes to
+/// the control topic and its data topics, a few per receiver; this leaves room for thousands of
+/// receivers and bounds what one peer can make the sink hold.
+pub const MAX_SUBSCRIPTIONS: u64 = 65_536;
+
+/// The longest topic a subscription may name, in bytes.
+pub const MAX_TOPIC: usize = 1024;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SinkStats {
     /// Messages the sink sent (numbered, announced in the marker), dropped ones included.
@@ -40,6 +48,11 @@ pub struct SinkStats {
     pub dropped_timeout: u64,
     /// Receivers that subscribed (pubsub).
     pub subscribers: u64,
+    /// Subscriptions in force (pubsub): applied and not withdrawn.
+    pub subscriptions: u64,
+    /// Subscriptions not applied: beyond [`MAX_SUBSCRIPTIONS`], or a topic over [`MAX_TOPIC`]
+    /// bytes (pubsub). An smx source makes a few; many more come from a peer that is not one.
+    pub refused_subscriptions: u64,
     /// Most receivers connected at once (pipeline: ZeroMQ gives each message to one of them).
     pub receivers: u64,
     /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
@@ -124,6 +137,7 @@ impl Sender {
             s.set_sndtimeo(SLICE_MS)?;
             if pattern == Pattern::PubSub {
                 s.set_xpub_verbose(true)?;
+                socket::set_xpub_manual(s)?;
                 socket::set_xpub_nodrop(s)?;
                 s.set_rcvtimeo(0)?;
             }
@@ -203,16 +217,40 @@ impl Sender {
         &self.settings
     }
 
-    /// Reads pending subscription messages of an XPUB socket (non-blocking).
-    fn poll_subscriptions(&mut self) {
+    /// Reads pending subscription messages of an XPUB socket (non-blocking) and applies the
+    /// ones it accepts. libzmq keeps them in an unbounded queue until read, and (without
+    /// `ZMQ_XPUB_MANUAL`) every one in its subscription tree: a peer sending millions of
+    /// subscriptions would grow both without end. So they are read here (also while the sink
+    /// is idle), and at most [`MAX_SUBSCRIPTIONS`] of at most [`MAX_TOPIC`] bytes are applied;
+    /// the rest are counted as refused, which makes the row `suspect`.
+    pub fn poll_subscriptions(&mut self) {
         let Some(sock) = &self.socket else { return };
         if self.settings.common.pattern != Pattern::PubSub {
             return;
         }
         while let Ok(bytes) = sock.socket.recv_bytes(zmq::DONTWAIT) {
-            self.stats.subscribed |= bytes.first() == Some(&1);
-            if bytes.first() == Some(&1) && &bytes[1..] == CONTROL_TOPIC {
-                self.stats.subscribers += 1;
+            let (subscribe, topic) = match bytes.split_first() {
+                Some((1, topic)) => (true, topic),
+                Some((0, topic)) => (false, topic),
+                _ => continue,
+            };
+            if !subscribe {
+                // An unsubscription of a topic this sink never applied changes nothing.
+                if sock.socket.set_unsubscribe(topic).is_ok() {
+                    self.stats.subscriptions = self.stats.subscriptions.saturating_sub(1);
+                }
+                continue;
+            }
+            if topic.len() > MAX_TOPIC || self.stats.subscriptions >= MAX_SUBSCRIPTIONS {
+                self.stats.refused_subscriptions += 1;
+                continue;
+            }
+            if sock.socket.set_subscribe(topic).is_ok() {
+                self.stats.subscriptions += 1;
+                self.stats.subscribed = true;
+                if topic == CONTROL_TOPIC {
+                    self.stats.subscribers += 1;
+                }
             }
         }
     }

@@ -178,6 +178,7 @@ impl BoxImpl for ZmqSink {
         let Some(sender) = self.sender.as_mut() else {
             return Ok(Flow::Return);
         };
+        sender.poll_subscriptions();
         let stop = &self.stop;
         let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
         if sender.flush(&stopped)? == Sent::GaveUp {
@@ -298,6 +299,8 @@ impl ZmqSink {
             .with("dropped_hwm", s.dropped_hwm)
             .with("dropped_timeout", s.dropped_timeout)
             .with("subscribers", s.subscribers)
+            .with("subscriptions", s.subscriptions)
+            .with("refused_subscriptions", s.refused_subscriptions)
             .with("receivers", s.receivers)
             .with("markers", s.markers)
             .with("timeouts", s.timeouts)
@@ -385,6 +388,18 @@ impl ZmqSink {
             f.add(
                 Verdict::Incomplete,
                 "stopped: the stream ended before its input did, and what ZeroMQ had accepted but no receiver had taken at the stop is delivered nowhere (the receivers' rows count what arrived)",
+            );
+        }
+        if s.refused_subscriptions > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} subscription(s) refused: more than {} in force, or a topic over {} bytes; an smx \
+                     source makes a few, so a peer that is not one sent them",
+                    s.refused_subscriptions,
+                    crate::sender::MAX_SUBSCRIPTIONS,
+                    crate::sender::MAX_TOPIC
+                ),
             );
         }
         if s.refused > 0 {

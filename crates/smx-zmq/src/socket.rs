@@ -314,6 +314,13 @@ fn set_int_option(socket: &mut zmq::Socket, option: u32, value: libc::c_int) -> 
     }
 }
 
+/// Sets `ZMQ_XPUB_MANUAL`, which the `zmq` crate does not expose: libzmq then keeps no
+/// subscription by itself; the sink reads each one and applies, with `ZMQ_SUBSCRIBE`, only
+/// those it accepts (see `Sender::poll_subscriptions`).
+pub fn set_xpub_manual(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
+    set_int_option(socket, zmq_sys::ZMQ_XPUB_MANUAL, 1)
+}
+
 /// Sets `ZMQ_XPUB_NODROP`, which the `zmq` crate does not expose: a full subscriber queue then
 /// makes a send fail with `EAGAIN` (which the sink counts) instead of dropping silently.
 pub fn set_xpub_nodrop(socket: &mut zmq::Socket) -> Result<(), zmq::Error> {
