@@ -105,13 +105,13 @@ impl ChannelKind {
 /// State both ends and the onlookers (progress line, report) see: the counters and who has
 /// ended. The queue itself is in the ends.
 #[derive(Debug, Default)]
-pub struct Shared {
+pub struct ChannelState {
     pub counters: Counters,
     producer_done: CachePadded<AtomicBool>,
     consumer_done: CachePadded<AtomicBool>,
 }
 
-impl Shared {
+impl ChannelState {
     pub fn producer_ended(&self) -> bool {
         self.producer_done.load(Ordering::Acquire)
     }
@@ -124,7 +124,7 @@ impl Shared {
 /// Creates a channel of `kind` holding up to `len` messages (at least 1).
 pub fn channel<T: Clone>(kind: ChannelKind, len: usize) -> (Writer<T>, Reader<T>) {
     let (tx, rx) = smx_spsc::channel(len.max(1), kind.queue_kind());
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(ChannelState::default());
     (Writer::new(tx, shared.clone()), Reader::new(rx, kind, shared))
 }
 

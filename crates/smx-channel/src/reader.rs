@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use smx_spsc::{Consumer, TryPopError};
 
-use super::{ChannelKind, Shared, latest};
+use super::{ChannelKind, ChannelState, latest};
 
 /// What a non-blocking take found.
 #[derive(Debug)]
@@ -25,11 +25,11 @@ pub struct Reader<T> {
     /// `Some(last value)` on a decoupled consumer side.
     latest: Option<Option<T>>,
     kind: ChannelKind,
-    shared: Arc<Shared>,
+    shared: Arc<ChannelState>,
 }
 
 impl<T: Clone> Reader<T> {
-    pub(crate) fn new(rx: Consumer<T>, kind: ChannelKind, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(rx: Consumer<T>, kind: ChannelKind, shared: Arc<ChannelState>) -> Self {
         Reader {
             rx: Some(rx),
             latest: kind.consumer_decoupled().then_some(None),
@@ -208,7 +208,7 @@ impl<T: Clone> Reader<T> {
         self.rx.as_ref().is_none_or(|rx| rx.ended())
     }
 
-    pub fn shared(&self) -> &Arc<Shared> {
+    pub fn shared(&self) -> &Arc<ChannelState> {
         &self.shared
     }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use smx_spsc::{Producer, TryPushError};
 
-use super::{Closed, Shared};
+use super::{ChannelState, Closed};
 use crate::counters::ProducerCounts;
 
 /// Books a push's outcome: a message it pushed out of a full decoupled channel as overwritten,
@@ -44,11 +44,11 @@ pub enum Refused {
 #[repr(align(128))]
 pub struct Writer<T> {
     tx: Option<Producer<T>>,
-    shared: Arc<Shared>,
+    shared: Arc<ChannelState>,
 }
 
 impl<T> Writer<T> {
-    pub(crate) fn new(tx: Producer<T>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(tx: Producer<T>, shared: Arc<ChannelState>) -> Self {
         Writer { tx: Some(tx), shared }
     }
 
@@ -189,7 +189,7 @@ impl<T> Writer<T> {
         }
     }
 
-    pub fn shared(&self) -> &Arc<Shared> {
+    pub fn shared(&self) -> &Arc<ChannelState> {
         &self.shared
     }
 

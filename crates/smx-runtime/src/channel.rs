@@ -3,7 +3,7 @@
 use smx_box::Message;
 
 pub use smx_channel::{
-    ChannelKind, Closed, CountSnapshot, Counters, DEFAULT_SPIN, Halt, Poll, Refused, Shared, share_core, wait_any,
+    ChannelKind, ChannelState, Closed, CountSnapshot, Counters, DEFAULT_SPIN, Halt, Poll, Refused, share_core, wait_any,
 };
 
 pub type Reader = smx_channel::Reader<Message>;

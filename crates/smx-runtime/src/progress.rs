@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::channel::Shared;
+use crate::channel::ChannelState;
 use crate::run_state::{LoopCounter, ShardLive};
 
 /// One net as the sampler sees it.
@@ -33,8 +33,8 @@ pub(crate) struct LiveChannel {
     pub to: String,
     pub len: usize,
     /// The producer segment and its length (time-triggered channels only).
-    pub producer: Option<(Arc<Shared>, usize)>,
-    pub consumer: Arc<Shared>,
+    pub producer: Option<(Arc<ChannelState>, usize)>,
+    pub consumer: Arc<ChannelState>,
 }
 
 #[derive(Debug, Default)]
@@ -46,7 +46,7 @@ pub(crate) struct Live {
 
 #[derive(Debug, Default)]
 struct Inner {
-    counted: OnceLock<Vec<Arc<Shared>>>,
+    counted: OnceLock<Vec<Arc<ChannelState>>>,
     live: OnceLock<Live>,
     started: OnceLock<Instant>,
     finished: AtomicBool,
@@ -108,7 +108,7 @@ pub struct Snapshot {
 /// Messages in a channel of length `len` now. A producer counts a write before it waits for
 /// room, and the counters are read one after the other while both ends run, so the raw
 /// difference can be one over the length or below zero: it is clamped.
-fn fill(shared: &Shared, len: usize) -> u64 {
+fn fill(shared: &ChannelState, len: usize) -> u64 {
     let c = shared.counters.snapshot();
     c.written
         .saturating_sub(c.read + c.overwritten + c.dropped + c.left)
@@ -185,7 +185,7 @@ impl Progress {
         })
     }
 
-    pub(crate) fn attach(&self, counted: Vec<Arc<Shared>>, live: Live) {
+    pub(crate) fn attach(&self, counted: Vec<Arc<ChannelState>>, live: Live) {
         let _ = self.0.counted.set(counted);
         let _ = self.0.live.set(live);
     }

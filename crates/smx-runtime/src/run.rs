@@ -12,7 +12,7 @@ use crate::run_state::{Gate, Outcome, RunState};
 use crate::{
     chain, channel, firewall, halt, io, latency, net, placement, plan, progress, report, resources, routing, trace,
 };
-use channel::{Reader, Shared, Writer};
+use channel::{ChannelState, Reader, Writer};
 use io::{InputSlot, OutputSlot, PortSet};
 use plan::{Plan, Role};
 use smx_graph::NetGraph;
@@ -567,8 +567,8 @@ fn handles_len_hint(name: &str, plan: &Plan) -> usize {
 /// Channel counters for the report: the consumer end of every channel and, for a
 /// time-triggered channel, also the producer end (the producer→firewall segment).
 struct Wired {
-    shared: Vec<Arc<Shared>>,
-    producer_side: Vec<Option<Arc<Shared>>>,
+    shared: Vec<Arc<ChannelState>>,
+    producer_side: Vec<Option<Arc<ChannelState>>>,
 }
 
 fn wire(
@@ -639,8 +639,8 @@ fn wire(
 /// segments of a time-triggered one), every firewall thread's tick and miss counts.
 fn live_view(
     plan: &Plan,
-    shared: &[Arc<Shared>],
-    producer_side: &[Option<Arc<Shared>>],
+    shared: &[Arc<ChannelState>],
+    producer_side: &[Option<Arc<ChannelState>>],
     loops: &[Arc<crate::run_state::LoopCounter>],
     shards: &[firewall::Shard],
 ) -> progress::Live {
@@ -690,13 +690,13 @@ fn sinks(plan: &Plan) -> Vec<bool> {
 /// a connected output that is not a bridge out of the net, such as a ZeroMQ sink, unless every
 /// sink is one) its first connected input in port order, so that a sink reading data and topic
 /// in pairs counts each pair once; all channels when there is no sink.
-fn counted_channels(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<Arc<Shared>> {
+fn counted_channels(plan: &Plan, shared: &[Arc<ChannelState>]) -> Vec<Arc<ChannelState>> {
     let sink = sinks(plan);
     let is_sink = |net: usize| sink[net];
     let bridge = |n: &plan::NetPlan| matches!(&n.role, Role::Box(spec) if spec.bridge);
     let sinks: Vec<&plan::NetPlan> = plan.nets.iter().filter(|n| is_sink(n.id)).collect();
     let only_bridges = sinks.iter().all(|n| bridge(n));
-    let into_sinks: Vec<Arc<Shared>> = sinks
+    let into_sinks: Vec<Arc<ChannelState>> = sinks
         .into_iter()
         .filter(|n| only_bridges || !bridge(n))
         .filter_map(|n| n.inputs.iter().find_map(|p| p.channel))
@@ -729,7 +729,7 @@ fn merge_producer_segment(row: &mut crate::report::ChannelReport, producer: &cha
 
 fn assemble(
     plan: &Plan,
-    shared: &[Arc<Shared>],
+    shared: &[Arc<ChannelState>],
     outcomes: Vec<Outcome>,
     started_at: SystemTime,
     wall: f64,
@@ -840,7 +840,7 @@ fn net_rows(
 }
 
 /// A report row per channel from its final counts (latency is added by the latency report).
-fn channel_rows(plan: &Plan, shared: &[Arc<Shared>]) -> Vec<ChannelReport> {
+fn channel_rows(plan: &Plan, shared: &[Arc<ChannelState>]) -> Vec<ChannelReport> {
     plan.channels
         .iter()
         .map(|c| {

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use crate::channel::{Poll, Reader, Shared, Writer};
+use crate::channel::{ChannelState, Poll, Reader, Writer};
 use crate::latency::Samples;
 use smx_box::Message;
 
@@ -28,7 +28,7 @@ pub struct Pair {
     input: Reader,
     output: Writer,
     /// The output's counters, kept apart so that reading them does not borrow `output`.
-    output_shared: Arc<Shared>,
+    output_shared: Arc<ChannelState>,
     held: Option<Message>,
     /// The producer runs in the pass of the executive that serves this pair.
     producer_in_pass: bool,
