@@ -35,6 +35,9 @@ pub const MAX_SUBSCRIPTIONS: u64 = 65_536;
 /// The longest topic a subscription may name, in bytes.
 pub const MAX_TOPIC: usize = 1024;
 
+/// Subscription messages read per poll: a few milliseconds' work at most.
+const SUBSCRIPTIONS_PER_POLL: usize = 4096;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SinkStats {
     /// Messages the sink sent (numbered, announced in the marker), dropped ones included.
@@ -228,7 +231,11 @@ impl Sender {
         if self.settings.common.pattern != Pattern::PubSub {
             return;
         }
-        while let Ok(bytes) = sock.socket.recv_bytes(zmq::DONTWAIT) {
+        // A batch at a time, so that a flood never keeps the sink from its loop (and its stop).
+        for _ in 0..SUBSCRIPTIONS_PER_POLL {
+            let Ok(bytes) = sock.socket.recv_bytes(zmq::DONTWAIT) else {
+                break;
+            };
             let (subscribe, topic) = match bytes.split_first() {
                 Some((1, topic)) => (true, topic),
                 Some((0, topic)) => (false, topic),
