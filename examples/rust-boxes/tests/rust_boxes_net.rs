@@ -16,10 +16,9 @@ Print = box smx_snk_dump( in events(data) )
 connect Read.Smooth.Detect.Print
 ";
 
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("smx-example-boxes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own for one run's files, removed when dropped.
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("smx-example-boxes-").tempdir().unwrap()
 }
 
 fn run(args: &[&str]) -> (std::process::Output, serde_json::Value) {
@@ -27,7 +26,8 @@ fn run(args: &[&str]) -> (std::process::Output, serde_json::Value) {
 }
 
 fn run_net(net: &str, args: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let report = scratch().join(format!("report-{}-{}.json", args.len(), net.len()));
+    let dir = scratch();
+    let report = dir.path().join("report.json");
     let out = Command::new(env!("CARGO_BIN_EXE_smx-example-boxes"))
         .current_dir(repo())
         .arg(net)
@@ -53,7 +53,8 @@ fn net_row<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
 
 #[test]
 fn every_row_reaches_the_detector_and_each_crossing_is_printed_once() {
-    let net = scratch().join("free_running.smx");
+    let dir = scratch();
+    let net = dir.path().join("free_running.smx");
     std::fs::write(&net, FREE_RUNNING).unwrap();
     let (out, report) = run_net(net.to_str().unwrap(), &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
