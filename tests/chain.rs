@@ -46,7 +46,24 @@ fn registry() -> Registry {
         .outputs(&[PortSpec::new("a"), PortSpec::new("b")])
         .chainable()
         .create(split);
+    fn burst(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Burst {
+            left: config.int("count")?,
+        }))
+    }
+    const BURST_KEYS: &[ConfigKey] = &[ConfigKey::int("count").default_value("1000")];
+    const BURST: BoxSpec = BoxSpec::named("burst")
+        .outputs(&[PortSpec::new("data")])
+        .config(BURST_KEYS)
+        .writes_in_batches()
+        .create(burst);
+    const TRICKLE: BoxSpec = BoxSpec::named("trickle")
+        .outputs(&[PortSpec::new("data")])
+        .config(BURST_KEYS)
+        .create(burst);
     let mut registry = smxrun::builtin_registry();
+    registry.register(BURST);
+    registry.register(TRICKLE);
     registry.register(SPLIT);
     registry.register(FAULTY);
     registry.register(GREEDY);
@@ -69,6 +86,26 @@ impl BoxImpl for Faulty {
         }
         if let Some(msg) = io.read(InPort(0)) {
             let _ = io.write(OutPort(0), msg);
+        }
+        Ok(Flow::Return)
+    }
+}
+
+/// A source that writes its messages 100 per step, as a link's source writes what arrived.
+struct Burst {
+    left: u64,
+}
+
+impl BoxImpl for Burst {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        for _ in 0..100 {
+            if self.left == 0 {
+                return Ok(Flow::End);
+            }
+            self.left -= 1;
+            if io.write(OutPort(0), smx_box::Message::new(self.left, 1, &[])).is_err() {
+                return Ok(Flow::End);
+            }
         }
         Ok(Flow::Return)
     }
@@ -437,4 +474,31 @@ fn a_head_that_computes_for_longer_than_a_clock_tick_has_its_follower_run_after_
     assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
     assert_eq!(report.net("Lag").unwrap().stats.u64("received"), Some(8));
     assert_eq!(most_ahead, 0, "each message was read before the head's next step");
+}
+
+/// Over a channel long enough for threads of one core to take turns, a follower chains behind
+/// a head whose step writes all it has at hand, and behind no other head that may wait.
+#[test]
+fn a_head_that_writes_in_batches_chains_over_a_long_channel() {
+    let registry = registry();
+    for (head, chained) in [("burst", true), ("trickle", false)] {
+        let mut net = NetBuilder::new();
+        let src = net.add_box("Head", head, &[("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        let link = Link {
+            len: Some(64),
+            ..Link::default()
+        };
+        net.connect_with(src, "data", snk, "data", link);
+        let graph = net.build();
+        let report = run(&graph, &registry, &one_core(&graph, &registry, 5_000, ChainMode::Auto)).unwrap();
+        let note = chaining_note(&report);
+        assert_eq!(note.is_some(), chained, "{head}: {:?}", report.warnings);
+        if chained {
+            assert!(note.unwrap().contains("Head#0 -> Snk#1"), "{note:?}");
+        }
+        assert_eq!(report.status, Status::Ok, "{head}");
+        assert_balanced(&report);
+        assert_eq!(report.channels[0].read, 5_000, "{head}");
+    }
 }

@@ -200,7 +200,12 @@ fn boxes_lists_the_builtins_and_details_one() {
     let fwd = text(&smxrun(&["boxes", "smx_fwd"]).stdout);
     assert!(fwd.contains("  chainable ") && fwd.contains("  never waits "), "{fwd}");
     let zmq_source = text(&smxrun(&["boxes", "smx_src_zmq"]).stdout);
-    assert!(!zmq_source.contains("Threading:"), "{zmq_source}");
+    assert!(
+        zmq_source.contains("\nThreading:\n  batches ")
+            && !zmq_source.contains("chainable")
+            && !zmq_source.contains("never waits"),
+        "{zmq_source}"
+    );
     let out = smxrun(&["boxes", "smx_nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("smx_src_rand"), "known boxes are listed");

@@ -144,6 +144,8 @@ fn receiver(timeout: Duration, senders: u64) -> Receiver {
             bind: true,
             hwm: 1000,
             timeout,
+            heartbeat: Duration::ZERO,
+            watch: None,
             linger: Duration::ZERO,
             max_message: 1 << 20,
             curve: None,

@@ -198,6 +198,9 @@ pub struct BoxSpec {
     pub chainable: bool,
     /// The step never waits, on an input or outside the net ([`SpecBuilder::never_waits`]).
     pub never_waits: bool,
+    /// Each step writes everything already at hand before it may wait again
+    /// ([`SpecBuilder::writes_in_batches`]).
+    pub writes_in_batches: bool,
     pub factory: Factory,
 }
 
@@ -218,6 +221,7 @@ pub struct SpecBuilder {
     file_descriptors: u32,
     chainable: bool,
     never_waits: bool,
+    writes_in_batches: bool,
 }
 
 impl BoxSpec {
@@ -237,6 +241,7 @@ impl BoxSpec {
             file_descriptors: 0,
             chainable: false,
             never_waits: false,
+            writes_in_batches: false,
         }
     }
 
@@ -390,6 +395,18 @@ impl SpecBuilder {
         }
     }
 
+    /// A step may wait (for the first message from outside the net: a socket, a ring in
+    /// shared memory), but then writes every message already at hand, up to a batch, before it
+    /// may wait again. A runtime may then chain a box behind it over a long channel as behind a
+    /// box that never waits: the boxes behind take what it wrote a channelful at a time, where
+    /// behind a box that writes one message per wait they would take one at a time.
+    pub const fn writes_in_batches(self) -> Self {
+        SpecBuilder {
+            writes_in_batches: true,
+            ..self
+        }
+    }
+
     /// Finishes the spec with a plain constructor function (usable in a `const`).
     pub const fn create(self, create: Constructor) -> BoxSpec {
         self.finish(Factory::Fn(create))
@@ -415,6 +432,7 @@ impl SpecBuilder {
             file_descriptors: self.file_descriptors,
             chainable: self.chainable,
             never_waits: self.never_waits,
+            writes_in_batches: self.writes_in_batches,
             factory,
         }
     }

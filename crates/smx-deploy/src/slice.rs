@@ -185,8 +185,9 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
+        // Two ports per link: the messages', and the watch connection's beside it.
         let port = to.port.saturating_add(*ports_used);
-        *ports_used += 1;
+        *ports_used = ports_used.saturating_add(2);
         let host = if host.contains(':') {
             format!("[{host}]")
         } else {
@@ -206,6 +207,26 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         source_label: format!("link{}_in", edge.id),
     }
 }
+
+/// The endpoint of the watch connection of a link at `endpoint`: over tcp the port after its
+/// own, over ipc a path beside its own.
+fn watch_endpoint(endpoint: &str) -> Result<String, String> {
+    if endpoint.starts_with("ipc://") {
+        return Ok(format!("{endpoint}-watch"));
+    }
+    let (host, port) = endpoint
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
+        .ok_or_else(|| format!("a link endpoint without a port: {endpoint}"))?;
+    let next = port
+        .checked_add(1)
+        .ok_or_else(|| format!("{endpoint}: no port left after {port} for the link's watch connection"))?;
+    Ok(format!("{host}:{next}"))
+}
+
+/// The ZeroMQ heartbeat of a link between hosts: a peer silent for three of them is cut, and
+/// each end gives up one more later, so a lost host ends the run within two seconds.
+pub const LINK_HEARTBEAT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The configuration of the two link boxes as `key=value`, CURVE keys made here.
 fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
@@ -231,6 +252,15 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
         "bind=true".to_string(),
         "senders=1".to_string(),
     ];
+    // A host that drops off the network answers nothing, not even a close: heartbeats find it,
+    // so that both ends of the link give up within about a second (see `LINK_HEARTBEAT`). They
+    // run on a connection of their own beside the messages' (the next port), where a consumer
+    // that holds back its producer for a while is never taken for a lost one.
+    let watch = watch_endpoint(&link.endpoint)?;
+    for side in [&mut sink, &mut source] {
+        side.push(format!("heartbeat={}ms", LINK_HEARTBEAT.as_millis()));
+        side.push(format!("watch={watch}"));
+    }
     // A coupled channel holds back its producer when full: the link's queues are kept to the
     // channel's length on both sides, so the producer is held back after a bounded number more.
     if !edge.dsrc {

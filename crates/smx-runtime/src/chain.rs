@@ -11,10 +11,11 @@
 //!     of its own, `A` has nothing else to do, as on a thread of its own;
 //!   - those channels are plain coupled ones shorter than [`CHAIN_MAX_LEN`]; if one is
 //!     [`crate::placement::GROUP_MIN_LEN`] long or longer, `A`'s spec must also say that its
-//!     step never waits ([`smx_box::SpecBuilder::never_waits`]): such a head runs ahead and its
-//!     follower takes a channelful at a time, while behind a head that may wait the follower
-//!     takes the messages one at a time, and threads of one core taking turns a channelful per
-//!     turn beat that;
+//!     step never waits ([`smx_box::SpecBuilder::never_waits`]) or writes all it has at hand
+//!     once it waited ([`smx_box::SpecBuilder::writes_in_batches`]): such a head runs ahead
+//!     and its follower takes a channelful at a time, while behind a head that waits for each
+//!     message the follower takes the messages one at a time, and threads of one core taking
+//!     turns a channelful per turn beat that;
 //!   - `B`'s spec says its step never waits on an input ([`smx_box::SpecBuilder::chainable`]);
 //!   - neither has a core, priority or niceness of its own, nor runs in a cyclic executive.
 //!
@@ -150,7 +151,7 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     for b in 0..n {
         let Some(a) = feeder[b] else { continue };
         let chainable = matches!(&plan.nets[b].role, Role::Box(spec) if spec.chainable);
-        let runs_ahead = matches!(&plan.nets[a].role, Role::Box(spec) if spec.never_waits);
+        let runs_ahead = matches!(&plan.nets[a].role, Role::Box(spec) if spec.never_waits || spec.writes_in_batches);
         let only_consumer = consumer[a] == Some(b) && !consumers_many[a];
         if !unchainable[b]
             && (!long_in[b] || runs_ahead)

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use smx_box::{ForeignVTable, Message};
@@ -70,6 +70,12 @@ pub const COPY_LIMIT: usize = 4096;
 pub struct Consumer {
     seg: Arc<Segment>,
     next: u64,
+    /// The producer's `head` as last read: positions below it are published without a look
+    /// at the producer's line, which a busy producer writes after every message.
+    published: u64,
+    /// Payloads read in place and not dropped yet. While there are none, this thread alone
+    /// releases slots, in order, and moves `tail` with a plain store.
+    leases: Arc<AtomicU64>,
     producer_pid: u32,
     clock_offset: u64,
     copy_limit: usize,
@@ -104,6 +110,8 @@ impl Consumer {
         Ok(Consumer {
             seg: Arc::new(seg),
             next: 0,
+            published: 0,
+            leases: Arc::new(AtomicU64::new(0)),
             producer_pid,
             clock_offset: ring::clock_offset(),
             copy_limit: COPY_LIMIT,
@@ -144,16 +152,19 @@ impl Consumer {
             return self.poll(stop);
         }
         let deadline = wait.map(|w| std::time::Instant::now() + w);
+        if self.next < self.published {
+            return Next::Message(self.take());
+        }
         loop {
             let h = self.seg.header();
             let next = self.next;
             let ready = || h.producer.head.load(Ordering::Acquire) > next;
-            let woke = wait_for(&h.producer.data_word, &h.consumer.consumer_sleeps, ready, || {
+            let woke = wait_for(&h.producer.data_word, &h.consumer_sleeps, ready, || {
                 self.why_not(stop, deadline)
             });
             match woke {
                 Ok(()) | Err(Wake::Data) => {
-                    if h.producer.head.load(Ordering::Acquire) > next {
+                    if self.refresh_published() {
                         return Next::Message(self.take());
                     }
                 }
@@ -174,10 +185,10 @@ impl Consumer {
     /// [`Consumer::next`] without waiting: a message when one is published, the end when the
     /// producer ended (by its state word; its death is noticed by the waits), else `Idle`.
     fn poll(&mut self, stop: &dyn Fn() -> bool) -> Next {
-        let h = self.seg.header();
-        if h.producer.head.load(Ordering::Acquire) > self.next {
+        if self.next < self.published || self.refresh_published() {
             return Next::Message(self.take());
         }
+        let h = self.seg.header();
         let end = match h.producer_state.load(Ordering::SeqCst) {
             PRODUCER_ENDED => Some(ProducerEnd::Ended),
             PRODUCER_FAILED => Some(ProducerEnd::Failed),
@@ -185,7 +196,7 @@ impl Consumer {
         };
         match end {
             // Published between the two loads: taken first, so nothing is left behind.
-            Some(_) if h.producer.head.load(Ordering::SeqCst) > self.next => Next::Message(self.take()),
+            Some(_) if self.refresh_published() => Next::Message(self.take()),
             Some(end) => {
                 self.books.end = Some(end);
                 Next::Ended(end)
@@ -193,6 +204,12 @@ impl Consumer {
             None if stop() => Next::Stopped,
             None => Next::Idle,
         }
+    }
+
+    /// Reads the producer's `head` again; whether a message is published at `next`.
+    fn refresh_published(&mut self) -> bool {
+        self.published = self.seg.header().producer.head.load(Ordering::Acquire);
+        self.published > self.next
     }
 
     /// Tells the producer that nothing more will be taken (the box's consumers ended, or the
@@ -248,8 +265,10 @@ impl Consumer {
             Message::new(seq, sent_ns, bytes)
         } else {
             self.books.in_place += 1;
+            self.leases.fetch_add(1, Ordering::Relaxed);
             let lease = Arc::new(Lease {
                 seg: Arc::clone(&self.seg),
+                leases: Arc::clone(&self.leases),
                 pos,
                 at,
                 len,
@@ -261,12 +280,17 @@ impl Consumer {
         self.next = pos + 1;
         self.books.received += 1;
         let h = self.seg.header();
-        h.consumer.taken.store(self.next, Ordering::SeqCst);
+        h.consumer.taken.store(self.next, Ordering::Release);
         if len <= self.copy_limit {
-            release(&self.seg, pos);
+            if self.leases.load(Ordering::Acquire) == 0 {
+                // Every earlier slot is free again, and only this thread releases now.
+                debug_assert_eq!(h.release.tail.load(Ordering::Relaxed), pos);
+                h.release.tail.store(pos + 1, Ordering::Release);
+            } else {
+                release(&self.seg, pos);
+            }
         }
-        // A finishing producer waits for the last message to be taken.
-        wake_if_sleeping(&h.producer.producer_sleeps, &h.release.space_word);
+        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word);
         msg
     }
 }
@@ -303,13 +327,14 @@ fn release(seg: &Segment, pos: u64) {
         }
     }
     if moved {
-        wake_if_sleeping(&h.producer.producer_sleeps, &h.release.space_word);
+        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word);
     }
 }
 
 /// A slot read in place: alive while any message (or clone) refers to it.
 struct Lease {
     seg: Arc<Segment>,
+    leases: Arc<AtomicU64>,
     pos: u64,
     at: *const u8,
     len: usize,
@@ -322,6 +347,9 @@ unsafe impl Sync for Lease {}
 impl Drop for Lease {
     fn drop(&mut self) {
         release(&self.seg, self.pos);
+        // After the release: while the count is not zero the consumer's thread releases
+        // through the markers too, so no slot is passed over.
+        self.leases.fetch_sub(1, Ordering::Release);
     }
 }
 

@@ -75,6 +75,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .outputs(source::OUTPUTS)
             .config(settings::SOURCE_KEYS)
             .validate(source::validate)
+            .writes_in_batches()
             .create(source::create),
     ]
 }

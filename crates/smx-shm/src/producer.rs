@@ -65,6 +65,10 @@ pub enum Sent {
 pub struct Producer {
     seg: Arc<Segment>,
     head: u64,
+    /// The first position without room as of the consumer's `tail` last read: positions
+    /// below it are free without a look at the consumer's line, which a busy consumer writes
+    /// after every message.
+    room_until: u64,
     created: Instant,
     timeout: Duration,
     clock_offset: u64,
@@ -79,6 +83,7 @@ impl Producer {
         Ok(Producer {
             seg: Arc::new(Segment::create(path, capacity, max_payload)?),
             head: 0,
+            room_until: capacity,
             created: Instant::now(),
             timeout,
             clock_offset: ring::clock_offset(),
@@ -130,14 +135,16 @@ impl Producer {
         }
         let h = self.seg.header();
         let head = self.head;
-        let has_room = || head - h.release.tail.load(Ordering::Acquire) < layout.capacity;
-        if !has_room() {
-            self.books.full_waits += 1;
-            if let Err(end) = wait_for(&h.release.space_word, &h.producer.producer_sleeps, has_room, || {
-                self.over(stop)
-            }) {
-                return Ok(Sent::Over(self.settle(end)));
+        if head >= self.room_until {
+            let has_room = || head - h.release.tail.load(Ordering::Acquire) < layout.capacity;
+            if !has_room() {
+                self.books.full_waits += 1;
+                wait_for_batch(h, head, layout.capacity);
+                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, has_room, || self.over(stop)) {
+                    return Ok(Sent::Over(self.settle(end)));
+                }
             }
+            self.room_until = h.release.tail.load(Ordering::Acquire) + layout.capacity;
         }
         // SAFETY: the slot of `head` is free (tail > head - capacity) and only this side
         // writes free slots; the payload area holds `max_payload` bytes.
@@ -154,10 +161,9 @@ impl Producer {
         desc.created_mono_ns.store(created, Ordering::Relaxed);
         desc.len.store(len as u64, Ordering::Relaxed);
         self.head = head + 1;
-        // SeqCst: ordered before the load of the consumer's sleep flag (see `wake_if_sleeping`).
-        h.producer.head.store(self.head, Ordering::SeqCst);
+        h.producer.head.store(self.head, Ordering::Release);
         self.books.written += 1;
-        wake_if_sleeping(&h.consumer.consumer_sleeps, &h.producer.data_word);
+        wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word);
         Ok(Sent::Published)
     }
 
@@ -176,9 +182,7 @@ impl Producer {
             let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
             // The consumer wakes the producer's space word when it takes the last message of
             // an ended stream (and when it closes).
-            let end = match wait_for(&h.release.space_word, &h.producer.producer_sleeps, drained, || {
-                self.over(stop)
-            }) {
+            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, drained, || self.over(stop)) {
                 Ok(()) => ConsumerEnd::Drained,
                 Err(end) => end,
             };
@@ -234,6 +238,35 @@ impl Producer {
         unsafe { &*(self.seg.at(self.seg.layout().descriptor_offset(pos)) as *const Descriptor) }
     }
 }
+
+/// Room for this many messages, a quarter of the ring, is worth a short wait once the ring
+/// was found full.
+fn batch_of(capacity: u64) -> u64 {
+    (capacity / 4).max(1)
+}
+
+/// Spins briefly, while the consumer takes messages, until a batch of slots is free: a
+/// producer that wrote into each slot as soon as it came free would hand the consumer one
+/// message per cache-line round trip between the two cores. The spin is bounded, and a
+/// consumer that stops taking leaves the producer to the ordinary wait for one slot.
+fn wait_for_batch(h: &ring::Header, head: u64, capacity: u64) {
+    let want = batch_of(capacity);
+    let mut last_tail = h.release.tail.load(Ordering::Acquire);
+    let mut still = 0;
+    while capacity - (head - last_tail) < want && still < BATCH_PATIENCE {
+        std::hint::spin_loop();
+        let tail = h.release.tail.load(Ordering::Acquire);
+        if tail == last_tail {
+            still += 1;
+        } else {
+            last_tail = tail;
+            still = 0;
+        }
+    }
+}
+
+/// Polls without a slot freed after which the producer stops waiting for a batch.
+const BATCH_PATIENCE: u32 = 200;
 
 impl Drop for Producer {
     /// A producer dropped without `finish` (a failed box, a panic) marks the stream failed,

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
 /// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -53,16 +53,12 @@ pub struct ProducerLine {
     pub head: AtomicU64,
     /// Bumped to wake the consumer (data, an end).
     pub data_word: AtomicU32,
-    /// The producer sleeps waiting for space.
-    pub producer_sleeps: AtomicU32,
 }
 
 /// What the consumer writes per message.
 #[repr(C, align(64))]
 pub struct ConsumerLine {
     pub taken: AtomicU64,
-    /// The consumer sleeps waiting for data.
-    pub consumer_sleeps: AtomicU32,
 }
 
 /// What releases write, from any thread of the consumer's process.
@@ -73,12 +69,24 @@ pub struct ReleaseLine {
     pub space_word: AtomicU32,
 }
 
+/// A side's announcement that it sleeps: written only around a sleep and read by the other
+/// side after each message, so on a line of its own it stays in both caches while the link
+/// is busy.
+#[repr(C, align(64))]
+pub struct SleepLine {
+    pub sleeps: AtomicU32,
+}
+
 #[repr(C)]
 pub struct Header {
     pub ident: Ident,
     pub producer: ProducerLine,
     pub consumer: ConsumerLine,
     pub release: ReleaseLine,
+    /// The producer sleeps waiting for space (or for the consumer to drain an ended stream).
+    pub producer_sleeps: SleepLine,
+    /// The consumer sleeps waiting for data.
+    pub consumer_sleeps: SleepLine,
 }
 
 impl std::ops::Deref for Header {
@@ -89,7 +97,7 @@ impl std::ops::Deref for Header {
 }
 
 /// One slot's descriptor. Atomics, as the other process reads them; ordered by `head`.
-#[repr(C)]
+#[repr(C, align(32))]
 pub struct Descriptor {
     pub seq: AtomicU64,
     /// Creation time on `CLOCK_MONOTONIC` (the same in every process of the machine); 0: none.
@@ -99,19 +107,22 @@ pub struct Descriptor {
     pub released: AtomicU64,
 }
 
-/// Where everything is in the mapping.
+/// Where everything is in the mapping: the header, then one slot per position of the ring,
+/// each a [`Descriptor`] followed by the payload. A payload of up to 32 bytes shares its
+/// descriptor's cache line, so a small message crosses between the cores as one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub capacity: u64,
     pub max_payload: u64,
-    pub descriptors: u64,
-    pub payloads: u64,
-    /// Bytes from one slot's payload to the next.
+    /// Offset of the first slot.
+    pub slots: u64,
+    /// Bytes from one slot to the next.
     pub stride: u64,
     pub total: u64,
 }
 
 const PAGE: u64 = 4096;
+const DESCRIPTOR: u64 = std::mem::size_of::<Descriptor>() as u64;
 /// The most slots a ring has: a channel longer than this is a configuration mistake here.
 pub const MAX_CAPACITY: u64 = 1 << 20;
 
@@ -120,34 +131,36 @@ impl Layout {
         if capacity == 0 || capacity > MAX_CAPACITY {
             return Err(format!("{capacity} slots: use 1 to {MAX_CAPACITY}"));
         }
-        let descriptors = std::mem::size_of::<Header>() as u64;
-        let payloads = (descriptors + capacity * std::mem::size_of::<Descriptor>() as u64).next_multiple_of(PAGE);
-        let stride = max_payload.max(1).next_multiple_of(64);
+        let slots = (std::mem::size_of::<Header>() as u64).next_multiple_of(PAGE);
+        let stride = max_payload
+            .checked_add(DESCRIPTOR)
+            .map(|s| s.next_multiple_of(64))
+            .ok_or_else(|| format!("a payload of {max_payload} bytes is more than a mapping holds"))?;
         let total = stride
             .checked_mul(capacity)
-            .and_then(|p| p.checked_add(payloads))
+            .and_then(|p| p.checked_add(slots))
             .filter(|&t| t < (1 << 46))
             .ok_or_else(|| format!("{capacity} slots of {max_payload} bytes is more than a mapping holds"))?;
         Ok(Layout {
             capacity,
             max_payload,
-            descriptors,
-            payloads,
+            slots,
             stride,
             total,
         })
     }
 
-    pub fn slot(&self, pos: u64) -> u64 {
-        pos % self.capacity
+    /// Offset of the slot of position `pos`.
+    pub fn slot_offset(&self, pos: u64) -> u64 {
+        self.slots + (pos % self.capacity) * self.stride
     }
 
     pub fn descriptor_offset(&self, pos: u64) -> usize {
-        (self.descriptors + self.slot(pos) * std::mem::size_of::<Descriptor>() as u64) as usize
+        self.slot_offset(pos) as usize
     }
 
     pub fn payload_offset(&self, pos: u64) -> usize {
-        (self.payloads + self.slot(pos) * self.stride) as usize
+        (self.slot_offset(pos) + DESCRIPTOR) as usize
     }
 }
 
@@ -201,10 +214,12 @@ pub fn futex_wake(word: &AtomicU32) {
     };
 }
 
-/// Wakes the side that announced it sleeps on `word` (after a SeqCst store of what it waits
-/// for: either it sees the announcement or the sleeper sees the store).
-pub fn wake_if_sleeping(sleeps: &AtomicU32, word: &AtomicU32) {
-    if sleeps.load(Ordering::SeqCst) != 0 {
+/// Wakes the side that announced it sleeps on `word`, after a store of what it waits for.
+/// Both sides fence between their store and their load, so either the sleeper sees the store
+/// or this side sees the announcement.
+pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if sleeps.sleeps.load(Ordering::Relaxed) != 0 {
         futex_wake(word);
     }
 }
@@ -212,7 +227,7 @@ pub fn wake_if_sleeping(sleeps: &AtomicU32, word: &AtomicU32) {
 /// Waits until `ready` says so or `give_up` names a reason (checked between sleeps).
 pub fn wait_for<R>(
     word: &AtomicU32,
-    sleeps: &AtomicU32,
+    sleeps: &SleepLine,
     mut ready: impl FnMut() -> bool,
     mut give_up: impl FnMut() -> Option<R>,
 ) -> Result<(), R> {
@@ -224,17 +239,18 @@ pub fn wait_for<R>(
     }
     loop {
         let seen = word.load(Ordering::SeqCst);
-        sleeps.store(1, Ordering::SeqCst);
+        sleeps.sleeps.store(1, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::SeqCst);
         if ready() {
-            sleeps.store(0, Ordering::Relaxed);
+            sleeps.sleeps.store(0, Ordering::Relaxed);
             return Ok(());
         }
         if let Some(why) = give_up() {
-            sleeps.store(0, Ordering::Relaxed);
+            sleeps.sleeps.store(0, Ordering::Relaxed);
             return Err(why);
         }
         futex_wait(word, seen, WAIT_SLICE);
-        sleeps.store(0, Ordering::Relaxed);
+        sleeps.sleeps.store(0, Ordering::Relaxed);
         if ready() {
             return Ok(());
         }

@@ -231,3 +231,64 @@ fn one_consumer_per_link() {
     let err = Consumer::open(&path, T, &never).err().expect("second refused");
     assert!(matches!(err, ShmError::Taken { .. }), "{err}");
 }
+
+/// Copied and in-place messages interleaved, the in-place ones dropped late on another thread
+/// while copies go on: no slot is written again while a message still reads it, whichever
+/// thread frees it and in whichever order.
+#[test]
+fn slots_held_in_place_are_never_overwritten_while_copies_pass_them() {
+    let dir = common::dir();
+    let path = common::link(&dir, "mixed");
+    let count = 4_000u64;
+    let len_of = |seq: u64| if seq.is_multiple_of(3) { 5_000 } else { 8 };
+    let producer = Producer::create(&path, 8, 8192, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut producer = producer;
+        for seq in 0..count {
+            assert_eq!(
+                producer.send(seq, 0, &payload(seq, len_of(seq)), &never).unwrap(),
+                Sent::Published
+            );
+        }
+        producer.finish(false, &never)
+    });
+    let (held_tx, held_rx) = std::sync::mpsc::sync_channel::<smx_box::Message>(4);
+    let dropper = std::thread::spawn(move || {
+        let mut checked = 0u64;
+        for (k, msg) in held_rx.into_iter().enumerate() {
+            if k.is_multiple_of(2) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            check(msg.seq, msg.payload(), len_of(msg.seq));
+            checked += 1;
+        }
+        checked
+    });
+    let mut next_seq = 0;
+    loop {
+        match consumer.next(None, &never) {
+            Next::Message(msg) => {
+                assert_eq!(msg.seq, next_seq);
+                next_seq += 1;
+                if msg.payload().len() > 4096 {
+                    held_tx.send(msg).unwrap();
+                } else {
+                    check(msg.seq, msg.payload(), len_of(msg.seq));
+                }
+            }
+            Next::Ended(ProducerEnd::Ended) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(held_tx);
+    assert_eq!(next_seq, count);
+    assert_eq!(dropper.join().unwrap(), count.div_ceil(3));
+    let books = writer.join().unwrap();
+    assert_eq!((books.written, books.lost, books.left), (count, 0, 0));
+    let taken = consumer.books();
+    assert_eq!(
+        (taken.copied, taken.in_place),
+        (count - count.div_ceil(3), count.div_ceil(3))
+    );
+}

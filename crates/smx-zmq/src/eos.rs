@@ -144,6 +144,10 @@ pub enum EndReason {
     Timeout,
     /// The run was stopped (Ctrl-C) or the consumers ended first.
     Stopped,
+    /// With heartbeats on, every sender's connection was cut (its process died, or its host
+    /// stopped answering the heartbeats) and none came back within a heartbeat: messages
+    /// after the last one received are unknown.
+    PeerLost,
     /// A sender's abort marker arrived (it failed or gave up before its input ended) and the
     /// socket was drained: the books are exact up to what the sender had sent.
     Aborted,
@@ -155,6 +159,7 @@ impl EndReason {
             EndReason::Marker => "marker",
             EndReason::Timeout => "timeout",
             EndReason::Stopped => "stopped",
+            EndReason::PeerLost => "peer lost",
             EndReason::Aborted => "aborted",
         }
     }

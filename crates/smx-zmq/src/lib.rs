@@ -57,6 +57,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .config(settings::SOURCE_KEYS)
             .validate(source::validate)
             .file_descriptors(FDS_PER_BOX)
+            .writes_in_batches()
             .create(source::create),
     ]
 }

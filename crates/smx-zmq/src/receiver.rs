@@ -42,6 +42,8 @@ struct Batch {
 pub struct Receiver {
     settings: SourceSettings,
     socket: Option<BoxSocket>,
+    /// The connection that carries only heartbeats (`watch`), if any.
+    watch: Option<BoxSocket>,
     books: SourceBooks,
     topic: zmq::Message,
     body: zmq::Message,
@@ -66,6 +68,8 @@ pub struct Receiver {
     last_traffic: Instant,
     /// Something arrived since `last_traffic` was last refreshed.
     traffic_since: bool,
+    /// Since when every sender's connection has been gone, with heartbeats on.
+    alone_since: Option<Instant>,
     draining: bool,
     ended: Option<EndReason>,
 }
@@ -88,9 +92,12 @@ impl Receiver {
             Ok(())
         })
         .map_err(|e| format!("{}: {e}", settings.common.instance))?;
+        let watch =
+            BoxSocket::open_watch(&settings.common).map_err(|e| format!("{}: {e}", settings.common.instance))?;
         Ok(Receiver {
             settings,
             socket: Some(socket),
+            watch,
             books: SourceBooks::default(),
             topic: zmq::Message::new(),
             body: zmq::Message::new(),
@@ -103,6 +110,7 @@ impl Receiver {
             refused: 0,
             last_traffic: Instant::now(),
             traffic_since: false,
+            alone_since: None,
             draining: false,
             ended: None,
         })
@@ -144,6 +152,9 @@ impl Receiver {
 
     fn close(&mut self) {
         self.batch = None;
+        if let Some(watch) = self.watch.take() {
+            watch.close(Duration::ZERO);
+        }
         if let Some(mut sock) = self.socket.take() {
             sock.poll_peers();
             (self.disconnects, self.refused) = connections(&sock);
@@ -214,11 +225,22 @@ impl Receiver {
                     if idle >= self.settings.common.timeout {
                         return Ok(self.end(EndReason::Timeout));
                     }
+                    let heartbeat = self.settings.common.heartbeat;
+                    let alone = !heartbeat.is_zero() && self.watch.as_mut().unwrap_or(sock).peers_gone();
+                    if alone && now - *self.alone_since.get_or_insert(now) >= heartbeat {
+                        return Ok(self.end(EndReason::PeerLost));
+                    }
+                    if !alone {
+                        self.alone_since = None;
+                    }
                     let waited = now - *started.get_or_insert(now);
                     if waited >= wait {
                         return Ok(Event::Idle);
                     }
-                    let slice = (wait - waited).min(self.settings.common.timeout - idle);
+                    let mut slice = (wait - waited).min(self.settings.common.timeout - idle);
+                    if !heartbeat.is_zero() {
+                        slice = slice.min(heartbeat);
+                    }
                     let ms = slice.as_millis().clamp(1, i64::MAX as u128) as i64;
                     sock.socket.poll(zmq::POLLIN, ms).map_err(|e| {
                         format!("{}: poll failed: {}", self.settings.common.instance, socket::explain(e))

@@ -74,6 +74,9 @@ pub struct SinkStats {
     /// [`Sender::gave_up`]), so a run without a peer spends about one `timeout`, not one per
     /// wait.
     pub timeouts: u64,
+    /// With heartbeats on: a send waited while every receiver's connection was cut (its
+    /// process died, or its host stopped answering), and the sender gave up on them.
+    pub peers_lost: bool,
     /// No marker was queued, and it was tried only briefly, not for `timeout`: the sender had
     /// given up on a peer already.
     pub marker_unwaited: bool,
@@ -100,6 +103,8 @@ pub enum Sent {
 pub struct Sender {
     settings: SinkSettings,
     socket: Option<BoxSocket>,
+    /// The connection that carries only heartbeats (`watch`), if any.
+    watch: Option<BoxSocket>,
     id: u32,
     /// Per topic: messages numbered so far (the next sequence number) and dropped.
     topics: Vec<TopicTotal>,
@@ -147,10 +152,13 @@ impl Sender {
             Ok(())
         })
         .map_err(|e| format!("{}: {e}", settings.common.instance))?;
+        let watch =
+            BoxSocket::open_watch(&settings.common).map_err(|e| format!("{}: {e}", settings.common.instance))?;
         let limit = usize::try_from(settings.common.max_message).unwrap_or(usize::MAX);
         Ok(Sender {
             settings,
             socket: Some(socket),
+            watch,
             id: random_id(),
             topics: Vec::new(),
             topic_index: HashMap::new(),
@@ -456,7 +464,9 @@ impl Sender {
         // Read the clock only once a send had to wait: the common path never does.
         let mut deadline = None;
         let gave_up = self.gave_up;
-        let Some(sock) = &self.socket else {
+        let heartbeat = self.settings.common.heartbeat;
+        let mut alone_since = None;
+        let Some(sock) = &mut self.socket else {
             return Err(format!("{}: socket already closed", self.settings.common.instance));
         };
         let flags = if pubsub { zmq::DONTWAIT } else { 0 };
@@ -472,9 +482,12 @@ impl Sender {
                     let wait = if gave_up { Duration::ZERO } else { timeout };
                     let deadline = *deadline.get_or_insert_with(|| Instant::now() + wait);
                     let stopped = stop();
-                    if stopped || Instant::now() >= deadline {
+                    let watched = self.watch.as_mut().unwrap_or(sock);
+                    let lost = !heartbeat.is_zero() && receivers_lost(watched, &mut alone_since, heartbeat);
+                    if stopped || lost || Instant::now() >= deadline {
                         self.topics[slot].dropped += n;
                         self.stats.dropped_timeout += n;
+                        self.stats.peers_lost |= lost;
                         if !stopped && !gave_up {
                             self.timed_out();
                         }
@@ -522,7 +535,11 @@ impl Sender {
             format!("within {STOP_GRACE:?} of the stop: {}", socket::explain(e))
         } else if no_room && !waited {
             self.stats.marker_unwaited = self.stats.markers == 0;
-            format!("tried once, not waited for, as no receiver came within timeout {timeout:?}")
+            if self.stats.peers_lost {
+                "tried once, as every receiver's connection was cut".to_string()
+            } else {
+                format!("tried once, not waited for, as no receiver came within timeout {timeout:?}")
+            }
         } else if no_room {
             self.timed_out();
             format!("within timeout {timeout:?}: {}", socket::explain(e))
@@ -605,7 +622,16 @@ impl Sender {
             }
         }
         let mut sock = sock;
-        let linger = self.settings.common.linger;
+        if let Some(watch) = self.watch.take() {
+            watch.close(Duration::ZERO);
+        }
+        // Receivers whose connections were cut confirm nothing and take nothing more.
+        let linger = if self.stats.peers_lost {
+            let _ = sock.socket.set_linger(0);
+            Duration::ZERO
+        } else {
+            self.settings.common.linger
+        };
         let confirmed = sock.wait_peers_gone(self.cut(Instant::now() + linger, &mut stop_seen));
         if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger
             && let Some(at) = stop_seen
@@ -624,7 +650,7 @@ impl Sender {
         // A receiver stopped by the same stop disconnects too, which is no confirmation.
         self.stats.stopped = stop_seen.is_some() || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         let closed = sock.close(linger);
-        self.stats.linger_expired = !confirmed || closed.linger_expired;
+        self.stats.linger_expired = !self.stats.peers_lost && (!confirmed || closed.linger_expired);
         if self.stats.linger_expired {
             log::warn!(
                 "{}: within linger {:?}, not every receiver on {} confirmed the end of stream by \
@@ -658,6 +684,16 @@ fn send_retrying(socket: &zmq::Socket, frame: &[u8], timeout: Duration) -> Resul
             other => return other,
         }
     }
+}
+
+/// With heartbeats on, whether every receiver's connection has been gone for a heartbeat
+/// (`alone_since`: since when none was connected, kept across the calls of one wait).
+fn receivers_lost(sock: &mut BoxSocket, alone_since: &mut Option<Instant>, heartbeat: Duration) -> bool {
+    if !sock.peers_gone() {
+        *alone_since = None;
+        return false;
+    }
+    alone_since.get_or_insert_with(Instant::now).elapsed() >= heartbeat
 }
 
 /// A random sender id, different for every sink instance and run.

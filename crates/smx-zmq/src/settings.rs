@@ -69,6 +69,23 @@ const TIMEOUT: ConfigKey = ConfigKey {
     choices: &[],
     help: "source: idle time after which it ends; sink: longest wait for a peer (blocked send, sync, marker), once: then it gives up and waits no more",
 };
+const HEARTBEAT: ConfigKey = ConfigKey {
+    name: "heartbeat",
+    kind: ValueKind::Duration,
+    default: Some("0"),
+    choices: &[],
+    help: "how often a peer is checked (ZeroMQ heartbeats): a peer silent for three of them is cut, and once every \
+           peer is gone the link ends as lost instead of waiting for timeout (0: off). On the data connection a \
+           receiver that takes nothing for three heartbeats also falls silent; `watch` avoids that",
+};
+const WATCH: ConfigKey = ConfigKey {
+    name: "watch",
+    kind: ValueKind::Str,
+    default: Some(""),
+    choices: &[],
+    help: "with heartbeat: a second endpoint (bound and connected as `endpoint` is) that carries only the heartbeats, \
+           so a peer held back by a full link is never taken for a lost one (empty: heartbeats on the data connection)",
+};
 const LINGER: ConfigKey = ConfigKey {
     name: "linger",
     kind: ValueKind::Duration,
@@ -145,6 +162,8 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         help: "topic of every message when the topic port is unconnected",
     },
     TIMEOUT,
+    HEARTBEAT,
+    WATCH,
     LINGER,
     ConfigKey {
         name: "sync",
@@ -202,6 +221,8 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         help: "pubsub: topic prefix to receive (empty: all)",
     },
     TIMEOUT,
+    HEARTBEAT,
+    WATCH,
     LINGER,
     ConfigKey {
         name: "senders",
@@ -235,6 +256,10 @@ pub struct Common {
     pub bind: bool,
     pub hwm: i32,
     pub timeout: Duration,
+    /// Interval of ZeroMQ heartbeats; zero: none (see [`Common::peer_timeout`]).
+    pub heartbeat: Duration,
+    /// The endpoint of the connection that carries only the heartbeats, if any.
+    pub watch: Option<Endpoint>,
     pub linger: Duration,
     /// Largest frame in bytes (`ZMQ_MAXMSGSIZE`), at least [`MIN_MAX_MESSAGE`].
     pub max_message: u64,
@@ -288,6 +313,23 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
     if timeout > MAX_TIMEOUT {
         return Err(place("timeout", format!("{timeout:?} is longer than a year")));
     }
+    let heartbeat = config.duration("heartbeat")?;
+    if !heartbeat.is_zero() && !(Duration::from_millis(10)..=Duration::from_secs(600)).contains(&heartbeat) {
+        return Err(place(
+            "heartbeat",
+            format!("{heartbeat:?} is outside 10ms..10min (0 turns heartbeats off)"),
+        ));
+    }
+    let watch = match config.str("watch")? {
+        "" => None,
+        _ if heartbeat.is_zero() => {
+            return Err(place(
+                "watch",
+                "carries heartbeats: set heartbeat too (e.g. 200ms)".into(),
+            ));
+        }
+        text => Some(Endpoint::parse(text, bind).map_err(|e| place("watch", e))?),
+    };
     let max_message = config.int("max_message")?;
     if !(MIN_MAX_MESSAGE..=i64::MAX as u64).contains(&max_message) {
         return Err(place(
@@ -318,6 +360,8 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
         bind,
         hwm,
         timeout,
+        heartbeat,
+        watch,
         linger,
         max_message,
         curve,
@@ -325,14 +369,37 @@ fn common(config: &BoxConfig) -> Result<Common, BoxError> {
 }
 
 impl Common {
+    /// With heartbeats on, how long a peer may stay silent before libzmq cuts its connection:
+    /// three heartbeats, so that one late answer on a busy network is not a loss.
+    pub fn peer_timeout(&self) -> Option<Duration> {
+        (!self.heartbeat.is_zero()).then(|| self.heartbeat * 3)
+    }
+
     /// For a binding box: whether its endpoint can be bound now (see [`Endpoint::check_bind`]).
     pub fn check_bind(&self) -> Result<(), BoxError> {
         if self.bind {
             self.endpoint
                 .check_bind()
                 .map_err(|e| BoxError(format!("{}: endpoint: {e}", self.instance)))?;
+            if let Some(watch) = &self.watch {
+                watch
+                    .check_bind()
+                    .map_err(|e| BoxError(format!("{}: watch: {e}", self.instance)))?;
+            }
         }
         Ok(())
+    }
+
+    /// The settings of the connection that carries only the heartbeats, when there is one.
+    pub fn watch_settings(&self) -> Option<Common> {
+        let endpoint = self.watch.clone()?;
+        Some(Common {
+            instance: format!("{} (watch)", self.instance),
+            endpoint,
+            watch: None,
+            linger: Duration::ZERO,
+            ..self.clone()
+        })
     }
 }
 

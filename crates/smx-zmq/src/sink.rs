@@ -227,6 +227,11 @@ impl ZmqSink {
     fn give_up(&mut self, stopped: bool) {
         let why = if stopped {
             "stopped while blocked".to_string()
+        } else if self.sender.as_ref().is_some_and(|s| s.stats.peers_lost) {
+            format!(
+                "every receiver's connection was cut (no answer to heartbeats every {:?})",
+                self.settings.common.heartbeat
+            )
         } else {
             format!("no receiver took a message for {:?}", self.settings.common.timeout)
         };
@@ -304,6 +309,7 @@ impl ZmqSink {
             .with("receivers", s.receivers)
             .with("markers", s.markers)
             .with("timeouts", s.timeouts)
+            .with("peers_lost", s.peers_lost)
             .with("linger_expired", s.linger_expired)
             .with("aborted", s.aborted)
             .with("stopped", s.stopped)
@@ -342,6 +348,14 @@ impl ZmqSink {
                 ),
             );
         }
+        let gave_up_why = if s.peers_lost {
+            format!(
+                "every receiver's connection was cut (no answer to heartbeats every {:?}, or its process died)",
+                common.heartbeat
+            )
+        } else {
+            format!("no receiver took a message within timeout {:?}", common.timeout)
+        };
         if s.sent > 0 && dropped == s.sent {
             f.add(
                 Verdict::Incomplete,
@@ -349,7 +363,7 @@ impl ZmqSink {
                     "delivered nothing: all {} message(s) dropped ({})",
                     s.sent,
                     if s.dropped_timeout > 0 {
-                        format!("no receiver took a message within timeout {:?}", common.timeout)
+                        gave_up_why
                     } else {
                         "refused at the high-water mark".to_string()
                     }
@@ -358,10 +372,7 @@ impl ZmqSink {
         } else if s.dropped_timeout > 0 {
             f.add(
                 Verdict::Incomplete,
-                format!(
-                    "gave up after {:?} without a receiver taking a message: {} message(s) dropped",
-                    common.timeout, s.dropped_timeout
-                ),
+                format!("gave up: {gave_up_why}: {} message(s) dropped", s.dropped_timeout),
             );
         }
         if s.aborted && s.markers > 0 {
@@ -422,7 +433,12 @@ impl ZmqSink {
         if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() {
             f.add(
                 Verdict::Incomplete,
-                if s.marker_unwaited {
+                if s.marker_unwaited && s.peers_lost {
+                    format!(
+                        "the {} marker was not delivered: tried once, as every receiver's connection was cut",
+                        if s.aborted { "abort" } else { "end-of-stream" },
+                    )
+                } else if s.marker_unwaited {
                     format!(
                         "the {} marker was not delivered: tried once, not waited for, as no receiver had come within timeout {:?}",
                         if s.aborted { "abort" } else { "end-of-stream" },

@@ -94,6 +94,16 @@ impl BoxSocket {
         // interval. libzmq's 100 ms default delayed the first message of a net whose two halves
         // start together by up to 100 ms (a third of a million-message run's wall time).
         // Doubling up to a second keeps a long-dead peer from being asked 100 times a second.
+        // With a watch connection the heartbeats go there alone: on this one a receiver that
+        // takes nothing for a while stops reading, and would be cut as if it were gone.
+        if let Some(peer_timeout) = common.peer_timeout().filter(|_| common.watch.is_none()) {
+            let ms = |d: Duration| d.as_millis().min(i32::MAX as u128) as i32;
+            socket
+                .set_heartbeat_ivl(ms(common.heartbeat))
+                .and_then(|()| socket.set_heartbeat_timeout(ms(peer_timeout)))
+                .and_then(|()| socket.set_heartbeat_ttl(ms(peer_timeout)))
+                .map_err(|e| cause("cannot set heartbeats on", e))?;
+        }
         socket
             .set_reconnect_ivl(RECONNECT_MS)
             .and_then(|()| socket.set_reconnect_ivl_max(RECONNECT_MAX_MS))
@@ -226,6 +236,19 @@ impl BoxSocket {
             }
         }
         self.peers
+    }
+
+    /// Opens the connection of `common` that carries only heartbeats, if it has one.
+    pub fn open_watch(common: &Common) -> Result<Option<BoxSocket>, String> {
+        let Some(watch) = common.watch_settings() else {
+            return Ok(None);
+        };
+        BoxSocket::open(&watch, zmq::PAIR, true, |_| Ok(())).map(Some)
+    }
+
+    /// Whether every peer that connected has gone again (none connected now, at least one did).
+    pub fn peers_gone(&mut self) -> bool {
+        self.poll_peers() <= 0 && self.most_peers > 0
     }
 
     /// Waits until every peer has disconnected, or until `deadline`. A receiver disconnects

@@ -203,6 +203,7 @@ impl ZmqSource {
             silent_senders: silent as u64,
             senders: self.settings.senders,
             timeout: common.timeout,
+            heartbeat: common.heartbeat,
             max_message: common.max_message,
             pipeline: common.pattern == crate::settings::Pattern::Pipeline,
         };
@@ -265,6 +266,7 @@ struct SourceFacts {
     silent_senders: u64,
     senders: u64,
     timeout: Duration,
+    heartbeat: Duration,
     max_message: u64,
     /// A pipeline shares a sender's messages among its receivers.
     pipeline: bool,
@@ -331,6 +333,13 @@ impl SourceFacts {
             Some(EndReason::Stopped) => f.add(
                 Verdict::Incomplete,
                 "stopped before every sender's end marker: what was sent after the last message received is counted on no row here (the sink's row counts what it sent)",
+            ),
+            Some(EndReason::PeerLost) => f.add(
+                Verdict::Incomplete,
+                format!(
+                    "every sender's connection was cut before its end marker (no answer to heartbeats every {:?}, or its process died): the loss after the last message received is unknown",
+                    self.heartbeat
+                ),
             ),
             Some(EndReason::Timeout) if t.received == 0 && t.sent == 0 => f.add(
                 Verdict::Incomplete,

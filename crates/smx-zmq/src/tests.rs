@@ -20,6 +20,8 @@ fn common(pattern: Pattern, endpoint: &str, bind: bool, hwm: i32, timeout: Durat
         bind,
         hwm,
         timeout,
+        heartbeat: Duration::ZERO,
+        watch: None,
         linger: Duration::from_secs(5),
         max_message: 1 << 20,
         curve: None,
@@ -276,6 +278,81 @@ fn a_killed_sender_ends_the_source_by_timeout_with_the_known_loss() {
     assert_eq!(seqs.len(), 99);
     let t = rx.totals();
     assert_eq!((t.received, t.lost, t.unannounced), (99, 1, 1));
+}
+
+/// With heartbeats on, a sender whose connection is cut ends the source at once as `peer
+/// lost`, long before its idle timeout, with the loss it can know.
+#[test]
+fn with_heartbeats_a_killed_sender_ends_the_source_as_peer_lost() {
+    let (ctx, push, bound) = raw_push("tcp://127.0.0.1:*");
+    let mut settings = SourceSettings {
+        common: common(Pattern::Pipeline, &bound, false, 1000, Duration::from_secs(20)),
+        subscribe: Vec::new(),
+        senders: 1,
+        comparable_clock: true,
+    };
+    settings.common.heartbeat = Duration::from_millis(50);
+    let mut rx = Receiver::open(settings).unwrap();
+    for seq in (0..100).filter(|s| *s != 50) {
+        raw_send(&push, Kind::Data, seq, b"x");
+    }
+    let mut seqs = Vec::new();
+    while seqs.len() < 99 {
+        match rx.next(Duration::from_secs(5)).unwrap() {
+            Event::Data { seq, .. } => seqs.push(seq),
+            other => panic!("{other:?} after {} messages", seqs.len()),
+        }
+    }
+    push.set_linger(0).unwrap();
+    drop(push);
+    drop(ctx);
+    let end = loop {
+        match rx.next(Duration::from_secs(5)).unwrap() {
+            Event::Ended(end) => break end,
+            Event::Idle => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(end, EndReason::PeerLost);
+    let t = rx.totals();
+    assert_eq!((t.received, t.lost, t.unannounced), (99, 1, 1));
+}
+
+/// With heartbeats on, a send blocked on a full queue gives up once its only receiver's
+/// connection is cut, and books what it could not send.
+#[test]
+fn with_heartbeats_a_blocked_send_gives_up_when_the_receiver_is_gone() {
+    let mut common = common(Pattern::Pipeline, "tcp://127.0.0.1:*", true, 1, Duration::from_secs(20));
+    common.heartbeat = Duration::from_millis(50);
+    let mut tx = Sender::open(sink_settings(common, false, 1)).unwrap();
+    let ctx = zmq::Context::new();
+    let pull = ctx.socket(zmq::PULL).unwrap();
+    pull.set_rcvhwm(1).unwrap();
+    pull.connect(tx.endpoint()).unwrap();
+    let stop = || false;
+    let (done_tx, done_rx) = mpsc::channel();
+    let closer = thread::spawn(move || {
+        // Close the receiver once the sender is blocked: no message is ever taken.
+        let _ = done_rx.recv_timeout(Duration::from_millis(500));
+        pull.set_linger(0).unwrap();
+        drop(pull);
+        drop(ctx);
+    });
+    let payload = [7u8; 1024];
+    let mut sent = 0;
+    let outcome = loop {
+        match tx.send(None, &payload, &stop).unwrap() {
+            Sent::Accepted => sent += 1,
+            other => break other,
+        }
+        assert!(sent < 1_000_000, "the queue never filled");
+    };
+    let _ = done_tx.send(());
+    closer.join().unwrap();
+    assert_eq!(outcome, Sent::GaveUp);
+    assert!(tx.stats.peers_lost, "{:?}", tx.stats);
+    assert_eq!(tx.stats.timeouts, 1);
+    assert!(tx.stats.dropped_timeout >= 1);
 }
 
 #[test]
@@ -597,4 +674,63 @@ fn a_pipeline_shared_by_two_receivers_is_counted_by_the_sender() {
     let received: u64 = receivers.into_iter().map(|r| r.join().unwrap()).sum();
     assert_eq!(received, N, "between them the receivers took every message");
     assert_eq!(tx.stats.receivers, 2);
+}
+
+/// A pair over loopback tcp with heartbeats every 50 ms on a watch connection of its own; the
+/// receiver binds, as a link's does.
+fn watched_pair(hwm: i32) -> (Sender, Receiver) {
+    let port = crate::loopback::free_loopback_port().unwrap();
+    let watch_port = crate::loopback::free_loopback_port().unwrap();
+    let endpoint = format!("tcp://127.0.0.1:{port}");
+    let watch = format!("tcp://127.0.0.1:{watch_port}");
+    let with_watch = |mut common: Common, bind: bool| {
+        common.heartbeat = Duration::from_millis(50);
+        common.watch = Some(Endpoint::parse(&watch, bind).unwrap());
+        common
+    };
+    let rx = Receiver::open(SourceSettings {
+        common: with_watch(
+            common(Pattern::Pipeline, &endpoint, true, hwm, Duration::from_secs(20)),
+            true,
+        ),
+        subscribe: Vec::new(),
+        senders: 1,
+        comparable_clock: true,
+    })
+    .unwrap();
+    let tx_common = with_watch(
+        common(Pattern::Pipeline, &endpoint, false, hwm, Duration::from_secs(20)),
+        false,
+    );
+    let tx = Sender::open(sink_settings(tx_common, false, 1)).unwrap();
+    (tx, rx)
+}
+
+/// A receiver that takes nothing for many heartbeats holds its sender back, and that is all:
+/// with the heartbeats on a watch connection, neither side takes the other for lost, and every
+/// message arrives.
+#[test]
+fn a_receiver_that_pauses_for_many_heartbeats_is_not_taken_for_lost() {
+    let (mut tx, mut rx) = watched_pair(4);
+    let count = 2_000u64;
+    let sender = thread::spawn(move || {
+        let payload = [3u8; 4096];
+        for _ in 0..count {
+            assert_eq!(
+                tx.send(None, &payload, &|| false).unwrap(),
+                Sent::Accepted,
+                "{:?}",
+                tx.stats
+            );
+        }
+        tx.finish();
+        tx.stats.clone()
+    });
+    // Long enough for the link to fill and for twenty heartbeats to pass unanswered on it.
+    thread::sleep(Duration::from_secs(1));
+    let (seqs, end) = drain(&mut rx);
+    let stats = sender.join().unwrap();
+    assert_eq!(end, EndReason::Marker);
+    assert_eq!(seqs.len() as u64, count);
+    assert!(!stats.peers_lost && stats.dropped_timeout == 0, "{stats:?}");
 }

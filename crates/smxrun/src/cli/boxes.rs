@@ -216,6 +216,11 @@ fn threading(spec: &BoxSpec) -> String {
             "  never waits  its step waits on nothing outside the net: boxes chained behind it keep collecting\n",
         );
     }
+    if spec.writes_in_batches {
+        lines.push_str(
+            "  batches      once its step waited, it writes all it has at hand: boxes chained behind it take a channelful at a time\n",
+        );
+    }
     if lines.is_empty() {
         return lines;
     }
