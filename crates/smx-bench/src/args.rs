@@ -63,6 +63,9 @@ pub enum Experiment {
     /// A net over two processes of one machine against one process; the link's latency
     /// against a pipe and iceoryx2
     Processes(ProcessesArgs),
+    /// Nets beside busy programs against the same peers: each one's slowdown and its ratio to
+    /// the peer that slows down least
+    Load(LoadArgs),
     /// One-way latency percentiles through Src.F...F.Snk per hop count and payload size
     Latency(LatencyArgs),
     /// Defaults against the best setting of a --pin x --wait-spin x --tt-mode sweep, per row
@@ -202,6 +205,16 @@ pub struct ProcessesArgs {
     /// iceoryx2's `benchmark-publish-subscribe`, run beside the link [default: $SMX_ICEORYX2_BENCH]
     #[arg(long, value_name = "PATH")]
     pub iceoryx2: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct LoadArgs {
+    /// Messages per net or pair [default: 20000; quick: 5000]
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub count: Option<u64>,
+    /// Numbers of busy loops beside each workload, 0 for alone [default: 0,2]
+    #[arg(long, value_delimiter = ',', value_name = "N,..", value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub busy: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

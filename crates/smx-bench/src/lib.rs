@@ -25,6 +25,7 @@ pub mod latency;
 pub mod latency_boxes;
 pub mod latency_cost;
 pub mod latency_raw;
+pub mod load;
 pub mod machine;
 pub mod net;
 pub mod output;
@@ -147,7 +148,7 @@ pub fn run(args: &BenchArgs) -> i32 {
     if args.common.plot.is_some()
         && matches!(
             args.experiment,
-            Experiment::Zmq(_) | Experiment::Hosts(_) | Experiment::Processes(_)
+            Experiment::Zmq(_) | Experiment::Hosts(_) | Experiment::Processes(_) | Experiment::Load(_)
         )
     {
         eprintln!("note: {NO_TABLE_CHART}; --plot writes nothing for it");
@@ -217,6 +218,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         Experiment::Zmq(a) => finish(zmq::run(a, &mut session)),
         Experiment::Hosts(a) => finish(hosts::run(a, &mut session)),
         Experiment::Processes(a) => finish(processes::run(a, &mut session)),
+        Experiment::Load(a) => finish(load::run(a, &mut session)),
         Experiment::Latency(a) => finish(latency::run(a, &mut session)),
         Experiment::Tune(a) => finish(tune::run(a, &mut session)),
         Experiment::All => {
@@ -250,7 +252,7 @@ fn save(common: &CommonArgs, results: &[BenchResult]) -> Result<(), String> {
 }
 
 /// Why `bench zmq --plot` and `bench hosts --plot` write no file.
-const NO_TABLE_CHART: &str = "bench zmq, hosts and processes draw no chart: their results are a few table \
+const NO_TABLE_CHART: &str = "bench zmq, hosts, processes and load draw no chart: their results are a few table \
                               rows (see --markdown or --csv)";
 
 /// Every output file and the plot directory, checked before any run. A file that does not exist
@@ -298,7 +300,7 @@ fn check_dir(dir: &Path) -> Result<(), String> {
 fn write_plots(dir: &Path, results: &[BenchResult]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for r in results {
-        if ["zmq", "hosts", "processes"].contains(&r.experiment.as_str()) {
+        if ["zmq", "hosts", "processes", "load"].contains(&r.experiment.as_str()) {
             eprintln!("note: {NO_TABLE_CHART}; nothing written to {} for it", dir.display());
             continue;
         }
