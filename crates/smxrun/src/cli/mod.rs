@@ -185,7 +185,31 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `RUST_LOG` controls logging (default: warnings and errors), on stderr, never per message.
+/// Each line is escaped as [`say`]'s are: a log line may echo what a peer sent.
 fn init_logging() {
+    use std::io::Write;
     let env = env_logger::Env::default().default_filter_or("warn");
-    let _ = env_logger::Builder::from_env(env).format_timestamp(None).try_init();
+    let _ = env_logger::Builder::from_env(env)
+        .format(|buf, record| {
+            let line = log_line(record.level(), record.target(), &record.args().to_string());
+            writeln!(buf, "{line}")
+        })
+        .try_init();
+}
+
+/// One log line as `[LEVEL target] message`, its control characters escaped.
+fn log_line(level: impl std::fmt::Display, target: &str, message: &str) -> String {
+    escape_controls(&format!("[{level:<5} {target}] {message}")).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_line_shows_what_a_peer_sent_escaped() {
+        let line = log_line("WARN", "smx_zmq::sink", "topic \u{1b}]0;owned\u{7} from a peer");
+        assert_eq!(line, "[WARN  smx_zmq::sink] topic \\u{1b}]0;owned\\u{7} from a peer");
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+    }
 }
