@@ -100,7 +100,7 @@ fn bench_zmq_plot_says_that_it_draws_nothing() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("bench zmq, hosts and processes draw no chart") && err.contains("--plot writes nothing"),
+        err.contains("bench zmq, hosts, processes and load draw no chart") && err.contains("--plot writes nothing"),
         "{err}"
     );
 }

@@ -114,6 +114,22 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_books_balance(&report);
 }
 
+/// A link has its channel's length, also one that `--channel-len` gives: the ring holds that
+/// many messages, and each half beside it one, so the producer is held back after about the
+/// channel's length across the cut, as in one process.
+#[test]
+fn a_link_holds_its_channels_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000", "--channel-len", "64"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let channel = &report["channels"][0];
+    assert_eq!(channel["len"], 64, "{channel}");
+    assert_eq!(channel["link"]["sender"]["len"], 64, "the ring: {channel}");
+    assert_eq!(channel["read"], 2000);
+    assert_books_balance(&report);
+}
+
 /// A process's `cores` replace the run's `--pin` in its slice, also when the run gives one.
 #[test]
 fn a_process_with_cores_of_its_own_runs_on_them() {

@@ -276,7 +276,10 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                         producer.and_then(|(_, r)| r.clone()),
                         consumer.and_then(|(_, r)| r.clone()),
                     );
-                    link_row(link, sides, parts, reports)
+                    let mut row = link_row(link, sides, parts, reports);
+                    // The channel's length, which its ring has, not its halves' (one each).
+                    row["len"] = json!(edge.len);
+                    row
                 }
             };
             let (from, to) = (&parts.graph.nodes[edge.source], &parts.graph.nodes[edge.target]);

@@ -293,6 +293,16 @@ fn add_link_end(slice: &mut Slice, link: &Link, edge: &Edge, node: usize, sets: 
     } else {
         push_edge(slice, edge, id, node, false);
     }
+    // The ring holds the channel's length: a coupled half beside it holds one message, so the
+    // producer is held back after about the channel's length across the cut, as in one
+    // process, and each half hands its messages over one at a time, which keeps the ring fed
+    // steadily instead of in channelfuls.
+    let coupled = if sink { !edge.dsrc } else { !edge.ddst };
+    if link.transport == Transport::Shm && coupled {
+        let half = slice.graph.edges.last_mut().expect("just pushed");
+        half.len = 1;
+        half.len_declared = true;
+    }
 }
 
 fn add_link_box(slice: &mut Slice, label: &str, transport: Transport, origin: Origin, sink: bool) -> usize {

@@ -257,7 +257,7 @@ impl Consumer {
         } else {
             created.saturating_sub(self.clock_offset).max(1)
         };
-        let at = self.seg.at(layout.payload_offset(pos)) as *const u8;
+        let at = self.seg.at(layout.payload_offset(pos, len)) as *const u8;
         let msg = if len <= self.copy_limit {
             // SAFETY: the slot is published and not released: the producer does not touch it.
             let bytes = unsafe { std::slice::from_raw_parts(at, len) };

@@ -150,7 +150,7 @@ impl Producer {
         // writes free slots; the payload area holds `max_payload` bytes.
         // SAFETY: the slot of `head` is free (the consumer released it: `has_room`) and lies
         // inside the mapping; only this producer writes it until it is published.
-        fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head)), len) });
+        fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head, len)), len) });
         let desc = self.descriptor(head);
         desc.seq.store(seq, Ordering::Relaxed);
         let created = if sent_ns == 0 {

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
 /// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 2;
+pub const VERSION: u64 = 3;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -107,22 +107,30 @@ pub struct Descriptor {
     pub released: AtomicU64,
 }
 
-/// Where everything is in the mapping: the header, then one slot per position of the ring,
-/// each a [`Descriptor`] followed by the payload. A payload of up to 32 bytes shares its
-/// descriptor's cache line, so a small message crosses between the cores as one line.
+/// Where everything is in the mapping: the header, then one 64-byte slot per position of the
+/// ring, side by side, each a [`Descriptor`] and room for a payload of up to [`INLINE`] bytes,
+/// then the room of larger payloads, `stride` bytes per position. A small message crosses
+/// between the cores as one cache line, and the slots of a ring made for 64 MiB payloads still
+/// lie side by side on a few pages; only a larger payload lies elsewhere, page-aligned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub capacity: u64,
     pub max_payload: u64,
     /// Offset of the first slot.
     pub slots: u64,
-    /// Bytes from one slot to the next.
+    /// Offset of the room of larger payloads.
+    pub payloads: u64,
+    /// Bytes from one position's larger payload to the next (0: every payload fits its slot).
     pub stride: u64,
     pub total: u64,
 }
 
 const PAGE: u64 = 4096;
 const DESCRIPTOR: u64 = std::mem::size_of::<Descriptor>() as u64;
+/// Bytes of a slot: a descriptor and a small payload, one cache line.
+const SLOT: u64 = 64;
+/// The largest payload kept in its slot.
+pub const INLINE: u64 = SLOT - DESCRIPTOR;
 /// The most slots a ring has: a channel longer than this is a configuration mistake here.
 pub const MAX_CAPACITY: u64 = 1 << 20;
 
@@ -132,35 +140,40 @@ impl Layout {
             return Err(format!("{capacity} slots: use 1 to {MAX_CAPACITY}"));
         }
         let slots = (std::mem::size_of::<Header>() as u64).next_multiple_of(PAGE);
-        let stride = max_payload
-            .checked_add(DESCRIPTOR)
-            .map(|s| s.next_multiple_of(64))
-            .ok_or_else(|| format!("a payload of {max_payload} bytes is more than a mapping holds"))?;
+        let payloads = (slots + capacity * SLOT).next_multiple_of(PAGE);
+        let stride = if max_payload > INLINE {
+            max_payload
+                .checked_next_multiple_of(64)
+                .ok_or_else(|| format!("a payload of {max_payload} bytes is more than a mapping holds"))?
+        } else {
+            0
+        };
         let total = stride
             .checked_mul(capacity)
-            .and_then(|p| p.checked_add(slots))
+            .and_then(|p| p.checked_add(payloads))
             .filter(|&t| t < (1 << 46))
             .ok_or_else(|| format!("{capacity} slots of {max_payload} bytes is more than a mapping holds"))?;
         Ok(Layout {
             capacity,
             max_payload,
             slots,
+            payloads,
             stride,
             total,
         })
     }
 
-    /// Offset of the slot of position `pos`.
-    pub fn slot_offset(&self, pos: u64) -> u64 {
-        self.slots + (pos % self.capacity) * self.stride
-    }
-
     pub fn descriptor_offset(&self, pos: u64) -> usize {
-        self.slot_offset(pos) as usize
+        (self.slots + (pos % self.capacity) * SLOT) as usize
     }
 
-    pub fn payload_offset(&self, pos: u64) -> usize {
-        (self.slot_offset(pos) + DESCRIPTOR) as usize
+    /// Where the payload of `len` bytes at position `pos` lies.
+    pub fn payload_offset(&self, pos: u64, len: usize) -> usize {
+        if len as u64 <= INLINE {
+            self.descriptor_offset(pos) + DESCRIPTOR as usize
+        } else {
+            (self.payloads + (pos % self.capacity) * self.stride) as usize
+        }
     }
 }
 

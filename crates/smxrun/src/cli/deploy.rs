@@ -54,6 +54,19 @@ pub fn deployment(
         .map_err(CliError::rejected)
 }
 
+/// `graph` with `--channel-len` applied to the channels whose length the net file leaves to
+/// it, as each process applies it to its own: a link between processes then has the length
+/// its channel has in one process.
+pub fn with_channel_len(graph: &NetGraph, len: Option<u32>) -> NetGraph {
+    let mut graph = graph.clone();
+    if let Some(len) = len {
+        for edge in graph.edges.iter_mut().filter(|e| !e.len_declared) {
+            edge.len = len;
+        }
+    }
+    graph
+}
+
 /// The options of the run that every slice's process takes over.
 fn common_args(args: &RunArgs, libraries: &[PathBuf]) -> Vec<String> {
     let mut common = Vec::new();

@@ -43,7 +43,13 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         crate::cli::say(&format!("warning: {line}"));
     }
     #[cfg(feature = "zmq")]
-    if let Some(deployment) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry)? {
+    if let Some(deployment) = super::deploy::deployment(
+        args.config.as_deref(),
+        file,
+        &super::deploy::with_channel_len(&graph, args.channel_len),
+        &settings,
+        registry,
+    )? {
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
         report_out.store(true, Ordering::SeqCst);
