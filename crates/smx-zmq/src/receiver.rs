@@ -203,50 +203,10 @@ impl Receiver {
             };
             match sock.socket.recv(&mut self.topic, zmq::DONTWAIT) {
                 Ok(()) => {}
-                Err(zmq::Error::EAGAIN) => {
-                    sock.poll_peers();
-                    (self.disconnects, self.refused) = connections(sock);
-                    // Data of a sender without a marker that arrived while draining keeps the
-                    // stream open.
-                    self.draining = self.draining && self.books.complete(self.settings.senders);
-                    if self.draining {
-                        let reason = if self.books.aborted_senders() > 0 {
-                            EndReason::Aborted
-                        } else {
-                            EndReason::Marker
-                        };
-                        return Ok(self.end(reason));
-                    }
-                    let now = Instant::now();
-                    if std::mem::take(&mut self.traffic_since) {
-                        self.last_traffic = now;
-                    }
-                    let idle = now - self.last_traffic;
-                    if idle >= self.settings.common.timeout {
-                        return Ok(self.end(EndReason::Timeout));
-                    }
-                    let heartbeat = self.settings.common.heartbeat;
-                    let alone = !heartbeat.is_zero() && self.watch.as_mut().unwrap_or(sock).peers_gone();
-                    if alone && now - *self.alone_since.get_or_insert(now) >= heartbeat {
-                        return Ok(self.end(EndReason::PeerLost));
-                    }
-                    if !alone {
-                        self.alone_since = None;
-                    }
-                    let waited = now - *started.get_or_insert(now);
-                    if waited >= wait {
-                        return Ok(Event::Idle);
-                    }
-                    let mut slice = (wait - waited).min(self.settings.common.timeout - idle);
-                    if !heartbeat.is_zero() {
-                        slice = slice.min(heartbeat);
-                    }
-                    let ms = slice.as_millis().clamp(1, i64::MAX as u128) as i64;
-                    sock.socket.poll(zmq::POLLIN, ms).map_err(|e| {
-                        format!("{}: poll failed: {}", self.settings.common.instance, socket::explain(e))
-                    })?;
-                    continue;
-                }
+                Err(zmq::Error::EAGAIN) => match self.nothing_queued(wait, &mut started)? {
+                    Some(event) => return Ok(event),
+                    None => continue,
+                },
                 Err(zmq::Error::EINTR) => continue,
                 Err(e) => {
                     return Err(format!(
@@ -355,6 +315,63 @@ impl Receiver {
                 Ok(None)
             }
         }
+    }
+
+    /// The socket had nothing: ends the stream when it is over (the markers are in and the
+    /// socket drained, no traffic for `timeout`, every sender's connection lost), says `Idle`
+    /// once `wait` has passed since `started`, or else waits a slice for traffic (`None`).
+    fn nothing_queued(
+        &mut self,
+        wait: Duration,
+        started: &mut Option<Instant>,
+    ) -> Result<Option<Event<'static>>, String> {
+        let Some(sock) = &mut self.socket else {
+            return Ok(Some(Event::Ended(EndReason::Stopped)));
+        };
+        sock.poll_peers();
+        (self.disconnects, self.refused) = connections(sock);
+        // Data of a sender without a marker that arrived while draining keeps the stream open.
+        self.draining = self.draining && self.books.complete(self.settings.senders);
+        if self.draining {
+            let reason = if self.books.aborted_senders() > 0 {
+                EndReason::Aborted
+            } else {
+                EndReason::Marker
+            };
+            return Ok(Some(self.end(reason)));
+        }
+        let now = Instant::now();
+        if std::mem::take(&mut self.traffic_since) {
+            self.last_traffic = now;
+        }
+        let idle = now - self.last_traffic;
+        if idle >= self.settings.common.timeout {
+            return Ok(Some(self.end(EndReason::Timeout)));
+        }
+        let heartbeat = self.settings.common.heartbeat;
+        let alone = !heartbeat.is_zero() && self.watch.as_mut().unwrap_or(sock).peers_gone();
+        if alone && now - *self.alone_since.get_or_insert(now) >= heartbeat {
+            return Ok(Some(self.end(EndReason::PeerLost)));
+        }
+        if !alone {
+            self.alone_since = None;
+        }
+        let waited = now - *started.get_or_insert(now);
+        if waited >= wait {
+            return Ok(Some(Event::Idle));
+        }
+        let mut slice = (wait - waited).min(self.settings.common.timeout - idle);
+        if !heartbeat.is_zero() {
+            slice = slice.min(heartbeat);
+        }
+        let ms = slice.as_millis().clamp(1, i64::MAX as u128) as i64;
+        let Some(sock) = &self.socket else {
+            return Ok(Some(Event::Ended(EndReason::Stopped)));
+        };
+        sock.socket
+            .poll(zmq::POLLIN, ms)
+            .map_err(|e| format!("{}: poll failed: {}", self.settings.common.instance, socket::explain(e)))?;
+        Ok(None)
     }
 
     fn count_corrupt(&mut self, why: Corrupt) {

@@ -562,11 +562,24 @@ impl Sender {
         if self.socket.is_none() {
             return;
         }
-        // Messages still collected go before the marker that counts them (a give-up books
-        // them as dropped; after a stop it does not wait for room: the step that was blocked
-        // sending gave up for the same reason).
+        let kind = self.flush_before_marker(kind);
+        let Some(sock) = self.socket.take() else { return };
+        self.stats.aborted = kind == Kind::Abort;
+        self.poll_subscriptions();
+        let mut stop_seen = None;
+        self.send_markers(&sock, kind, &mut stop_seen);
+        if let Some(watch) = self.watch.take() {
+            watch.close(Duration::ZERO);
+        }
+        self.close_after_markers(sock, stop_seen);
+    }
+
+    /// Sends the messages still collected, which go before the marker that counts them (a
+    /// give-up books them as dropped; after a stop it does not wait for room: the step that
+    /// was blocked sending gave up for the same reason). The marker's kind: an abort once the
+    /// last frame could not be sent.
+    fn flush_before_marker(&mut self, kind: Kind) -> Kind {
         let stop = self.stop.clone();
-        let mut kind = kind;
         match self.flush(&|| stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))) {
             Err(e) => log::warn!("{e}"),
             Ok(Sent::GaveUp) => {
@@ -576,18 +589,20 @@ impl Sender {
                     self.settings.common.endpoint.written,
                     self.settings.common.timeout
                 );
-                kind = Kind::Abort;
+                return Kind::Abort;
             }
             Ok(_) => {}
         }
-        let Some(sock) = self.socket.take() else { return };
-        self.stats.aborted = kind == Kind::Abort;
-        self.poll_subscriptions();
+        kind
+    }
+
+    /// Queues the marker [`eos::REPEATS`] times, each within the wait for a peer (one try once
+    /// the sender gave up on a peer), cut short by a stop (noted in `stop_seen`).
+    fn send_markers(&mut self, sock: &BoxSocket, kind: Kind, stop_seen: &mut Option<Instant>) {
         let marker = EndOfStream {
             topics: self.topics.clone(),
         }
         .encode();
-        let mut stop_seen = None;
         // A sender that gave up on a peer does not wait for one again: the marker gets one try.
         let waited = !self.gave_up;
         let full = self.peer_deadline();
@@ -600,7 +615,7 @@ impl Sender {
             };
             wire::encode_body(&header, &marker, &mut self.body);
             loop {
-                let deadline = self.cut(full, &mut stop_seen);
+                let deadline = self.cut(full, stop_seen);
                 match sock.socket.send(CONTROL_TOPIC, zmq::SNDMORE) {
                     Ok(()) => break,
                     Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
@@ -610,7 +625,7 @@ impl Sender {
                     }
                 }
             }
-            let deadline = self.cut(full, &mut stop_seen);
+            let deadline = self.cut(full, stop_seen);
             if send_retrying(
                 &sock.socket,
                 &self.body,
@@ -621,10 +636,11 @@ impl Sender {
                 self.stats.markers += 1;
             }
         }
-        let mut sock = sock;
-        if let Some(watch) = self.watch.take() {
-            watch.close(Duration::ZERO);
-        }
+    }
+
+    /// Waits (up to `linger`, or what is left of a stop's grace) for the receivers to confirm
+    /// the end by disconnecting, closes the socket and books how the stream ended.
+    fn close_after_markers(&mut self, mut sock: BoxSocket, mut stop_seen: Option<Instant>) {
         // Receivers whose connections were cut confirm nothing and take nothing more.
         let linger = if self.stats.peers_lost {
             let _ = sock.socket.set_linger(0);
@@ -648,7 +664,8 @@ impl Sender {
             self.stats.undelivered = self.stats.sent - self.stats.dropped_hwm - self.stats.dropped_timeout;
         }
         // A receiver stopped by the same stop disconnects too, which is no confirmation.
-        self.stats.stopped = stop_seen.is_some() || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        let stop = self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
+        self.stats.stopped = stop_seen.is_some() || stop;
         let closed = sock.close(linger);
         self.stats.linger_expired = !self.stats.peers_lost && (!confirmed || closed.linger_expired);
         if self.stats.linger_expired {

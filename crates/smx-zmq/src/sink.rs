@@ -321,10 +321,19 @@ impl ZmqSink {
     }
 
     fn findings(&self) -> Findings {
+        let mut f = Findings::default();
+        self.subscriber_findings(&mut f);
+        self.delivery_findings(&mut f);
+        self.peer_findings(&mut f);
+        f
+    }
+
+    /// Who listened: subscribers that `sync` waited for, messages that went to no
+    /// subscriber, and subscriptions refused.
+    fn subscriber_findings(&self, f: &mut Findings) {
         let s = &self.final_stats;
         let common = &self.settings.common;
         let dropped = s.dropped_hwm + s.dropped_timeout;
-        let mut f = Findings::default();
         if self.sync_short {
             f.add(
                 Verdict::Incomplete,
@@ -348,6 +357,25 @@ impl ZmqSink {
                 ),
             );
         }
+        if s.refused_subscriptions > 0 {
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} subscription(s) refused: more than {} in force, or a topic over {} bytes; an smx \
+                     source makes a few, so a peer that is not one sent them",
+                    s.refused_subscriptions,
+                    crate::sender::MAX_SUBSCRIPTIONS,
+                    crate::sender::MAX_TOPIC
+                ),
+            );
+        }
+    }
+
+    /// What became of the messages: dropped, undelivered, cut short by an abort or a stop.
+    fn delivery_findings(&self, f: &mut Findings) {
+        let s = &self.final_stats;
+        let common = &self.settings.common;
+        let dropped = s.dropped_hwm + s.dropped_timeout;
         let gave_up_why = if s.peers_lost {
             format!(
                 "every receiver's connection was cut (no answer to heartbeats every {:?}, or its process died)",
@@ -401,18 +429,21 @@ impl ZmqSink {
                 "stopped: the stream ended before its input did, and what ZeroMQ had accepted but no receiver had taken at the stop is delivered nowhere (the receivers' rows count what arrived)",
             );
         }
-        if s.refused_subscriptions > 0 {
+        if s.dropped_hwm > 0 && dropped < s.sent {
             f.add(
-                Verdict::Suspect,
+                Verdict::Lossy,
                 format!(
-                    "{} subscription(s) refused: more than {} in force, or a topic over {} bytes; an smx \
-                     source makes a few, so a peer that is not one sent them",
-                    s.refused_subscriptions,
-                    crate::sender::MAX_SUBSCRIPTIONS,
-                    crate::sender::MAX_TOPIC
+                    "{} of {} message(s) refused at the high-water mark",
+                    s.dropped_hwm, s.sent
                 ),
             );
         }
+    }
+
+    /// How the peers took part: failed handshakes, the marker, the receivers' confirmation.
+    fn peer_findings(&self, f: &mut Findings) {
+        let s = &self.final_stats;
+        let common = &self.settings.common;
         if s.refused > 0 {
             f.add(
                 Verdict::Suspect,
@@ -458,16 +489,6 @@ impl ZmqSink {
                 ),
             );
         }
-        if s.dropped_hwm > 0 && dropped < s.sent {
-            f.add(
-                Verdict::Lossy,
-                format!(
-                    "{} of {} message(s) refused at the high-water mark",
-                    s.dropped_hwm, s.sent
-                ),
-            );
-        }
-        f
     }
 
     /// The socket was opened (init ran): only then is a missing marker a finding.

@@ -82,42 +82,7 @@ impl BoxSocket {
         let mut socket = context
             .socket(kind)
             .map_err(|e| cause("cannot create a socket for", e))?;
-        socket
-            .set_linger(common.linger.as_millis() as i32)
-            .map_err(|e| cause("cannot set linger on", e))?;
-        // libzmq reads a frame's length before it allocates the frame, so a peer that announces
-        // more than this is cut off without costing memory.
-        socket
-            .set_maxmsgsize(i64::try_from(common.max_message).unwrap_or(i64::MAX))
-            .map_err(|e| cause("cannot set the largest message size on", e))?;
-        // A receiver that starts before its sender has bound retries the connection at this
-        // interval. libzmq's 100 ms default delayed the first message of a net whose two halves
-        // start together by up to 100 ms (a third of a million-message run's wall time).
-        // Doubling up to a second keeps a long-dead peer from being asked 100 times a second.
-        // With a watch connection the heartbeats go there alone: on this one a receiver that
-        // takes nothing for a while stops reading, and would be cut as if it were gone.
-        if let Some(peer_timeout) = common.peer_timeout().filter(|_| common.watch.is_none()) {
-            let ms = |d: Duration| d.as_millis().min(i32::MAX as u128) as i32;
-            socket
-                .set_heartbeat_ivl(ms(common.heartbeat))
-                .and_then(|()| socket.set_heartbeat_timeout(ms(peer_timeout)))
-                .and_then(|()| socket.set_heartbeat_ttl(ms(peer_timeout)))
-                .map_err(|e| cause("cannot set heartbeats on", e))?;
-        }
-        socket
-            .set_reconnect_ivl(RECONNECT_MS)
-            .and_then(|()| socket.set_reconnect_ivl_max(RECONNECT_MAX_MS))
-            .map_err(|e| cause("cannot set the reconnect interval on", e))?;
-        // A connecting CURVE socket queues nothing before the handshake has proved who the peer
-        // is: a sink's messages then wait for the server (and time out, counted as dropped)
-        // instead of being booked as accepted into a connection that is refused. (Plain links
-        // keep libzmq's default, which queues ahead of the connection: senders and receivers
-        // may start in either order without the sender blocking.)
-        if common.curve.is_some() && !common.bind {
-            socket
-                .set_immediate(true)
-                .map_err(|e| cause("cannot set ZMQ_IMMEDIATE on", e))?;
-        }
+        set_options(&socket, common)?;
         configure(&mut socket).map_err(|e| cause("cannot set options for", e))?;
         if let Some(curve) = &common.curve {
             curve
@@ -132,44 +97,13 @@ impl BoxSocket {
         } else {
             None
         };
-        let mut files = IpcFiles::default();
-        let mut exposed = None;
-        let bound = if common.bind {
-            files = IpcFiles::prepare_bind(endpoint)?;
-            let listener = files.take_listener();
-            if let Some(listener) = &listener {
-                set_use_fd(&mut socket, listener.as_raw_fd()).map_err(|e| cause("cannot hand the ipc socket to", e))?;
-            }
-            socket.bind(&endpoint.resolved).map_err(|e| match e {
-                zmq::Error::EADDRINUSE => endpoint.address_in_use(),
-                zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
-                    format!("cannot bind {}: no such local address or interface", endpoint.written)
-                }
-                e => cause("cannot bind", e),
-            })?;
-            // The bound ZeroMQ socket owns the listening socket now and closes it.
-            let _ = listener.map(std::os::fd::IntoRawFd::into_raw_fd);
-            let actual = socket
-                .get_last_endpoint()
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_else(|| endpoint.resolved.clone());
-            let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
-            if let Some(warning) = endpoint.exposure_warning(port, common.curve.is_some()) {
-                let warning = format!("{}: {warning}", common.instance);
-                log::warn!("{warning}");
-                // Also on stderr at once whatever RUST_LOG says (the report's warnings come only
-                // at the end); a closed stderr is not worth a panic.
-                use std::io::Write;
-                let _ = writeln!(std::io::stderr(), "warning: {warning}");
-                exposed = Some(warning);
-            }
-            actual
+        let (bound, files, exposed) = if common.bind {
+            bind(&mut socket, common)?
         } else {
             socket
                 .connect(&endpoint.resolved)
                 .map_err(|e| cause("cannot connect to", e))?;
-            endpoint.resolved.clone()
+            (endpoint.resolved.clone(), IpcFiles::default(), None)
         };
         let own_context = !matches!(endpoint.transport, Transport::Inproc { .. });
         Ok(BoxSocket {
@@ -271,6 +205,86 @@ impl BoxSocket {
             }
         }
     }
+}
+
+/// The options every socket of a box has, before its role's own.
+fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
+    let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", common.endpoint.written, explain(e));
+    socket
+        .set_linger(common.linger.as_millis() as i32)
+        .map_err(|e| cause("cannot set linger on", e))?;
+    // libzmq reads a frame's length before it allocates the frame, so a peer that announces
+    // more than this is cut off without costing memory.
+    socket
+        .set_maxmsgsize(i64::try_from(common.max_message).unwrap_or(i64::MAX))
+        .map_err(|e| cause("cannot set the largest message size on", e))?;
+    // With a watch connection the heartbeats go there alone: on this one a receiver that takes
+    // nothing for a while stops reading, and would be cut as if it were gone.
+    if let Some(peer_timeout) = common.peer_timeout().filter(|_| common.watch.is_none()) {
+        let ms = |d: Duration| d.as_millis().min(i32::MAX as u128) as i32;
+        socket
+            .set_heartbeat_ivl(ms(common.heartbeat))
+            .and_then(|()| socket.set_heartbeat_timeout(ms(peer_timeout)))
+            .and_then(|()| socket.set_heartbeat_ttl(ms(peer_timeout)))
+            .map_err(|e| cause("cannot set heartbeats on", e))?;
+    }
+    // A receiver that starts before its sender has bound retries the connection at this
+    // interval. libzmq's 100 ms default delayed the first message of a net whose two halves
+    // start together by up to 100 ms (a third of a million-message run's wall time).
+    // Doubling up to a second keeps a long-dead peer from being asked 100 times a second.
+    socket
+        .set_reconnect_ivl(RECONNECT_MS)
+        .and_then(|()| socket.set_reconnect_ivl_max(RECONNECT_MAX_MS))
+        .map_err(|e| cause("cannot set the reconnect interval on", e))?;
+    // A connecting CURVE socket queues nothing before the handshake has proved who the peer
+    // is: a sink's messages then wait for the server (and time out, counted as dropped)
+    // instead of being booked as accepted into a connection that is refused. (Plain links
+    // keep libzmq's default, which queues ahead of the connection: senders and receivers
+    // may start in either order without the sender blocking.)
+    if common.curve.is_some() && !common.bind {
+        socket
+            .set_immediate(true)
+            .map_err(|e| cause("cannot set ZMQ_IMMEDIATE on", e))?;
+    }
+    Ok(())
+}
+
+/// Binds `socket` to the endpoint of `common`: the endpoint actually bound (an ephemeral port
+/// resolved), the ipc files to remove at the end, and the warning when the socket is open to
+/// other hosts without CURVE.
+fn bind(socket: &mut zmq::Socket, common: &Common) -> Result<(String, IpcFiles, Option<String>), String> {
+    let endpoint = &common.endpoint;
+    let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", endpoint.written, explain(e));
+    let mut files = IpcFiles::prepare_bind(endpoint)?;
+    let listener = files.take_listener();
+    if let Some(listener) = &listener {
+        set_use_fd(socket, listener.as_raw_fd()).map_err(|e| cause("cannot hand the ipc socket to", e))?;
+    }
+    socket.bind(&endpoint.resolved).map_err(|e| match e {
+        zmq::Error::EADDRINUSE => endpoint.address_in_use(),
+        zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
+            format!("cannot bind {}: no such local address or interface", endpoint.written)
+        }
+        e => cause("cannot bind", e),
+    })?;
+    // The bound ZeroMQ socket owns the listening socket now and closes it.
+    let _ = listener.map(std::os::fd::IntoRawFd::into_raw_fd);
+    let actual = socket
+        .get_last_endpoint()
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| endpoint.resolved.clone());
+    let port = actual.rsplit_once(':').and_then(|(_, p)| p.parse().ok());
+    let exposed = endpoint.exposure_warning(port, common.curve.is_some()).map(|warning| {
+        let warning = format!("{}: {warning}", common.instance);
+        log::warn!("{warning}");
+        // Also on stderr at once whatever RUST_LOG says (the report's warnings come only
+        // at the end); a closed stderr is not worth a panic.
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "warning: {warning}");
+        warning
+    });
+    Ok((actual, files, exposed))
 }
 
 /// Starts a monitor of `socket`'s connection events on a private inproc endpoint and returns

@@ -139,38 +139,61 @@ impl BoxImpl for ZmqSource {
     }
 }
 
+/// What the receiver counted, or nothing when it never opened.
+#[derive(Default)]
+struct Counted {
+    totals: super::books::Totals,
+    corrupt: u64,
+    markers: u64,
+    end: Option<EndReason>,
+    conflicting: u64,
+    disconnects: u64,
+    refused: u64,
+    seen: usize,
+    silent: usize,
+}
+
 impl ZmqSource {
-    fn row(&self) -> Stats {
-        let common = &self.settings.common;
-        let (t, corrupt, markers, end) = match &self.receiver {
-            Some(r) => (r.totals(), r.corrupt, r.markers, r.ended()),
-            None => (Default::default(), 0, 0, None),
+    fn counted(&self) -> Counted {
+        let Some(r) = &self.receiver else {
+            return Counted::default();
         };
-        let (conflicting, disconnects, refused, seen, silent) = match &self.receiver {
-            Some(r) => (
-                r.conflicting_markers,
-                r.disconnects,
-                r.refused,
-                r.books().senders_seen(),
-                r.books().silent_senders(),
-            ),
-            None => (0, 0, 0, 0, 0),
-        };
-        let endpoint = if self.endpoint.is_empty() {
-            &common.endpoint.written
+        Counted {
+            totals: r.totals(),
+            corrupt: r.corrupt,
+            markers: r.markers,
+            end: r.ended(),
+            conflicting: r.conflicting_markers,
+            disconnects: r.disconnects,
+            refused: r.refused,
+            seen: r.books().senders_seen(),
+            silent: r.books().silent_senders(),
+        }
+    }
+
+    fn endpoint(&self) -> &str {
+        if self.endpoint.is_empty() {
+            &self.settings.common.endpoint.written
         } else {
             &self.endpoint
-        };
+        }
+    }
+
+    /// The row's one-line account of the stream.
+    fn summary(&self, c: &Counted) -> String {
+        let common = &self.settings.common;
+        let t = &c.totals;
         let tail = if t.unannounced > 0 {
             " at least: no end marker, messages after the last one received are unknown"
         } else {
             ""
         };
-        let summary = format!(
-            "{} source {} {endpoint}: sender sent {}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
-             {} before the first received, {} in transit), duplicates {} (not passed on), reordered {}, corrupt {corrupt}, ended by {}{}",
+        format!(
+            "{} source {} {}: sender sent {}, received {}, lost {} ({:.3} %{tail}; {} dropped at the sender's HWM, \
+             {} before the first received, {} in transit), duplicates {} (not passed on), reordered {}, corrupt {}, ended by {}{}",
             common.instance,
             common.pattern.as_str(),
+            self.endpoint(),
             t.sent,
             t.received,
             t.lost,
@@ -180,7 +203,8 @@ impl ZmqSource {
             t.lost_in_transit,
             t.duplicates,
             t.reordered,
-            match end {
+            c.corrupt,
+            match c.end {
                 Some(EndReason::Aborted) => "sender aborted",
                 Some(other) => other.as_str(),
                 None => "?",
@@ -190,17 +214,23 @@ impl ZmqSource {
             } else {
                 ""
             },
-        );
+        )
+    }
+
+    fn row(&self) -> Stats {
+        let common = &self.settings.common;
+        let c = self.counted();
+        let t = c.totals;
         let facts = SourceFacts {
             totals: t,
-            corrupt,
-            end,
-            conflicting,
-            disconnects,
-            refused,
+            corrupt: c.corrupt,
+            end: c.end,
+            conflicting: c.conflicting,
+            disconnects: c.disconnects,
+            refused: c.refused,
             curve: common.curve.is_some(),
-            senders_seen: seen as u64,
-            silent_senders: silent as u64,
+            senders_seen: c.seen as u64,
+            silent_senders: c.silent as u64,
             senders: self.settings.senders,
             timeout: common.timeout,
             heartbeat: common.heartbeat,
@@ -208,7 +238,7 @@ impl ZmqSource {
             pipeline: common.pattern == crate::settings::Pattern::Pipeline,
         };
         let findings = facts.findings();
-        let mut summary = summary + &findings.note();
+        let mut summary = self.summary(&c) + &findings.note();
         if !self.settings.comparable_clock {
             summary.push_str(
                 "; end-to-end latency behind it counts from arrival here (the senders' clocks are not known to agree \
@@ -220,26 +250,26 @@ impl ZmqSource {
             .with("name", common.instance.as_str())
             .with("role", "source")
             .with("pattern", common.pattern.as_str())
-            .with("endpoint", endpoint.as_str())
+            .with("endpoint", self.endpoint())
             .with("sent", t.sent)
             .with("received", t.received)
             .with("lost", t.lost)
             .with("duplicates", t.duplicates)
             .with("reordered", t.reordered)
-            .with("corrupt", corrupt)
+            .with("corrupt", c.corrupt)
             .with("sender_dropped", t.sender_dropped)
             .with("lost_before_first", t.lost_before_first)
             .with("lost_in_transit", t.lost_in_transit)
-            .with("markers", markers)
-            .with("end", end.map(EndReason::as_str))
+            .with("markers", c.markers)
+            .with("end", c.end.map(EndReason::as_str))
             .with("tail_unknown", t.unannounced > 0)
             .with("inconsistent_streams", t.inconsistent)
-            .with("conflicting_markers", conflicting)
-            .with("senders_seen", seen)
-            .with("silent_senders", silent)
-            .with("disconnects", disconnects)
+            .with("conflicting_markers", c.conflicting)
+            .with("senders_seen", c.seen)
+            .with("silent_senders", c.silent)
+            .with("disconnects", c.disconnects)
             .with("curve", common.curve.is_some())
-            .with("refused_handshakes", refused)
+            .with("refused_handshakes", c.refused)
             .with(
                 "latency_from",
                 if self.settings.comparable_clock {
@@ -274,8 +304,16 @@ struct SourceFacts {
 
 impl SourceFacts {
     fn findings(&self) -> Findings {
-        let t = &self.totals;
         let mut f = Findings::default();
+        self.content_findings(&mut f);
+        self.ending_findings(&mut f);
+        f
+    }
+
+    /// What arrived that no honest sender sends: corrupt frames, books that disagree,
+    /// duplicates, conflicting markers, more senders than expected.
+    fn content_findings(&self, f: &mut Findings) {
+        let t = &self.totals;
         if self.corrupt > 0 {
             f.add(
                 Verdict::Suspect,
@@ -328,6 +366,12 @@ impl SourceFacts {
                 ),
             );
         }
+    }
+
+    /// How the stream ended, and what it lost on the way: the end's reason, connections cut
+    /// or refused, messages lost.
+    fn ending_findings(&self, f: &mut Findings) {
+        let t = &self.totals;
         match self.end {
             Some(EndReason::Aborted) => f.add(Verdict::Incomplete, "a sender aborted: its stream ended before its input did"),
             Some(EndReason::Stopped) => f.add(
@@ -401,6 +445,5 @@ impl SourceFacts {
                 ),
             );
         }
-        f
     }
 }
