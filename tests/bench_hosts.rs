@@ -4,21 +4,11 @@
 
 use std::process::Command;
 
-use smx_bench::result::BenchResult;
+mod common;
 
 #[test]
 fn bench_hosts_measures_the_link_and_both_raw_peers_or_says_why_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("hosts.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
-        .args(["bench", "hosts", "--quick", "--count", "3000", "--runs", "1", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let results: Vec<BenchResult> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let result = &results[0];
+    let (_, result) = common::bench::run(&["hosts", "--quick", "--count", "3000", "--runs", "1"], &[]);
     if unsafe { libc::geteuid() } != 0 {
         assert!(
             result

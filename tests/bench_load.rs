@@ -1,9 +1,7 @@
 //! `smxrun bench load` measures every workload alone and beside busy loops, validly, and
 //! leaves no busy loop behind. No figure is judged.
 
-use std::process::Command;
-
-use smx_bench::result::BenchResult;
+mod common;
 
 /// Processes whose command line is smxrun's busy loop.
 fn busy_loops() -> usize {
@@ -23,18 +21,7 @@ fn busy_loops() -> usize {
 
 #[test]
 fn bench_load_measures_every_workload_and_stops_its_busy_loops() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("load.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
-        .args(["bench", "load", "--count", "500", "--busy", "0,1", "--runs", "1"])
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let results: Vec<BenchResult> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let result = &results[0];
+    let (out, result) = common::bench::run(&["load", "--count", "500", "--busy", "0,1", "--runs", "1"], &[]);
     let keys: Vec<String> = result.cases.iter().map(|c| c.key()).collect();
     // Three nets and three peers, alone and beside one loop.
     assert_eq!(result.cases.len(), 6 * 2, "{keys:?}");

@@ -2,17 +2,12 @@
 //! (a shared-memory link, nothing lost), and the link's latency beside a pipe; iceoryx2, when
 //! not given, is named as not measured. No figure is judged.
 
-use std::process::Command;
-
-use smx_bench::result::BenchResult;
+mod common;
 
 #[test]
 fn bench_processes_measures_every_case_and_names_a_missing_peer() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("processes.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
-        .args([
-            "bench",
+    let (_, result) = common::bench::run(
+        &[
             "processes",
             "--quick",
             "--count",
@@ -21,16 +16,9 @@ fn bench_processes_measures_every_case_and_names_a_missing_peer() {
             "8,8192",
             "--runs",
             "1",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .env_remove("SMX_ICEORYX2_BENCH")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let results: Vec<BenchResult> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let result = &results[0];
+        ],
+        &["SMX_ICEORYX2_BENCH"],
+    );
     let keys: Vec<String> = result.cases.iter().map(|c| c.key()).collect();
     assert_eq!(result.cases.len(), 4 + 2 * 3, "{keys:?}");
     for case in &result.cases {

@@ -1,2 +1,3 @@
+pub mod bench;
 pub mod settings;
 pub mod zmq;

@@ -55,14 +55,8 @@ pub fn run(args: &HostsArgs, session: &mut Session) -> BenchResult {
         Case::new("zmq-raw", &[("curve", "off".into())]),
         Case::new("zmq-raw", &[("curve", "on".into())]),
     ];
-    let dir = match tempfile::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => {
-            result
-                .notes
-                .push(format!("nothing measured: no temporary directory: {e}"));
-            return result;
-        }
+    let Some(dir) = super::scratch_dir(&mut result, tempfile::tempdir()) else {
+        return result;
     };
     for i in 0..=runs {
         for case in cases.iter_mut() {

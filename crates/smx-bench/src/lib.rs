@@ -252,6 +252,23 @@ fn save(common: &CommonArgs, results: &[BenchResult]) -> Result<(), String> {
 }
 
 /// Why `bench zmq --plot` and `bench hosts --plot` write no file.
+/// `made`, a directory for an experiment's files, or `None` after a note that nothing was
+/// measured without one.
+pub(crate) fn scratch_dir(
+    result: &mut BenchResult,
+    made: std::io::Result<tempfile::TempDir>,
+) -> Option<tempfile::TempDir> {
+    match made {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            result
+                .notes
+                .push(format!("nothing measured: no temporary directory: {e}"));
+            None
+        }
+    }
+}
+
 const NO_TABLE_CHART: &str = "bench zmq, hosts, processes and load draw no chart: their results are a few table \
                               rows (see --markdown or --csv)";
 

@@ -53,14 +53,8 @@ pub fn run(args: &LoadArgs, session: &mut Session) -> BenchResult {
         result.notes.push("nothing measured: cannot find smxrun itself".into());
         return result;
     };
-    let dir = match tempfile::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => {
-            result
-                .notes
-                .push(format!("nothing measured: no temporary directory: {e}"));
-            return result;
-        }
+    let Some(dir) = super::scratch_dir(&mut result, tempfile::tempdir()) else {
+        return result;
     };
     for (name, text) in NETS {
         if let Err(e) = std::fs::write(dir.path().join(format!("{name}.smx")), text) {

@@ -49,14 +49,11 @@ pub fn run(args: &ProcessesArgs, session: &mut Session) -> BenchResult {
             iceoryx2::ENV
         ));
     }
-    let dir = match tempfile::Builder::new().prefix("smx-bench-").tempdir_in(shm_dir()) {
-        Ok(dir) => dir,
-        Err(e) => {
-            result
-                .notes
-                .push(format!("nothing measured: no temporary directory: {e}"));
-            return result;
-        }
+    let Some(dir) = super::scratch_dir(
+        &mut result,
+        tempfile::Builder::new().prefix("smx-bench-").tempdir_in(shm_dir()),
+    ) else {
+        return result;
     };
     let mut rates = rate_cases(&lens);
     let mut latencies = latency_cases(&sizes, peer.is_some());

@@ -81,6 +81,53 @@ pub struct Plan {
 
 /// Checks `graph` against `registry` and `opts` and lays out threads and channels.
 pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Plan, RunError> {
+    check_limits(graph, opts)?;
+    let channels = plan_channels(graph, opts)?;
+    let ends = channel_ends(graph, &channels);
+    let mut nets = Vec::with_capacity(graph.nodes.len());
+    let mut bad_values = Vec::new();
+    for (index, node) in graph.nodes.iter().enumerate() {
+        if node.id != index {
+            return Err(RunError::BadGraph(format!(
+                "node '{}' has id {} at index {index}",
+                node.label, node.id
+            )));
+        }
+        let mut settings = opts.settings.get(index).cloned().unwrap_or_default();
+        let (role, inputs, outputs) = plan_node(
+            graph,
+            registry,
+            index,
+            &mut settings,
+            &channels,
+            &ends[index],
+            &mut bad_values,
+        )?;
+        let graph_priority = (opts.realtime == super::Realtime::On && node.priority > 0).then(|| node.priority + 1);
+        let priority = settings.priority.or(graph_priority);
+        nets.push(NetPlan {
+            id: index,
+            name: node.label.clone(),
+            implementation: node.func.clone(),
+            role,
+            inputs,
+            outputs,
+            settings,
+            core: None,
+            priority,
+        });
+    }
+    if !bad_values.is_empty() {
+        return Err(RunError::BadValues(bad_values));
+    }
+    // Cores are decided later, by `crate::placement`, once the executives are known.
+    Ok(Plan { nets, channels })
+}
+
+/// What refuses a graph before any net is planned: settings that do not match its nodes, more
+/// threads than allowed or than the address space holds, and a graph that does not hold
+/// together.
+fn check_limits(graph: &NetGraph, opts: &RunOptions) -> Result<(), RunError> {
     if !opts.settings.is_empty() && opts.settings.len() != graph.nodes.len() {
         return Err(RunError::BadGraph(format!(
             "{} net settings given for {} nodes",
@@ -107,76 +154,61 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
     if !problems.is_empty() {
         return Err(RunError::BadGraph(problems.join("; ")));
     }
-    let channels = plan_channels(graph, opts)?;
-    let ends = channel_ends(graph, &channels);
-    let mut nets = Vec::with_capacity(graph.nodes.len());
-    let mut bad_values = Vec::new();
-    for (index, node) in graph.nodes.iter().enumerate() {
-        if node.id != index {
+    Ok(())
+}
+
+/// A node's role and ports: a routing node's from its channel ends, a box's checked against
+/// its implementation (with its configuration completed from the spec's defaults; a value the
+/// spec refuses goes to `bad_values`).
+fn plan_node(
+    graph: &NetGraph,
+    registry: &Registry,
+    index: usize,
+    settings: &mut NetSettings,
+    channels: &[ChannelPlan],
+    ends: &[(usize, PortMode)],
+    bad_values: &mut Vec<BadValue>,
+) -> Result<(Role, Vec<PortPlan>, Vec<PortPlan>), RunError> {
+    let node = &graph.nodes[index];
+    Ok(match node.kind {
+        NodeKind::Unexpanded => {
             return Err(RunError::BadGraph(format!(
-                "node '{}' has id {} at index {index}",
-                node.label, node.id
+                "'{}' (line {}) is an unexpanded net, not a box",
+                node.label, node.line
             )));
         }
-        let mut settings = opts.settings.get(index).cloned().unwrap_or_default();
-        let (role, inputs, outputs) = match node.kind {
-            NodeKind::Unexpanded => {
-                return Err(RunError::BadGraph(format!(
-                    "'{}' (line {}) is an unexpanded net, not a box",
-                    node.label, node.line
-                )));
+        NodeKind::RoutingNode => {
+            let port = |&(c, _): &(usize, PortMode)| PortPlan {
+                name: channels[c].label.clone(),
+                channel: Some(channels[c].id),
+            };
+            let (inputs, outputs): (Vec<_>, Vec<_>) = ends.iter().partition(|(_, end)| *end == PortMode::In);
+            (
+                Role::Routing,
+                inputs.iter().map(port).collect(),
+                outputs.iter().map(port).collect(),
+            )
+        }
+        NodeKind::Box => {
+            let spec = registry.get(&node.func).cloned().ok_or_else(|| RunError::UnknownImpl {
+                instance: node.label.clone(),
+                implementation: node.func.clone(),
+                known: registry.names().iter().map(|s| s.to_string()).collect(),
+            })?;
+            if settings.box_config.implementation.is_empty() {
+                settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
             }
-            NodeKind::RoutingNode => {
-                let port = |&(c, _): &(usize, PortMode)| PortPlan {
-                    name: channels[c].label.clone(),
-                    channel: Some(channels[c].id),
-                };
-                let (inputs, outputs): (Vec<_>, Vec<_>) = ends[index].iter().partition(|(_, end)| *end == PortMode::In);
-                (
-                    Role::Routing,
-                    inputs.iter().map(port).collect(),
-                    outputs.iter().map(port).collect(),
-                )
+            settings.box_config.id = node.id;
+            if let Err(e) = spec.check(&settings.box_config) {
+                bad_values.push(BadValue {
+                    instance: format!("{}#{}", node.label, node.id),
+                    message: e.to_string(),
+                });
             }
-            NodeKind::Box => {
-                let spec = registry.get(&node.func).cloned().ok_or_else(|| RunError::UnknownImpl {
-                    instance: node.label.clone(),
-                    implementation: node.func.clone(),
-                    known: registry.names().iter().map(|s| s.to_string()).collect(),
-                })?;
-                if settings.box_config.implementation.is_empty() {
-                    settings.box_config = BoxConfig::with_defaults(&node.label, &spec).map_err(RunError::BadGraph)?;
-                }
-                settings.box_config.id = node.id;
-                if let Err(e) = spec.check(&settings.box_config) {
-                    bad_values.push(BadValue {
-                        instance: format!("{}#{}", node.label, node.id),
-                        message: e.to_string(),
-                    });
-                }
-                let (inputs, outputs) = box_ports(graph, index, &spec, &channels, &ends[index])?;
-                (Role::Box(spec), inputs, outputs)
-            }
-        };
-        let graph_priority = (opts.realtime == super::Realtime::On && node.priority > 0).then(|| node.priority + 1);
-        let priority = settings.priority.or(graph_priority);
-        nets.push(NetPlan {
-            id: index,
-            name: node.label.clone(),
-            implementation: node.func.clone(),
-            role,
-            inputs,
-            outputs,
-            settings,
-            core: None,
-            priority,
-        });
-    }
-    if !bad_values.is_empty() {
-        return Err(RunError::BadValues(bad_values));
-    }
-    // Cores are decided later, by `crate::placement`, once the executives are known.
-    Ok(Plan { nets, channels })
+            let (inputs, outputs) = box_ports(graph, index, &spec, channels, ends)?;
+            (Role::Box(spec), inputs, outputs)
+        }
+    })
 }
 
 /// The part of [`build`] that depends on the net alone: every box's ports against its
@@ -253,48 +285,7 @@ fn box_ports(
     ends: &[(usize, PortMode)],
 ) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
     let node = &graph.nodes[index];
-    // A port declared `x(impl)` is `x` in the net and `impl` to the box implementation.
-    let implementation_name = |p: &smx_graph::PortDecl| p.alt_name.clone().unwrap_or_else(|| p.name.clone());
-    let declares = |name: &str, mode: PortMode| {
-        node.ports
-            .iter()
-            .any(|p| p.mode == mode && implementation_name(p) == name)
-    };
-    let slot = |name: &str| PortPlan {
-        name: name.to_string(),
-        channel: None,
-    };
-    let (mut inputs, mut outputs): (Vec<PortPlan>, Vec<PortPlan>) = match spec.ports {
-        Ports::FromNet => (
-            node.ports
-                .iter()
-                .filter(|p| p.mode == PortMode::In)
-                .map(|p| slot(&implementation_name(p)))
-                .collect(),
-            node.ports
-                .iter()
-                .filter(|p| p.mode == PortMode::Out)
-                .map(|p| slot(&implementation_name(p)))
-                .collect(),
-        ),
-        Ports::Declared { inputs, outputs } => {
-            for (list, mode, direction) in [(inputs, PortMode::In, "input"), (outputs, PortMode::Out, "output")] {
-                if let Some(want) = list.iter().find(|p| !p.optional && !declares(p.name, mode)) {
-                    return Err(RunError::MissingPort {
-                        instance: node.label.clone(),
-                        implementation: spec.name.to_string(),
-                        port: want.name.to_string(),
-                        direction,
-                        line: node.line,
-                    });
-                }
-            }
-            (
-                inputs.iter().map(|p| slot(p.name)).collect(),
-                outputs.iter().map(|p| slot(p.name)).collect(),
-            )
-        }
-    };
+    let (mut inputs, mut outputs) = port_slots(node, spec)?;
     let bad = |message: String| RunError::BadPort {
         instance: node.label.clone(),
         message,
@@ -337,6 +328,56 @@ fn box_ports(
         slot.channel = Some(channel.id);
     }
     Ok((inputs, outputs))
+}
+
+/// A port declared `x(impl)` is `x` in the net and `impl` to the box implementation.
+fn implementation_name(port: &smx_graph::PortDecl) -> String {
+    port.alt_name.clone().unwrap_or_else(|| port.name.clone())
+}
+
+/// A box's input and output ports, not joined yet: the implementation's own (each one it
+/// requires declared in the net), or the net's for an implementation that takes them from it.
+fn port_slots(node: &smx_graph::Node, spec: &BoxSpec) -> Result<(Vec<PortPlan>, Vec<PortPlan>), RunError> {
+    let declares = |name: &str, mode: PortMode| {
+        node.ports
+            .iter()
+            .any(|p| p.mode == mode && implementation_name(p) == name)
+    };
+    let slot = |name: &str| PortPlan {
+        name: name.to_string(),
+        channel: None,
+    };
+    Ok(match spec.ports {
+        Ports::FromNet => (
+            node.ports
+                .iter()
+                .filter(|p| p.mode == PortMode::In)
+                .map(|p| slot(&implementation_name(p)))
+                .collect(),
+            node.ports
+                .iter()
+                .filter(|p| p.mode == PortMode::Out)
+                .map(|p| slot(&implementation_name(p)))
+                .collect(),
+        ),
+        Ports::Declared { inputs, outputs } => {
+            for (list, mode, direction) in [(inputs, PortMode::In, "input"), (outputs, PortMode::Out, "output")] {
+                if let Some(want) = list.iter().find(|p| !p.optional && !declares(p.name, mode)) {
+                    return Err(RunError::MissingPort {
+                        instance: node.label.clone(),
+                        implementation: spec.name.to_string(),
+                        port: want.name.to_string(),
+                        direction,
+                        line: node.line,
+                    });
+                }
+            }
+            (
+                inputs.iter().map(|p| slot(p.name)).collect(),
+                outputs.iter().map(|p| slot(p.name)).collect(),
+            )
+        }
+    })
 }
 
 /// Why `threads` stacks of `stack_size` bytes cannot fit into what is left of the process's

@@ -56,41 +56,12 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
     let mut producers = Vec::new();
     let mut consumers = Vec::new();
     for pair in 0..shape.pairs {
-        let (mut tx, mut rx) = L::make(shape.len.max(1));
+        let (tx, rx) = L::make(shape.len.max(1));
         let (core_p, core_c) = (core(2 * pair), core(2 * pair + 1));
         let b = barrier.clone();
-        let (size, count) = (shape.size, shape.count);
-        producers.push(std::thread::spawn(move || {
-            if let Some(core) = core_p {
-                let _ = smx_timing::sched::pin_current_thread(core);
-            }
-            let mut rng = PayloadRng::new(pair as u64 + 1);
-            let mut buf = vec![0u8; size];
-            b.wait();
-            let start = Instant::now();
-            for seq in 0..count {
-                rng.fill(&mut buf);
-                if !L::send(&mut tx, Message::new(seq, now_ns(), &buf)) {
-                    break;
-                }
-            }
-            start
-        }));
+        producers.push(spawn_producer::<L>(tx, pair, shape, core_p, b));
         let b = barrier.clone();
-        consumers.push(std::thread::spawn(move || {
-            if let Some(core) = core_c {
-                let _ = smx_timing::sched::pin_current_thread(core);
-            }
-            b.wait();
-            let (mut received, mut in_order, mut checksum) = (0u64, true, 0u64);
-            while let Some(msg) = L::recv(&mut rx) {
-                in_order &= msg.seq == received;
-                checksum ^= touch(msg.payload());
-                received += 1;
-            }
-            std::hint::black_box(checksum);
-            (received, in_order, Instant::now())
-        }));
+        consumers.push(spawn_consumer::<L>(rx, core_c, b));
     }
     barrier.wait();
     let cpu = super::super::cpu::process_cpu_s();
@@ -129,6 +100,56 @@ pub fn run<L: Link>(shape: PairShape) -> Run {
         .set("msg_rate_hz", received as f64 / wall);
     run.set_cpu(cpu, received);
     run
+}
+
+/// A pair's producer thread: after the barrier, sends `count` messages of `size` random
+/// bytes; returns when it started.
+fn spawn_producer<L: Link>(
+    mut tx: L::Tx,
+    pair: usize,
+    shape: PairShape,
+    core: Option<usize>,
+    barrier: Arc<Barrier>,
+) -> std::thread::JoinHandle<Instant> {
+    std::thread::spawn(move || {
+        if let Some(core) = core {
+            let _ = smx_timing::sched::pin_current_thread(core);
+        }
+        let mut rng = PayloadRng::new(pair as u64 + 1);
+        let mut buf = vec![0u8; shape.size];
+        barrier.wait();
+        let start = Instant::now();
+        for seq in 0..shape.count {
+            rng.fill(&mut buf);
+            if !L::send(&mut tx, Message::new(seq, now_ns(), &buf)) {
+                break;
+            }
+        }
+        start
+    })
+}
+
+/// A pair's consumer thread: after the barrier, reads every byte of every message until the
+/// producer ended; returns how many it read, whether in order, and when it ended.
+fn spawn_consumer<L: Link>(
+    mut rx: L::Rx,
+    core: Option<usize>,
+    barrier: Arc<Barrier>,
+) -> std::thread::JoinHandle<(u64, bool, Instant)> {
+    std::thread::spawn(move || {
+        if let Some(core) = core {
+            let _ = smx_timing::sched::pin_current_thread(core);
+        }
+        barrier.wait();
+        let (mut received, mut in_order, mut checksum) = (0u64, true, 0u64);
+        while let Some(msg) = L::recv(&mut rx) {
+            in_order &= msg.seq == received;
+            checksum ^= touch(msg.payload());
+            received += 1;
+        }
+        std::hint::black_box(checksum);
+        (received, in_order, Instant::now())
+    })
 }
 
 /// Busy-polling: the peers that spin on a full or empty queue. A pure spin with more threads

@@ -85,6 +85,185 @@ pub fn run(
 ) -> ShardResult {
     let mut warnings = Vec::new();
     let cfg = shard.config.clone();
+    let (core, grant, spin_ns) = place_and_schedule(&cfg, &mut warnings);
+    let mut report = empty_report(&cfg, &grant, core, spin_ns);
+    let boxes = std::mem::take(&mut shard.boxes);
+    let ids: Vec<usize> = boxes.iter().map(|b| b.plan.id).collect();
+    let mut drivers: Vec<(usize, Driver)> = Vec::with_capacity(boxes.len());
+    let mut pending = Some(boxes);
+    let trace = shard.trace.take();
+    let mut rec = trace
+        .as_ref()
+        .map(|(t, tid)| shard_recorder(t, *tid, &cfg, &shard.pairs));
+    let mut init = || {
+        for b in pending.take().into_iter().flatten() {
+            let mut outcome = Outcome::new();
+            outcome.core = core;
+            outcome.priority = grant.fifo_priority;
+            let mut driver = Driver::new(&b.plan, &b.spec, b.ports, outcome, &shard.stop);
+            let recorder = trace
+                .as_ref()
+                .map(|(t, tid)| t.recorder(Labels::for_net(&b.plan, *tid, cfg.name.clone())));
+            driver.instrument(b.loops, recorder);
+            driver.halt_on(&shard.halt);
+            drivers.push((b.plan.id, driver));
+        }
+        drivers.iter().all(|(_, d)| !d.failed())
+    };
+    let Some(cancelled) = start(&mut init) else {
+        return not_started(&mut shard.pairs, report, warnings, ids);
+    };
+    drop(pending);
+    let t0 = *origin.get_or_init(monotonic_ns);
+    // The message clock and CLOCK_MONOTONIC differ by a constant offset.
+    let offset = monotonic_ns().saturating_sub(smx_box::now_ns());
+    shard
+        .live
+        .t0_message_ns
+        .store(t0.saturating_sub(offset).max(1), Ordering::Release);
+    let mut ticker = Ticker::new(t0, cfg.period, spin_ns);
+    ticker.skip_to(1);
+    let stop = shard.stop.clone();
+    for (_, d) in drivers.iter_mut() {
+        d.start(cancelled);
+        fire_once(d, &stop);
+    }
+    let guard = StarvationGuard::new(grant.fifo_priority.is_some() && !cfg.exclusive_core);
+    let clock = TickClock { offset, guard };
+    let (last_index, overruns) = tick_until_done(
+        &mut shard,
+        &mut drivers,
+        &mut ticker,
+        clock,
+        rec.as_mut(),
+        &mut warnings,
+    );
+    report.ticks = last_index;
+    report.missed_ticks = ticker.missed();
+    report.overruns = overruns;
+    report.lateness_ns = ticker.lateness().summary();
+    report.pairs = shard.pairs.iter().map(pair_report).collect();
+    let outcomes = drivers.into_iter().map(|(id, d)| (id, d.finish())).collect();
+    ShardResult {
+        report,
+        warnings,
+        outcomes,
+    }
+}
+
+/// The shard's clock beyond its ticker: the message clock's offset from CLOCK_MONOTONIC and
+/// the guard that notices a firewall starving the boxes of its core.
+struct TickClock {
+    offset: u64,
+    guard: StarvationGuard,
+}
+
+/// Serves every tick until each pair and box has ended, or drains them after a stop; the
+/// last tick's index and the ticks that overran the next one.
+fn tick_until_done(
+    shard: &mut Shard,
+    drivers: &mut [(usize, Driver)],
+    ticker: &mut Ticker,
+    clock: TickClock,
+    mut rec: Option<&mut Recorder>,
+    warnings: &mut Vec<String>,
+) -> (u64, u64) {
+    let TickClock { offset, mut guard } = clock;
+    let cfg = &shard.config;
+    let stop = shard.stop.clone();
+    let mut overruns = 0u64;
+    let mut last_index = 0u64;
+    while shard.pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
+        let stall = shard.live.stall_ns.swap(0, Ordering::AcqRel);
+        if stall > 0 {
+            std::thread::sleep(Duration::from_nanos(stall));
+        }
+        let Some(tick) = ticker.wait_or_stop(&stop) else {
+            // After a stop the schedule no longer matters, only that every pair ends soon:
+            // the ticks already released stay the books, the rest is drained.
+            drain(
+                &mut shard.pairs,
+                drivers,
+                (&*stop, &*shard.halt),
+                cfg.period,
+                &mut guard,
+                warnings,
+                &cfg.name,
+            );
+            break;
+        };
+        shard.live.tick.store(tick.index, Ordering::Release);
+        let before: u64 = shard.pairs.iter().map(|p| p.forwarded).sum();
+        serve_pairs(&mut shard.pairs, &tick, last_index, offset, rec.as_deref_mut());
+        let moved = shard.pairs.iter().map(|p| p.forwarded).sum::<u64>() > before;
+        if let Some(why) = guard.after_tick(moved, stop.load(Ordering::Relaxed)) {
+            warnings.push(format!("{}: {why}", cfg.name));
+        }
+        for (_, d) in drivers.iter_mut() {
+            fire_once(d, &stop);
+        }
+        let ended = monotonic_ns();
+        if ended > ticker.due(tick.index + 1) {
+            overruns += 1;
+            if let Some(rec) = rec.as_deref_mut() {
+                rec.instant(What::Overrun, ended, tick.index);
+            }
+        }
+        if let Some(rec) = rec.as_deref_mut() {
+            trace_tick(rec, &tick, ended);
+        }
+        last_index = tick.index;
+        publish(&shard.live, &shard.pairs, ticker.missed(), overruns);
+    }
+    (last_index, overruns)
+}
+
+/// The shard's report before its first tick.
+fn empty_report(cfg: &ShardConfig, grant: &realtime::RtGrant, core: Option<usize>, spin_ns: u64) -> FirewallReport {
+    FirewallReport {
+        name: cfg.name.clone(),
+        clock_source: smx_timing::clock_source(),
+        period_ns: cfg.period.as_nanos() as u64,
+        ticks: 0,
+        missed_ticks: 0,
+        overruns: 0,
+        lateness_ns: Default::default(),
+        priority: grant.fifo_priority,
+        core,
+        spin_ns,
+        pairs: Vec::new(),
+    }
+}
+
+/// The result of a shard whose run never started: its pairs ended, its boxes without steps.
+fn not_started(pairs: &mut [Pair], mut report: FirewallReport, warnings: Vec<String>, ids: Vec<usize>) -> ShardResult {
+    pairs.iter_mut().for_each(Pair::finish);
+    report.pairs = pairs.iter().map(pair_report).collect();
+    let outcomes = ids.into_iter().map(|id| (id, Outcome::new())).collect();
+    ShardResult {
+        report,
+        warnings,
+        outcomes,
+    }
+}
+
+/// The trace's recorder of the shard's own thread, naming its pairs.
+fn shard_recorder(trace: &crate::trace::Tracer, tid: u32, cfg: &ShardConfig, pairs: &[Pair]) -> Recorder {
+    trace.recorder(Labels {
+        tid,
+        thread: cfg.name.clone(),
+        owner: cfg.name.clone(),
+        pairs: pairs
+            .iter()
+            .map(|p| format!("{} -> {}", p.producer, p.consumer))
+            .collect(),
+        ..Labels::default()
+    })
+}
+
+/// Pins the calling thread to the shard's core and asks for its real-time priority (each
+/// refusal a warning); the core it got, the grant, and how long it spins before each tick.
+fn place_and_schedule(cfg: &ShardConfig, warnings: &mut Vec<String>) -> (Option<usize>, realtime::RtGrant, u64) {
     let mut core = None;
     if let Some(c) = cfg.core {
         if smx_timing::sched::pin_current_thread(c).is_ok() {
@@ -93,7 +272,7 @@ pub fn run(
             warnings.push(format!("{}: could not pin to core {c}", cfg.name));
         }
     }
-    let spin_through = spins_through(&cfg);
+    let spin_through = spins_through(cfg);
     let grant = realtime::apply(RtRequest {
         fifo_priority: cfg.priority.filter(|_| !spin_through),
         lock_memory: cfg.lock_memory,
@@ -122,158 +301,47 @@ pub fn run(
     } else {
         cfg.spin.resolve(cfg.period).min(longest)
     };
-    let mut report = FirewallReport {
-        name: cfg.name.clone(),
-        clock_source: smx_timing::clock_source(),
-        period_ns: cfg.period.as_nanos() as u64,
-        ticks: 0,
-        missed_ticks: 0,
-        overruns: 0,
-        lateness_ns: Default::default(),
-        priority: grant.fifo_priority,
-        core,
-        spin_ns,
-        pairs: Vec::new(),
-    };
-    let boxes = std::mem::take(&mut shard.boxes);
-    let ids: Vec<usize> = boxes.iter().map(|b| b.plan.id).collect();
-    let mut drivers: Vec<(usize, Driver)> = Vec::with_capacity(boxes.len());
-    let mut pending = Some(boxes);
-    let trace = shard.trace.take();
-    let mut rec = trace.as_ref().map(|(t, tid)| {
-        t.recorder(Labels {
-            tid: *tid,
-            thread: cfg.name.clone(),
-            owner: cfg.name.clone(),
-            pairs: shard
-                .pairs
-                .iter()
-                .map(|p| format!("{} -> {}", p.producer, p.consumer))
-                .collect(),
-            ..Labels::default()
-        })
-    });
-    let mut init = || {
-        for b in pending.take().into_iter().flatten() {
-            let mut outcome = Outcome::new();
-            outcome.core = core;
-            outcome.priority = grant.fifo_priority;
-            let mut driver = Driver::new(&b.plan, &b.spec, b.ports, outcome, &shard.stop);
-            let recorder = trace
-                .as_ref()
-                .map(|(t, tid)| t.recorder(Labels::for_net(&b.plan, *tid, cfg.name.clone())));
-            driver.instrument(b.loops, recorder);
-            driver.halt_on(&shard.halt);
-            drivers.push((b.plan.id, driver));
+    (core, grant, spin_ns)
+}
+
+/// One tick's work on the pairs: books the ticks lost since `last_index` (the thread woke
+/// late), then lets each pair release what was produced before the tick's time.
+fn serve_pairs(
+    pairs: &mut [Pair],
+    tick: &smx_timing::Tick,
+    last_index: u64,
+    offset: u64,
+    mut rec: Option<&mut Recorder>,
+) {
+    let lost = tick.index.saturating_sub(last_index + 1);
+    if lost > 0 {
+        for pair in pairs.iter_mut().filter(|p| !p.done()) {
+            pair.missed_ticks += lost;
         }
-        drivers.iter().all(|(_, d)| !d.failed())
-    };
-    let Some(cancelled) = start(&mut init) else {
-        shard.pairs.iter_mut().for_each(Pair::finish);
-        report.pairs = shard.pairs.iter().map(pair_report).collect();
-        let outcomes = ids.into_iter().map(|id| (id, Outcome::new())).collect();
-        return ShardResult {
-            report,
-            warnings,
-            outcomes,
-        };
-    };
-    drop(pending);
-    let t0 = *origin.get_or_init(monotonic_ns);
-    // The message clock and CLOCK_MONOTONIC differ by a constant offset.
-    let offset = monotonic_ns().saturating_sub(smx_box::now_ns());
-    shard
-        .live
-        .t0_message_ns
-        .store(t0.saturating_sub(offset).max(1), Ordering::Release);
-    let mut ticker = Ticker::new(t0, cfg.period, spin_ns);
-    ticker.skip_to(1);
-    let stop = shard.stop.clone();
-    for (_, d) in drivers.iter_mut() {
-        d.start(cancelled);
-        fire_once(d, &stop);
-    }
-    let mut overruns = 0u64;
-    let mut last_index = 0u64;
-    let mut guard = StarvationGuard::new(grant.fifo_priority.is_some() && !cfg.exclusive_core);
-    while shard.pairs.iter().any(|p| !p.done()) || drivers.iter().any(|(_, d)| d.running()) {
-        let stall = shard.live.stall_ns.swap(0, Ordering::AcqRel);
-        if stall > 0 {
-            std::thread::sleep(Duration::from_nanos(stall));
-        }
-        let Some(tick) = ticker.wait_or_stop(&stop) else {
-            // After a stop the schedule no longer matters, only that every pair ends soon:
-            // the ticks already released stay the books, the rest is drained.
-            drain(
-                &mut shard.pairs,
-                &mut drivers,
-                (&*stop, &*shard.halt),
-                cfg.period,
-                &mut guard,
-                &mut warnings,
-                &cfg.name,
-            );
-            break;
-        };
-        shard.live.tick.store(tick.index, Ordering::Release);
-        let lost = tick.index.saturating_sub(last_index + 1);
-        if lost > 0 {
-            for pair in shard.pairs.iter_mut().filter(|p| !p.done()) {
-                pair.missed_ticks += lost;
-            }
-        }
-        if lost > 0
-            && let Some(rec) = rec.as_mut()
-        {
+        if let Some(rec) = rec.as_deref_mut() {
             rec.instant(What::MissedTicks, tick.woke_ns, lost);
         }
-        let cutoff = tick.scheduled_ns.saturating_sub(offset);
-        let before: u64 = shard.pairs.iter().map(|p| p.forwarded).sum();
-        for (k, pair) in shard.pairs.iter_mut().enumerate() {
-            let misses = (pair.produce_misses, pair.consume_misses);
-            pair.on_tick(cutoff);
-            if let Some(rec) = rec.as_mut() {
-                trace_misses(rec, k, misses, pair, tick.index);
-            }
-        }
-        let moved = shard.pairs.iter().map(|p| p.forwarded).sum::<u64>() > before;
-        if let Some(why) = guard.after_tick(moved, stop.load(Ordering::Relaxed)) {
-            warnings.push(format!("{}: {why}", cfg.name));
-        }
-        for (_, d) in drivers.iter_mut() {
-            fire_once(d, &stop);
-        }
-        let ended = monotonic_ns();
-        if ended > ticker.due(tick.index + 1) {
-            overruns += 1;
-            if let Some(rec) = rec.as_mut() {
-                rec.instant(What::Overrun, ended, tick.index);
-            }
-        }
-        if let Some(rec) = rec.as_mut() {
-            let late = tick.woke_ns.saturating_sub(tick.scheduled_ns);
-            rec.slice(
-                What::Tick,
-                tick.woke_ns,
-                ended.saturating_sub(tick.woke_ns),
-                tick.index,
-                late,
-            );
-        }
-        last_index = tick.index;
-        publish(&shard.live, &shard.pairs, ticker.missed(), overruns);
     }
-    report.ticks = last_index;
-    report.missed_ticks = ticker.missed();
-    report.overruns = overruns;
-    report.lateness_ns = ticker.lateness().summary();
-    report.pairs = shard.pairs.iter().map(pair_report).collect();
-    let outcomes = drivers.into_iter().map(|(id, d)| (id, d.finish())).collect();
-    ShardResult {
-        report,
-        warnings,
-        outcomes,
+    let cutoff = tick.scheduled_ns.saturating_sub(offset);
+    for (k, pair) in pairs.iter_mut().enumerate() {
+        let misses = (pair.produce_misses, pair.consume_misses);
+        pair.on_tick(cutoff);
+        if let Some(rec) = rec.as_deref_mut() {
+            trace_misses(rec, k, misses, pair, tick.index);
+        }
     }
+}
+
+/// The trace's slice of one tick: from waking to `ended`, with how late it woke.
+fn trace_tick(rec: &mut Recorder, tick: &smx_timing::Tick, ended: u64) {
+    let late = tick.woke_ns.saturating_sub(tick.scheduled_ns);
+    rec.slice(
+        What::Tick,
+        tick.woke_ns,
+        ended.saturating_sub(tick.woke_ns),
+        tick.index,
+        late,
+    );
 }
 
 /// The figures the report will show, so far, for live figures.

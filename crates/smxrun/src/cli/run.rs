@@ -62,38 +62,8 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .stats_every
         .map(|_| stats::Sink::open(args.stats_file.as_deref()))
         .transpose()?;
-
-    let opts = RunOptions {
-        pin,
-        default_channel_len: args.channel_len,
-        settings,
-        stop: Arc::clone(&stop),
-        progress: Progress::new(),
-        realtime: args.rt,
-        wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
-        latency: args.latency,
-        chain: args.chain,
-        firewall: smx_runtime::FirewallOptions {
-            mode: args.tt_mode,
-            ..Default::default()
-        },
-        trace: trace_file.as_ref().map(|_| Tracer::new(args.trace_limit)),
-        ..RunOptions::default()
-    };
-    let sampler = opts.progress.clone();
-    // Stats lines on stderr would be torn by the progress line, so they replace it.
-    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
-    let show_line = !args.quiet && !stats_on_stderr;
-    let line = ProgressLine::start(show_line, move || sampler.snapshot().map(|s| (s.messages, s.elapsed)));
-    let stats_lines = args
-        .stats_every
-        .zip(stats_sink)
-        .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
-    let result = smx_runtime::run(&graph, registry, &opts);
-    line.finish();
-    if let Some(lines) = stats_lines {
-        lines.finish();
-    }
+    let opts = run_options(args, pin, settings, &stop, trace_file.is_some());
+    let result = run_with_progress(args, &graph, registry, &opts, stats_sink);
     if result.is_err()
         && let Some(trace) = &trace_file
         && trace.created
@@ -104,14 +74,10 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
     // A side output that fails, fails alone: its own line, and the report still comes.
-    let mut side_output_failed = false;
-    if let (Some(trace), Some(tracer)) = (trace_file, &opts.trace) {
-        let partial = stop.load(Ordering::SeqCst);
-        if let Err(e) = write_trace(trace, tracer, &file_name(file_path_of(args)), partial) {
-            say(&format!("smxrun: {e}; the report follows"));
-            side_output_failed = true;
-        }
-    }
+    let side_output_failed = match (trace_file, &opts.trace) {
+        (Some(trace), Some(tracer)) => !save_trace(args, trace, tracer, stop.load(Ordering::SeqCst)),
+        _ => false,
+    };
     if !stop.load(Ordering::SeqCst) {
         // After the net, an empty loop at each firewall period: the report's last lines say
         // whether the platform could hold the period at all.
@@ -127,17 +93,86 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     report_out.store(true, Ordering::SeqCst);
     let interrupted = stop.load(Ordering::SeqCst);
     summarise_problems(&report, interrupted);
-    Ok(if interrupted {
+    Ok(exit_code(&report, interrupted, side_output_failed))
+}
+
+/// Writes the trace (`partial`: the run was stopped); whether it was written, else the line
+/// that says why.
+fn save_trace(args: &RunArgs, trace: TraceFile, tracer: &Tracer, partial: bool) -> bool {
+    match write_trace(trace, tracer, &file_name(file_path_of(args)), partial) {
+        Ok(()) => true,
+        Err(e) => {
+            say(&format!("smxrun: {e}; the report follows"));
+            false
+        }
+    }
+}
+
+/// The options of the run the command line asked for.
+fn run_options(
+    args: &RunArgs,
+    pin: PinMode,
+    settings: Vec<smx_runtime::config::NetSettings>,
+    stop: &Arc<AtomicBool>,
+    tracing: bool,
+) -> RunOptions {
+    RunOptions {
+        pin,
+        default_channel_len: args.channel_len,
+        settings,
+        stop: Arc::clone(stop),
+        progress: Progress::new(),
+        realtime: args.rt,
+        wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
+        latency: args.latency,
+        chain: args.chain,
+        firewall: smx_runtime::FirewallOptions {
+            mode: args.tt_mode,
+            ..Default::default()
+        },
+        trace: tracing.then(|| Tracer::new(args.trace_limit)),
+        ..RunOptions::default()
+    }
+}
+
+/// Runs the net with the progress line (or the stats lines, which replace it on stderr).
+fn run_with_progress(
+    args: &RunArgs,
+    graph: &smx_graph::NetGraph,
+    registry: &Registry,
+    opts: &RunOptions,
+    stats_sink: Option<stats::Sink>,
+) -> Result<Report, smx_runtime::RunError> {
+    let sampler = opts.progress.clone();
+    // Stats lines on stderr would be torn by the progress line, so they replace it.
+    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
+    let show_line = !args.quiet && !stats_on_stderr;
+    let line = ProgressLine::start(show_line, move || sampler.snapshot().map(|s| (s.messages, s.elapsed)));
+    let stats_lines = args
+        .stats_every
+        .zip(stats_sink)
+        .map(|(every, sink)| stats::StatsLines::start(opts.progress.clone(), every, sink));
+    let result = smx_runtime::run(graph, registry, opts);
+    line.finish();
+    if let Some(lines) = stats_lines {
+        lines.finish();
+    }
+    result
+}
+
+/// The exit code of a run that made a report (see `smxrun --help`).
+fn exit_code(report: &Report, interrupted: bool, side_output_failed: bool) -> i32 {
+    if interrupted {
         exit::INTERRUPTED
     } else if report.failed() {
         exit::BOX_FAILED
     } else if side_output_failed {
         exit::REJECTED
-    } else if !unclean_books(&report).is_empty() {
+    } else if !unclean_books(report).is_empty() {
         exit::BOOKS_NOT_CLEAN
     } else {
         exit::OK
-    })
+    }
 }
 
 /// What an option asked for that this net will not do, or at a cost the user would not guess:
