@@ -27,6 +27,9 @@ pub const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// Polls of the ring before a side sleeps: enough to catch a peer that answers within a few
 /// microseconds without a system call, little enough not to hold a shared core for long.
 const SPIN: u32 = 2_000;
+/// Polls between two offers of the core while spinning: a peer that shares this core (two
+/// processes' threads on one core) runs then, instead of after this side's spin or slice.
+const POLLS_PER_YIELD: u32 = 64;
 
 pub const PRODUCER_RUNNING: u32 = 1;
 pub const PRODUCER_ENDED: u32 = 2;
@@ -244,11 +247,15 @@ pub fn wait_for<R>(
     mut ready: impl FnMut() -> bool,
     mut give_up: impl FnMut() -> Option<R>,
 ) -> Result<(), R> {
-    for _ in 0..SPIN {
+    for poll in 1..=SPIN {
         if ready() {
             return Ok(());
         }
-        std::hint::spin_loop();
+        if poll % POLLS_PER_YIELD == 0 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
     loop {
         let seen = word.load(Ordering::SeqCst);
