@@ -8,10 +8,11 @@
 //! position `p` is never mistaken for `p + capacity`), and `tail` moves only over consecutive
 //! released positions, by compare-and-swap, so each step of it is taken once.
 //!
-//! Waiting: a side that finds nothing to do spins briefly, then announces that it sleeps and
-//! sleeps on a futex word (shared, not `FUTEX_PRIVATE`, so it works across processes) in slices
-//! of [`WAIT_SLICE`], checking between slices whether its peer ended or died and whether the
-//! run stops. The other side wakes it only when it announced that it sleeps, so a busy link
+//! Waiting: a side that finds nothing to do spins briefly (offering its core now and then, to
+//! a peer that may share it), then announces that it sleeps and sleeps on a futex word (shared,
+//! not `FUTEX_PRIVATE`, so it works across processes) in slices of [`WAIT_SLICE`], checking
+//! between slices whether its peer ended or died and whether the run stops. The other side
+//! wakes it only when it announced that it sleeps, so a busy link
 //! makes no system call per message.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
