@@ -502,3 +502,24 @@ fn a_head_that_writes_in_batches_chains_over_a_long_channel() {
         assert_eq!(report.channels[0].read, 5_000, "{head}");
     }
 }
+
+/// The runtime names the setting that would undo a decision in its driver's words: a host
+/// program's are the `RunOptions` fields, the command line's its flags.
+#[test]
+fn the_chaining_note_names_the_setting_in_the_drivers_words() {
+    let registry = registry();
+    let graph = pairs(3, 1);
+    let library = run(&graph, &registry, &one_core(&graph, &registry, 1_000, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&library).expect("the report says what was chained");
+    assert!(
+        note.contains("(chain = ChainMode::Off keeps a thread per box)") && !note.contains("--"),
+        "{note}"
+    );
+    let cli = RunOptions {
+        lever_words: smx_runtime::LeverWords(smxrun::cli::run::flag_words),
+        ..one_core(&graph, &registry, 1_000, ChainMode::Auto)
+    };
+    let report = run(&graph, &registry, &cli).unwrap();
+    let note = chaining_note(&report).expect("the report says what was chained");
+    assert!(note.contains("(--chain off keeps a thread per box)"), "{note}");
+}

@@ -45,6 +45,7 @@ use smx_box::io::host::Ports;
 use smx_box::{BoxImpl, Disconnected, Message, WriteError};
 
 use crate::io::PortSet;
+use crate::lever::{Lever, LeverWords};
 use crate::net::{Driver, StepOn, Stepped, step_once};
 use crate::options::ChainMode;
 use crate::plan::{Plan, Role};
@@ -55,7 +56,13 @@ use crate::thread::place;
 /// call for them, and the report's line saying why. `own_thread`: per net, whether it would
 /// have a thread of its own (not in a cyclic executive); `cores`: how many cores the box
 /// threads may use.
-pub fn decide(plan: &Plan, own_thread: &[bool], cores: usize, mode: ChainMode) -> (Vec<Vec<usize>>, Option<String>) {
+pub fn decide(
+    plan: &Plan,
+    own_thread: &[bool],
+    cores: usize,
+    mode: ChainMode,
+    words: LeverWords,
+) -> (Vec<Vec<usize>>, Option<String>) {
     let threads = own_thread.iter().filter(|own| **own).count();
     if mode == ChainMode::Off || cores == 0 || threads <= cores {
         return (Vec::new(), None);
@@ -64,12 +71,12 @@ pub fn decide(plan: &Plan, own_thread: &[bool], cores: usize, mode: ChainMode) -
     if chains.is_empty() {
         return (chains, None);
     }
-    let note = decision_note(plan, &chains, threads, cores);
+    let note = decision_note(plan, &chains, threads, cores, words);
     (chains, Some(note))
 }
 
 /// The report's line for `chains`, decided because `threads` box threads would share `cores`.
-fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usize) -> String {
+fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usize, words: LeverWords) -> String {
     let chained: usize = chains.iter().map(|c| c.len() - 1).sum();
     let names = |chain: &Vec<usize>| {
         chain
@@ -96,10 +103,11 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
     };
     format!(
         "chaining: {threads} box threads would share {}, so {runs} ({}), {} fewer \
-         (--chain off keeps a thread per box)",
+         ({} keeps a thread per box)",
         plural(cores, "core"),
         listed.join("; "),
         plural(chained, "thread"),
+        words.name(Lever::ChainOff),
     )
 }
 

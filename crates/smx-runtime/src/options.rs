@@ -4,6 +4,7 @@
 //! A leaf of the crate's module graph: every stage of a run reads these options, and none of
 //! them is needed to say what the options are.
 
+use crate::lever::LeverWords;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -61,6 +62,9 @@ pub struct RunOptions {
     pub latency: LatencyMode,
     /// Whether boxes of a chain may share a thread (`--chain`).
     pub chain: ChainMode,
+    /// How the report's notes name the settings that would change a decision of the run: the
+    /// driver's own words ([`crate::option_words`] unless it gives its own).
+    pub lever_words: LeverWords,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -107,6 +111,7 @@ impl Default for RunOptions {
             trace: None,
             latency: LatencyMode::default(),
             chain: ChainMode::default(),
+            lever_words: LeverWords::default(),
         }
     }
 }
@@ -160,6 +165,8 @@ pub struct FirewallOptions {
     /// period at normal priority instead of at `priority` (`--rt auto` decides it; see
     /// the firewall thread's configuration).
     pub may_spin_through: bool,
+    /// How the firewalls' own notes name the settings that would change them.
+    pub lever_words: LeverWords,
 }
 
 impl Default for FirewallOptions {
@@ -173,6 +180,7 @@ impl Default for FirewallOptions {
             mode: TtMode::Auto,
             exclusive_cores: false,
             may_spin_through: false,
+            lever_words: LeverWords::default(),
         }
     }
 }

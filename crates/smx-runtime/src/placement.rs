@@ -21,6 +21,7 @@
 //! `--pin LIST` spreads over the list as the fitting case does, `--pin off` pins nothing, and a
 //! net's own `core` setting always wins.
 
+use crate::lever::{Lever, LeverWords};
 use std::time::Duration;
 
 use crate::PinMode;
@@ -49,6 +50,7 @@ pub fn place(
     executives: usize,
     pin: &PinMode,
     allowed: &[usize],
+    words: LeverWords,
 ) -> Placement {
     let overrides: Vec<Option<usize>> = plan.nets.iter().map(|n| n.settings.core).collect();
     let links: Vec<(usize, usize)> = plan.channels.iter().map(|c| (c.from, c.to)).collect();
@@ -88,9 +90,10 @@ pub fn place(
     let placed = if grouped {
         placement.notes.push(format!(
             "placement: {threads} box threads share {}, so the threads of each chain stay on one core and take \
-             turns, a channel (typically of length {typical_len}) at a time, instead of spinning (--pin 0,1,... \
+             turns, a channel (typically of length {typical_len}) at a time, instead of spinning ({} \
              spreads them)",
-            cores_phrase(cores.len())
+            cores_phrase(cores.len()),
+            words.name(Lever::CoreList)
         ));
         group_cores(&cores, &links, &overrides, &own_thread)
     } else {

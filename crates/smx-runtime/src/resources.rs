@@ -3,6 +3,7 @@
 //! hold them. Past either limit the run would not fail cleanly: an allocation that cannot be
 //! had aborts the process, and libzmq aborts when it runs out of descriptors.
 
+use crate::lever::{Lever, LeverWords};
 use crate::plan::{Plan, Role};
 
 /// Descriptors the process holds besides the boxes' (standard streams, signal handling,
@@ -10,11 +11,11 @@ use crate::plan::{Plan, Role};
 const BASE_FDS: u64 = 16;
 
 /// Why `plan` cannot run within this process's memory and descriptor limits, if it cannot.
-pub fn shortfall(plan: &Plan) -> Option<String> {
-    memory_shortfall(plan).or_else(|| descriptor_shortfall(plan))
+pub fn shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
+    memory_shortfall(plan, words).or_else(|| descriptor_shortfall(plan))
 }
 
-fn memory_shortfall(plan: &Plan) -> Option<String> {
+fn memory_shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
     // A slot holds a message and the queue's stamp; a time-triggered edge has two queues.
     let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u128;
     let needed: u128 = plan.channels.iter().map(|c| 2 * c.len as u128 * slot).sum();
@@ -22,11 +23,12 @@ fn memory_shortfall(plan: &Plan) -> Option<String> {
     (needed > available as u128).then(|| {
         format!(
             "the channels need {} MiB ({} channels, longest {} messages of {slot} bytes each), but only {} MiB \
-             are available ({what}); use a shorter --channel-len",
+             are available ({what}); use a shorter {}",
             needed >> 20,
             plan.channels.len(),
             plan.channels.iter().map(|c| c.len).max().unwrap_or(0),
-            available >> 20
+            available >> 20,
+            words.name(Lever::ChannelLen)
         )
     })
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::RunError;
+use crate::lever::{Lever, LeverWords};
 use crate::options::{Realtime, RunOptions};
 use crate::registry::Registry;
 use crate::report::{ChannelReport, NetReport, Report, Status, rate};
@@ -93,7 +94,7 @@ fn executive_periods(graph: &NetGraph, mode: firewall::TtMode) -> Vec<Option<Dur
 
 /// `TtMode::Auto` decided for `graph`, with the decision as a line for the report when it
 /// mattered (the net has time-triggered boxes an executive can run).
-fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode) -> (firewall::TtMode, Option<String>) {
+fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode, words: LeverWords) -> (firewall::TtMode, Option<String>) {
     use firewall::TtMode;
     if mode != TtMode::Auto {
         return (mode, None);
@@ -106,7 +107,8 @@ fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode) -> (firewall::TtMode
     if threads > cores {
         let note = format!(
             "tt-mode auto: cyclic executive, since {threads} threads would share {cores} cores \
-             (--tt-mode threads keeps a thread per box)"
+             ({} keeps a thread per box)",
+            words.name(Lever::TtThreads)
         );
         (TtMode::Cyclic, Some(note))
     } else {
@@ -129,7 +131,8 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
                 let why = wants.then(|| {
                     format!(
                         "real-time scheduling not used: {threads} threads share {cores} cores, where a SCHED_FIFO \
-                         thread could starve the others on its core (--rt on forces it)"
+                         thread could starve the others on its core ({} forces it)",
+                        opts.lever_words.name(Lever::RealtimeOn)
                     )
                 });
                 (Realtime::Off, why)
@@ -151,7 +154,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let t0 = Instant::now();
     let decided = decide(graph, registry, opts)?;
     decided.log();
-    if let Some(message) = resources::shortfall(&decided.plan) {
+    if let Some(message) = resources::shortfall(&decided.plan, decided.opts.lever_words) {
         return Err(RunError::Resources(message));
     }
     let (ready, wired) = prepare(&decided);
@@ -170,7 +173,8 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     report.firewalls = ended.firewalls;
     halt::mark_stuck(&mut report, &ended.stuck);
     fold_producer_segments(&mut report, &decided.plan, &wired);
-    let trace_note = decided.opts.trace.as_ref().and_then(trace::Tracer::dropped_warning);
+    let words = decided.opts.lever_words;
+    let trace_note = decided.opts.trace.as_ref().and_then(|t| t.dropped_warning(words));
     for w in decided.notes.into_iter().chain(ended.warnings).chain(trace_note) {
         // Printed once, in the report's Warnings section (not also as a log line).
         if !report.warnings.contains(&w) {
@@ -196,11 +200,12 @@ struct Decided {
 }
 
 fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Decided, RunError> {
-    let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode);
+    let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode, opts.lever_words);
     let executive = executive_periods(graph, tt_mode);
     let (realtime, realtime_note) = decide_realtime(graph, opts, &executive);
     let mut decided = opts.clone();
     decided.firewall.mode = tt_mode;
+    decided.firewall.lever_words = opts.lever_words;
     decided.realtime = realtime;
     let mut plan = plan::build(graph, registry, &decided)?;
     let executives = if executive.iter().any(Option::is_some) {
@@ -214,7 +219,15 @@ fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<De
     for follower in chains.iter().flat_map(|c| &c[1..]) {
         followers[*follower] = true;
     }
-    let placed = placement::place(&mut plan, &executive, &followers, executives, &opts.pin, &allowed);
+    let placed = placement::place(
+        &mut plan,
+        &executive,
+        &followers,
+        executives,
+        &opts.pin,
+        &allowed,
+        opts.lever_words,
+    );
     for chain in &chains {
         for &follower in &chain[1..] {
             plan.nets[follower].core = plan.nets[chain[0]].core;
@@ -229,11 +242,11 @@ fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<De
         every_thread_has_a_core(graph, &executive),
     );
     let realtime_note = match realtime_note {
-        Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(
+        Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(format!(
             "real-time scheduling for the executive only, alone on its core: the box threads share cores \
-             (--rt on forces it)"
-                .to_string(),
-        ),
+             ({} forces it)",
+            opts.lever_words.name(Lever::RealtimeOn)
+        )),
         note => note,
     };
     let notes = tt_note
@@ -484,7 +497,7 @@ fn decide_chains(
     } else {
         opts.chain
     };
-    chain::decide(plan, &own_thread, cores, mode)
+    chain::decide(plan, &own_thread, cores, mode, opts.lever_words)
 }
 
 /// Takes the jobs of each chain out of `jobs`, in chain order: the single jobs left and the

@@ -102,6 +102,7 @@ impl Firewall {
                     lock_memory: opts.lock_memory,
                     exclusive_core: opts.exclusive_cores,
                     may_spin_through: opts.may_spin_through,
+                    lever_words: opts.lever_words,
                 },
                 pairs,
                 boxes: Vec::new(),

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::firewall::executive::ExecBox;
 use crate::firewall::pair::Pair;
+use crate::lever::{Lever, LeverWords};
 use crate::net::Driver;
 use crate::report::{FirewallReport, PairReport};
 use crate::run_state::{Outcome, ShardLive};
@@ -36,6 +37,8 @@ pub struct ShardConfig {
     /// Whether, alone on its core at a period too short to sleep in, the thread spins through
     /// the whole period at normal priority instead of taking `priority` ([`spins_through`]).
     pub may_spin_through: bool,
+    /// How its notes name the settings that would change them.
+    pub lever_words: LeverWords,
 }
 
 /// A firewall thread's work.
@@ -128,7 +131,7 @@ pub fn run(
         d.start(cancelled);
         fire_once(d, &stop);
     }
-    let guard = StarvationGuard::new(grant.fifo_priority.is_some() && !cfg.exclusive_core);
+    let guard = StarvationGuard::new(grant.fifo_priority.is_some() && !cfg.exclusive_core, cfg.lever_words);
     let clock = TickClock { offset, guard };
     let (last_index, overruns) = tick_until_done(
         &mut shard,
@@ -293,9 +296,10 @@ fn place_and_schedule(cfg: &ShardConfig, warnings: &mut Vec<String>) -> (Option<
     let spin_ns = if spin_through {
         warnings.push(format!(
             "{}: spins through each {} period at normal priority, a period too short to sleep in \
-             (--rt on keeps SCHED_FIFO and sleeps part of each period)",
+             ({} keeps SCHED_FIFO and sleeps part of each period)",
             cfg.name,
-            super::human_ns(period_ns)
+            super::human_ns(period_ns),
+            cfg.lever_words.name(Lever::RealtimeOn)
         ));
         period_ns
     } else {
@@ -434,13 +438,18 @@ fn pair_report(p: &Pair) -> PairReport {
 struct StarvationGuard {
     armed: bool,
     idle_ticks: u64,
+    words: LeverWords,
 }
 
 impl StarvationGuard {
     const PATIENCE: u64 = 2_000;
 
-    fn new(armed: bool) -> Self {
-        StarvationGuard { armed, idle_ticks: 0 }
+    fn new(armed: bool, words: LeverWords) -> Self {
+        StarvationGuard {
+            armed,
+            idle_ticks: 0,
+            words,
+        }
     }
 
     /// After a tick that `moved` messages or not: `Some(reason)` when priority was given up.
@@ -454,8 +463,9 @@ impl StarvationGuard {
         } else if self.idle_ticks >= Self::PATIENCE {
             format!(
                 "gave up SCHED_FIFO after {} ticks without a message: it shares a core with the boxes it \
-                 serves and kept them from running (use --tt-mode cyclic, a longer period, or cores of their own)",
-                self.idle_ticks
+                 serves and kept them from running (use {}, a longer period, or cores of their own)",
+                self.idle_ticks,
+                self.words.name(Lever::TtCyclic)
             )
         } else {
             return None;
@@ -474,7 +484,7 @@ mod guard_tests {
 
     #[test]
     fn an_idle_real_time_firewall_gives_up_priority_once() {
-        let mut g = StarvationGuard::new(true);
+        let mut g = StarvationGuard::new(true, Default::default());
         for _ in 0..StarvationGuard::PATIENCE - 1 {
             assert!(g.after_tick(false, false).is_none());
         }
@@ -487,12 +497,12 @@ mod guard_tests {
 
     #[test]
     fn progress_resets_the_count_and_a_stop_gives_up_at_once() {
-        let mut g = StarvationGuard::new(true);
+        let mut g = StarvationGuard::new(true, Default::default());
         for i in 0..3 * StarvationGuard::PATIENCE {
             assert!(g.after_tick(i % 100 == 0, false).is_none());
         }
         assert!(g.after_tick(true, true).is_some_and(|w| w.contains("stop")));
-        let mut off = StarvationGuard::new(false);
+        let mut off = StarvationGuard::new(false, Default::default());
         assert!(off.after_tick(false, true).is_none());
     }
 }
@@ -512,6 +522,7 @@ mod spin_through_tests {
             lock_memory: false,
             exclusive_core: true,
             may_spin_through: true,
+            lever_words: Default::default(),
         }
     }
 

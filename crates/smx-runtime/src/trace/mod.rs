@@ -143,7 +143,7 @@ impl Tracer {
     }
 
     /// The report's warning when some thread's ring overflowed.
-    pub fn dropped_warning(&self) -> Option<String> {
+    pub fn dropped_warning(&self, words: crate::lever::LeverWords) -> Option<String> {
         let tracks = self.tracks();
         let full: Vec<&Track> = tracks.iter().filter(|t| t.dropped > 0).collect();
         if full.is_empty() {
@@ -152,9 +152,10 @@ impl Tracer {
         let total: u64 = full.iter().map(|t| t.dropped).sum();
         let names: Vec<&str> = full.iter().map(|t| t.name.as_str()).collect();
         Some(format!(
-            "trace: kept the latest {} events per thread; {total} older events dropped ({}); --trace-limit keeps more",
+            "trace: kept the latest {} events per thread; {total} older events dropped ({}); {} keeps more",
             self.0.limit,
-            names.join(", ")
+            names.join(", "),
+            words.name(crate::lever::Lever::TraceLimit)
         ))
     }
 

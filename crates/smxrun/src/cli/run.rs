@@ -131,7 +131,23 @@ fn run_options(
             ..Default::default()
         },
         trace: tracing.then(|| Tracer::new(args.trace_limit)),
+        lever_words: smx_runtime::LeverWords(flag_words),
         ..RunOptions::default()
+    }
+}
+
+/// How the report's notes name the settings that would change a decision: by this command
+/// line's flags.
+pub fn flag_words(lever: smx_runtime::Lever) -> &'static str {
+    use smx_runtime::Lever;
+    match lever {
+        Lever::ChainOff => "--chain off",
+        Lever::TtThreads => "--tt-mode threads",
+        Lever::TtCyclic => "--tt-mode cyclic",
+        Lever::RealtimeOn => "--rt on",
+        Lever::CoreList => "--pin 0,1,...",
+        Lever::TraceLimit => "--trace-limit",
+        Lever::ChannelLen => "--channel-len",
     }
 }
 
