@@ -116,8 +116,9 @@ fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
     assert!(last_line(&text::render(&report)).starts_with("Total:"));
     report.firewalls.push(firewall(1000, 250, 700));
 
-    // Without a probe the figures are given and the probe command named.
-    let out = text::render(&report);
+    // Without a probe the figures are given and the probe named: the command line's command in
+    // its report, the library's function by default.
+    let out = text::render_with(&report, smx_runtime::LeverWords(smxrun::cli::run::flag_words));
     let line = last_line(&out);
     assert!(line.starts_with("Period 10.0us:"), "{out}");
     assert!(
@@ -125,6 +126,11 @@ fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
         "{line}"
     );
     assert!(line.contains("`smxrun probe --period 10us`"), "{line}");
+    let library = text::render(&report);
+    assert!(
+        last_line(&library).contains("`smx_timing::probe at period 10us`") && !library.contains("smxrun probe"),
+        "{library}"
+    );
 
     // The empty loop misses too: the platform cannot hold the period.
     report.probes = vec![probe(20_000, 9_000)];
@@ -167,7 +173,8 @@ fn the_after_run_probe_measures_each_firewall_period_once() {
     report.probes.clear();
     probe_periods(&mut report);
     assert!(report.probes.is_empty());
-    assert!(last_line(&text::render(&report)).contains("smxrun probe --period 1s"));
+    let words = smx_runtime::LeverWords(smxrun::cli::run::flag_words);
+    assert!(last_line(&text::render_with(&report, words)).contains("smxrun probe --period 1s"));
 }
 
 // ---- order is per source ----

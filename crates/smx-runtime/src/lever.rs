@@ -20,6 +20,9 @@ pub enum Lever {
     TraceLimit,
     /// The length of the channels whose length the net leaves open.
     ChannelLen,
+    /// An empty loop at a period, to measure what the platform alone holds (followed by the
+    /// period).
+    ProbePeriod,
 }
 
 /// How a driver of the runtime names each lever in the notes.
@@ -63,5 +66,6 @@ pub fn option_words(lever: Lever) -> &'static str {
         Lever::CoreList => "pin = PinMode::List",
         Lever::TraceLimit => "the Tracer's limit",
         Lever::ChannelLen => "default_channel_len",
+        Lever::ProbePeriod => "smx_timing::probe at period",
     }
 }

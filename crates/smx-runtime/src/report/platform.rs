@@ -17,6 +17,7 @@
 //! too long for a short probe) the line gives the run's figures and the `smxrun probe` command
 //! that measures the floor.
 
+use crate::lever::{Lever, LeverWords};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -71,7 +72,7 @@ pub fn probe_periods(report: &mut Report) {
 }
 
 /// One line per firewall period: whether the platform and this run held it, with the figures.
-pub fn verdicts(report: &Report) -> Vec<String> {
+pub fn verdicts(report: &Report, words: LeverWords) -> Vec<String> {
     // Per period: (ticks, lost ticks, worst pair miss rate).
     let mut periods: BTreeMap<u64, (u64, u64, f64)> = BTreeMap::new();
     for f in &report.firewalls {
@@ -86,7 +87,7 @@ pub fn verdicts(report: &Report) -> Vec<String> {
         .into_iter()
         .map(|(period, (ticks, lost, worst))| {
             let probe = report.probes.iter().find(|p| p.period_ns == period);
-            verdict(period, share(lost, ticks), worst, probe)
+            verdict(period, share(lost, ticks), worst, probe, words)
         })
         .collect()
 }
@@ -99,7 +100,7 @@ fn pct(x: f64) -> String {
     format!("{:.2} %", x * 100.0)
 }
 
-fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>) -> String {
+fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>, words: LeverWords) -> String {
     let period = human_ns(period_ns);
     let run = format!(
         "this run's firewall lost {} of its ticks and its pairs missed up to {} of their deadlines",
@@ -108,8 +109,9 @@ fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>) -
     );
     let Some(p) = probe else {
         return format!(
-            "Period {period}: {run}; not compared with the platform (`smxrun probe --period {}` runs the \
-             same loop with nothing in it)",
+            "Period {period}: {run}; not compared with the platform (`{} {}` runs the same loop with \
+             nothing in it)",
+            words.name(Lever::ProbePeriod),
             exact(period_ns)
         );
     };
@@ -128,8 +130,10 @@ fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>) -
     if floor >= HELD_BELOW {
         format!(
             "Attention: period {period} NOT held by this platform, so not by this run either: {empty}; {run}. \
-             A longer period, real-time priority (--rt on, as root) or an idle machine helps \
-             (`smxrun probe --period {}` measures the platform alone)",
+             A longer period, real-time priority ({}, as root) or an idle machine helps \
+             (`{} {}` measures the platform alone)",
+            words.name(Lever::RealtimeOn),
+            words.name(Lever::ProbePeriod),
             exact(period_ns)
         )
     } else if worst >= HELD_BELOW || lost >= HELD_BELOW {

@@ -59,8 +59,13 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".to_string())
 }
 
-/// The report as text tables.
+/// The report as text tables, naming settings by the `RunOptions` fields.
 pub fn render(report: &Report) -> String {
+    render_with(report, crate::lever::LeverWords::default())
+}
+
+/// The report as text tables, naming settings in `words` (the driver's own).
+pub fn render_with(report: &Report, words: crate::lever::LeverWords) -> String {
     let mut out = String::new();
     render_nets(&mut out, report);
     render_channels(&mut out, report);
@@ -75,7 +80,7 @@ pub fn render(report: &Report) -> String {
     }
     let warnings = render_notes(&mut out, report);
     render_total(&mut out, report, warnings);
-    for line in super::platform::verdicts(report) {
+    for line in super::platform::verdicts(report, words) {
         let _ = writeln!(out, "{line}");
     }
     out

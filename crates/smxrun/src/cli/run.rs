@@ -148,6 +148,7 @@ pub fn flag_words(lever: smx_runtime::Lever) -> &'static str {
         Lever::CoreList => "--pin 0,1,...",
         Lever::TraceLimit => "--trace-limit",
         Lever::ChannelLen => "--channel-len",
+        Lever::ProbePeriod => "smxrun probe --period",
     }
 }
 
@@ -427,7 +428,7 @@ fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
 
 fn render(report: &Report, format: ReportFormat) -> String {
     match format {
-        ReportFormat::Text => report::text::render(report),
+        ReportFormat::Text => report::text::render_with(report, smx_runtime::LeverWords(flag_words)),
         ReportFormat::Json => report::json::render(report),
         ReportFormat::Smx => report::smxlog::render(report),
     }
