@@ -2,7 +2,9 @@
 //!
 //! A run's figures are only as good as its configuration, so a setting that cannot be applied
 //! is never ignored: it stops the run before any thread starts, with a message naming the key,
-//! the net, the place it was written (`FILE:LINE` or the `--set` argument) and the choices.
+//! the net, the place it was written (`FILE:LINE` or the override as given) and the choices.
+//! A driver names the places it made in its own words ([`ConfigError::render_with`]): the
+//! command line calls an override `--set '...'`, a host program sees the text it passed.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -12,10 +14,10 @@ use std::path::PathBuf;
 pub enum Origin {
     /// A `--config` file; `line` is 1-based, 0 when unknown (e.g. the file could not be read).
     File { path: PathBuf, line: usize },
-    /// A `--set TARGET.key=value` argument, as given.
-    Set(String),
-    /// `-n/--iterations N`.
-    Iterations,
+    /// An override `TARGET.key=value` given to [`super::ConfigLayers::add_set`], as given.
+    Override(String),
+    /// The iteration count given to [`super::ConfigLayers::set_iterations`].
+    IterationCount,
     /// A box implementation's built-in default.
     BuiltIn,
 }
@@ -25,8 +27,8 @@ impl fmt::Display for Origin {
         match self {
             Origin::File { path, line: 0 } => write!(f, "{}", path.display()),
             Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
-            Origin::Set(arg) => write!(f, "--set '{arg}'"),
-            Origin::Iterations => f.write_str("--iterations"),
+            Origin::Override(arg) => write!(f, "override '{arg}'"),
+            Origin::IterationCount => f.write_str("the iteration count"),
             Origin::BuiltIn => f.write_str("built-in default"),
         }
     }
@@ -90,20 +92,39 @@ impl ConfigError {
     }
 }
 
-impl fmt::Display for ConfigError {
+impl ConfigError {
+    /// The message with its place in the driver's words: `origin_words` names the places the
+    /// driver made (overrides, the iteration count) and returns `None` for the others, which
+    /// keep their own text (`FILE:LINE`, `built-in default`).
+    pub fn render_with(&self, origin_words: impl Fn(&Origin) -> Option<String>) -> String {
+        let place = origin_words(&self.origin).unwrap_or_else(|| self.origin.to_string());
+        format!("{place}: {}", Described(self))
+    }
+}
+
+/// What a [`ConfigError`] says after its place.
+struct Described<'a>(&'a ConfigError);
+
+impl fmt::Display for Described<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.origin)?;
-        match (&self.key, &self.net) {
+        let e = self.0;
+        match (&e.key, &e.net) {
             (Some(key), Some(net)) => write!(f, "key '{key}' of net '{net}': ")?,
             (Some(key), None) => write!(f, "key '{key}': ")?,
             (None, Some(net)) => write!(f, "net '{net}': ")?,
             (None, None) => {}
         }
-        f.write_str(&self.message)?;
-        if !self.choices.is_empty() {
-            write!(f, " (valid: {})", self.choices.join(", "))?;
+        f.write_str(&e.message)?;
+        if !e.choices.is_empty() {
+            write!(f, " (valid: {})", e.choices.join(", "))?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, Described(self))
     }
 }
 
@@ -129,7 +150,14 @@ mod tests {
             err.to_string(),
             "run.toml:7: key 'cnt' of net 'Src': unknown key (valid: count, seed)"
         );
-        let err = ConfigError::new(Origin::Set("Src.cnt=1".into()), "bad");
-        assert_eq!(err.to_string(), "--set 'Src.cnt=1': bad");
+        let err = ConfigError::new(Origin::Override("Src.cnt=1".into()), "bad").key("cnt");
+        assert_eq!(err.to_string(), "override 'Src.cnt=1': key 'cnt': bad");
+        let flags = |o: &Origin| match o {
+            Origin::Override(arg) => Some(format!("--set '{arg}'")),
+            _ => None,
+        };
+        assert_eq!(err.render_with(flags), "--set 'Src.cnt=1': key 'cnt': bad");
+        let err = ConfigError::new(Origin::BuiltIn, "bad");
+        assert_eq!(err.render_with(flags), "built-in default: bad");
     }
 }

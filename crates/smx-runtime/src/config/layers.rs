@@ -81,10 +81,10 @@ impl ConfigLayers {
         &self.boxes
     }
 
-    /// Adds one `--set TARGET.key=value`. Only the syntax is checked here; target, key and
+    /// Adds one override `TARGET.key=value` (smxrun's `--set`). Only the syntax is checked here; target, key and
     /// value are checked against the graph by [`ConfigLayers::resolve`].
     pub fn add_set(&mut self, arg: &str) -> Result<(), ConfigError> {
-        let origin = Origin::Set(arg.to_string());
+        let origin = Origin::Override(arg.to_string());
         let usage = "expected TARGET.key=value, where TARGET is an instance or implementation name";
         let (lhs, value) = arg
             .split_once('=')
@@ -107,7 +107,7 @@ impl ConfigLayers {
         Ok(())
     }
 
-    /// `-n/--iterations N`: sets `count` of every box that has a `count` key.
+    /// The iteration count (smxrun's `-n`): sets `count` of every box that has a `count` key.
     pub fn set_iterations(&mut self, n: u64) {
         self.iterations = Some(n);
     }
@@ -241,7 +241,7 @@ impl ConfigLayers {
                 scope: Scope::Default,
                 key: "count".to_string(),
                 value: n.to_string(),
-                origin: Origin::Iterations,
+                origin: Origin::IterationCount,
             })?;
         }
         for rank in [Rank::Impl, Rank::Instance, Rank::Node] {

@@ -164,7 +164,7 @@ fn unknown_key_in_a_set_names_key_net_origin_and_choices() {
     let mut l = layers("");
     l.add_set("Src.cnt=5").unwrap();
     let err = resolve(&l).unwrap_err();
-    assert_eq!(err.origin, Origin::Set("Src.cnt=5".into()));
+    assert_eq!(err.origin, Origin::Override("Src.cnt=5".into()));
     assert_eq!(err.key.as_deref(), Some("cnt"));
     assert_eq!(err.net.as_deref(), Some("Src"));
     assert_eq!(
@@ -182,7 +182,7 @@ fn unknown_key_in_a_set_names_key_net_origin_and_choices() {
     );
     assert_eq!(
         err.to_string(),
-        "--set 'Src.cnt=5': key 'cnt' of net 'Src': unknown key \
+        "override 'Src.cnt=5': key 'cnt' of net 'Src': unknown key \
          (valid: count, size, seed, core, priority, nice, expected_rate, process)"
     );
 }

@@ -17,7 +17,7 @@ pub struct NetKey {
 pub const NET_KEYS: &[NetKey] = &[
     NetKey {
         name: "core",
-        help: "pin this net's thread to this core (overrides --pin)",
+        help: "pin this net's thread to this core (overrides the run's placement of threads)",
     },
     NetKey {
         name: "priority",

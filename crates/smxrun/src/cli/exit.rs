@@ -65,6 +65,16 @@ impl fmt::Display for CliError {
 
 impl From<smx_runtime::config::ConfigError> for CliError {
     fn from(e: smx_runtime::config::ConfigError) -> Self {
-        CliError::rejected(e.to_string())
+        CliError::rejected(e.render_with(origin_flag))
+    }
+}
+
+/// The command line's words for the places of a setting that it made itself.
+fn origin_flag(origin: &smx_runtime::config::Origin) -> Option<String> {
+    use smx_runtime::config::Origin;
+    match origin {
+        Origin::Override(arg) => Some(format!("--set '{arg}'")),
+        Origin::IterationCount => Some("--iterations".to_string()),
+        Origin::File { .. } | Origin::BuiltIn => None,
     }
 }
