@@ -258,28 +258,25 @@ fn long_fed_twice_or_pinned_links_keep_their_threads() {
     let note = chaining_note(&report).expect("Src and Mid chain");
     assert!(note.contains("(Src#0 -> Mid#1)"), "{note}");
     assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(5));
-    // A sink fed by a routing node (two sources) has no single feeder; nor does a pair whose
-    // sink has a core of its own chain.
+    // A pair whose sink has a core of its own does not chain.
     let mut net = NetBuilder::new();
-    let s1 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let s2 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let rn = net.add_routing_node();
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
     let s3 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let pinned = net.add_box("Pinned", "smx_snk_null", &[("data", true)]);
-    net.connect(s1, "data", rn, "data");
-    net.connect(s2, "data", rn, "data");
-    net.connect(rn, "data", snk, "data");
+    let s4 = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let free = net.add_box("Free", "smx_snk_null", &[("data", true)]);
     net.connect(s3, "data", pinned, "data");
+    net.connect(s4, "data", free, "data");
     let graph = net.build();
     let mut opts = one_core(&graph, &registry, 1_000, ChainMode::Auto);
     opts.settings[pinned].core = Some(0);
     let report = run(&graph, &registry, &opts).unwrap();
-    assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
-    assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(2_000));
+    let note = chaining_note(&report).expect("the free pair chains");
+    assert!(note.contains("(Src#2 -> Free#3)") && !note.contains("Pinned"), "{note}");
+    assert_eq!(report.net("Pinned").unwrap().stats.u64("received"), Some(1_000));
     assert_eq!(report.status, Status::Ok);
-    // A box that feeds two boxes is no head: blocked behind one of them, it would starve the
-    // other. Its own feeder, whose only consumer it is, may still take it as a follower.
+    // A box that feeds two boxes that write nowhere takes both as followers: its writes step
+    // them in place, so neither can hold the other up. Behind two boxes that write on, it
+    // stays the last of its chain (`a_split_into_forwarders_chains_no_further`).
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let split = net.add_box("Split", "split", &[("data", true), ("a", false), ("b", false)]);
@@ -290,8 +287,8 @@ fn long_fed_twice_or_pinned_links_keep_their_threads() {
     net.connect(split, "b", right, "data");
     let graph = net.build();
     let report = run(&graph, &registry, &one_core(&graph, &registry, 3_000, ChainMode::Auto)).unwrap();
-    let note = chaining_note(&report).expect("Src and Split chain");
-    assert!(note.contains("(Src#0 -> Split#1)"), "{note}");
+    let note = chaining_note(&report).expect("all four chain");
+    assert!(note.contains("(Src#0 -> Split#1 -> (Left#2 | Right#3))"), "{note}");
     for sink in ["Left", "Right"] {
         assert_eq!(report.net(sink).unwrap().stats.u64("received"), Some(3_000), "{sink}");
     }
@@ -522,4 +519,111 @@ fn the_chaining_note_names_the_setting_in_the_drivers_words() {
     let report = run(&graph, &registry, &cli).unwrap();
     let note = chaining_note(&report).expect("the report says what was chained");
     assert!(note.contains("(--chain off keeps a thread per box)"), "{note}");
+}
+
+/// `Src -> smx_rn -> (Snk | Snk)` on channels of length `len`.
+fn fan_out(len: u32) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let rn = net.add_routing_node();
+    let link = Link {
+        len: Some(len),
+        ..Link::default()
+    };
+    net.connect_with(src, "data", rn, "data", link);
+    for _ in 0..2 {
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        net.connect_with(rn, "data", snk, "data", link);
+    }
+    net.build()
+}
+
+#[test]
+fn a_fan_out_runs_on_its_producers_thread_together_with_its_consumers() {
+    let registry = registry();
+    for len in [1, 64] {
+        let graph = fan_out(len);
+        let chained = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Auto)).unwrap();
+        let threads = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Off)).unwrap();
+        let note = chaining_note(&chained).expect("chained");
+        assert!(note.contains("(Src#0 -> smx_rn#1 -> (Snk#2 | Snk#3))"), "{len}: {note}");
+        for report in [&chained, &threads] {
+            assert_eq!(report.status, Status::Ok, "{len}");
+            assert_balanced(report);
+            assert_eq!(report.net("smx_rn").unwrap().loop_count, 20_000, "{len}");
+            for snk in report.nets.iter().filter(|n| n.name == "Snk") {
+                assert_eq!(snk.stats.u64("received"), Some(20_000), "{len}");
+                assert_eq!(snk.stats.u64("gaps"), Some(0), "{len}");
+                assert_eq!(snk.stats.u64("out_of_order"), Some(0), "{len}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_split_into_forwarders_chains_no_further() {
+    // The forwarders write on: blocked on such a write, one would hold its sibling up.
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let split = net.add_box("Split", "split", &[("data", true), ("a", false), ("b", false)]);
+    net.connect(src, "data", split, "data");
+    for port in ["a", "b"] {
+        let fwd = net.add_box("Fwd", "smx_fwd", &[("data", true), ("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        net.connect(split, port, fwd, "data");
+        net.connect(fwd, "data", snk, "data");
+    }
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 3_000, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&report).expect("chained");
+    assert!(
+        note.contains("(Src#0 -> Split#1; Fwd#2 -> Snk#3; Fwd#4 -> Snk#5)"),
+        "{note}"
+    );
+    for snk in report.nets.iter().filter(|n| n.name == "Snk") {
+        assert_eq!(snk.stats.u64("received"), Some(3_000));
+    }
+    assert_balanced(&report);
+}
+
+#[test]
+fn a_fan_in_leads_a_chain_with_its_consumer_and_ends_after_its_last_producer() {
+    // Producers that end at very different times: the node must see each end, also one that
+    // comes while it waits on the other input. Both one core and two run the threads.
+    let registry = registry();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pins: Vec<PinMode> = if cores >= 2 {
+        vec![PinMode::List(vec![0]), PinMode::List(vec![0, 1])]
+    } else {
+        vec![PinMode::List(vec![0])]
+    };
+    for pin in pins {
+        // A count of 0 would be endless.
+        for round in 1..=20 {
+            let mut net = NetBuilder::new();
+            let short = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+            let long = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+            let rn = net.add_routing_node();
+            let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+            net.connect(short, "data", rn, "data");
+            net.connect(long, "data", rn, "data");
+            net.connect(rn, "data", snk, "data");
+            let graph = net.build();
+            let mut opts = one_core(&graph, &registry, 5_000, ChainMode::Auto);
+            opts.pin = pin.clone();
+            opts.settings[short]
+                .box_config
+                .values
+                .insert("count".into(), ConfigValue::Int(round));
+            let report = run(&graph, &registry, &opts).unwrap();
+            let note = chaining_note(&report).expect("chained");
+            assert!(note.contains("(smx_rn#2 -> Snk#3)"), "{note}");
+            assert_eq!(report.status, Status::Ok, "{pin:?} {round}");
+            let snk = report.net("Snk").unwrap();
+            assert_eq!(snk.stats.u64("received"), Some(5_000 + round), "{pin:?} {round}");
+            assert_eq!(snk.stats.u64("gaps"), Some(0), "{pin:?} {round}");
+            assert_balanced(&report);
+        }
+    }
 }

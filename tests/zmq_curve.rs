@@ -158,14 +158,14 @@ fn a_sender_without_keys_delivers_nothing_to_a_curve_receiver() {
     assert_delivered_nothing(&sent, &received);
     assert_eq!(sent.row["curve"], false);
     // A plain socket queues ahead of the connection, so ZeroMQ accepted what the receiver then
-    // refused: the sink's books must not say that it was delivered.
+    // refused: the sink's books must not say that it was delivered. On a loaded machine the
+    // refused handshake may also come before ZeroMQ took the message: then it is dropped at
+    // the send's timeout, and the row says that nothing was delivered either way.
     assert_ne!(sent.row["verdict"], "ok", "{}", sent.row);
     assert_eq!(sent.row["undelivered"], sent.row["accepted"], "{}", sent.row);
+    let problems = sent.row["problems"].as_str().unwrap();
     assert!(
-        sent.row["problems"]
-            .as_str()
-            .unwrap()
-            .contains("delivered to no receiver"),
+        problems.contains("delivered to no receiver") || problems.contains("delivered nothing"),
         "{}",
         sent.row
     );

@@ -8,7 +8,15 @@
 //! * **What chains**: a link from box `A` to box `B` where
 //!   - every connected input of `B` comes from `A`, and every output of `A` goes to `B`: `B`
 //!     can only fire after `A` wrote, and `A` feeds nobody else, so when `B` blocks on a write
-//!     of its own, `A` has nothing else to do, as on a thread of its own;
+//!     of its own, `A` has nothing else to do, as on a thread of its own. `A` may instead feed
+//!     several followers when none of them writes anywhere (sinks): `A`'s writes step them in
+//!     place, so none can hold up another, and the chain is a small tree, `A` before its
+//!     followers;
+//!   - a routing node counts as a box that never waits ([`crate::routing::CHAINED`]): a
+//!     fan-out follows its producer, and a fan-in, which has several feeders, may lead a chain
+//!     with its consumer, firing on whichever input holds a message. Without this a fan-out
+//!     `Src.(Snk|Snk)` on two cores hands every message over three times between four threads,
+//!     each a wake-up that a busy program beside it delays;
 //!   - those channels are plain coupled ones shorter than [`CHAIN_MAX_LEN`]; if one is
 //!     [`crate::placement::GROUP_MIN_LEN`] long or longer, `A`'s spec must also say that its
 //!     step never waits ([`smx_box::SpecBuilder::never_waits`]) or writes all it has at hand
@@ -78,14 +86,7 @@ pub fn decide(
 /// The report's line for `chains`, decided because `threads` box threads would share `cores`.
 fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usize, words: LeverWords) -> String {
     let chained: usize = chains.iter().map(|c| c.len() - 1).sum();
-    let names = |chain: &Vec<usize>| {
-        chain
-            .iter()
-            .map(|&n| plan.nets[n].thread_name())
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    };
-    let mut listed: Vec<String> = chains.iter().take(3).map(names).collect();
+    let mut listed: Vec<String> = chains.iter().take(3).map(|chain| shape(plan, chain)).collect();
     if chains.len() > 3 {
         listed.push(format!("and {} more", chains.len() - 3));
     }
@@ -111,6 +112,52 @@ fn decision_note(plan: &Plan, chains: &[Vec<usize>], threads: usize, cores: usiz
     )
 }
 
+/// A chain as the note writes it: `A -> B`, a box before what follows it, and its followers in
+/// parentheses when it has several (`Src#0 -> smx_rn#3 -> (Snk#1 | Snk#2)`).
+fn shape(plan: &Plan, chain: &[usize]) -> String {
+    let members: std::collections::HashSet<usize> = chain.iter().copied().collect();
+    let mut followers: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for c in &plan.channels {
+        if c.from != c.to && members.contains(&c.to) && members.contains(&c.from) {
+            followers.entry(c.from).or_default().push(c.to);
+        }
+    }
+    for list in followers.values_mut() {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let mut out = String::new();
+    if let Some(&head) = chain.first() {
+        write_shape(plan, head, &followers, &mut out);
+    }
+    out
+}
+
+/// Writes the part of a chain from `at` on; a line of single followers without recursion.
+fn write_shape(plan: &Plan, mut at: usize, followers: &std::collections::HashMap<usize, Vec<usize>>, out: &mut String) {
+    loop {
+        out.push_str(&plan.nets[at].thread_name());
+        match followers.get(&at).map(Vec::as_slice) {
+            None | Some([]) => return,
+            Some([one]) => {
+                out.push_str(" -> ");
+                at = *one;
+            }
+            Some(many) => {
+                out.push_str(" -> (");
+                for (k, &f) in many.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(" | ");
+                    }
+                    write_shape(plan, f, followers, out);
+                }
+                out.push(')');
+                return;
+            }
+        }
+    }
+}
+
 /// From this channel length on, nothing chains: threads of one core taking turns hand over a
 /// channelful per turn, and from about this many messages per turn the two switches of a turn
 /// cost less than the chain's own work per message (`smxrun bench scaling` measures both sides
@@ -121,28 +168,23 @@ pub const CHAIN_MAX_LEN: usize = 256;
 pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     let n = plan.nets.len();
     let own = |net: usize| own_thread.get(net).copied().unwrap_or(true);
+    // A routing node chains as a box ([`crate::routing::CHAINED`]); a fan-in has several
+    // feeders, so it may only lead a chain.
+    let spec = |net: usize| match &plan.nets[net].role {
+        Role::Box(spec) => spec.clone(),
+        Role::Routing => crate::routing::CHAINED,
+    };
     let free = |net: usize| {
         let p = &plan.nets[net];
-        own(net)
-            && p.settings.core.is_none()
-            && p.priority.is_none()
-            && p.settings.nice.is_none()
-            && matches!(p.role, Role::Box(_))
+        own(net) && p.settings.core.is_none() && p.priority.is_none() && p.settings.nice.is_none()
     };
     // Per net, the one net that feeds all its inputs, if there is one and every channel from
     // it may be chained.
     let mut feeder: Vec<Option<usize>> = vec![None; n];
     let mut unchainable = vec![false; n];
-    // Per net, the one net all its outputs go to, if there is one.
-    let mut consumer: Vec<Option<usize>> = vec![None; n];
-    let mut consumers_many = vec![false; n];
     // Per net, whether a channel into it is long enough for threads of one core to take turns.
     let mut long_in = vec![false; n];
     for c in &plan.channels {
-        match consumer[c.from] {
-            Some(b) if b != c.to => consumers_many[c.from] = true,
-            _ => consumer[c.from] = Some(c.to),
-        }
         let short = c.len < crate::placement::GROUP_MIN_LEN;
         let plain = c.kind == crate::channel::ChannelKind::Coupled && c.timing == smx_graph::Timing::None;
         match feeder[c.to] {
@@ -154,38 +196,90 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
             unchainable[c.to] = true;
         }
     }
-    let mut next: Vec<Option<usize>> = vec![None; n];
+    let consumers = consumers(plan);
+    let mut followers: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut has_prev = vec![false; n];
-    for b in 0..n {
-        let Some(a) = feeder[b] else { continue };
-        let chainable = matches!(&plan.nets[b].role, Role::Box(spec) if spec.chainable);
-        let runs_ahead = matches!(&plan.nets[a].role, Role::Box(spec) if spec.never_waits || spec.writes_in_batches);
-        let only_consumer = consumer[a] == Some(b) && !consumers_many[a];
-        if !unchainable[b]
-            && (!long_in[b] || runs_ahead)
-            && only_consumer
-            && chainable
-            && next[a].is_none()
-            && free(a)
-            && free(b)
-        {
-            next[a] = Some(b);
-            has_prev[b] = true;
+    for a in (0..n).filter(|&a| free(a)) {
+        let runs_ahead = {
+            let s = spec(a);
+            s.never_waits || s.writes_in_batches
+        };
+        let may_follow = |b: usize| {
+            feeder[b] == Some(a) && !unchainable[b] && (!long_in[b] || runs_ahead) && spec(b).chainable && free(b)
+        };
+        // Several followers only when none of them writes anywhere: a follower blocked on a
+        // write of its own would hold its siblings up, which on threads of their own it would
+        // not.
+        let chained = match consumers[a].as_slice() {
+            [b] => may_follow(*b),
+            many => many.len() > 1 && many.iter().all(|&b| may_follow(b) && consumers[b].is_empty()),
+        };
+        if chained {
+            followers[a] = consumers[a].clone();
+            for &b in &consumers[a] {
+                has_prev[b] = true;
+            }
         }
     }
-    // Starting only from nets that follow nobody leaves a ring of followers unchained.
-    (0..n)
-        .filter(|&head| !has_prev[head] && next[head].is_some())
+    // Starting only from nets that follow nobody leaves a ring of followers unchained. Each
+    // chain lists a box before its followers.
+    let chains: Vec<Vec<usize>> = (0..n)
+        .filter(|&head| !has_prev[head] && !followers[head].is_empty())
         .map(|head| {
-            let mut chain = vec![head];
-            let mut at = head;
-            while let Some(b) = next[at] {
-                chain.push(b);
-                at = b;
+            let mut chain = Vec::new();
+            let mut pending = vec![head];
+            while let Some(at) = pending.pop() {
+                chain.push(at);
+                pending.extend(followers[at].iter().rev());
             }
             chain
         })
+        .collect();
+    without_cycles(plan, chains, &followers)
+}
+
+/// `chains` less those with a channel from a member back to an earlier one (a head with a
+/// feeder of its own down its line, as a ring through a fan-in makes): a write into that
+/// channel, full, would wait for the thread that is writing.
+fn without_cycles(plan: &Plan, chains: Vec<Vec<usize>>, followers: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut parent = vec![None; plan.nets.len()];
+    for (a, list) in followers.iter().enumerate() {
+        for &b in list {
+            parent[b] = Some(a);
+        }
+    }
+    let mut chain_of = vec![None; plan.nets.len()];
+    for (k, chain) in chains.iter().enumerate() {
+        for &net in chain {
+            chain_of[net] = Some(k);
+        }
+    }
+    let mut cyclic = vec![false; chains.len()];
+    for c in &plan.channels {
+        if let (Some(a), Some(b)) = (chain_of[c.from], chain_of[c.to])
+            && a == b
+            && parent[c.to] != Some(c.from)
+        {
+            cyclic[a] = true;
+        }
+    }
+    chains
+        .into_iter()
+        .zip(cyclic)
+        .filter_map(|(chain, cyclic)| (!cyclic).then_some(chain))
         .collect()
+}
+
+/// Per net, the nets its channels go to, each once, in net order.
+fn consumers(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut pairs: Vec<(usize, usize)> = plan.channels.iter().map(|c| (c.from, c.to)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut consumers = vec![Vec::new(); plan.nets.len()];
+    for (from, to) in pairs {
+        consumers[from].push(to);
+    }
+    consumers
 }
 
 /// A box of a chain as it arrives on the chain's thread.
@@ -226,6 +320,9 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
         let starting = &state.loops[member.plan.id];
         starting.set_starting(Starting::InInit);
         let mut driver = Driver::new(&member.plan, &member.spec, member.ports, outcome, &state.stop);
+        if matches!(member.plan.role, Role::Routing) {
+            driver.fire_on_any_input();
+        }
         starting.set_starting(Starting::Ready);
         driver.halt_on(&state.ends.halt);
         driver.instrument(state.loops[member.plan.id].clone(), None);
@@ -262,23 +359,28 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
     outcomes
 }
 
-/// Per member, its outputs into the next member and its inputs from the previous one: the
-/// ports of one channel's two ends.
+/// Per member, its outputs into the members after it and its inputs from the members before
+/// it: the ports of one channel's two ends.
 fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
-    let mut joints = vec![(Vec::new(), Vec::new()); members.len()];
-    for k in 1..members.len() {
-        let (a, b) = (&members[k - 1].ports, &members[k].ports);
-        for (o, out) in a.outputs.iter().enumerate() {
-            let Some(w) = &out.writer else { continue };
-            if let Some(i) = b.inputs.iter().position(|inp| {
-                inp.reader
-                    .as_ref()
-                    .is_some_and(|r| std::sync::Arc::ptr_eq(r.shared(), w.shared()))
-            }) {
-                joints[k - 1].0.push(o);
+    let mut joints: Vec<(Vec<usize>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); members.len()];
+    // Each channel's writer, by the address of the state its two ends share.
+    let mut writers: std::collections::HashMap<*const (), (usize, usize)> = std::collections::HashMap::new();
+    for (k, member) in members.iter().enumerate() {
+        for (i, input) in member.ports.inputs.iter().enumerate() {
+            let Some(reader) = &input.reader else { continue };
+            if let Some(&(j, o)) = writers.get(&std::sync::Arc::as_ptr(reader.shared()).cast::<()>()) {
+                joints[j].0.push(o);
                 joints[k].1.push(i);
             }
         }
+        for (o, output) in member.ports.outputs.iter().enumerate() {
+            if let Some(w) = &output.writer {
+                writers.insert(std::sync::Arc::as_ptr(w.shared()).cast::<()>(), (k, o));
+            }
+        }
+    }
+    for (outs, _) in &mut joints {
+        outs.sort_unstable();
     }
     joints
 }

@@ -93,6 +93,11 @@ pub struct Driver {
     ports: PortSet,
     /// Inputs the firing rule waits on (consumer side coupled).
     triggering: Vec<usize>,
+    /// The firing rule waits for a message on any one of them, not on each (a fan-in routing
+    /// node in a chain, [`crate::routing::CHAINED`]).
+    any_input: bool,
+    /// The inputs a wait of [`Driver::fire_on_any_input`] looks at, kept to be reused.
+    waiting: Vec<usize>,
     has_outputs: bool,
     last: Flow,
     outcome: Outcome,
@@ -141,6 +146,8 @@ impl Driver {
             instance,
             ports,
             triggering,
+            any_input: false,
+            waiting: Vec::new(),
             has_outputs,
             last: Flow::Return,
             outcome,
@@ -194,6 +201,12 @@ impl Driver {
         if self.outcome.status != Status::Ok || self.instance.is_none() {
             self.end();
         }
+    }
+
+    /// Lets the box fire when any triggering input holds a message (or every one has ended),
+    /// as a fan-in routing node does, instead of when each does.
+    pub(crate) fn fire_on_any_input(&mut self) {
+        self.any_input = true;
     }
 
     /// Whether the net loop still runs.
@@ -280,8 +293,18 @@ impl Driver {
         if self.trace.is_some() {
             return self.fire_traced(stop, block);
         }
+        if self.any_input && !self.ready_for_any() {
+            if !block {
+                return true;
+            }
+            let idled = idle(&mut self.instance);
+            if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+                return self.after_idle(idled);
+            }
+            self.wait_for_any();
+        }
         let mut released = false;
-        for &i in &self.triggering {
+        for &i in self.triggering.iter().filter(|_| !self.any_input) {
             let slot = &mut self.ports.inputs[i];
             if let Some(reader) = slot.reader.as_mut()
                 && !reader.ready_now()
@@ -317,11 +340,44 @@ impl Driver {
     /// Whether the net still runs and the firing rule would let it step now (every triggering
     /// input holds a message or has ended).
     pub(crate) fn ready(&mut self) -> bool {
+        if self.any_input {
+            return self.running && self.ready_for_any();
+        }
         self.running
             && self
                 .triggering
                 .iter()
                 .all(|&i| self.ports.inputs[i].reader.as_mut().is_none_or(|r| r.ready_now()))
+    }
+
+    /// The firing rule of [`Driver::fire_on_any_input`]: some triggering input holds a message,
+    /// or none can hold one any more.
+    fn ready_for_any(&mut self) -> bool {
+        let inputs = &mut self.ports.inputs;
+        self.triggering
+            .iter()
+            .any(|&i| inputs[i].reader.as_mut().is_some_and(|r| r.has_message()))
+            || self
+                .triggering
+                .iter()
+                .all(|&i| inputs[i].reader.as_mut().is_none_or(|r| r.ready_now()))
+    }
+
+    /// Blocks until a triggering input that has not ended holds a message or ends.
+    fn wait_for_any(&mut self) {
+        // The wait looks at its inputs several times and must see the same ones each time: an
+        // input that ended between two looks and dropped out would lose the wake-up of its end.
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
+        let inputs = &self.ports.inputs;
+        waiting.extend(
+            self.triggering
+                .iter()
+                .copied()
+                .filter(|&i| inputs[i].reader.as_ref().is_some_and(|r| !r.ended())),
+        );
+        crate::channel::wait_any(|| waiting.iter().filter_map(|&i| inputs[i].reader.as_ref()));
+        self.waiting = waiting;
     }
 
     /// [`Driver::fire_unguarded`] recording the firing rule's waits, the step, and the waits
@@ -337,8 +393,18 @@ impl Driver {
     }
 
     fn fire_traced_with(&mut self, rec: &mut Recorder, stop: &AtomicBool, block: bool) -> bool {
+        if self.any_input && !self.ready_for_any() {
+            if !block {
+                return true;
+            }
+            let idled = idle(&mut self.instance);
+            if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+                return self.after_idle(idled);
+            }
+            self.wait_for_any();
+        }
         let mut released = false;
-        for &i in &self.triggering {
+        for &i in self.triggering.iter().filter(|_| !self.any_input) {
             let slot = &mut self.ports.inputs[i];
             if let Some(reader) = slot.reader.as_mut() {
                 if !block {

@@ -251,21 +251,70 @@ fn reserve_for_executives(
     (rest.to_vec(), placement)
 }
 
-/// Spreads nets round-robin over `cores`, preferring for each net a core that none of its
-/// already placed neighbours uses (so a channel's producer and consumer run in parallel), and
-/// among those the least loaded. `overrides` (the per-net `core` setting) win. An empty
-/// `cores` list leaves every net without an override unpinned. The nets marked in `skip`
-/// (chain followers, which take their head's core) get no core and weigh on no core's load.
+/// Spreads nets over `cores`, preferring for each net a core that none of its already placed
+/// neighbours uses (so a channel's producer and consumer run in parallel), and among those the
+/// least loaded, round-robin. `overrides` (the per-net `core` setting) win. An empty `cores`
+/// list leaves every net without an override unpinned. The nets marked in `skip` (chain
+/// followers, which take their head's core) get no core and weigh on no core's load.
+///
+/// The nets are placed in net order, and again with the nets that have the most neighbours
+/// first: a net that talks to many (a fan-in's consumer) placed last can find every core taken
+/// by one of them, where placed first it leaves them a core apart from it. The second wins
+/// when it loads no core more and leaves fewer channels within one core.
 fn assign_cores_except(
     cores: &[usize],
     links: &[(usize, usize)],
     overrides: &[Option<usize>],
     skip: &[bool],
 ) -> Vec<Option<usize>> {
-    let mut placed: Vec<Option<usize>> = overrides.to_vec();
     if cores.is_empty() {
-        return placed;
+        return overrides.to_vec();
     }
+    let n = overrides.len();
+    let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in links {
+        if a < n && b < n && a != b {
+            neighbours[a].push(b);
+            neighbours[b].push(a);
+        }
+    }
+    let order: Vec<usize> = (0..n)
+        .filter(|&net| overrides[net].is_none() && !skip.get(net).copied().unwrap_or(false))
+        .collect();
+    let mut hubs_first = order.clone();
+    hubs_first.sort_by_key(|&net| std::cmp::Reverse(neighbours[net].len()));
+    let in_order = spread_in_order(cores, &neighbours, overrides, &order);
+    if hubs_first == order {
+        return in_order;
+    }
+    let by_hubs = spread_in_order(cores, &neighbours, overrides, &hubs_first);
+    let cost = |placed: &[Option<usize>]| {
+        let mut load = std::collections::HashMap::new();
+        for core in placed.iter().flatten() {
+            *load.entry(*core).or_insert(0usize) += 1;
+        }
+        let busiest = load.values().copied().max();
+        let within = links
+            .iter()
+            .filter(|&&(a, b)| a != b && placed[a].is_some() && placed[a] == placed[b])
+            .count();
+        (busiest, within)
+    };
+    if cost(&by_hubs) < cost(&in_order) {
+        by_hubs
+    } else {
+        in_order
+    }
+}
+
+/// [`assign_cores_except`] for the nets of `order`, placed one after the other.
+fn spread_in_order(
+    cores: &[usize],
+    neighbours: &[Vec<usize>],
+    overrides: &[Option<usize>],
+    order: &[usize],
+) -> Vec<Option<usize>> {
+    let mut placed: Vec<Option<usize>> = overrides.to_vec();
     let mut load = vec![0usize; cores.len()];
     for core in overrides.iter().flatten() {
         if let Some(slot) = cores.iter().position(|c| c == core) {
@@ -273,21 +322,11 @@ fn assign_cores_except(
         }
     }
     let mut next = 0;
-    for net in 0..overrides.len() {
-        if overrides[net].is_some() || skip.get(net).copied().unwrap_or(false) {
-            continue;
-        }
-        let neighbour_cores: Vec<usize> = links
-            .iter()
-            .filter_map(|&(a, b)| match (a == net, b == net) {
-                (true, false) => placed[b],
-                (false, true) => placed[a],
-                _ => None,
-            })
-            .collect();
+    for &net in order {
+        let taken = |core: usize| neighbours[net].iter().any(|&m| placed[m] == Some(core));
         let best = (0..cores.len())
             .map(|k| (next + k) % cores.len())
-            .min_by_key(|&slot| (neighbour_cores.contains(&cores[slot]), load[slot]))
+            .min_by_key(|&slot| (taken(cores[slot]), load[slot]))
             .unwrap_or(0);
         load[best] += 1;
         placed[net] = Some(cores[best]);
@@ -353,6 +392,19 @@ mod tests {
         }
         let on_zero = placed.iter().filter(|c| **c == Some(0)).count();
         assert_eq!(on_zero, 3, "balanced: {placed:?}");
+    }
+
+    #[test]
+    fn a_consumer_of_two_producers_gets_a_core_apart_from_both() {
+        // In net order the producers would take a core each and leave the consumer none apart.
+        let links = [(0, 2), (1, 2)];
+        let placed = assign_cores_except(&[0, 1], &links, &[None; 3], &[]);
+        assert_eq!(placed[0], placed[1], "{placed:?}");
+        assert_ne!(placed[0], placed[2], "{placed:?}");
+        // Where hubs first leaves no fewer channels within a core, net order stays.
+        let links = [(0, 1), (1, 2), (1, 3)];
+        let placed = assign_cores_except(&[0, 1], &links, &[None; 4], &[]);
+        assert_eq!(placed, vec![Some(0), Some(1), Some(0), Some(0)], "{placed:?}");
     }
 
     #[test]

@@ -13,6 +13,12 @@
 //! consumer sides on a node's inputs are read for new messages only; a routing node never
 //! forwards duplicates. The loop count of a routing node is the number of messages it
 //! forwarded.
+//!
+//! A node may also run in a chain ([`crate::chain`]), a fan-out on its producer's thread, a
+//! fan-in on its consumer's: there it is a box ([`CHAINED`]) whose step forwards one message,
+//! taken round-robin as here, and whose firing rule waits for any input
+//! ([`crate::net::Driver::fire_on_any_input`]). A producer and its fan-out then hand each
+//! message over once per consumer, not once more to a thread in between.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -167,6 +173,69 @@ fn wait_any(ports: &mut PortSet, live: &[bool]) {
             .filter_map(|i| ports.inputs[i].reader.as_ref())
     };
     crate::channel::wait_any(live_readers);
+}
+
+/// The routing node as a box of a chain: each step forwards one message, taken from the
+/// inputs round-robin, to every live output, as the node's own thread does. Its driver fires
+/// it on any input ([`crate::net::Driver::fire_on_any_input`]).
+pub(crate) const CHAINED: smx_box::BoxSpec = smx_box::BoxSpec::named("smx_rn")
+    .summary("copies each message of its inputs to every output")
+    .ports_from_net()
+    .chainable()
+    // It reads only what the firing rule found, and writes.
+    .never_waits()
+    .create(create_chained);
+
+fn create_chained(_config: &smx_box::BoxConfig) -> Result<Box<dyn smx_box::BoxImpl>, smx_box::BoxError> {
+    Ok(Box::new(Chained {
+        inputs: Vec::new(),
+        next: 0,
+        outputs: Vec::new(),
+    }))
+}
+
+/// A routing node on the thread of a chain.
+struct Chained {
+    /// The connected inputs.
+    inputs: Vec<smx_box::InPort>,
+    /// Where the next look for a message starts: after the input served last.
+    next: usize,
+    /// The outputs whose consumers may still read.
+    outputs: Vec<smx_box::OutPort>,
+}
+
+impl smx_box::BoxImpl for Chained {
+    fn init(&mut self, ctx: &mut smx_box::InitCtx<'_>) -> Result<(), smx_box::BoxError> {
+        self.inputs = (0..ctx.input_count())
+            .map(smx_box::InPort)
+            .filter(|&i| ctx.input_connected(i))
+            .collect();
+        self.outputs = (0..ctx.output_count())
+            .map(smx_box::OutPort)
+            .filter(|&o| ctx.output_connected(o))
+            .collect();
+        Ok(())
+    }
+
+    fn step(&mut self, io: &mut smx_box::Io<'_>) -> Result<smx_box::Flow, smx_box::BoxError> {
+        let n = self.inputs.len();
+        let taken = (0..n).find_map(|k| {
+            let at = (self.next + k) % n;
+            io.read(self.inputs[at]).map(|msg| (at, msg))
+        });
+        if let Some((at, msg)) = taken {
+            self.next = (at + 1) % n;
+            let mut msg = Some(msg);
+            let last = self.outputs.len().saturating_sub(1);
+            let mut k = 0;
+            self.outputs.retain(|&o| {
+                let copy = if k == last { msg.take() } else { msg.clone() };
+                k += 1;
+                copy.is_some_and(|copy| io.write(o, copy).is_ok())
+            });
+        }
+        Ok(smx_box::Flow::Return)
+    }
 }
 
 #[cfg(test)]

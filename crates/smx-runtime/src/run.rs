@@ -515,13 +515,16 @@ fn take_chains(jobs: Vec<Job>, chains: &[Vec<usize>]) -> (Vec<Job>, Vec<Vec<chai
         .iter()
         .map(|chain| {
             let jobs = chain.iter().filter_map(|&id| by_id.get_mut(id)?.take());
-            jobs.filter_map(|job| match job.plan.role.clone() {
-                Role::Box(spec) => Some(chain::Member {
+            jobs.map(|job| {
+                let spec = match job.plan.role.clone() {
+                    Role::Box(spec) => spec,
+                    Role::Routing => routing::CHAINED,
+                };
+                chain::Member {
                     plan: job.plan,
                     spec,
                     ports: job.ports,
-                }),
-                Role::Routing => None,
+                }
             })
             .collect()
         })
