@@ -627,3 +627,44 @@ fn a_fan_in_leads_a_chain_with_its_consumer_and_ends_after_its_last_producer() {
         }
     }
 }
+
+#[test]
+fn a_failing_sink_of_a_chained_fan_out_fails_alone_and_its_sibling_gets_everything() {
+    let registry = registry();
+    for (fault, said) in [("error", "follower refused"), ("panic", "follower exploded")] {
+        let mut net = NetBuilder::new();
+        let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+        let rn = net.add_routing_node();
+        // `faulty` with its output left open is a sink.
+        let bad = net.add_box("Bad", "faulty", &[("data", true), ("data", false)]);
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        net.connect(src, "data", rn, "data");
+        net.connect(rn, "data", bad, "data");
+        net.connect(rn, "data", snk, "data");
+        let graph = net.build();
+        let mut opts = one_core(&graph, &registry, 5_000, ChainMode::Auto);
+        opts.settings[bad]
+            .box_config
+            .values
+            .insert("fault".into(), ConfigValue::Str(fault.into()));
+        let report = run(&graph, &registry, &opts).unwrap();
+        let note = chaining_note(&report).expect("chained");
+        assert!(
+            note.contains("(Src#0 -> smx_rn#1 -> (Bad#2 | Snk#3))"),
+            "{fault}: {note}"
+        );
+        let bad = report.net("Bad").unwrap();
+        assert_eq!(bad.status, Status::Failed, "{fault}");
+        assert!(
+            bad.error.as_deref().unwrap_or("").contains(said),
+            "{fault}: {:?}",
+            bad.error
+        );
+        for ok in ["Src", "smx_rn", "Snk"] {
+            assert_eq!(report.net(ok).unwrap().status, Status::Ok, "{fault}: {ok}");
+        }
+        assert_eq!(report.net("Snk").unwrap().stats.u64("received"), Some(5_000), "{fault}");
+        assert_eq!(report.net("smx_rn").unwrap().loop_count, 5_000, "{fault}");
+        assert_balanced(&report);
+    }
+}
