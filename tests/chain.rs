@@ -668,3 +668,37 @@ fn a_failing_sink_of_a_chained_fan_out_fails_alone_and_its_sibling_gets_everythi
         assert_balanced(&report);
     }
 }
+
+#[test]
+fn a_fan_in_fed_over_a_decoupled_channel_keeps_its_thread_and_forwards_no_duplicate() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let coupled = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let latest = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let rn = net.add_routing_node();
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect(coupled, "data", rn, "data");
+    let decoupled = Link {
+        decoupled_consumer: true,
+        ..Link::default()
+    };
+    net.connect_with(latest, "data", rn, "data", decoupled);
+    net.connect(rn, "data", snk, "data");
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 2_000, ChainMode::Auto)).unwrap();
+    if let Some(note) = chaining_note(&report) {
+        assert!(!note.contains("smx_rn"), "{note}");
+    }
+    let c = report
+        .channels
+        .iter()
+        .find(|c| c.kind == "decoupled_consumer")
+        .expect("the decoupled channel");
+    let snk = report.net("Snk").unwrap();
+    assert_eq!(
+        snk.stats.u64("received"),
+        Some(2_000 + c.read),
+        "every coupled message and each new one of the decoupled side, nothing twice"
+    );
+    assert_eq!(report.status, Status::Ok);
+}

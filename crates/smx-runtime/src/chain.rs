@@ -174,9 +174,19 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
         Role::Box(spec) => spec.clone(),
         Role::Routing => crate::routing::CHAINED,
     };
+    // A routing node fed over a decoupled or time-triggered channel keeps its own thread: its
+    // wait there is not a firing rule's.
+    let mut unplain_in = vec![false; n];
+    for c in &plan.channels {
+        unplain_in[c.to] |= c.kind != crate::channel::ChannelKind::Coupled || c.timing != smx_graph::Timing::None;
+    }
     let free = |net: usize| {
         let p = &plan.nets[net];
-        own(net) && p.settings.core.is_none() && p.priority.is_none() && p.settings.nice.is_none()
+        own(net)
+            && p.settings.core.is_none()
+            && p.priority.is_none()
+            && p.settings.nice.is_none()
+            && !(matches!(p.role, Role::Routing) && unplain_in[net])
     };
     // Per net, the one net that feeds all its inputs, if there is one and every channel from
     // it may be chained.
