@@ -702,3 +702,30 @@ fn a_fan_in_fed_over_a_decoupled_channel_keeps_its_thread_and_forwards_no_duplic
     );
     assert_eq!(report.status, Status::Ok);
 }
+
+#[test]
+fn a_fan_out_to_many_sinks_is_one_chain_whose_note_names_a_few() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let rn = net.add_routing_node();
+    net.connect(src, "data", rn, "data");
+    for _ in 0..500 {
+        let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+        net.connect(rn, "data", snk, "data");
+    }
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 200, ChainMode::Auto)).unwrap();
+    let note = chaining_note(&report).expect("chained");
+    assert!(
+        note.contains("(Src#0 -> smx_rn#1 -> (Snk#2 | Snk#3 | Snk#4 | and 497 more))")
+            && note.contains("501 threads fewer"),
+        "{note}"
+    );
+    assert_eq!(report.status, Status::Ok);
+    for snk in report.nets.iter().filter(|n| n.name == "Snk") {
+        assert_eq!(snk.stats.u64("received"), Some(200));
+        assert_eq!(snk.stats.u64("gaps"), Some(0));
+    }
+    assert_balanced(&report);
+}

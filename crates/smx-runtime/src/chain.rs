@@ -133,6 +133,9 @@ fn shape(plan: &Plan, chain: &[usize]) -> String {
     out
 }
 
+/// How many of a box's followers the note names before it counts the rest.
+const SHOWN_FOLLOWERS: usize = 3;
+
 /// Writes the part of a chain from `at` on; a line of single followers without recursion.
 fn write_shape(plan: &Plan, mut at: usize, followers: &std::collections::HashMap<usize, Vec<usize>>, out: &mut String) {
     loop {
@@ -145,11 +148,14 @@ fn write_shape(plan: &Plan, mut at: usize, followers: &std::collections::HashMap
             }
             Some(many) => {
                 out.push_str(" -> (");
-                for (k, &f) in many.iter().enumerate() {
+                for (k, &f) in many.iter().take(SHOWN_FOLLOWERS).enumerate() {
                     if k > 0 {
                         out.push_str(" | ");
                     }
                     write_shape(plan, f, followers, out);
+                }
+                if many.len() > SHOWN_FOLLOWERS {
+                    out.push_str(&format!(" | and {} more", many.len() - SHOWN_FOLLOWERS));
                 }
                 out.push(')');
                 return;
@@ -304,10 +310,21 @@ struct Link {
     driver: Driver,
     /// Its spec says its step never waits ([`smx_box::SpecBuilder::never_waits`]).
     never_waits: bool,
-    /// Its output ports into the next link's channels.
-    outs: Vec<usize>,
-    /// Its input ports from the previous link.
-    ins: Vec<usize>,
+    /// Its joints with the links around it.
+    joint: Joint,
+}
+
+/// Where one link's ports meet the chain. A chain lists each link before its followers, so a
+/// link's followers and theirs (its subtree) are the `subtree` links right after it: stepping
+/// a link touches those and no other (a sink beside it is not behind it).
+#[derive(Debug, Clone, Default)]
+struct Joint {
+    /// Per output port, the follower it feeds, as an index into the links after this one.
+    downstream: Vec<Option<usize>>,
+    /// Per input port, whether the link before this one feeds it.
+    upstream: Vec<bool>,
+    /// How many links follow this one, directly or through its followers.
+    subtree: usize,
 }
 
 /// Runs the boxes of one chain (head first) to the end on the calling thread: each is created,
@@ -339,12 +356,11 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
         if driver.failed() {
             state.start_failed.store(true, Ordering::SeqCst);
         }
-        let (outs, ins) = joints[k].clone();
+        let joint = joints[k].clone();
         let never_waits = member.spec.never_waits;
         links.push(Link {
             driver,
-            outs,
-            ins,
+            joint,
             never_waits,
         });
     }
@@ -369,18 +385,27 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
     outcomes
 }
 
-/// Per member, its outputs into the members after it and its inputs from the members before
-/// it: the ports of one channel's two ends.
-fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
-    let mut joints: Vec<(Vec<usize>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); members.len()];
+/// Per member, its joint: which outputs feed which member after it, which inputs come from
+/// the member before it, and how many members follow it.
+fn joints(members: &[Member]) -> Vec<Joint> {
+    let mut joints: Vec<Joint> = members
+        .iter()
+        .map(|m| Joint {
+            downstream: vec![None; m.ports.outputs.len()],
+            upstream: vec![false; m.ports.inputs.len()],
+            subtree: 0,
+        })
+        .collect();
+    let mut parent: Vec<Option<usize>> = vec![None; members.len()];
     // Each channel's writer, by the address of the state its two ends share.
     let mut writers: std::collections::HashMap<*const (), (usize, usize)> = std::collections::HashMap::new();
     for (k, member) in members.iter().enumerate() {
         for (i, input) in member.ports.inputs.iter().enumerate() {
             let Some(reader) = &input.reader else { continue };
             if let Some(&(j, o)) = writers.get(&std::sync::Arc::as_ptr(reader.shared()).cast::<()>()) {
-                joints[j].0.push(o);
-                joints[k].1.push(i);
+                joints[j].downstream[o] = Some(k - j - 1);
+                joints[k].upstream[i] = true;
+                parent[k] = Some(j);
             }
         }
         for (o, output) in member.ports.outputs.iter().enumerate() {
@@ -389,8 +414,12 @@ fn joints(members: &[Member]) -> Vec<(Vec<usize>, Vec<usize>)> {
             }
         }
     }
-    for (outs, _) in &mut joints {
-        outs.sort_unstable();
+    // Followers come after their feeder, so from the last member back each one's subtree is
+    // complete before it is added to its feeder's.
+    for k in (0..members.len()).rev() {
+        if let Some(j) = parent[k] {
+            joints[j].subtree += joints[k].subtree + 1;
+        }
     }
     joints
 }
@@ -489,12 +518,12 @@ fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
     let Some((first, rest)) = links.split_first_mut() else {
         return false;
     };
+    let rest = &mut rest[..first.joint.subtree];
     if !(first.never_waits && (!block || first.driver.ready())) {
         release(rest);
     }
     let mut via = Through {
-        outs: &first.outs,
-        ins: &first.ins,
+        joint: &first.joint,
         never_waits: first.never_waits,
         release_first: false,
         rest,
@@ -510,9 +539,9 @@ fn fire_while(links: &mut [Link], stop: &AtomicBool, block: bool, more: impl FnM
     let Some((first, rest)) = links.split_first_mut() else {
         return false;
     };
+    let rest = &mut rest[..first.joint.subtree];
     let mut via = Through {
-        outs: &first.outs,
-        ins: &first.ins,
+        joint: &first.joint,
         never_waits: first.never_waits,
         release_first: !first.never_waits,
         rest,
@@ -529,8 +558,7 @@ fn release(links: &mut [Link]) {
 
 /// A link's step through the chain's view of its ports ([`ChainPorts`]).
 struct Through<'a> {
-    outs: &'a [usize],
-    ins: &'a [usize],
+    joint: &'a Joint,
     /// The stepping link's spec says it never waits.
     never_waits: bool,
     /// The links after it release what they hold before each step.
@@ -545,8 +573,7 @@ impl StepOn for Through<'_> {
         }
         let mut view = ChainPorts {
             ports,
-            outs: self.outs,
-            ins: self.ins,
+            joint: self.joint,
             never_waits: self.never_waits,
             rest: self.rest,
             stop,
@@ -561,25 +588,36 @@ impl StepOn for Through<'_> {
 /// does.
 struct ChainPorts<'a> {
     ports: &'a mut PortSet,
-    outs: &'a [usize],
-    ins: &'a [usize],
+    joint: &'a Joint,
     never_waits: bool,
     rest: &'a mut [Link],
     stop: &'a AtomicBool,
 }
 
 impl ChainPorts<'_> {
-    /// Writes into the next link's channel, stepping the next link while it is full. A link
-    /// that may wait later in this step has the links after it release what the steps in
-    /// place collected.
-    fn write_down(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
-        self.down(|ports, make_room| ports.write_making_room(port, msg, make_room))
+    /// The follower that `port` feeds, if it feeds one: its index among the links after this
+    /// one.
+    fn follower_of(&self, port: usize) -> Option<usize> {
+        self.joint.downstream.get(port).copied().flatten()
+    }
+
+    /// Whether the link before this one feeds input `port`.
+    fn fed_in_chain(&self, port: usize) -> bool {
+        self.joint.upstream.get(port).copied().unwrap_or(false)
+    }
+
+    /// Writes into a follower's channel, stepping that follower (and what follows it) while
+    /// the channel is full. A link that may wait later in this step has them release what the
+    /// steps in place collected.
+    fn write_down(&mut self, port: usize, at: usize, msg: Message) -> Result<(), Disconnected> {
+        self.down(at, |ports, make_room| ports.write_making_room(port, msg, make_room))
     }
 
     /// Runs `write` (one of the port set's writes that make room) with the room maker of
-    /// [`ChainPorts::write_down`].
+    /// [`ChainPorts::write_down`] for the follower at `at`.
     fn down(
         &mut self,
+        at: usize,
         write: impl FnOnce(&mut PortSet, &mut dyn FnMut()) -> Result<(), Disconnected>,
     ) -> Result<(), Disconnected> {
         let ChainPorts {
@@ -589,13 +627,15 @@ impl ChainPorts<'_> {
             never_waits,
             ..
         } = self;
+        let end = at + 1 + rest[at].joint.subtree;
+        let behind = &mut rest[at..end];
         let mut made_room = false;
         let written = write(ports, &mut || {
             made_room = true;
-            drain_all(rest, stop);
+            drain_all(behind, stop);
         });
         if made_room && !*never_waits {
-            release(rest);
+            release(behind);
         }
         written
     }
@@ -605,7 +645,7 @@ impl Ports for ChainPorts<'_> {
     crate::io::pass_ports_through!();
 
     fn read_blocking(&mut self, port: usize) -> Option<Message> {
-        if self.ins.contains(&port) {
+        if self.fed_in_chain(port) {
             return self.ports.read(port);
         }
         self.ports.read_blocking(port)
@@ -613,10 +653,10 @@ impl Ports for ChainPorts<'_> {
 
     #[inline]
     fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
-        if self.outs.contains(&port) {
-            return self.write_down(port, msg);
+        match self.follower_of(port) {
+            Some(at) => self.write_down(port, at, msg),
+            None => self.ports.write(port, msg),
         }
-        self.ports.write(port, msg)
     }
 
     fn write_filled(
@@ -627,24 +667,26 @@ impl Ports for ChainPorts<'_> {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
     ) -> Result<(), Disconnected> {
-        if !self.outs.contains(&port) {
+        let Some(at) = self.follower_of(port) else {
             return self.ports.write_filled(port, seq, sent_ns, len, fill);
-        }
-        self.down(|ports, make_room| ports.write_filled_making_room(port, (seq, sent_ns, len), fill, make_room))
+        };
+        self.down(at, |ports, make_room| {
+            ports.write_filled_making_room(port, (seq, sent_ns, len), fill, make_room)
+        })
     }
 
     fn wait_until(&mut self, port: usize, deadline: std::time::Instant, stop: &AtomicBool) -> bool {
-        if self.ins.contains(&port) {
+        if self.fed_in_chain(port) {
             return self.ports.has_message(port) || self.ports.input_ended(port);
         }
         self.ports.wait_until(port, deadline, stop)
     }
 
     fn write_within(&mut self, port: usize, msg: Message, timeout: std::time::Duration) -> Result<(), WriteError> {
-        if self.outs.contains(&port) {
+        match self.follower_of(port) {
             // Room is made at once, so there is nothing to time out.
-            return self.write_down(port, msg).map_err(|_| WriteError::Disconnected);
+            Some(at) => self.write_down(port, at, msg).map_err(|_| WriteError::Disconnected),
+            None => self.ports.write_within(port, msg, timeout),
         }
-        self.ports.write_within(port, msg, timeout)
     }
 }
