@@ -264,12 +264,7 @@ fn without_cycles(plan: &Plan, chains: Vec<Vec<usize>>, followers: &[Vec<usize>]
             parent[b] = Some(a);
         }
     }
-    let mut chain_of = vec![None; plan.nets.len()];
-    for (k, chain) in chains.iter().enumerate() {
-        for &net in chain {
-            chain_of[net] = Some(k);
-        }
-    }
+    let chain_of = plan.chain_of(&chains);
     let mut cyclic = vec![false; chains.len()];
     for c in &plan.channels {
         if let (Some(a), Some(b)) = (chain_of[c.from], chain_of[c.to])

@@ -293,15 +293,8 @@ impl Driver {
         if self.trace.is_some() {
             return self.fire_traced(stop, block);
         }
-        if self.any_input && !self.ready_for_any() {
-            if !block {
-                return true;
-            }
-            let idled = idle(&mut self.instance);
-            if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
-                return self.after_idle(idled);
-            }
-            self.wait_for_any();
+        if let Some(running) = self.wait_on_any_input(block) {
+            return running;
         }
         let mut released = false;
         for &i in self.triggering.iter().filter(|_| !self.any_input) {
@@ -350,6 +343,24 @@ impl Driver {
                 .all(|&i| self.ports.inputs[i].reader.as_mut().is_none_or(|r| r.ready_now()))
     }
 
+    /// The firing rule of [`Driver::fire_on_any_input`], when the box fires so: the box
+    /// releases what it holds and waits for an input, unless `block` is off (then `Some(true)`:
+    /// not now) or its idle ends it (`Some` of whether it goes on). `None`: fire.
+    fn wait_on_any_input(&mut self, block: bool) -> Option<bool> {
+        if !self.any_input || self.ready_for_any() {
+            return None;
+        }
+        if !block {
+            return Some(true);
+        }
+        let idled = idle(&mut self.instance);
+        if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+            return Some(self.after_idle(idled));
+        }
+        self.wait_for_any();
+        None
+    }
+
     /// The firing rule of [`Driver::fire_on_any_input`]: some triggering input holds a message,
     /// or none can hold one any more.
     fn ready_for_any(&mut self) -> bool {
@@ -393,15 +404,8 @@ impl Driver {
     }
 
     fn fire_traced_with(&mut self, rec: &mut Recorder, stop: &AtomicBool, block: bool) -> bool {
-        if self.any_input && !self.ready_for_any() {
-            if !block {
-                return true;
-            }
-            let idled = idle(&mut self.instance);
-            if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
-                return self.after_idle(idled);
-            }
-            self.wait_for_any();
+        if let Some(running) = self.wait_on_any_input(block) {
+            return running;
         }
         let mut released = false;
         for &i in self.triggering.iter().filter(|_| !self.any_input) {

@@ -114,12 +114,7 @@ pub fn unpin_lone_chains(plan: &mut Plan, chains: &[Vec<usize>], pin: &PinMode, 
     if !matches!(pin, PinMode::Auto) || executives > 0 {
         return None;
     }
-    let mut member = vec![None; plan.nets.len()];
-    for (k, chain) in chains.iter().enumerate() {
-        for &net in chain {
-            member[net] = Some(k);
-        }
-    }
+    let member = plan.chain_of(chains);
     let mut talks_out = vec![false; chains.len()];
     for c in &plan.channels {
         match (member[c.from], member[c.to]) {

@@ -79,6 +79,19 @@ pub struct Plan {
     pub channels: Vec<ChannelPlan>,
 }
 
+impl Plan {
+    /// Per net, the index of the chain of `chains` (net ids each) it belongs to, if any.
+    pub fn chain_of(&self, chains: &[Vec<usize>]) -> Vec<Option<usize>> {
+        let mut chain_of = vec![None; self.nets.len()];
+        for (k, chain) in chains.iter().enumerate() {
+            for &net in chain {
+                chain_of[net] = Some(k);
+            }
+        }
+        chain_of
+    }
+}
+
 /// Checks `graph` against `registry` and `opts` and lays out threads and channels.
 pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Plan, RunError> {
     check_limits(graph, opts)?;
