@@ -194,24 +194,11 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
             && p.settings.nice.is_none()
             && !(matches!(p.role, Role::Routing) && unplain_in[net])
     };
-    // Per net, the one net that feeds all its inputs, if there is one and every channel from
-    // it may be chained.
-    let mut feeder: Vec<Option<usize>> = vec![None; n];
-    let mut unchainable = vec![false; n];
-    // Per net, whether a channel into it is long enough for threads of one core to take turns.
-    let mut long_in = vec![false; n];
-    for c in &plan.channels {
-        let short = c.len < crate::placement::GROUP_MIN_LEN;
-        let plain = c.kind == crate::channel::ChannelKind::Coupled && c.timing == smx_graph::Timing::None;
-        match feeder[c.to] {
-            Some(a) if a != c.from => unchainable[c.to] = true,
-            _ => feeder[c.to] = Some(c.from),
-        }
-        long_in[c.to] |= !short;
-        if !plain || c.from == c.to || c.len >= CHAIN_MAX_LEN {
-            unchainable[c.to] = true;
-        }
-    }
+    let Feeders {
+        feeder,
+        unchainable,
+        long_in,
+    } = feeders(plan);
     let consumers = consumers(plan);
     let mut followers: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut has_prev = vec![false; n];
@@ -237,9 +224,47 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
             }
         }
     }
-    // Starting only from nets that follow nobody leaves a ring of followers unchained. Each
-    // chain lists a box before its followers.
-    let chains: Vec<Vec<usize>> = (0..n)
+    let chains = lay_out(&followers, &has_prev);
+    without_cycles(plan, chains, &followers)
+}
+
+/// What the channels into each net allow.
+struct Feeders {
+    /// Per net, the one net that feeds all its inputs, if there is one.
+    feeder: Vec<Option<usize>>,
+    /// Per net, whether a channel into it may not be chained (several feeders, a decoupled,
+    /// time-triggered, looping or long channel).
+    unchainable: Vec<bool>,
+    /// Per net, whether a channel into it is long enough for threads of one core to take turns.
+    long_in: Vec<bool>,
+}
+
+fn feeders(plan: &Plan) -> Feeders {
+    let n = plan.nets.len();
+    let mut f = Feeders {
+        feeder: vec![None; n],
+        unchainable: vec![false; n],
+        long_in: vec![false; n],
+    };
+    for c in &plan.channels {
+        let short = c.len < crate::placement::GROUP_MIN_LEN;
+        let plain = c.kind == crate::channel::ChannelKind::Coupled && c.timing == smx_graph::Timing::None;
+        match f.feeder[c.to] {
+            Some(a) if a != c.from => f.unchainable[c.to] = true,
+            _ => f.feeder[c.to] = Some(c.from),
+        }
+        f.long_in[c.to] |= !short;
+        if !plain || c.from == c.to || c.len >= CHAIN_MAX_LEN {
+            f.unchainable[c.to] = true;
+        }
+    }
+    f
+}
+
+/// The chains that `followers` make, from the nets that follow nobody (which leaves a ring of
+/// followers unchained), each listing a box before its followers.
+fn lay_out(followers: &[Vec<usize>], has_prev: &[bool]) -> Vec<Vec<usize>> {
+    (0..followers.len())
         .filter(|&head| !has_prev[head] && !followers[head].is_empty())
         .map(|head| {
             let mut chain = Vec::new();
@@ -250,8 +275,7 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
             }
             chain
         })
-        .collect();
-    without_cycles(plan, chains, &followers)
+        .collect()
 }
 
 /// `chains` less those with a channel from a member back to an earlier one (a head with a
