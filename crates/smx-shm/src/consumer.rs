@@ -155,11 +155,16 @@ impl Consumer {
         if self.next < self.published {
             return Next::Message(self.take());
         }
+        // Each look moves the producer's index line to this core, and the producer's next
+        // publication has to take it back: on a ring with room for more than one message the
+        // looks after the first are spaced out, so that several messages gather per look (as
+        // the in-process channels settle, `smx_spsc::default_settle`).
+        let settle = (2 * self.capacity().saturating_sub(1)).clamp(1, 32) as u32;
         loop {
             let h = self.seg.header();
             let next = self.next;
             let ready = || h.producer.head.load(Ordering::Acquire) > next;
-            let woke = wait_for(&h.producer.data_word, &h.consumer_sleeps, ready, || {
+            let woke = wait_for(&h.producer.data_word, &h.consumer_sleeps, settle, ready, || {
                 self.why_not(stop, deadline)
             });
             match woke {

@@ -140,7 +140,9 @@ impl Producer {
             if !has_room() {
                 self.books.full_waits += 1;
                 wait_for_batch(h, head, layout.capacity);
-                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, has_room, || self.over(stop)) {
+                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, 1, has_room, || {
+                    self.over(stop)
+                }) {
                     return Ok(Sent::Over(self.settle(end)));
                 }
             }
@@ -182,7 +184,9 @@ impl Producer {
             let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
             // The consumer wakes the producer's space word when it takes the last message of
             // an ended stream (and when it closes).
-            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, drained, || self.over(stop)) {
+            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, 1, drained, || {
+                self.over(stop)
+            }) {
                 Ok(()) => ConsumerEnd::Drained,
                 Err(end) => end,
             };

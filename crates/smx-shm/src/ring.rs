@@ -241,15 +241,17 @@ pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32) {
     }
 }
 
-/// Waits until `ready` says so or `give_up` names a reason (checked between sleeps).
+/// Waits until `ready` says so or `give_up` names a reason (checked between sleeps). While it
+/// spins it looks at once and then every `settle` polls.
 pub fn wait_for<R>(
     word: &AtomicU32,
     sleeps: &SleepLine,
+    settle: u32,
     mut ready: impl FnMut() -> bool,
     mut give_up: impl FnMut() -> Option<R>,
 ) -> Result<(), R> {
     for poll in 1..=SPIN {
-        if ready() {
+        if (poll == 1 || poll % settle.max(1) == 0) && ready() {
             return Ok(());
         }
         if poll % POLLS_PER_YIELD == 0 {
