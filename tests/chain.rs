@@ -622,6 +622,9 @@ fn a_fan_in_leads_a_chain_with_its_consumer_and_ends_after_its_last_producer() {
             assert_eq!(report.status, Status::Ok, "{pin:?} {round}");
             let snk = report.net("Snk").unwrap();
             assert_eq!(snk.stats.u64("received"), Some(5_000 + round), "{pin:?} {round}");
+            // A routing node's loop count is what it forwarded: an input's end is no step.
+            let node = report.net("smx_rn").unwrap();
+            assert_eq!(node.loop_count, 5_000 + round, "{pin:?} {round}");
             assert_eq!(snk.stats.u64("gaps"), Some(0), "{pin:?} {round}");
             assert_balanced(&report);
         }

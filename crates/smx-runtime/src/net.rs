@@ -347,17 +347,22 @@ impl Driver {
     /// releases what it holds and waits for an input, unless `block` is off (then `Some(true)`:
     /// not now) or its idle ends it (`Some` of whether it goes on). `None`: fire.
     fn wait_on_any_input(&mut self, block: bool) -> Option<bool> {
-        if !self.any_input || self.ready_for_any() {
-            return None;
+        // The wait also ends when one input ends while the others are still empty: that is no
+        // reason to step (a routing node's loop count is the messages it forwarded), so it
+        // waits again, until the halt.
+        while self.any_input && !self.ready_for_any() {
+            if !block {
+                return Some(true);
+            }
+            let idled = idle(&mut self.instance);
+            if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
+                return Some(self.after_idle(idled));
+            }
+            self.wait_for_any();
+            if self.halt.load(Ordering::Acquire) {
+                break;
+            }
         }
-        if !block {
-            return Some(true);
-        }
-        let idled = idle(&mut self.instance);
-        if !matches!(idled, Ok(Flow::Return | Flow::Continue)) {
-            return Some(self.after_idle(idled));
-        }
-        self.wait_for_any();
         None
     }
 
