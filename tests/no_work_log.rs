@@ -86,7 +86,8 @@ fn the_matcher_finds_work_log_references_and_nothing_else() {
         &cite("re", "issue", " 3 frames"),
         "itemise 4 things",
         "a bench Session struct",
-        "(#1)",
+        // A node id in parentheses, the way a report must not spell it.
+        &format!("(#{})", 1),
     ] {
         assert_eq!(work_log_reference(miss), None, "false hit in {miss:?}");
     }

@@ -176,9 +176,10 @@ pub fn find(plan: &Plan, own_thread: &[bool]) -> Vec<Vec<usize>> {
     let own = |net: usize| own_thread.get(net).copied().unwrap_or(true);
     // A routing node chains as a box ([`crate::routing::CHAINED`]); a fan-in has several
     // feeders, so it may only lead a chain.
+    static ROUTING: smx_box::BoxSpec = crate::routing::CHAINED;
     let spec = |net: usize| match &plan.nets[net].role {
-        Role::Box(spec) => spec.clone(),
-        Role::Routing => crate::routing::CHAINED,
+        Role::Box(spec) => spec,
+        Role::Routing => &ROUTING,
     };
     // A routing node fed over a decoupled or time-triggered channel keeps its own thread: its
     // wait there is not a firing rule's.
