@@ -689,10 +689,12 @@ fn duplicates_are_booked_not_passed_on_and_never_ok() {
 }
 
 /// A peer that floods a PUB/SUB sink with subscriptions cannot make it hold them all: at most
-/// `MAX_SUBSCRIPTIONS` are applied, the rest are counted and make the row `suspect`, and a
+/// `MAX_SUBSCRIPTIONS` are applied, the rest are counted and make the row `suspect`, the peer
+/// is cut off long before it has sent two million (libzmq would otherwise keep every one until
+/// the connection ends, gigabytes of them, and spend seconds of the stop freeing them), and a
 /// stop afterwards still ends the run with the sink's row in the report.
 #[test]
-fn a_flood_of_subscriptions_is_bounded_and_counted() {
+fn a_flood_of_subscriptions_is_bounded_and_its_peer_cut_off() {
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_zmq", &[("data", true)]);
@@ -715,26 +717,85 @@ fn a_flood_of_subscriptions_is_bounded_and_counted() {
         stop: stop.clone(),
         ..RunOptions::default()
     };
-    let flood = smx_zmq::sender::MAX_SUBSCRIPTIONS + 30_000;
+    let flood = 2_000_000u64;
+    let address = endpoint.trim_start_matches("tcp://").to_string();
     let peer = std::thread::spawn(move || {
-        let ctx = zmq::Context::new();
-        let xsub = ctx.socket(zmq::XSUB).unwrap();
-        xsub.set_sndhwm(0).unwrap();
-        xsub.connect(&endpoint).unwrap();
-        for i in 0..flood {
-            let mut frame = vec![1u8];
-            frame.extend_from_slice(&i.to_le_bytes());
-            xsub.send(frame, 0).unwrap();
+        // The run stops also when the peer fails, so that a failure ends the test.
+        struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for StopOnDrop {
+            fn drop(&mut self) {
+                std::thread::sleep(Duration::from_millis(500));
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
         }
-        // Long enough for the sink to read them while it runs, then the stop.
-        std::thread::sleep(Duration::from_secs(2));
-        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _stop = StopOnDrop(stop);
+        flood_subscriptions(&address, flood)
     });
     let report = run(&graph, &registry, &opts).unwrap();
-    peer.join().unwrap();
+    let sent = peer.join().unwrap();
     let row = &row(&report, "Snk");
+    assert!(
+        sent < flood,
+        "the flooding peer was never cut off: it sent all {sent}: {row}"
+    );
     assert!(n(row, "subscriptions") <= smx_zmq::sender::MAX_SUBSCRIPTIONS, "{row}");
     assert!(n(row, "refused_subscriptions") > 0, "{row}");
+    assert!(n(row, "cut_peers") >= 1, "{row}");
     assert_eq!(row["verdict"], "suspect", "{row}");
     assert!(problems(row).contains("subscription(s) refused"), "{row}");
+    assert!(problems(row).contains("cut off for flooding"), "{row}");
+    assert!(
+        problems(row).contains("127.0.0.1:"),
+        "the peer is named by its address: {row}"
+    );
+}
+
+/// Speaks ZeroMQ's wire protocol (ZMTP 3.0, no security) as a SUB socket to the tcp `address`
+/// and sends up to `count` distinct subscriptions, as fast as the sink takes them. Returns how
+/// many went out before the sink cut the connection. (A libzmq socket would hold every
+/// subscription it sent itself, and reconnect after a cut.)
+fn flood_subscriptions(address: &str, count: u64) -> u64 {
+    use std::io::Write;
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(address) {
+            Ok(stream) => break stream,
+            Err(e) if started.elapsed() > Duration::from_secs(10) => panic!("the sink never listened: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    stream.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut greeting = vec![0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0];
+    greeting.extend_from_slice(b"NULL");
+    greeting.resize(64, 0);
+    let mut ready = vec![0x04, 0];
+    ready.extend_from_slice(b"\x05READY\x0bSocket-Type\x00\x00\x00\x03SUB");
+    ready[1] = (ready.len() - 2) as u8;
+    greeting.extend_from_slice(&ready);
+    if stream.write_all(&greeting).is_err() {
+        return 0;
+    }
+    // The sink takes messages only once its own greeting and READY have gone out.
+    use std::io::Read;
+    let mut theirs = [0u8; 66];
+    stream.read_exact(&mut theirs).expect("the sink's greeting");
+    let mut ready = vec![0u8; usize::from(theirs[65])];
+    stream.read_exact(&mut ready).expect("the sink's READY");
+    let per_write = 4096u64;
+    let mut sent = 0;
+    while sent < count {
+        let mut frames = Vec::with_capacity(per_write as usize * 11);
+        for i in sent..(sent + per_write).min(count) {
+            frames.extend_from_slice(&[0, 9, 1]);
+            frames.extend_from_slice(&i.to_le_bytes());
+        }
+        match stream.write_all(&frames) {
+            Ok(()) => sent += per_write.min(count - sent),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+                panic!("the sink neither read the subscriptions nor cut the peer within 60 s")
+            }
+            Err(_) => return sent,
+        }
+    }
+    sent
 }

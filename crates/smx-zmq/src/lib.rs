@@ -20,6 +20,7 @@ pub mod curve;
 pub mod endpoint;
 pub mod eos;
 pub mod loopback;
+mod peers;
 pub mod receiver;
 pub mod sender;
 pub mod settings;

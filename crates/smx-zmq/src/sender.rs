@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::batch::BatchWriter;
 use super::endpoint::Transport;
 use super::eos::{self, CONTROL_TOPIC, EndOfStream, TopicTotal};
+use super::peers::FloodGuard;
 use super::settings::{Pattern, SinkSettings};
 use super::socket::{self, BoxSocket};
 use super::wire::{self, HEADER_LEN, Header, Kind, MAX_TOPIC_LEN};
@@ -35,6 +36,12 @@ pub const MAX_SUBSCRIPTIONS: u64 = 65_536;
 /// The longest topic a subscription may name, in bytes.
 pub const MAX_TOPIC: usize = 1024;
 
+/// What a peer may have sent before a refused subscription cuts it off (see
+/// [`Sender::poll_subscriptions`]). An smx source sends a few short subscriptions and, with
+/// heartbeats on, a few bytes a second; a peer that sent this much while the sink refuses
+/// subscriptions is flooding it.
+pub const FLOOD_BYTES: u64 = 64 * 1024;
+
 /// Subscription messages read per poll: a few milliseconds' work at most.
 const SUBSCRIPTIONS_PER_POLL: usize = 4096;
 
@@ -56,6 +63,10 @@ pub struct SinkStats {
     /// Subscriptions not applied: beyond [`MAX_SUBSCRIPTIONS`], or a topic over [`MAX_TOPIC`]
     /// bytes (pubsub). An smx source makes a few; many more come from a peer that is not one.
     pub refused_subscriptions: u64,
+    /// Peers cut off for flooding the sink with subscriptions, and the first few of them by
+    /// address (tcp) or process (ipc).
+    pub cut_peers: u64,
+    pub cut_peer_names: Vec<String>,
     /// Most receivers connected at once (pipeline: ZeroMQ gives each message to one of them).
     pub receivers: u64,
     /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
@@ -101,6 +112,9 @@ pub enum Sent {
 
 /// An open sending socket with its books.
 pub struct Sender {
+    // First, so that it is dropped (and stops looking) before the socket closes.
+    /// Cuts off a tcp peer that floods a bound pubsub sink (None otherwise).
+    flood_guard: Option<FloodGuard>,
     settings: SinkSettings,
     socket: Option<BoxSocket>,
     /// The connection that carries only heartbeats (`watch`), if any.
@@ -155,6 +169,9 @@ impl Sender {
         let watch =
             BoxSocket::open_watch(&settings.common).map_err(|e| format!("{}: {e}", settings.common.instance))?;
         let limit = usize::try_from(settings.common.max_message).unwrap_or(usize::MAX);
+        let flood_guard = (pattern == Pattern::PubSub && settings.common.bind)
+            .then(|| FloodGuard::start(&socket.endpoint, &settings.common.instance))
+            .flatten();
         Ok(Sender {
             settings,
             socket: Some(socket),
@@ -173,6 +190,7 @@ impl Sender {
             default_slot: None,
             stop: None,
             gave_up: false,
+            flood_guard,
         })
     }
 
@@ -234,7 +252,37 @@ impl Sender {
     /// subscriptions would grow both without end. So they are read here (also while the sink
     /// is idle), and at most [`MAX_SUBSCRIPTIONS`] of at most [`MAX_TOPIC`] bytes are applied;
     /// the rest are counted as refused, which makes the row `suspect`.
+    ///
+    /// libzmq still holds every subscription a peer sent, refused or not, until that peer's
+    /// connection ends. A tcp peer that sends far more than subscribers do is cut off by the
+    /// sink's [`FloodGuard`]; one that keeps under its budget is cut here once subscriptions
+    /// are refused, when it is the peer that sent the most (at least [`FLOOD_BYTES`]).
     pub fn poll_subscriptions(&mut self) {
+        let refused_before = self.stats.refused_subscriptions;
+        self.apply_subscriptions();
+        let Some(guard) = &self.flood_guard else { return };
+        if self.stats.refused_subscriptions > refused_before
+            && let Some(who) = guard.cut_busiest(FLOOD_BYTES)
+        {
+            log::warn!(
+                "{}: cut off {who}, which sent the most while subscriptions were refused",
+                self.settings.common.instance
+            );
+        }
+        self.book_cuts();
+    }
+
+    /// Copies the flood guard's cuts into the figures.
+    fn book_cuts(&mut self) {
+        if let Some(guard) = &self.flood_guard {
+            let cuts = guard.cuts();
+            self.stats.cut_peers = cuts.count;
+            self.stats.cut_peer_names = cuts.names;
+        }
+    }
+
+    /// One batch of [`Sender::poll_subscriptions`]: reads and applies or refuses.
+    fn apply_subscriptions(&mut self) {
         let Some(sock) = &self.socket else { return };
         if self.settings.common.pattern != Pattern::PubSub {
             return;
@@ -666,6 +714,10 @@ impl Sender {
         // A receiver stopped by the same stop disconnects too, which is no confirmation.
         let stop = self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         self.stats.stopped = stop_seen.is_some() || stop;
+        self.book_cuts();
+        // The guard ends before the socket closes, so that it never looks at a descriptor
+        // that libzmq closed.
+        self.flood_guard = None;
         let closed = sock.close(linger);
         self.stats.linger_expired = !self.stats.peers_lost && (!confirmed || closed.linger_expired);
         if self.stats.linger_expired {

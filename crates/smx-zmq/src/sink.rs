@@ -306,6 +306,7 @@ impl ZmqSink {
             .with("subscribers", s.subscribers)
             .with("subscriptions", s.subscriptions)
             .with("refused_subscriptions", s.refused_subscriptions)
+            .with("cut_peers", s.cut_peers)
             .with("receivers", s.receivers)
             .with("markers", s.markers)
             .with("timeouts", s.timeouts)
@@ -366,6 +367,22 @@ impl ZmqSink {
                     s.refused_subscriptions,
                     crate::sender::MAX_SUBSCRIPTIONS,
                     crate::sender::MAX_TOPIC
+                ),
+            );
+        }
+        if s.cut_peers > 0 {
+            let more = s.cut_peers - s.cut_peer_names.len() as u64;
+            f.add(
+                Verdict::Suspect,
+                format!(
+                    "{} peer(s) cut off for flooding the sink with subscriptions: {}{}",
+                    s.cut_peers,
+                    s.cut_peer_names.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
                 ),
             );
         }

@@ -1,0 +1,341 @@
+//! A guard that cuts off a tcp peer flooding a bound socket, so that what one peer sends
+//! cannot grow the process without end.
+//!
+//! A pubsub sink's peers send it nothing but subscriptions and heartbeats: a few bytes. libzmq
+//! offers no limit on them: an XPUB socket reads everything a peer sends and keeps every
+//! subscription until that peer's connection ends, refused or not, all inside one call of the
+//! sink's own thread (so the sink cannot look for itself while a flood lasts). Two million
+//! subscriptions cost gigabytes, and seconds of the stop when they are freed.
+//!
+//! So a thread of the guard looks at the socket's accepted connections every
+//! [`LOOK_EVERY`] and cuts each one whose peer has sent more than [`BUDGET`] plus
+//! [`BUDGET_PER_SECOND`] for every second it has been connected. It finds them without libzmq:
+//! they are the descriptors of this process whose local address is the bound one and that have
+//! a peer. A cut is a `shutdown` of the descriptor: libzmq sees the peer hang up, ends the
+//! connection and frees what it sent, as for a peer that died; the descriptor stays libzmq's
+//! (`shutdown` does not close it), and its peer address is checked again just before.
+//!
+//! Unix sockets (ipc) keep no count of the bytes received, so only tcp peers are guarded.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::RawFd;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What any peer may send, whatever its age: some ten thousand short subscriptions.
+pub const BUDGET: u64 = 1 << 20;
+/// What a peer may send in addition per second connected: heartbeats every 10 ms (the
+/// shortest `heartbeat`) are about a tenth of this.
+pub const BUDGET_PER_SECOND: u64 = 4096;
+/// The state of a tcp connection that is open both ways (Linux's `TCP_ESTABLISHED`).
+const TCP_ESTABLISHED: u8 = 1;
+/// How often the guard looks.
+const LOOK_EVERY: Duration = Duration::from_millis(20);
+/// How many cut-off peers are named; the rest are counted.
+const NAMED_CUTS: usize = 3;
+
+/// The peers cut off so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cuts {
+    pub count: u64,
+    /// The first few, by address and port.
+    pub names: Vec<String>,
+}
+
+impl Cuts {
+    fn add(&mut self, who: SocketAddr) {
+        self.count += 1;
+        if self.names.len() < NAMED_CUTS {
+            self.names.push(who.to_string());
+        }
+    }
+}
+
+struct Shared {
+    bound: SocketAddr,
+    cuts: Mutex<Cuts>,
+    stop: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn cuts(&self) -> MutexGuard<'_, Cuts> {
+        self.cuts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Guards the tcp socket bound at `bound` (see the module's documentation) until dropped.
+pub struct FloodGuard {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FloodGuard {
+    /// Starts guarding the socket bound at `bound` (`tcp://ADDRESS:PORT`, as libzmq names it).
+    /// None for any other endpoint.
+    pub fn start(bound: &str, instance: &str) -> Option<FloodGuard> {
+        let bound = parse_tcp(bound)?;
+        let shared = Arc::new(Shared {
+            bound,
+            cuts: Mutex::new(Cuts::default()),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        let looker = shared.clone();
+        let instance = instance.to_string();
+        let thread = std::thread::Builder::new()
+            .name(format!("{instance}-guard"))
+            .spawn(move || guard(&looker, &instance))
+            .ok()?;
+        Some(FloodGuard {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The peers cut off so far.
+    pub fn cuts(&self) -> Cuts {
+        self.shared.cuts().clone()
+    }
+
+    /// Cuts the connection whose peer sent the most, if that is at least `least` bytes, and
+    /// returns who it was: for a sink that is refusing subscriptions, that peer sent them.
+    pub fn cut_busiest(&self, least: u64) -> Option<SocketAddr> {
+        let busiest = accepted(self.shared.bound)
+            .into_iter()
+            .filter_map(|c| bytes_received(c.fd).map(|sent| (c, sent)))
+            .max_by_key(|&(_, sent)| sent)
+            .filter(|&(_, sent)| sent >= least)?;
+        cut(&busiest.0).then(|| {
+            self.shared.cuts().add(busiest.0.peer);
+            busiest.0.peer
+        })
+    }
+}
+
+impl Drop for FloodGuard {
+    fn drop(&mut self) {
+        *self.shared.stop.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.shared.wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The guard's thread: looks every [`LOOK_EVERY`] until stopped.
+fn guard(shared: &Shared, instance: &str) {
+    let mut first_seen: HashMap<(RawFd, SocketAddr), Instant> = HashMap::new();
+    loop {
+        {
+            let stop = shared.stop.lock().unwrap_or_else(|e| e.into_inner());
+            let (stop, _) = shared
+                .wake
+                .wait_timeout_while(stop, LOOK_EVERY, |stop| !*stop)
+                .unwrap_or_else(|e| e.into_inner());
+            if *stop {
+                return;
+            }
+        }
+        let now = Instant::now();
+        let connections = accepted(shared.bound);
+        first_seen.retain(|key, _| connections.iter().any(|c| (c.fd, c.peer) == *key));
+        for c in &connections {
+            let since = *first_seen.entry((c.fd, c.peer)).or_insert(now);
+            let allowed = BUDGET + BUDGET_PER_SECOND * now.duration_since(since).as_secs();
+            if bytes_received(c.fd).is_some_and(|sent| sent > allowed) && cut(c) {
+                log::warn!(
+                    "{instance}: cut off {}, which sent more than {allowed} bytes of subscriptions",
+                    c.peer
+                );
+                shared.cuts().add(c.peer);
+            }
+        }
+    }
+}
+
+/// An accepted connection of the guarded socket.
+#[derive(Debug, Clone, Copy)]
+struct Connection {
+    fd: RawFd,
+    peer: SocketAddr,
+}
+
+/// The tcp connections of this process whose local end is `bound` (a wildcard address
+/// matching any) and that have a peer: those the socket bound there accepted.
+fn accepted(bound: SocketAddr) -> Vec<Connection> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+        .filter(|&fd| address(fd, libc::getsockname).is_some_and(|local| is_bound_at(local, bound)))
+        .filter_map(|fd| {
+            Some(Connection {
+                fd,
+                peer: address(fd, libc::getpeername)?,
+            })
+        })
+        .collect()
+}
+
+fn is_bound_at(local: SocketAddr, bound: SocketAddr) -> bool {
+    local.port() == bound.port() && (bound.ip().is_unspecified() || local.ip() == bound.ip())
+}
+
+/// Shuts the connection down if its descriptor still names it.
+fn cut(c: &Connection) -> bool {
+    if address(c.fd, libc::getpeername) != Some(c.peer) {
+        return false;
+    }
+    // SAFETY: the descriptor is an open socket (its peer was just read); shutdown neither
+    // closes nor frees it, so libzmq's hold on it stays valid.
+    unsafe { libc::shutdown(c.fd, libc::SHUT_RDWR) == 0 }
+}
+
+/// `tcp://ADDRESS:PORT` as a socket address.
+fn parse_tcp(endpoint: &str) -> Option<SocketAddr> {
+    let rest = endpoint.strip_prefix("tcp://")?;
+    let (host, port) = rest.rsplit_once(':')?;
+    let port = port.parse().ok()?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let ip = if host == "*" {
+        IpAddr::from([0, 0, 0, 0])
+    } else {
+        host.parse().ok()?
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+type AddressCall = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
+
+/// The address that `call` (getsockname or getpeername) gives for `fd`, if it is an inet one.
+fn address(fd: RawFd, call: AddressCall) -> Option<SocketAddr> {
+    // SAFETY: an all-zero sockaddr_storage is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: the storage is as large as `len` says; the call writes at most that much.
+    if unsafe { call(fd, (&raw mut storage).cast(), &mut len) } != 0 {
+        return None;
+    }
+    match i32::from(storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a = unsafe { *(&raw const storage).cast::<libc::sockaddr_in>() };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(SocketAddr::new(ip.into(), u16::from_be(a.sin_port)))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let a = unsafe { *(&raw const storage).cast::<libc::sockaddr_in6>() };
+            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(SocketAddr::new(ip.into(), u16::from_be(a.sin6_port)))
+        }
+        _ => None,
+    }
+}
+
+/// Every byte the tcp connection on `fd` has received from its peer, while it is established
+/// (not once it was cut, or its peer finished sending).
+fn bytes_received(fd: RawFd) -> Option<u64> {
+    // SAFETY: an all-zero tcp_info is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `info` is as large as `len` says; the kernel writes at most that much.
+    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&raw mut info).cast(), &mut len) };
+    (rc == 0 && info.tcpi_state == TCP_ESTABLISHED).then_some(info.tcpi_bytes_received)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    fn connected(listener: &TcpListener) -> (TcpStream, TcpStream) {
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        (client, server)
+    }
+
+    fn wait_until(what: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !what() {
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    #[test]
+    fn a_peer_over_its_budget_is_cut_and_named_and_a_quiet_one_kept() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let guard = FloodGuard::start(&format!("tcp://{at}"), "Snk").unwrap();
+        let (mut loud, mut loud_here) = connected(&listener);
+        let (mut quiet, quiet_here) = connected(&listener);
+        quiet.write_all(b"a few subscriptions").unwrap();
+        // The guarded side reads all it gets, as libzmq does.
+        let reader = std::thread::spawn(move || std::io::copy(&mut loud_here, &mut std::io::sink()));
+        let flooded = std::thread::spawn(move || {
+            let chunk = [1u8; 64 * 1024];
+            // Until cut off (or a GiB, when something is wrong).
+            (0..16 * 1024).try_for_each(|_| loud.write_all(&chunk)).is_err()
+        });
+        assert!(wait_until(|| guard.cuts().count == 1), "the loud peer is never cut");
+        assert!(flooded.join().unwrap(), "the loud peer could write on");
+        let _ = reader.join();
+        let cuts = guard.cuts();
+        assert_eq!(cuts.names.len(), 1);
+        assert!(cuts.names[0].starts_with("127.0.0.1:"), "{cuts:?}");
+        // The quiet one is untouched.
+        quiet.write_all(b" more").unwrap();
+        let mut got = [0u8; 24];
+        (&quiet_here).read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"a few subscriptions more");
+        assert_eq!(guard.cuts().count, 1);
+    }
+
+    #[test]
+    fn the_busiest_peer_is_cut_on_demand_above_a_least() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let guard = FloodGuard::start(&format!("tcp://{}", listener.local_addr().unwrap()), "Snk").unwrap();
+        let (mut a, _a_here) = connected(&listener);
+        let (mut b, _b_here) = connected(&listener);
+        a.write_all(&[0; 3000]).unwrap();
+        b.write_all(&[0; 300]).unwrap();
+        assert!(wait_until(|| accepted(guard.shared.bound)
+            .iter()
+            .filter_map(|c| bytes_received(c.fd))
+            .sum::<u64>()
+            == 3300));
+        assert_eq!(guard.cut_busiest(1 << 20), None, "nobody sent a MiB");
+        assert_eq!(guard.cut_busiest(1000), Some(a.local_addr().unwrap()));
+        let mut rest = Vec::new();
+        assert_eq!(a.read_to_end(&mut rest).unwrap(), 0, "the cut peer reads the end");
+        assert_eq!(guard.cut_busiest(1000), None, "the other sent 300 bytes");
+    }
+
+    #[test]
+    fn only_connections_of_the_bound_address_are_looked_at() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let other = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (_client, _here) = connected(&listener);
+        let (_stranger, _there) = connected(&other);
+        let mine = accepted(listener.local_addr().unwrap());
+        assert_eq!(mine.len(), 1, "{mine:?}");
+        let wildcard = SocketAddr::new(IpAddr::from([0, 0, 0, 0]), listener.local_addr().unwrap().port());
+        assert_eq!(accepted(wildcard).len(), 1);
+    }
+
+    #[test]
+    fn endpoints_other_than_tcp_are_not_guarded() {
+        assert!(FloodGuard::start("ipc:///tmp/x", "Snk").is_none());
+        assert_eq!(parse_tcp("tcp://*:5555"), Some("0.0.0.0:5555".parse().unwrap()));
+        assert_eq!(parse_tcp("tcp://[::1]:7"), Some("[::1]:7".parse().unwrap()));
+    }
+}
