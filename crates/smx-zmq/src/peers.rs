@@ -7,8 +7,8 @@
 //! sink's own thread (so the sink cannot look for itself while a flood lasts). Two million
 //! subscriptions cost gigabytes, and seconds of the stop when they are freed.
 //!
-//! So a thread of the guard looks at the socket's accepted connections every
-//! [`LOOK_EVERY`] and cuts each one whose peer has sent more than [`BUDGET`] plus
+//! So a thread (one for all the sockets guarded in the process) looks at their accepted
+//! connections every [`LOOK_EVERY`] and cuts each one whose peer has sent more than [`BUDGET`] plus
 //! [`BUDGET_PER_SECOND`] for every second it has been connected. It finds them without libzmq:
 //! they are the descriptors of this process whose local address is the bound one and that have
 //! a peer. A cut is a `shutdown` of the descriptor: libzmq sees the peer hang up, ends the
@@ -17,11 +17,10 @@
 //!
 //! Unix sockets (ipc) keep no count of the bytes received, so only tcp peers are guarded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::RawFd;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What any peer may send, whatever its age: some ten thousand short subscriptions.
@@ -55,9 +54,8 @@ impl Cuts {
 
 struct Shared {
     bound: SocketAddr,
+    instance: String,
     cuts: Mutex<Cuts>,
-    stop: Mutex<bool>,
-    wake: Condvar,
 }
 
 impl Shared {
@@ -66,33 +64,47 @@ impl Shared {
     }
 }
 
+/// The sockets guarded in this process. One thread looks after all of them, so that a net with
+/// many sinks costs one scan of the process's descriptors per look, not one per sink.
+#[derive(Default)]
+struct Guarded {
+    sockets: Vec<Arc<Shared>>,
+    /// Whether the thread runs (it ends when nothing is left to guard).
+    looking: bool,
+}
+
+fn guarded() -> MutexGuard<'static, Guarded> {
+    static GUARDED: OnceLock<Mutex<Guarded>> = OnceLock::new();
+    GUARDED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 /// Guards the tcp socket bound at `bound` (see the module's documentation) until dropped.
 pub struct FloodGuard {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl FloodGuard {
     /// Starts guarding the socket bound at `bound` (`tcp://ADDRESS:PORT`, as libzmq names it).
     /// None for any other endpoint.
     pub fn start(bound: &str, instance: &str) -> Option<FloodGuard> {
-        let bound = parse_tcp(bound)?;
         let shared = Arc::new(Shared {
-            bound,
+            bound: parse_tcp(bound)?,
+            instance: instance.to_string(),
             cuts: Mutex::new(Cuts::default()),
-            stop: Mutex::new(false),
-            wake: Condvar::new(),
         });
-        let looker = shared.clone();
-        let instance = instance.to_string();
-        let thread = std::thread::Builder::new()
-            .name(format!("{instance}-guard"))
-            .spawn(move || guard(&looker, &instance))
-            .ok()?;
-        Some(FloodGuard {
-            shared,
-            thread: Some(thread),
-        })
+        let mut guarded = guarded();
+        if !guarded.looking {
+            std::thread::Builder::new()
+                .name("smx-flood-guard".into())
+                .spawn(look_until_none_left)
+                .ok()?;
+            guarded.looking = true;
+        }
+        guarded.sockets.push(shared.clone());
+        Some(FloodGuard { shared })
     }
 
     /// The peers cut off so far.
@@ -116,44 +128,73 @@ impl FloodGuard {
 }
 
 impl Drop for FloodGuard {
+    /// Stops guarding. A look holds the list for its whole length, so none is under way when
+    /// this returns: the socket may close.
     fn drop(&mut self) {
-        *self.shared.stop.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.shared.wake.notify_all();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        guarded().sockets.retain(|s| !Arc::ptr_eq(s, &self.shared));
     }
 }
 
-/// The guard's thread: looks every [`LOOK_EVERY`] until stopped.
-fn guard(shared: &Shared, instance: &str) {
+/// The guard's thread: looks every [`LOOK_EVERY`] (or less often when a look is long: a scan
+/// takes at most a fiftieth of the time) until nothing is left to guard.
+fn look_until_none_left() {
     let mut first_seen: HashMap<(RawFd, SocketAddr), Instant> = HashMap::new();
+    let mut pause = LOOK_EVERY;
     loop {
-        {
-            let stop = shared.stop.lock().unwrap_or_else(|e| e.into_inner());
-            let (stop, _) = shared
-                .wake
-                .wait_timeout_while(stop, LOOK_EVERY, |stop| !*stop)
-                .unwrap_or_else(|e| e.into_inner());
-            if *stop {
-                return;
-            }
+        std::thread::sleep(pause);
+        let mut guarded = guarded();
+        if guarded.sockets.is_empty() {
+            guarded.looking = false;
+            return;
         }
-        let now = Instant::now();
-        let connections = accepted(shared.bound);
-        first_seen.retain(|key, _| connections.iter().any(|c| (c.fd, c.peer) == *key));
-        for c in &connections {
-            let since = *first_seen.entry((c.fd, c.peer)).or_insert(now);
-            let allowed = BUDGET + BUDGET_PER_SECOND * now.duration_since(since).as_secs();
-            if bytes_received(c.fd).is_some_and(|sent| sent > allowed) && cut(c) {
-                log::warn!(
-                    "{instance}: cut off {}, which sent more than {allowed} bytes of subscriptions",
-                    c.peer
-                );
-                shared.cuts().add(c.peer);
-            }
+        let started = Instant::now();
+        look(&guarded.sockets, &mut first_seen);
+        pause = LOOK_EVERY.max(started.elapsed() * 50);
+    }
+}
+
+/// One look at every accepted connection of the guarded sockets: cuts those over budget.
+fn look(sockets: &[Arc<Shared>], first_seen: &mut HashMap<(RawFd, SocketAddr), Instant>) {
+    let now = Instant::now();
+    let mut by_port: HashMap<u16, Vec<&Shared>> = HashMap::new();
+    for s in sockets {
+        by_port.entry(s.bound.port()).or_default().push(s);
+    }
+    let mut seen = HashSet::new();
+    for fd in descriptors() {
+        let Some(local) = address(fd, libc::getsockname) else {
+            continue;
+        };
+        let Some(socket) = by_port
+            .get(&local.port())
+            .and_then(|on_port| on_port.iter().find(|s| is_bound_at(local, s.bound)))
+        else {
+            continue;
+        };
+        let Some(peer) = address(fd, libc::getpeername) else {
+            continue;
+        };
+        let c = Connection { fd, peer };
+        seen.insert((fd, peer));
+        let since = *first_seen.entry((fd, peer)).or_insert(now);
+        let allowed = BUDGET + BUDGET_PER_SECOND * now.duration_since(since).as_secs();
+        if bytes_received(fd).is_some_and(|sent| sent > allowed) && cut(&c) {
+            log::warn!(
+                "{}: cut off {peer}, which sent more than {allowed} bytes of subscriptions",
+                socket.instance
+            );
+            socket.cuts().add(peer);
         }
     }
+    first_seen.retain(|key, _| seen.contains(key));
+}
+
+/// The open descriptors of this process.
+fn descriptors() -> impl Iterator<Item = RawFd> {
+    std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
 }
 
 /// An accepted connection of the guarded socket.
@@ -166,11 +207,7 @@ struct Connection {
 /// The tcp connections of this process whose local end is `bound` (a wildcard address
 /// matching any) and that have a peer: those the socket bound there accepted.
 fn accepted(bound: SocketAddr) -> Vec<Connection> {
-    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
+    descriptors()
         .filter(|&fd| address(fd, libc::getsockname).is_some_and(|local| is_bound_at(local, bound)))
         .filter_map(|fd| {
             Some(Connection {
@@ -276,6 +313,19 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
         let guard = FloodGuard::start(&format!("tcp://{at}"), "Snk").unwrap();
+        let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+        let other_guard = FloodGuard::start(&format!("tcp://{}", elsewhere.local_addr().unwrap()), "Other").unwrap();
+        let guard_threads = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter(|t| {
+                    let comm = t.as_ref().unwrap().path().join("comm");
+                    std::fs::read_to_string(comm).is_ok_and(|name| name.trim() == "smx-flood-guard")
+                })
+                .count()
+        };
+        // (The thread names itself once it runs.)
+        assert!(wait_until(|| guard_threads() == 1), "one thread guards every socket");
         let (mut loud, mut loud_here) = connected(&listener);
         let (mut quiet, quiet_here) = connected(&listener);
         quiet.write_all(b"a few subscriptions").unwrap();
@@ -298,6 +348,11 @@ mod tests {
         (&quiet_here).read_exact(&mut got).unwrap();
         assert_eq!(&got, b"a few subscriptions more");
         assert_eq!(guard.cuts().count, 1);
+        assert_eq!(
+            other_guard.cuts().count,
+            0,
+            "the cut is booked on the socket it was made for"
+        );
     }
 
     #[test]
