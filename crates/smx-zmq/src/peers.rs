@@ -1,5 +1,5 @@
-//! A guard that cuts off a tcp peer flooding a bound socket, so that what one peer sends
-//! cannot grow the process without end.
+//! A guard that cuts off a tcp peer flooding a socket, so that what one peer sends cannot grow
+//! the process without end.
 //!
 //! A pubsub sink's peers send it nothing but subscriptions and heartbeats: a few bytes. libzmq
 //! offers no limit on them: an XPUB socket reads everything a peer sends and keeps every
@@ -7,11 +7,11 @@
 //! sink's own thread (so the sink cannot look for itself while a flood lasts). Two million
 //! subscriptions cost gigabytes, and seconds of the stop when they are freed.
 //!
-//! So a thread (one for all the sockets guarded in the process) looks at their accepted
-//! connections every [`LOOK_EVERY`] and cuts each one whose peer has sent more than [`BUDGET`] plus
+//! So a thread (one for all the sockets guarded in the process) looks at their connections
+//! every [`LOOK_EVERY`] and cuts each one whose peer has sent more than [`BUDGET`] plus
 //! [`BUDGET_PER_SECOND`] for every second it has been connected. It finds them without libzmq:
 //! they are the descriptors of this process whose local address is the bound one and that have
-//! a peer. A cut is a `shutdown` of the descriptor: libzmq sees the peer hang up, ends the
+//! a peer (a socket that binds), or whose peer is the endpoint (a socket that connects). A cut is a `shutdown` of the descriptor: libzmq sees the peer hang up, ends the
 //! connection and frees what it sent, as for a peer that died; the descriptor stays libzmq's
 //! (`shutdown` does not close it), and its peer address is checked again just before.
 //!
@@ -30,6 +30,8 @@ pub const BUDGET: u64 = 1 << 20;
 pub const BUDGET_PER_SECOND: u64 = 4096;
 /// The state of a tcp connection that is open both ways (Linux's `TCP_ESTABLISHED`).
 const TCP_ESTABLISHED: u8 = 1;
+/// The longest pause between two looks, however long a look takes.
+const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 /// How often the guard looks.
 const LOOK_EVERY: Duration = Duration::from_millis(20);
 /// How many cut-off peers are named; the rest are counted.
@@ -52,8 +54,33 @@ impl Cuts {
     }
 }
 
+/// Where the guarded socket's connections are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Bound here: the connections whose local end is this address (a wildcard matching any).
+    Bound(SocketAddr),
+    /// Connected to this address: the connections whose peer it is.
+    ConnectedTo(SocketAddr),
+}
+
+impl End {
+    fn holds(self, local: SocketAddr, peer: SocketAddr) -> bool {
+        match self {
+            End::Bound(bound) => is_bound_at(local, bound),
+            End::ConnectedTo(remote) => peer == remote,
+        }
+    }
+
+    /// The port of the address that defines the end.
+    fn port(self) -> u16 {
+        match self {
+            End::Bound(a) | End::ConnectedTo(a) => a.port(),
+        }
+    }
+}
+
 struct Shared {
-    bound: SocketAddr,
+    end: End,
     instance: String,
     cuts: Mutex<Cuts>,
 }
@@ -87,11 +114,22 @@ pub struct FloodGuard {
 }
 
 impl FloodGuard {
-    /// Starts guarding the socket bound at `bound` (`tcp://ADDRESS:PORT`, as libzmq names it).
-    /// None for any other endpoint.
-    pub fn start(bound: &str, instance: &str) -> Option<FloodGuard> {
+    /// Starts guarding the socket bound at `endpoint` (`tcp://ADDRESS:PORT`, as libzmq names
+    /// it), or, with `bound` false, connected to it. None for any other endpoint.
+    pub fn start(endpoint: &str, bound: bool, instance: &str) -> Option<FloodGuard> {
+        // A bound endpoint is an address (libzmq names it so); a connected one may name a host,
+        // which libzmq resolves to its first IPv4 address.
+        let address = parse_tcp(endpoint).or_else(|| {
+            use std::net::ToSocketAddrs;
+            let host_port = endpoint.strip_prefix("tcp://").filter(|_| !bound)?;
+            host_port.to_socket_addrs().ok()?.find(SocketAddr::is_ipv4)
+        })?;
         let shared = Arc::new(Shared {
-            bound: parse_tcp(bound)?,
+            end: if bound {
+                End::Bound(address)
+            } else {
+                End::ConnectedTo(address)
+            },
             instance: instance.to_string(),
             cuts: Mutex::new(Cuts::default()),
         });
@@ -115,7 +153,7 @@ impl FloodGuard {
     /// Cuts the connection whose peer sent the most, if that is at least `least` bytes, and
     /// returns who it was: for a sink that is refusing subscriptions, that peer sent them.
     pub fn cut_busiest(&self, least: u64) -> Option<SocketAddr> {
-        let busiest = accepted(self.shared.bound)
+        let busiest = connections(self.shared.end)
             .into_iter()
             .filter_map(|c| bytes_received(c.fd).map(|sent| (c, sent)))
             .max_by_key(|&(_, sent)| sent)
@@ -135,8 +173,9 @@ impl Drop for FloodGuard {
     }
 }
 
-/// The guard's thread: looks every [`LOOK_EVERY`] (or less often when a look is long: a scan
-/// takes at most a fiftieth of the time) until nothing is left to guard.
+/// The guard's thread: looks every [`LOOK_EVERY`] (or less often, up to [`LONGEST_PAUSE`], when
+/// a look costs much: a scan takes at most a fiftieth of the thread's time) until nothing is
+/// left to guard.
 fn look_until_none_left() {
     let mut first_seen: HashMap<(RawFd, SocketAddr), Instant> = HashMap::new();
     let mut pause = LOOK_EVERY;
@@ -147,31 +186,35 @@ fn look_until_none_left() {
             guarded.looking = false;
             return;
         }
-        let started = Instant::now();
+        let started = thread_cpu_time();
         look(&guarded.sockets, &mut first_seen);
-        pause = LOOK_EVERY.max(started.elapsed() * 50);
+        pause = (thread_cpu_time().saturating_sub(started) * 50).clamp(LOOK_EVERY, LONGEST_PAUSE);
     }
 }
 
-/// One look at every accepted connection of the guarded sockets: cuts those over budget.
+/// One look at every connection of the guarded sockets: cuts those over budget.
 fn look(sockets: &[Arc<Shared>], first_seen: &mut HashMap<(RawFd, SocketAddr), Instant>) {
     let now = Instant::now();
+    // By the port a connection of theirs has: the local one of a bound socket, the peer's of
+    // a connected one.
     let mut by_port: HashMap<u16, Vec<&Shared>> = HashMap::new();
     for s in sockets {
-        by_port.entry(s.bound.port()).or_default().push(s);
+        by_port.entry(s.end.port()).or_default().push(s);
     }
     let mut seen = HashSet::new();
     for fd in descriptors() {
         let Some(local) = address(fd, libc::getsockname) else {
             continue;
         };
-        let Some(socket) = by_port
-            .get(&local.port())
-            .and_then(|on_port| on_port.iter().find(|s| is_bound_at(local, s.bound)))
-        else {
+        let Some(peer) = address(fd, libc::getpeername) else {
             continue;
         };
-        let Some(peer) = address(fd, libc::getpeername) else {
+        let Some(socket) = [local.port(), peer.port()]
+            .iter()
+            .filter_map(|port| by_port.get(port))
+            .flatten()
+            .find(|s| s.end.holds(local, peer))
+        else {
             continue;
         };
         let c = Connection { fd, peer };
@@ -189,6 +232,18 @@ fn look(sockets: &[Arc<Shared>], first_seen: &mut HashMap<(RawFd, SocketAddr), I
     first_seen.retain(|key, _| seen.contains(key));
 }
 
+/// The processor time this thread has used: what a look costs, whatever else the machine
+/// runs meanwhile (a look that waited for a core was not long, only late).
+fn thread_cpu_time() -> Duration {
+    // SAFETY: an all-zero timespec is a valid value, and clock_gettime writes one.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid timespec to write.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
 /// The open descriptors of this process.
 fn descriptors() -> impl Iterator<Item = RawFd> {
     std::fs::read_dir("/proc/self/fd")
@@ -197,23 +252,20 @@ fn descriptors() -> impl Iterator<Item = RawFd> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
 }
 
-/// An accepted connection of the guarded socket.
+/// A connection of the guarded socket.
 #[derive(Debug, Clone, Copy)]
 struct Connection {
     fd: RawFd,
     peer: SocketAddr,
 }
 
-/// The tcp connections of this process whose local end is `bound` (a wildcard address
-/// matching any) and that have a peer: those the socket bound there accepted.
-fn accepted(bound: SocketAddr) -> Vec<Connection> {
+/// The tcp connections of this process that `end` holds.
+fn connections(end: End) -> Vec<Connection> {
     descriptors()
-        .filter(|&fd| address(fd, libc::getsockname).is_some_and(|local| is_bound_at(local, bound)))
         .filter_map(|fd| {
-            Some(Connection {
-                fd,
-                peer: address(fd, libc::getpeername)?,
-            })
+            let local = address(fd, libc::getsockname)?;
+            let peer = address(fd, libc::getpeername)?;
+            end.holds(local, peer).then_some(Connection { fd, peer })
         })
         .collect()
 }
@@ -297,6 +349,31 @@ mod tests {
         (client, server)
     }
 
+    /// Floods `guarded` from `flooding`, the guarded side reading all it gets as libzmq does,
+    /// until `cut` says it was cut off (for up to 10 s); returns whether the guarded
+    /// connection was shut down then.
+    fn flood_until(flooding: &mut TcpStream, guarded: &TcpStream, cut: impl Fn() -> bool) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut reading = guarded.try_clone().unwrap();
+        let reader = std::thread::spawn(move || std::io::copy(&mut reading, &mut std::io::sink()));
+        flooding.set_write_timeout(Some(Duration::from_millis(20))).unwrap();
+        let chunk = [1u8; 64 * 1024];
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !cut() && Instant::now() < deadline {
+            let refused = flooding
+                .write(&chunk)
+                .is_err_and(|e| !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut));
+            if refused {
+                break;
+            }
+        }
+        // A connection that was shut down is no longer established.
+        let shut = cut() && bytes_received(guarded.as_raw_fd()).is_none();
+        let _ = flooding.shutdown(std::net::Shutdown::Both);
+        let _ = reader.join();
+        shut
+    }
+
     fn wait_until(what: impl Fn() -> bool) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !what() {
@@ -312,9 +389,10 @@ mod tests {
     fn a_peer_over_its_budget_is_cut_and_named_and_a_quiet_one_kept() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
-        let guard = FloodGuard::start(&format!("tcp://{at}"), "Snk").unwrap();
+        let guard = FloodGuard::start(&format!("tcp://{at}"), true, "Snk").unwrap();
         let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
-        let other_guard = FloodGuard::start(&format!("tcp://{}", elsewhere.local_addr().unwrap()), "Other").unwrap();
+        let other_guard =
+            FloodGuard::start(&format!("tcp://{}", elsewhere.local_addr().unwrap()), true, "Other").unwrap();
         let guard_threads = || {
             std::fs::read_dir("/proc/self/task")
                 .unwrap()
@@ -326,19 +404,13 @@ mod tests {
         };
         // (The thread names itself once it runs.)
         assert!(wait_until(|| guard_threads() == 1), "one thread guards every socket");
-        let (mut loud, mut loud_here) = connected(&listener);
+        let (mut loud, loud_here) = connected(&listener);
         let (mut quiet, quiet_here) = connected(&listener);
         quiet.write_all(b"a few subscriptions").unwrap();
-        // The guarded side reads all it gets, as libzmq does.
-        let reader = std::thread::spawn(move || std::io::copy(&mut loud_here, &mut std::io::sink()));
-        let flooded = std::thread::spawn(move || {
-            let chunk = [1u8; 64 * 1024];
-            // Until cut off (or a GiB, when something is wrong).
-            (0..16 * 1024).try_for_each(|_| loud.write_all(&chunk)).is_err()
-        });
-        assert!(wait_until(|| guard.cuts().count == 1), "the loud peer is never cut");
-        assert!(flooded.join().unwrap(), "the loud peer could write on");
-        let _ = reader.join();
+        assert!(
+            flood_until(&mut loud, &loud_here, || guard.cuts().count == 1),
+            "the loud peer is never cut"
+        );
         let cuts = guard.cuts();
         assert_eq!(cuts.names.len(), 1);
         assert!(cuts.names[0].starts_with("127.0.0.1:"), "{cuts:?}");
@@ -358,12 +430,12 @@ mod tests {
     #[test]
     fn the_busiest_peer_is_cut_on_demand_above_a_least() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let guard = FloodGuard::start(&format!("tcp://{}", listener.local_addr().unwrap()), "Snk").unwrap();
+        let guard = FloodGuard::start(&format!("tcp://{}", listener.local_addr().unwrap()), true, "Snk").unwrap();
         let (mut a, _a_here) = connected(&listener);
         let (mut b, _b_here) = connected(&listener);
         a.write_all(&[0; 3000]).unwrap();
         b.write_all(&[0; 300]).unwrap();
-        assert!(wait_until(|| accepted(guard.shared.bound)
+        assert!(wait_until(|| connections(guard.shared.end)
             .iter()
             .filter_map(|c| bytes_received(c.fd))
             .sum::<u64>()
@@ -381,15 +453,32 @@ mod tests {
         let other = TcpListener::bind("127.0.0.1:0").unwrap();
         let (_client, _here) = connected(&listener);
         let (_stranger, _there) = connected(&other);
-        let mine = accepted(listener.local_addr().unwrap());
+        let mine = connections(End::Bound(listener.local_addr().unwrap()));
         assert_eq!(mine.len(), 1, "{mine:?}");
         let wildcard = SocketAddr::new(IpAddr::from([0, 0, 0, 0]), listener.local_addr().unwrap().port());
-        assert_eq!(accepted(wildcard).len(), 1);
+        assert_eq!(connections(End::Bound(wildcard)).len(), 1);
+    }
+
+    #[test]
+    fn a_socket_that_connects_is_guarded_against_the_peer_it_connected_to() {
+        let peer = TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = peer.local_addr().unwrap();
+        let guard = FloodGuard::start(&format!("tcp://{at}"), false, "Snk").unwrap();
+        // The guarded socket is the one that connected; the flooding peer accepted it.
+        let ours = TcpStream::connect(at).unwrap();
+        let (mut flooding, _) = peer.accept().unwrap();
+        let held = connections(End::ConnectedTo(at));
+        assert_eq!(held.len(), 1, "only the connecting side: {held:?}");
+        assert_eq!(held[0].peer, at);
+        assert!(flood_until(&mut flooding, &ours, || guard.cuts().count == 1));
+        assert_eq!(guard.cuts().names, vec![at.to_string()]);
     }
 
     #[test]
     fn endpoints_other_than_tcp_are_not_guarded() {
-        assert!(FloodGuard::start("ipc:///tmp/x", "Snk").is_none());
+        assert!(FloodGuard::start("ipc:///tmp/x", true, "Snk").is_none());
+        let by_name = FloodGuard::start("tcp://localhost:5555", false, "Snk").unwrap();
+        assert_eq!(by_name.shared.end, End::ConnectedTo("127.0.0.1:5555".parse().unwrap()));
         assert_eq!(parse_tcp("tcp://*:5555"), Some("0.0.0.0:5555".parse().unwrap()));
         assert_eq!(parse_tcp("tcp://[::1]:7"), Some("[::1]:7".parse().unwrap()));
     }

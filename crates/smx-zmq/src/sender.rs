@@ -113,7 +113,7 @@ pub enum Sent {
 /// An open sending socket with its books.
 pub struct Sender {
     // First, so that it is dropped (and stops looking) before the socket closes.
-    /// Cuts off a tcp peer that floods a bound pubsub sink (None otherwise).
+    /// Cuts off a tcp peer that floods a pubsub sink (None on other sinks).
     flood_guard: Option<FloodGuard>,
     settings: SinkSettings,
     socket: Option<BoxSocket>,
@@ -169,8 +169,8 @@ impl Sender {
         let watch =
             BoxSocket::open_watch(&settings.common).map_err(|e| format!("{}: {e}", settings.common.instance))?;
         let limit = usize::try_from(settings.common.max_message).unwrap_or(usize::MAX);
-        let flood_guard = (pattern == Pattern::PubSub && settings.common.bind)
-            .then(|| FloodGuard::start(&socket.endpoint, &settings.common.instance))
+        let flood_guard = (pattern == Pattern::PubSub)
+            .then(|| FloodGuard::start(&socket.endpoint, settings.common.bind, &settings.common.instance))
             .flatten();
         Ok(Sender {
             settings,
