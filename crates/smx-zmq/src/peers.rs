@@ -108,7 +108,7 @@ fn guarded() -> MutexGuard<'static, Guarded> {
         .unwrap_or_else(|e| e.into_inner())
 }
 
-/// Guards the tcp socket bound at `bound` (see the module's documentation) until dropped.
+/// Guards one tcp socket, bound or connecting (see the module's documentation), until dropped.
 pub struct FloodGuard {
     shared: Arc<Shared>,
 }
