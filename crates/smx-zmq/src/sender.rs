@@ -260,8 +260,8 @@ impl Sender {
     pub fn poll_subscriptions(&mut self) {
         let refused_before = self.stats.refused_subscriptions;
         self.apply_subscriptions();
-        let Some(guard) = &self.flood_guard else { return };
         if self.stats.refused_subscriptions > refused_before
+            && let Some(guard) = &self.flood_guard
             && let Some(who) = guard.cut_busiest(FLOOD_BYTES)
         {
             log::warn!(
@@ -269,10 +269,9 @@ impl Sender {
                 self.settings.common.instance
             );
         }
-        self.book_cuts();
     }
 
-    /// Copies the flood guard's cuts into the figures.
+    /// Copies the flood guard's cuts into the figures (once, as the socket closes).
     fn book_cuts(&mut self) {
         if let Some(guard) = &self.flood_guard {
             let cuts = guard.cuts();
