@@ -168,6 +168,24 @@ pub trait BoxImpl: Send {
     fn stats(&self) -> Stats {
         Stats::new()
     }
+
+    /// Takes `msg`, which the box's feeder writes into the box's one input, as a step that
+    /// read it would, when its spec says so ([`SpecBuilder::passes_on`]). A runtime asks only
+    /// on the box's own thread, between its steps, while the box runs and its input channel
+    /// is empty, so the order is the channel's. `true`: the message is taken (it counts as
+    /// written into and read from the channel; no step sees it). `false`: it is not, and goes
+    /// into the channel as if this method did not exist, for the step to meet (a box that
+    /// cannot send it now, or must fail or end on it, leaves that to its step).
+    fn pass_on(&mut self, _msg: &Message) -> bool {
+        false
+    }
+
+    /// [`BoxImpl::pass_on`] of the message [`Message::filled`] would build: `fill` writes its
+    /// `len` bytes straight where the box sends them. `false` only before `fill` was called:
+    /// the message is then built for the channel.
+    fn pass_on_filled(&mut self, _seq: u64, _sent_ns: u64, _len: usize, _fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        false
+    }
 }
 
 /// Everything a box file needs: `use smx_box::prelude::*;`.

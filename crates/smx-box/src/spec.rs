@@ -192,6 +192,8 @@ pub struct BoxSpec {
     pub validate: Option<Validator>,
     /// The box passes what it reads on outside the net ([`SpecBuilder::bridge`]).
     pub bridge: bool,
+    /// The box takes messages straight from its feeder's writes ([`SpecBuilder::passes_on`]).
+    pub passes_on: bool,
     /// File descriptors one instance may hold open ([`SpecBuilder::file_descriptors`]).
     pub file_descriptors: u32,
     /// The box may run on the thread of the box that feeds it ([`SpecBuilder::chainable`]).
@@ -218,6 +220,7 @@ pub struct SpecBuilder {
     open_config: bool,
     validate: Option<Validator>,
     bridge: bool,
+    passes_on: bool,
     file_descriptors: u32,
     chainable: bool,
     never_waits: bool,
@@ -238,6 +241,7 @@ impl BoxSpec {
             open_config: false,
             validate: None,
             bridge: false,
+            passes_on: false,
             file_descriptors: 0,
             chainable: false,
             never_waits: false,
@@ -354,6 +358,20 @@ impl SpecBuilder {
         SpecBuilder { bridge: true, ..self }
     }
 
+    /// The box implements [`crate::BoxImpl::pass_on`] and [`crate::BoxImpl::pass_on_filled`]:
+    /// on a chain's thread (see [`SpecBuilder::chainable`]) a runtime then offers it each
+    /// message its feeder writes while the channel between them is empty, before the channel.
+    /// For a box that sends what it reads out of the net one message at a time (a link's sink):
+    /// the message then goes out from the feeder's write, without a trip through the channel
+    /// and a step of its own, and a message the feeder builds in place is built where it goes
+    /// out (a slot of a ring in shared memory).
+    pub const fn passes_on(self) -> Self {
+        SpecBuilder {
+            passes_on: true,
+            ..self
+        }
+    }
+
     /// How many file descriptors one instance may hold open (sockets, files, a library's
     /// internal ones): a runtime adds them up and refuses, before the start, a net that the
     /// process's limit (`ulimit -n`) cannot hold, instead of a library aborting the process
@@ -429,6 +447,7 @@ impl SpecBuilder {
             open_config: self.open_config,
             validate: self.validate,
             bridge: self.bridge,
+            passes_on: self.passes_on,
             file_descriptors: self.file_descriptors,
             chainable: self.chainable,
             never_waits: self.never_waits,

@@ -37,7 +37,11 @@
 //!   something; a head that never waits otherwise runs ahead, and its follower takes a
 //!   channelful at a time. The firing rule, the books, the order and termination are those of
 //!   threads of their own; only the thread changes, and a follower's channel never waits, so
-//!   its spin and park settings do not apply. What differs is slack: behind a head that may
+//!   its spin and park settings do not apply. A follower whose spec says it takes its
+//!   feeder's writes ([`smx_box::SpecBuilder::passes_on`], a link's sink) is offered each
+//!   write while its channel is empty ([`crate::net::Driver::pass_on`]): what it takes goes
+//!   out from the write, booked on the channel as written and read, and needs no step of its
+//!   own. What differs is slack: behind a head that may
 //!   wait, a follower runs as soon as its input holds something, so while it blocks on a write
 //!   of its own the head cannot run ahead and fill the channel between them, as a head on its
 //!   own thread could. A net that needs that slack to make progress (another path from the
@@ -330,6 +334,8 @@ struct Link {
     driver: Driver,
     /// Its spec says its step never waits ([`smx_box::SpecBuilder::never_waits`]).
     never_waits: bool,
+    /// Its spec says it takes messages from its feeder's writes ([`smx_box::SpecBuilder::passes_on`]).
+    passes_on: bool,
     /// Its joints with the links around it.
     joint: Joint,
 }
@@ -377,11 +383,11 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
             state.start_failed.store(true, Ordering::SeqCst);
         }
         let joint = joints[k].clone();
-        let never_waits = member.spec.never_waits;
         links.push(Link {
             driver,
             joint,
-            never_waits,
+            never_waits: member.spec.never_waits,
+            passes_on: member.spec.passes_on,
         });
     }
     state.barrier.wait();
@@ -633,6 +639,20 @@ impl ChainPorts<'_> {
         self.down(at, |ports, make_room| ports.write_making_room(port, msg, make_room))
     }
 
+    /// Offers a message written to `port` to the follower at `at` when it takes messages
+    /// from writes ([`Driver::pass_on`]); whether it took it.
+    #[inline]
+    fn pass_on(&mut self, port: usize, at: usize, sent_ns: u64, pass: impl FnOnce(&mut dyn BoxImpl) -> bool) -> bool {
+        let follower = &mut self.rest[at];
+        if !follower.passes_on {
+            return false;
+        }
+        let Some(output) = self.ports.outputs.get_mut(port) else {
+            return false;
+        };
+        follower.driver.pass_on(sent_ns, &mut output.stamper, pass)
+    }
+
     /// Runs `write` (one of the port set's writes that make room) with the room maker of
     /// [`ChainPorts::write_down`] for the follower at `at`.
     fn down(
@@ -674,6 +694,7 @@ impl Ports for ChainPorts<'_> {
     #[inline]
     fn write(&mut self, port: usize, msg: Message) -> Result<(), Disconnected> {
         match self.follower_of(port) {
+            Some(at) if self.pass_on(port, at, msg.sent_ns, |b| b.pass_on(&msg)) => Ok(()),
             Some(at) => self.write_down(port, at, msg),
             None => self.ports.write(port, msg),
         }
@@ -690,6 +711,9 @@ impl Ports for ChainPorts<'_> {
         let Some(at) = self.follower_of(port) else {
             return self.ports.write_filled(port, seq, sent_ns, len, fill);
         };
+        if self.pass_on(port, at, sent_ns, |b| b.pass_on_filled(seq, sent_ns, len, fill)) {
+            return Ok(());
+        }
         self.down(at, |ports, make_room| {
             ports.write_filled_making_room(port, (seq, sent_ns, len), fill, make_room)
         })
@@ -705,6 +729,7 @@ impl Ports for ChainPorts<'_> {
     fn write_within(&mut self, port: usize, msg: Message, timeout: std::time::Duration) -> Result<(), WriteError> {
         match self.follower_of(port) {
             // Room is made at once, so there is nothing to time out.
+            Some(at) if self.pass_on(port, at, msg.sent_ns, |b| b.pass_on(&msg)) => Ok(()),
             Some(at) => self.write_down(port, at, msg).map_err(|_| WriteError::Disconnected),
             None => self.ports.write_within(port, msg, timeout),
         }

@@ -105,16 +105,21 @@ impl Stamper {
     /// Stamps `msg` if this write is sampled, clears its stamp otherwise.
     #[inline]
     pub fn stamp(&mut self, msg: &mut Message) {
-        let mut ns = 0;
+        msg.set_written_ns(self.next_stamp());
+    }
+
+    /// The stamp of this write: the time if it is sampled, else 0.
+    #[inline]
+    pub fn next_stamp(&mut self) -> u64 {
         if self.every != 0 {
             self.left -= 1;
             if self.left == 0 {
                 self.left = self.every;
                 // 0 means "not stamped": a write at the epoch's first nanosecond is 1.
-                ns = now_ns().max(1);
+                return now_ns().max(1);
             }
         }
-        msg.set_written_ns(ns);
+        0
     }
 }
 
@@ -214,9 +219,14 @@ impl InputLatency {
     /// Called for every message taken from the channel.
     #[inline]
     pub fn note(&mut self, msg: &Message) {
-        let stamp = msg.written_ns();
+        self.note_stamp(msg.written_ns(), msg.sent_ns);
+    }
+
+    /// [`InputLatency::note`] of a message stamped `stamp` and created at `sent_ns`.
+    #[inline]
+    pub fn note_stamp(&mut self, stamp: u64, sent_ns: u64) {
         if stamp != 0 && stamp != self.last {
-            self.sample(stamp, msg.sent_ns);
+            self.sample(stamp, sent_ns);
         }
     }
 

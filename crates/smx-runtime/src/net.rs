@@ -330,6 +330,44 @@ impl Driver {
         self.after_step(count, stepped, stopped)
     }
 
+    /// Offers the box a message its feeder on this thread writes ([`BoxImpl::pass_on`]):
+    /// only while the box runs and its one input is empty, so the order stays the channel's.
+    /// Taken, the message is booked on that channel as written and read, and its latency as a
+    /// read at once. `pass` makes the offer; `stamper` is the feeder's output's.
+    pub(crate) fn pass_on(
+        &mut self,
+        sent_ns: u64,
+        stamper: &mut crate::latency::Stamper,
+        pass: impl FnOnce(&mut dyn BoxImpl) -> bool,
+    ) -> bool {
+        let (Some(instance), [input]) = (self.instance.as_mut(), self.ports.inputs.as_mut_slice()) else {
+            return false;
+        };
+        let Some(reader) = input.reader.as_mut() else {
+            return false;
+        };
+        if !self.running || reader.has_message() {
+            return false;
+        }
+        match catch_unwind(AssertUnwindSafe(|| pass(instance.as_mut()))) {
+            Ok(true) => {
+                reader.count_passed();
+                input.latency.note_stamp(stamper.next_stamp(), sent_ns);
+                true
+            }
+            Ok(false) => false,
+            // The box failed as a step of its own would have; the write then finds it ended.
+            Err(panic) => {
+                let count = self.outcome.loop_count;
+                let why = panic_text(panic);
+                self.outcome
+                    .fail(format!("a message passed on to it after step {count} {why}"));
+                self.end();
+                false
+            }
+        }
+    }
+
     /// Whether the net still runs and the firing rule would let it step now (every triggering
     /// input holds a message or has ended).
     pub(crate) fn ready(&mut self) -> bool {

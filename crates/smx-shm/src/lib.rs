@@ -16,13 +16,13 @@
 //! at `path` is refused, unless it is a link file whose creator's process is dead (then it is
 //! replaced); nothing else is ever removed. The source waits for the file and its ready word.
 //!
-//! **Copies.** The sink copies each payload once, from the message into its slot. The source
-//! copies a payload of up to `copy_limit` bytes (default 4 KiB) into an ordinary message and
-//! frees the slot at once; a larger one is read in place: the message's payload is the slot,
-//! and dropping the message (and its clones), on any thread, frees the slot. So from 4 KiB up
-//! the link costs one copy whatever the size. A producing box that built its payload straight
-//! in a slot would save that copy too; that needs a runtime hook for writing into an output's
-//! memory and is not done here.
+//! **Copies.** The sink copies each payload once, from the message into its slot; a payload
+//! that the producing box builds in place ([`smx_box::Io::write_filled`]) while the sink runs
+//! on its thread (a chain) is built in the slot, and not copied at all. The source copies a
+//! payload of up to `copy_limit` bytes (default 4 KiB) into an ordinary message and frees the
+//! slot at once; a larger one is read in place: the message's payload is the slot, and
+//! dropping the message (and its clones), on any thread, frees the slot. So from 4 KiB up the
+//! link costs at most one copy whatever the size.
 //!
 //! **Books** (report section `shm`, see `books`): the sink's `written` = the source's
 //! `received` + `left` (the source closed or the run stopped with messages in the ring) +
@@ -69,6 +69,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .validate(sink::validate)
             .bridge()
             .chainable()
+            .passes_on()
             .create(sink::create),
         BoxSpec::named("smx_link_shm_src")
             .summary("emits each message smx_link_shm_snk published into its shared-memory ring in another process")

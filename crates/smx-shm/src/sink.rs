@@ -2,7 +2,9 @@
 //! into the ring.
 //!
 //! A step publishes every message already waiting on `data` (up to [`BATCH`]), without
-//! waiting for more. It waits only for room in the ring, in slices that notice the
+//! waiting for more. On a chain's thread the box also takes each message its feeder writes
+//! while `data` is empty ([`BoxImpl::pass_on`]): it is published from the write, and a
+//! payload the feeder builds in place is built in its slot. It waits only for room in the ring, in slices that notice the
 //! consumer's close or death and the run's stop. When the consumer will take nothing more,
 //! the box ends (its feeders then see the disconnect); at its end it waits until the consumer
 //! took everything (or closed, died, or never came) so that its books are final.
@@ -50,6 +52,21 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
     }))
 }
 
+impl ShmSink {
+    /// Publishes a message offered by the feeder's write. Anything but a publication (a
+    /// payload too large, a consumer that will take nothing more, the run's stop) returns
+    /// before `fill` runs, and the message goes on through the channel to [`ShmSink::step`],
+    /// which books it and ends or fails the box as for any message it reads.
+    fn publish_passed(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8]), seq: u64, sent_ns: u64) -> bool {
+        let Some(producer) = self.producer.as_mut() else {
+            return false;
+        };
+        let stop = &self.stop;
+        let sent = producer.send_in_place(seq, sent_ns, len, fill, &|| stop.load(Ordering::Relaxed));
+        matches!(sent, Ok(Sent::Published))
+    }
+}
+
 impl BoxImpl for ShmSink {
     fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
         self.port = Some(ctx.input("data")?);
@@ -89,6 +106,19 @@ impl BoxImpl for ShmSink {
             }
         }
         Ok(Flow::Return)
+    }
+
+    fn pass_on(&mut self, msg: &Message) -> bool {
+        self.publish_passed(
+            msg.payload().len(),
+            &mut |slot| slot.copy_from_slice(msg.payload()),
+            msg.seq,
+            msg.sent_ns,
+        )
+    }
+
+    fn pass_on_filled(&mut self, seq: u64, sent_ns: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        self.publish_passed(len, fill, seq, sent_ns)
     }
 
     fn abort(&mut self, _why: &str) {

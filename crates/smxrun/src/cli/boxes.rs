@@ -221,6 +221,11 @@ fn threading(spec: &BoxSpec) -> String {
             "  batches      once its step waited, it writes all it has at hand: boxes chained behind it take a channelful at a time\n",
         );
     }
+    if spec.passes_on {
+        lines.push_str(
+            "  passes on    chained, it takes each message from its feeder's write, which needs no step of its own\n",
+        );
+    }
     if lines.is_empty() {
         return lines;
     }
