@@ -248,22 +248,33 @@ impl Consumer {
         deadline.filter(|d| std::time::Instant::now() >= *d).map(|_| Wake::Idle)
     }
 
+    /// [`Consumer::next`] without waiting, of a payload of up to `copy_limit` bytes: lends it
+    /// where it lies to `see` (which copies it where it goes, a message built in a channel's
+    /// slot) and frees its slot. `None`, with nothing taken, when no message is published now
+    /// or the next one is read in place; [`Consumer::next`] then says what there is.
+    pub fn take_small<R>(&mut self, see: impl FnOnce(u64, u64, &[u8]) -> R) -> Option<R> {
+        if self.books.end.is_some() || !(self.next < self.published || self.refresh_published()) {
+            return None;
+        }
+        let slot = self.slot(self.next);
+        if slot.len > self.copy_limit {
+            return None;
+        }
+        // SAFETY: the slot is published and not released: the producer does not touch it.
+        let seen = see(slot.seq, slot.sent_ns, unsafe {
+            std::slice::from_raw_parts(slot.at, slot.len)
+        });
+        self.books.copied += 1;
+        self.advance(true);
+        Some(seen)
+    }
+
     /// Makes the message of position `next` (published) and moves on.
     fn take(&mut self) -> Message {
         let pos = self.next;
-        let layout = self.seg.layout();
-        // SAFETY: descriptors are atomics within the mapping.
-        let desc = unsafe { &*(self.seg.at(layout.descriptor_offset(pos)) as *const Descriptor) };
-        let seq = desc.seq.load(Ordering::Relaxed);
-        let created = desc.created_mono_ns.load(Ordering::Relaxed);
-        let len = (desc.len.load(Ordering::Relaxed) as usize).min(layout.max_payload as usize);
-        let sent_ns = if created == 0 {
-            0
-        } else {
-            created.saturating_sub(self.clock_offset).max(1)
-        };
-        let at = self.seg.at(layout.payload_offset(pos, len)) as *const u8;
-        let msg = if len <= self.copy_limit {
+        let Slot { seq, sent_ns, len, at } = self.slot(pos);
+        let copied = len <= self.copy_limit;
+        let msg = if copied {
             // SAFETY: the slot is published and not released: the producer does not touch it.
             let bytes = unsafe { std::slice::from_raw_parts(at, len) };
             self.books.copied += 1;
@@ -282,11 +293,38 @@ impl Consumer {
             // SAFETY: a live `Box<Arc<Lease>>` that LEASE's functions take; shareable.
             unsafe { Message::from_foreign(seq, sent_ns, object.cast(), &LEASE) }
         };
+        self.advance(copied);
+        msg
+    }
+
+    /// The published message at `pos`, as its descriptor gives it.
+    fn slot(&self, pos: u64) -> Slot {
+        let layout = self.seg.layout();
+        // SAFETY: descriptors are atomics within the mapping.
+        let desc = unsafe { &*(self.seg.at(layout.descriptor_offset(pos)) as *const Descriptor) };
+        let created = desc.created_mono_ns.load(Ordering::Relaxed);
+        let len = (desc.len.load(Ordering::Relaxed) as usize).min(layout.max_payload as usize);
+        Slot {
+            seq: desc.seq.load(Ordering::Relaxed),
+            sent_ns: if created == 0 {
+                0
+            } else {
+                created.saturating_sub(self.clock_offset).max(1)
+            },
+            len,
+            at: self.seg.at(layout.payload_offset(pos, len)) as *const u8,
+        }
+    }
+
+    /// Moves on from the message at `next`, just taken; `release`: its slot is free now (its
+    /// payload was copied), else its message's last drop frees it.
+    fn advance(&mut self, release_now: bool) {
+        let pos = self.next;
         self.next = pos + 1;
         self.books.received += 1;
         let h = self.seg.header();
         h.consumer.taken.store(self.next, Ordering::Release);
-        if len <= self.copy_limit {
+        if release_now {
             if self.leases.load(Ordering::Acquire) == 0 {
                 // Every earlier slot is free again, and only this thread releases now.
                 debug_assert_eq!(h.release.tail.load(Ordering::Relaxed), pos);
@@ -296,8 +334,15 @@ impl Consumer {
             }
         }
         wake_if_sleeping(&h.producer_sleeps, &h.release.space_word);
-        msg
     }
+}
+
+/// A published message in its slot.
+struct Slot {
+    seq: u64,
+    sent_ns: u64,
+    len: usize,
+    at: *const u8,
 }
 
 impl Drop for Consumer {

@@ -3,7 +3,8 @@
 //!
 //! Init waits (at most `timeout`) for the producer to create the file. A step waits for the
 //! first message, in slices that notice the producer's end or death and the run's stop, then
-//! emits what is already published (up to [`BATCH`]) without waiting for more. Writes block
+//! emits what is already published (up to [`BATCH`]) without waiting for more. A payload the
+//! consumer copies is copied straight into the message built in the channel's slot. Writes block
 //! on a full channel as any box's do, so the ring holds back the producer in turn.
 
 use smx_box::prelude::*;
@@ -56,6 +57,18 @@ impl BoxImpl for ShmSource {
             return Err(BoxError::new("smx_link_shm_src: step before init"));
         };
         for i in 0..BATCH {
+            // A small message already published is built straight in the channel's slot.
+            let small = consumer.take_small(|seq, sent_ns, bytes| {
+                io.write_filled(data, seq, sent_ns, bytes.len(), |slot| slot.copy_from_slice(bytes))
+            });
+            match small {
+                Some(Ok(())) => continue,
+                Some(Err(Disconnected)) => {
+                    consumer.close();
+                    return Ok(Flow::End);
+                }
+                None => {}
+            }
             let wait = if i == 0 { None } else { Some(std::time::Duration::ZERO) };
             let msg = match consumer.next(wait, &|| io.stop_requested()) {
                 Next::Message(msg) => msg,

@@ -292,3 +292,70 @@ fn slots_held_in_place_are_never_overwritten_while_copies_pass_them() {
         (count - count.div_ceil(3), count.div_ceil(3))
     );
 }
+
+/// `take_small` lends each copied payload where it lies, in order, with its sequence number
+/// and creation time, and frees its slot; it leaves a payload read in place to `next`, and
+/// copies passing a held slot never free it early.
+#[test]
+fn small_payloads_are_lent_in_their_slots_and_large_ones_left_to_next() {
+    let dir = common::dir();
+    let path = common::link(&dir, "lent");
+    let count = 3_000u64;
+    let len_of = |seq: u64| match seq % 4 {
+        0 => 5_000,
+        1 => 8,
+        2 => 24,
+        _ => 4_096,
+    };
+    let producer = Producer::create(&path, 8, 8192, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut producer = producer;
+        for seq in 0..count {
+            let sent = producer.send(seq, 1_000 + seq, &payload(seq, len_of(seq)), &never);
+            assert_eq!(sent.unwrap(), Sent::Published);
+        }
+        producer.finish(false, &never)
+    });
+    let (mut next_seq, mut lent, mut in_place, mut held) = (0, 0u64, 0u64, None);
+    loop {
+        let small = consumer.take_small(|seq, sent_ns, bytes| {
+            check(seq, bytes, len_of(seq));
+            (seq, sent_ns)
+        });
+        if let Some((seq, sent_ns)) = small {
+            assert_eq!((seq, sent_ns), (next_seq, 1_000 + next_seq));
+            next_seq += 1;
+            lent += 1;
+            continue;
+        }
+        match consumer.next(None, &never) {
+            // A payload read in place, or a small one that was published only while `next`
+            // waited.
+            Next::Message(msg) => {
+                assert_eq!(msg.seq, next_seq, "only what take_small left");
+                check(msg.seq, msg.payload(), len_of(msg.seq));
+                next_seq += 1;
+                if msg.len() > 4096 {
+                    in_place += 1;
+                    // Held until the next one comes: the copies between pass its slot.
+                    held = Some(msg);
+                }
+            }
+            Next::Ended(ProducerEnd::Ended) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(held);
+    assert_eq!(next_seq, count);
+    let books = writer.join().unwrap();
+    assert_eq!((books.written, books.lost, books.left), (count, 0, 0));
+    let taken = consumer.books();
+    assert!(lent > 0 && lent <= taken.copied, "{lent} {taken:?}");
+    // Every payload read in place went through `next`: none was lent.
+    assert_eq!(
+        (taken.received, taken.in_place, in_place),
+        (count, count / 4, count / 4)
+    );
+    assert_eq!(taken.copied + taken.in_place, taken.received);
+}
