@@ -20,7 +20,7 @@ fn bench_processes_measures_every_case_and_names_a_missing_peer() {
         &["SMX_ICEORYX2_BENCH"],
     );
     let keys: Vec<String> = result.cases.iter().map(|c| c.key()).collect();
-    assert_eq!(result.cases.len(), 4 + 2 * 3, "{keys:?}");
+    assert_eq!(result.cases.len(), 4 + 2 * 4, "{keys:?}");
     for case in &result.cases {
         assert_eq!(case.invalid_runs(), 0, "{}: {:?}", case.key(), case.runs);
         if case.series == "rate" {

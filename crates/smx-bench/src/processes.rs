@@ -8,9 +8,13 @@
 //! and the link lost none.
 //!
 //! **Latency** (see `latency`): one message in flight between two threads on two cores, per
-//! payload size, through the link's rings (the payload copied in once, or left in place as a
-//! loaned sample), through two pipes, and through iceoryx2's own benchmark when it is given
-//! (`--iceoryx2 PATH` or `SMX_ICEORYX2_BENCH`; it reports a mean, the others a p50 and p99).
+//! payload size, through the link's rings (a forwarder echoing what it read, each side
+//! copying a payload of its own in, or the payload left in place as a loaned sample), through
+//! two pipes, and through iceoryx2's own benchmark when it is given (`--iceoryx2 PATH` or
+//! `SMX_ICEORYX2_BENCH`; it reports a mean, the others a p50 and p99), zero-copy and with
+//! `--send-copy`. Each way of the link is set against the iceoryx2 way that does the same
+//! work: a copy in against `--send-copy`, in place against zero-copy. The echo that reads
+//! what it got has no iceoryx2 counterpart (its benchmark never reads a payload).
 
 mod latency;
 
@@ -67,7 +71,7 @@ pub fn run(args: &ProcessesArgs, session: &mut Session) -> BenchResult {
         }
         for case in latencies.iter_mut() {
             let r = Run::with_steal(|| latency_run(case, dir.path(), peer.as_deref()));
-            let metric = if case.param("way") == Some("iceoryx2") {
+            let metric = if case.param("way").is_some_and(|w| w.starts_with("iceoryx2")) {
                 "latency_ns"
             } else {
                 "latency_p50_ns"
@@ -119,9 +123,11 @@ fn round_trips(size: usize) -> u64 {
 }
 
 fn latency_cases(sizes: &[usize], iceoryx2: bool) -> Vec<Case> {
-    let mut ways: Vec<&str> = [Way::Link, Way::LinkInPlace, Way::Pipe].map(Way::name).to_vec();
+    let mut ways: Vec<&str> = [Way::Link, Way::LinkCopy, Way::LinkInPlace, Way::Pipe]
+        .map(Way::name)
+        .to_vec();
     if iceoryx2 {
-        ways.push("iceoryx2");
+        ways.extend(["iceoryx2", "iceoryx2-copy"]);
     }
     sizes
         .iter()
@@ -198,11 +204,13 @@ fn latency_run(case: &Case, dir: &Path, peer: Option<&Path>) -> Run {
     let count = round_trips(size);
     let way = match case.param("way") {
         Some("link") => Way::Link,
+        Some("link-copy") => Way::LinkCopy,
         Some("link-in-place") => Way::LinkInPlace,
         Some("pipe") => Way::Pipe,
-        _ => {
+        way => {
+            let copy = way == Some("iceoryx2-copy");
             return match peer {
-                Some(program) => iceoryx2::run(program, count, size, cores),
+                Some(program) => iceoryx2::run(program, count, size, cores, copy),
                 None => Run::failed("iceoryx2 not given"),
             };
         }
@@ -269,24 +277,28 @@ fn rate_table(result: &BenchResult, lens: &[u32], count: u64) -> Table {
 fn latency_table(result: &BenchResult, sizes: &[usize]) -> Table {
     let mut t = Table::new(
         "processes: one-way latency, one message in flight between two cores (half a round trip; median over \
-         runs of each run's p50 and p99, microseconds; iceoryx2: its own mean)",
+         runs of each run's p50 and p99, microseconds; iceoryx2: its own mean). echo: a forwarder sends back \
+         what it read; copy: each side copies a payload of its own in (iceoryx2 --send-copy); in place: the \
+         payload is neither written nor read (iceoryx2's zero-copy)",
         &[
             "size [B]",
-            "link p50",
-            "link p99",
-            "link in place p50",
-            "pipe p50",
+            "echo p50",
+            "echo p99",
+            "copy p50",
+            "iceoryx2 copy",
+            "copy/iceoryx2",
+            "in place p50",
             "iceoryx2",
-            "link/iceoryx2",
             "in place/iceoryx2",
+            "pipe p50",
         ],
     );
     for size in sizes.iter().map(usize::to_string) {
         let find = |way: &str| result.find("latency", &[("way", way), ("size", size.as_str())]);
         let cell = |way: &str, metric: &str| find(way).map_or("-".into(), |c| c.cell(metric, 1e-3, 2));
-        let ratio = |way: &str, metric: &str| match (
-            find(way).and_then(|c| c.median(metric)),
-            find("iceoryx2").and_then(|c| c.median("latency_ns")),
+        let ratio = |way: &str, peer: &str| match (
+            find(way).and_then(|c| c.median("latency_p50_ns")),
+            find(peer).and_then(|c| c.median("latency_ns")),
         ) {
             (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
             _ => "-".into(),
@@ -295,11 +307,13 @@ fn latency_table(result: &BenchResult, sizes: &[usize]) -> Table {
             size.clone(),
             cell("link", "latency_p50_ns"),
             cell("link", "latency_p99_ns"),
+            cell("link-copy", "latency_p50_ns"),
+            cell("iceoryx2-copy", "latency_ns"),
+            ratio("link-copy", "iceoryx2-copy"),
             cell("link-in-place", "latency_p50_ns"),
-            cell("pipe", "latency_p50_ns"),
             cell("iceoryx2", "latency_ns"),
-            ratio("link", "latency_p50_ns"),
-            ratio("link-in-place", "latency_p50_ns"),
+            ratio("link-in-place", "iceoryx2"),
+            cell("pipe", "latency_p50_ns"),
         ]);
     }
     t

@@ -7,6 +7,8 @@
 //! or `SMX_ICEORYX2_BENCH`. Its two participants are busy-polling threads pinned to two cores,
 //! and a sample's payload is loaned and sent without being written or read: it measures the
 //! hand-over alone, which is the figure to beat for a link that hands a message over in place.
+//! With `--send-copy` each side copies a payload of its own into the sample first (nothing is
+//! read on receipt): the figure to compare with a link whose producer writes its payload.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,11 +26,13 @@ pub fn find(given: Option<&Path>) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// One run of `iterations` round trips of `size`-byte samples, the participants on `cores`.
-/// Metrics: `latency_ns` (one way, as iceoryx2 reports it), `wall_s`.
-pub fn run(program: &Path, iterations: u64, size: usize, cores: (usize, usize)) -> Run {
+/// One run of `iterations` round trips of `size`-byte samples, the participants on `cores`;
+/// `copy`: each payload copied into its sample (`--send-copy`). Metrics: `latency_ns` (one
+/// way, as iceoryx2 reports it), `wall_s`.
+pub fn run(program: &Path, iterations: u64, size: usize, cores: (usize, usize), copy: bool) -> Run {
     let out = Command::new(program)
         .args(["--bench-ipc", "--iterations", &iterations.to_string()])
+        .args(copy.then_some("--send-copy"))
         .args(["--payload-size", &size.to_string()])
         .args(["--cpu-core-participant-1", &cores.0.to_string()])
         .args(["--cpu-core-participant-2", &cores.1.to_string()])
@@ -76,5 +80,24 @@ mod tests {
                    iceoryx2::service::ipc::Service ::: Iterations: 100000, Time: 0.044468434 s, Latency: 222 ns, Sample Size: 8\n";
         assert_eq!(parse(out), Some((0.044468434, 222.0)));
         assert_eq!(parse("nothing here"), None);
+    }
+
+    /// A stand-in for the benchmark that reports a latency of 1000 ns with `--send-copy`
+    /// among its arguments and 100 ns without.
+    #[cfg(unix)]
+    #[test]
+    fn a_copy_run_asks_for_send_copy_and_the_zero_copy_run_does_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("benchmark-publish-subscribe");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\nlatency=100\nfor a in \"$@\"; do [ \"$a\" = --send-copy ] && latency=1000; done\n\
+             echo \"iceoryx2::service::ipc::Service ::: Iterations: 10, Time: 0.5 s, Latency: $latency ns, Sample Size: 8\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let latency = |copy| run(&program, 10, 8, (0, 0), copy).metrics.get("latency_ns").copied();
+        assert_eq!((latency(false), latency(true)), (Some(100.0), Some(1000.0)));
     }
 }

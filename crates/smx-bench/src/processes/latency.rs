@@ -3,7 +3,11 @@
 //!
 //! * `link`: two rings of the shared-memory link (`smx_shm`), as its boxes use them: the
 //!   producer copies the payload into its slot once, the consumer copies up to 4 KiB out and
-//!   reads a larger payload in place, and B echoes what it read.
+//!   reads a larger payload in place, and B echoes what it read (a forwarder: the payload
+//!   crosses back and forth between the cores).
+//! * `link-copy`: the same rings, each side copying a payload of its own into its slot and
+//!   reading nothing of what it receives, which is what iceoryx2's benchmark does with
+//!   `--send-copy`: the cost of writing a payload into the link, without reading it back.
 //! * `link-in-place`: the same rings, each payload left unwritten in its slot (a loaned sample
 //!   sent as it is, which is what iceoryx2's benchmark sends): the hand-over alone.
 //! * `pipe`: two Unix pipes, every byte written into the kernel and read out of it.
@@ -19,6 +23,7 @@ use smx_shm::{Consumer, Next, Producer, Sent};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Way {
     Link,
+    LinkCopy,
     LinkInPlace,
     Pipe,
 }
@@ -27,6 +32,7 @@ impl Way {
     pub fn name(self) -> &'static str {
         match self {
             Way::Link => "link",
+            Way::LinkCopy => "link-copy",
             Way::LinkInPlace => "link-in-place",
             Way::Pipe => "pipe",
         }
@@ -41,7 +47,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 pub fn measure(way: Way, size: usize, count: u64, dir: &Path, cores: (usize, usize)) -> Result<Vec<u64>, String> {
     let dir = dir.to_path_buf();
     let side = std::thread::spawn(move || match way {
-        Way::Link | Way::LinkInPlace => link(size, count, &dir, cores, way == Way::LinkInPlace),
+        Way::Link | Way::LinkCopy | Way::LinkInPlace => link(size, count, &dir, cores, way),
         Way::Pipe => pipe(size, count, cores),
     });
     side.join().map_err(|_| "a measuring thread panicked".to_string())?
@@ -76,7 +82,8 @@ fn receive(consumer: &mut Consumer) -> Result<smx_box::Message, String> {
     }
 }
 
-fn link(size: usize, count: u64, dir: &Path, cores: (usize, usize), in_place: bool) -> Result<Vec<u64>, String> {
+fn link(size: usize, count: u64, dir: &Path, cores: (usize, usize), way: Way) -> Result<Vec<u64>, String> {
+    let in_place = way == Way::LinkInPlace;
     let (ab, ba) = (dir.join("ab"), dir.join("ba"));
     let slot = size.max(1) as u64;
     let mut to_b = Producer::create(&ab, 1, slot, TIMEOUT).map_err(|e| e.to_string())?;
@@ -84,9 +91,14 @@ fn link(size: usize, count: u64, dir: &Path, cores: (usize, usize), in_place: bo
     let echo = std::thread::spawn(move || -> Result<(), String> {
         pin(cores.1);
         let mut from_a = Consumer::open(&ab, TIMEOUT, &never).map_err(|e| e.to_string())?;
+        let own = vec![0xa5u8; size];
         for seq in 0..count {
             let msg = receive(&mut from_a)?;
-            let payload = (!in_place).then(|| msg.payload());
+            let payload = match way {
+                Way::Link => Some(msg.payload()),
+                Way::LinkCopy => Some(&own[..]),
+                _ => None,
+            };
             send(&mut to_a, seq, size, payload)?;
         }
         to_a.finish(false, &never);
@@ -153,7 +165,10 @@ mod tests {
     #[test]
     fn every_way_carries_every_size_there_and_back() {
         let dir = tempfile::tempdir().unwrap();
-        for (i, way) in [Way::Link, Way::LinkInPlace, Way::Pipe].into_iter().enumerate() {
+        for (i, way) in [Way::Link, Way::LinkCopy, Way::LinkInPlace, Way::Pipe]
+            .into_iter()
+            .enumerate()
+        {
             for (j, size) in [8usize, 8192, 1 << 20].into_iter().enumerate() {
                 let sub = dir.path().join(format!("{i}-{j}"));
                 std::fs::create_dir(&sub).unwrap();
