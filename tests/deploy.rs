@@ -176,6 +176,47 @@ fn processes_on_this_machine_share_its_cores_out() {
     assert_ne!(core("Src"), core("Snk"), "{}", report["nets"]);
 }
 
+/// Beside a temporal firewall in `main`, whose cyclic executive has the last core to itself,
+/// a process without cores of its own keeps off that core (where the executive's spin would
+/// hold back its threads), and the report says so; without an executive nothing is kept.
+#[test]
+fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core() {
+    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if allowed < 2 {
+        println!("skipped: one core, none to keep for an executive");
+        return;
+    }
+    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect tt[100us](Src.Snk) | (Src.Snk)\n";
+    let config = "[process.sinks]\n\n[net.\"Snk#3\"]\nprocess = \"sinks\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--tt-mode", "cyclic"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_books_balance(&report);
+    let executive = report["firewalls"][0]["core"].as_u64().expect("the executive's core");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!(
+            "placement: the cyclic executive of main has core {executive} to itself, so sinks runs on core"
+        )),
+        "{warnings}"
+    );
+    let sinks = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["process"] == "sinks")
+        .unwrap();
+    assert_ne!(sinks["core"].as_u64(), Some(executive), "{sinks}");
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--tt-mode", "threads"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !report["warnings"].to_string().contains("cyclic executive of main"),
+        "{}",
+        report["warnings"]
+    );
+}
+
 #[test]
 fn check_names_placement_errors_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

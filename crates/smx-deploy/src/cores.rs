@@ -1,7 +1,8 @@
 //! The cores of the processes on this machine that name none: left alone, each would place its
 //! threads as if it had the machine to itself, and the processes' busiest threads would meet on
 //! the same cores. Instead the allowed cores are shared out, each process getting a contiguous
-//! share in proportion to its boxes (at least one core).
+//! share in proportion to its boxes (at least one core). Beside a slice with a temporal
+//! firewall, which keeps the whole machine, the others keep off its cyclic executives' cores.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,54 @@ pub fn share(local: &[(String, usize)], allowed: &[usize]) -> BTreeMap<String, V
         next += count;
     }
     shares
+}
+
+/// Beside slices whose cyclic executives have cores to themselves (`kept`: per process, its
+/// executives' cores, as its own placement will reserve them), the cores of the `others`
+/// (without cores of their own, each with its number of boxes): shares of the rest, or all of
+/// the rest each where there are too few to share out; and the line that says so. Nothing
+/// when no core is kept, or none would be left.
+pub fn beside_executives(
+    kept: &[(String, Vec<usize>)],
+    others: &[(String, usize)],
+    allowed: &[usize],
+) -> (BTreeMap<String, Vec<usize>>, Option<String>) {
+    let owners: Vec<&(String, Vec<usize>)> = kept.iter().filter(|(_, cores)| !cores.is_empty()).collect();
+    let rest: Vec<usize> = allowed
+        .iter()
+        .copied()
+        .filter(|c| !owners.iter().any(|(_, cores)| cores.contains(c)))
+        .collect();
+    if owners.is_empty() || others.is_empty() || rest.is_empty() {
+        return (BTreeMap::new(), None);
+    }
+    let mut shares = share(others, &rest);
+    if shares.is_empty() {
+        shares = others.iter().map(|(name, _)| (name.clone(), rest.clone())).collect();
+    }
+    let owners: Vec<String> = owners
+        .iter()
+        .map(|(process, cores)| format!("the cyclic executive of {process} has {} to itself", list(cores)))
+        .collect();
+    let names: Vec<&str> = others.iter().map(|(name, _)| name.as_str()).collect();
+    let note = format!(
+        "placement: {}, so {} {} on {} (the `cores` of a process decide instead)",
+        owners.join(" and "),
+        names.join(", "),
+        if names.len() == 1 { "runs" } else { "run" },
+        list(&rest)
+    );
+    (shares, Some(note))
+}
+
+/// "core 3" or "cores 0,1,2".
+fn list(cores: &[usize]) -> String {
+    let numbers = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    if cores.len() == 1 {
+        format!("core {numbers}")
+    } else {
+        format!("cores {numbers}")
+    }
 }
 
 /// `total` split in proportion to `weights`, each part at least 1 (largest remainders first).
@@ -81,6 +130,42 @@ mod tests {
         assert_eq!(shares["tiny"], [7]);
         let all: Vec<usize> = shares.values().flatten().copied().collect();
         assert_eq!(all.len(), 6, "every core once: {shares:?}");
+    }
+
+    #[test]
+    fn beside_an_executive_the_others_keep_off_its_cores() {
+        let kept = [("main".to_string(), vec![3])];
+        let (shares, note) = beside_executives(&kept, &names(&[("sinks", 2)]), &[0, 1, 2, 3]);
+        assert_eq!(shares["sinks"], [0, 1, 2]);
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "placement: the cyclic executive of main has core 3 to itself, so sinks runs on cores 0,1,2 \
+                 (the `cores` of a process decide instead)"
+            )
+        );
+        // Two of them share the rest out; on two cores both get the one left.
+        let (shares, _) = beside_executives(&kept, &names(&[("a", 1), ("b", 1)]), &[0, 1, 2, 3]);
+        assert_eq!((&shares["a"][..], &shares["b"][..]), (&[0, 1][..], &[2][..]));
+        let kept = [("main".to_string(), vec![1])];
+        let (shares, _) = beside_executives(&kept, &names(&[("a", 1), ("b", 1)]), &[0, 1]);
+        assert_eq!((&shares["a"][..], &shares["b"][..]), (&[0][..], &[0][..]));
+    }
+
+    #[test]
+    fn without_an_executive_or_a_core_left_nothing_is_kept() {
+        let none = [("main".to_string(), vec![])];
+        assert_eq!(
+            beside_executives(&none, &names(&[("sinks", 1)]), &[0, 1]),
+            (BTreeMap::new(), None)
+        );
+        let all = [("main".to_string(), vec![0])];
+        assert_eq!(
+            beside_executives(&all, &names(&[("sinks", 1)]), &[0]),
+            (BTreeMap::new(), None)
+        );
+        let kept = [("main".to_string(), vec![1])];
+        assert_eq!(beside_executives(&kept, &[], &[0, 1]), (BTreeMap::new(), None));
     }
 
     #[test]

@@ -86,10 +86,11 @@ impl Deployment {
     /// One job per slice: its graph and the arguments its process runs it with (`common`:
     /// the run's own options; a process's `cores` become its `--pin`). Under `--pin auto`, the
     /// processes on this machine that name no cores share the allowed cores out among them
-    /// (see `cores`), so that they do not each place their threads on the same ones; not when
-    /// a slice has a temporal firewall.
+    /// (see `cores`), so that they do not each place their threads on the same ones. A slice
+    /// with a temporal firewall keeps the whole machine instead, and the others keep off the
+    /// cores its cyclic executives have to themselves ([`Deployment::core_notes`] says which).
     pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
-        let shares = self.local_core_shares(common);
+        let shares = self.local_cores(common).shares;
         self.split
             .slices
             .iter()
@@ -126,34 +127,67 @@ impl Deployment {
     }
 }
 
+/// The cores of the processes on this machine that name none, and why, for the report.
+#[derive(Debug, Default)]
+struct LocalCores {
+    shares: std::collections::BTreeMap<String, Vec<usize>>,
+    note: Option<String>,
+}
+
 impl Deployment {
-    /// The shares of the allowed cores for the processes on this machine without `cores`,
-    /// when the run's placement is `auto`.
-    fn local_core_shares(&self, common: &[String]) -> std::collections::BTreeMap<String, Vec<usize>> {
-        let pin = common
-            .iter()
-            .position(|a| a == "--pin")
-            .and_then(|at| common.get(at + 1));
-        if pin.is_some_and(|p| p != "auto") {
-            return Default::default();
+    /// What the placement decided about the processes' cores, as lines for the report's
+    /// warnings (as each process's runtime says what it decided about its threads).
+    pub fn core_notes(&self, common: &[String]) -> Vec<String> {
+        self.local_cores(common).note.into_iter().collect()
+    }
+
+    /// The cores for the processes on this machine without `cores`, when the run's placement
+    /// is `auto`: shared out among them, or, beside a temporal firewall, all but its
+    /// executives' own.
+    fn local_cores(&self, common: &[String]) -> LocalCores {
+        let option = |name: &str| common.iter().position(|a| a == name).and_then(|at| common.get(at + 1));
+        if option("--pin").is_some_and(|p| p != "auto") {
+            return LocalCores::default();
         }
-        // A temporal firewall's executive needs a core of its own to hold its period: a slice
-        // with one keeps the whole machine's placement, and nothing is shared.
-        let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
-        if self.split.slices.iter().any(timed) {
-            return Default::default();
-        }
-        let local: Vec<(String, usize)> = self
+        let local: Vec<(&slice::Slice, usize)> = self
             .split
             .slices
             .iter()
             .filter_map(|slice| {
                 let process = self.processes.get(&slice.process)?;
                 let here = process.launch.is_none() && process.cores.is_none();
-                here.then(|| (slice.process.clone(), slice.graph.nodes.len()))
+                here.then_some((slice, slice.graph.nodes.len()))
             })
             .collect();
-        cores::share(&local, &cores::allowed())
+        let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
+        let allowed = cores::allowed();
+        if !self.split.slices.iter().any(timed) {
+            let local: Vec<(String, usize)> = local.iter().map(|(s, boxes)| (s.process.clone(), *boxes)).collect();
+            return LocalCores {
+                shares: cores::share(&local, &allowed),
+                note: None,
+            };
+        }
+        // A temporal firewall's executive needs a core of its own to hold its period: a slice
+        // with one keeps the whole machine's placement, and the others keep off its
+        // executives' cores, where a spinning executive would hold them back.
+        let tt_mode = match option("--tt-mode").map(String::as_str) {
+            Some("threads") => smx_runtime::TtMode::Threads,
+            Some("cyclic") => smx_runtime::TtMode::Cyclic,
+            _ => smx_runtime::TtMode::Auto,
+        };
+        let reserved: Vec<(String, Vec<usize>)> = local
+            .iter()
+            .filter(|(s, _)| timed(s))
+            .map(|(s, _)| (s.process.clone(), smx_runtime::executive_cores(&s.graph, tt_mode)))
+            .collect();
+        let others: Vec<(String, usize)> = local
+            .iter()
+            .filter(|(s, _)| !timed(s))
+            .map(|(s, boxes)| (s.process.clone(), *boxes))
+            .collect();
+        let (shares, note) = cores::beside_executives(&reserved, &others, &allowed);
+        LocalCores { shares, note }
     }
 
     /// The whole net, its links and what each slice's nodes and channels stand for: what a

@@ -28,6 +28,8 @@ pub struct Parts<'a> {
     /// The implementations that pass what they read on outside the net (a ZeroMQ sink): a sink
     /// of the whole net that is one does not count in `messages` when another sink does.
     pub bridges: &'a [String],
+    /// What the deployment itself decided (the processes' cores), first among the warnings.
+    pub notes: &'a [String],
 }
 
 /// The merged report as JSON.
@@ -55,7 +57,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     } else {
         "failed".to_string()
     };
-    let mut warnings: Vec<Value> = Vec::new();
+    let mut warnings: Vec<Value> = parts.notes.iter().map(|n| json!(n)).collect();
     let mut sections = Map::new();
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
@@ -168,6 +170,7 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         split: &split,
         outcomes: &outcomes,
         bridges,
+        notes: &[],
     }))
 }
 

@@ -46,5 +46,5 @@ pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, TtM
 pub use plan::check_ports;
 pub use progress::{Progress, Snapshot, stats_line};
 pub use registry::Registry;
-pub use run::run;
+pub use run::{executive_cores, run};
 pub use trace::{DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT, Tracer};

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::RunError;
 use crate::lever::{Lever, LeverWords};
-use crate::options::{Realtime, RunOptions};
+use crate::options::{PinMode, Realtime, RunOptions};
 use crate::registry::Registry;
 use crate::report::{ChannelReport, NetReport, Report, Status, rate};
 use crate::run_state::{Gate, Outcome, RunState};
@@ -90,6 +90,24 @@ fn executive_periods(graph: &NetGraph, mode: firewall::TtMode) -> Vec<Option<Dur
         firewall::TtMode::Cyclic => firewall::executive::periods(graph),
         firewall::TtMode::Threads | firewall::TtMode::Auto => vec![None; graph.nodes.len()],
     }
+}
+
+/// The cores that a run of `graph` under `--pin auto` keeps for its cyclic executives alone,
+/// with `mode` its `--tt-mode`: the last allowed ones, one per executive, as the placement
+/// reserves them when there are more cores than executives and boxes beside them. Other
+/// processes of the machine leave them free, as the run's own box threads do. Empty when the
+/// run keeps none.
+pub fn executive_cores(graph: &NetGraph, mode: firewall::TtMode) -> Vec<usize> {
+    let (tt_mode, _) = decide_tt_mode(graph, mode, LeverWords::default());
+    let executive = executive_periods(graph, tt_mode);
+    if executive.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    let executives = firewall_threads(graph, &executive);
+    let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
+    let allowed = sched::allowed_cores();
+    let box_cores = placement::box_cores(&PinMode::Auto, &allowed, executives, &own_thread);
+    allowed[box_cores..].to_vec()
 }
 
 /// `TtMode::Auto` decided for `graph`, with the decision as a line for the report when it

@@ -120,7 +120,8 @@ pub fn run(
         ));
     }
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
-    let jobs = deployment.jobs(&common_args(args, libraries));
+    let common = common_args(args, libraries);
+    let jobs = deployment.jobs(&common);
     let (outcomes, ending) = supervise::supervise(&exe, jobs, stop).map_err(CliError::rejected)?;
     deployment.clean_up(&outcomes);
     let report = merge::merge(&merge::Parts {
@@ -128,6 +129,7 @@ pub fn run(
         split: &deployment.split,
         outcomes: &outcomes,
         bridges: &deployment.bridges,
+        notes: &deployment.core_notes(&common),
     });
     let text = match args.report {
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
