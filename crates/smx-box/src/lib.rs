@@ -66,7 +66,10 @@
 //!   reads only what the firing rule found, and never waits on an input) lets the runtime step
 //!   the box on the thread of the one box that feeds it, when threads outnumber cores. Nothing
 //!   above changes: one thread still does all of the instance's work, and the firing rule,
-//!   termination and the books are the same.
+//!   termination and the books are the same. A chainable box that sends each message out of
+//!   the net may also say [`SpecBuilder::passes_on`]: chained, it is offered its feeder's
+//!   writes ([`BoxImpl::pass_on`]) while its input is empty, and a message it takes needs
+//!   neither the channel nor a step.
 //! * **Work held across steps is asked for before any wait.** [`BoxImpl::idle`] runs whenever
 //!   the box's thread may wait or nothing new came: before its firing rule waits; chained,
 //!   before any box ahead of it on the thread steps unless that box is

@@ -100,7 +100,7 @@ impl Drop for Foreign {
 pub struct Message {
     /// Sequence number given by the producer (a source counts 0, 1, 2, ...).
     pub seq: u64,
-    /// Creation time in nanoseconds since [`epoch`], on the monotonic clock (see [`Message`] for
+    /// Creation time in nanoseconds since [`epoch`](crate::epoch), on the monotonic clock (see [`Message`] for
     /// who keeps it and who starts a new one). 0: unknown (no end-to-end latency).
     pub sent_ns: u64,
     /// When the runtime last wrote the message into a channel (0: not stamped, the write was
