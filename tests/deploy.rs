@@ -63,6 +63,16 @@ fn assert_books_balance(report: &Value) {
     }
 }
 
+/// The report's row of the net whose `key` is `value` (its `name`, its `process`).
+fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
+    report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n[key] == value)
+        .unwrap_or_else(|| panic!("no net with {key} {value} in {}", report["nets"]))
+}
+
 fn process<'r>(report: &'r Value, name: &str) -> &'r Value {
     report["processes"]
         .as_array()
@@ -141,12 +151,7 @@ fn a_process_with_cores_of_its_own_runs_on_them() {
         let (out, report) = run_json(dir.path(), NET, config, &args);
         assert!(out.status.success(), "{pin:?}: {}", text(&out));
         assert_eq!(process(&report, "sinks")["status"], "ok");
-        let snk = report["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == "Snk")
-            .unwrap();
+        let snk = net_row(&report, "name", "Snk");
         assert_eq!(snk["core"], 0, "{snk}");
     }
 }
@@ -165,12 +170,7 @@ fn processes_on_this_machine_share_its_cores_out() {
     let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000"]);
     assert!(out.status.success(), "{}", text(&out));
     let core = |name: &str| {
-        let net = report["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == name)
-            .unwrap();
+        let net = net_row(&report, "name", name);
         net["core"].as_u64().unwrap_or_else(|| panic!("{net}"))
     };
     assert_ne!(core("Src"), core("Snk"), "{}", report["nets"]);
@@ -201,12 +201,7 @@ fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core()
         )),
         "{warnings}"
     );
-    let sinks = report["nets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["process"] == "sinks")
-        .unwrap();
+    let sinks = net_row(&report, "process", "sinks");
     assert_ne!(sinks["core"].as_u64(), Some(executive), "{sinks}");
     let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--tt-mode", "threads"]);
     assert!(out.status.success(), "{}", text(&out));

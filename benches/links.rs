@@ -1,0 +1,172 @@
+//! Where a message's time goes on a shared-memory link between two processes, in parts that
+//! one process can run (the performance page, "A net over two processes").
+//!
+//! `cargo bench --bench links` (`SMX_BENCH_ROUNDS`, default 5, sets the rounds; the cases run
+//! in turns, round by round, and the table shows medians with their ranges):
+//! * `src chained, passing on`: `Src` with a box chained behind it on one core that takes each
+//!   message from `Src`'s write and drops it (`SpecBuilder::passes_on`, as the link's sink
+//!   takes them): the producer's chain without the ring;
+//! * `src.snk on two cores`: `Src` on a thread of its own and `Snk` on the other core, the
+//!   producer's side of the net in one process;
+//! * `ring, length L`: the link's ring alone, `Producer::send` of 8 bytes into
+//!   `Consumer::next` on two threads pinned to two cores.
+
+use std::time::{Duration, Instant};
+
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigValue, Flow, InPort, Io, Message, PortSpec};
+use smx_graph::NetGraph;
+use smx_runtime::config::NetSettings;
+use smx_runtime::{ChainMode, Link, NetBuilder, PinMode, Registry, RunOptions, run};
+use smx_shm::{Consumer, Next, Producer, Sent};
+
+const MESSAGES: u64 = 5_000_000;
+
+/// Takes every message its feeder writes and drops it.
+struct Discard;
+
+impl BoxImpl for Discard {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        let _ = io.read(InPort(0));
+        Ok(Flow::Return)
+    }
+
+    fn pass_on(&mut self, _msg: &Message) -> bool {
+        true
+    }
+
+    fn pass_on_filled(&mut self, _seq: u64, _sent_ns: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let mut room = [0u8; 64];
+        fill(&mut room[..len.min(64)]);
+        true
+    }
+}
+
+fn registry() -> Registry {
+    fn create(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(Discard))
+    }
+    const DISCARD: BoxSpec = BoxSpec::named("discard")
+        .inputs(&[PortSpec::new("data")])
+        .chainable()
+        .passes_on()
+        .create(create);
+    let mut registry = smxrun::builtin_registry();
+    registry.register(DISCARD);
+    registry
+}
+
+fn src_into(sink: &str) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", sink, &[("data", true)]);
+    let link = Link {
+        len: Some(64),
+        ..Link::default()
+    };
+    net.connect_with(src, "data", snk, "data", link);
+    net.build()
+}
+
+/// ns per message of `Src` into `sink` on `cores`, from the slower net's wall time.
+fn net_ns(registry: &Registry, sink: &str, cores: Vec<usize>) -> f64 {
+    let graph = src_into(sink);
+    let settings = graph
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut box_config = BoxConfig::with_defaults(&n.label, registry.get(&n.func).unwrap()).unwrap();
+            if n.func == "smx_src_rand" {
+                box_config.values.insert("count".into(), ConfigValue::Int(MESSAGES));
+            }
+            NetSettings {
+                box_config,
+                ..NetSettings::default()
+            }
+        })
+        .collect();
+    let opts = RunOptions {
+        settings,
+        pin: PinMode::List(cores),
+        chain: ChainMode::Auto,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, registry, &opts).expect("the net runs");
+    let wall = report.nets.iter().map(|n| n.wall_time_s).fold(0.0, f64::max);
+    wall * 1e9 / MESSAGES as f64
+}
+
+fn pin(core: usize) {
+    let _ = core_affinity::set_for_current(core_affinity::CoreId { id: core });
+}
+
+/// ns per message through the ring of `len` slots between two threads on cores 0 and 1.
+fn ring_ns(len: u64) -> f64 {
+    let dir = tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let path = dir.path().join("ring");
+    let never = || false;
+    let mut producer = Producer::create(&path, len, 64, Duration::from_secs(5)).unwrap();
+    let reader = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            pin(1);
+            let never = || false;
+            let mut consumer = Consumer::open(&path, Duration::from_secs(5), &never).unwrap();
+            let mut got = 0u64;
+            while let Next::Message(_) = consumer.next(None, &never) {
+                got += 1;
+            }
+            got
+        })
+    };
+    pin(0);
+    let start = Instant::now();
+    for seq in 0..MESSAGES {
+        assert_eq!(producer.send(seq, 1, &[7u8; 8], &never).unwrap(), Sent::Published);
+    }
+    producer.finish(false, &never);
+    assert_eq!(reader.join().unwrap(), MESSAGES);
+    start.elapsed().as_nanos() as f64 / MESSAGES as f64
+}
+
+fn main() {
+    let rounds: usize = std::env::var("SMX_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    if core_affinity::get_core_ids().is_none_or(|ids| ids.len() < 2) {
+        println!("links: needs two cores");
+        return;
+    }
+    let registry = registry();
+    type Case<'a> = (&'a str, Box<dyn Fn() -> f64 + 'a>);
+    let cases: Vec<Case> = vec![
+        (
+            "src chained, passing on",
+            Box::new(|| net_ns(&registry, "discard", vec![0])),
+        ),
+        (
+            "src.snk on two cores",
+            Box::new(|| net_ns(&registry, "smx_snk_null", vec![0, 1])),
+        ),
+        ("ring, length 1", Box::new(|| ring_ns(1))),
+        ("ring, length 64", Box::new(|| ring_ns(64))),
+    ];
+    let mut samples = vec![Vec::new(); cases.len()];
+    for _ in 0..rounds {
+        for (k, (_, measure)) in cases.iter().enumerate() {
+            samples[k].push(measure());
+        }
+    }
+    println!("links: {MESSAGES} messages of 8 B per run, {rounds} rounds in turns; ns per message, median (min-max)");
+    for ((name, _), mut ns) in cases.iter().zip(samples) {
+        ns.sort_by(f64::total_cmp);
+        println!(
+            "{name:<26} {:>7.1} ({:.1}-{:.1})",
+            ns[ns.len() / 2],
+            ns[0],
+            ns[ns.len() - 1]
+        );
+    }
+}
