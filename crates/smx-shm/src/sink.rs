@@ -4,8 +4,8 @@
 //! A step publishes every message already waiting on `data` (up to [`BATCH`]), without
 //! waiting for more. On a chain's thread the box also takes each message its feeder writes
 //! while `data` is empty ([`BoxImpl::pass_on`]): it is published from the write, and a
-//! payload the feeder builds in place is built in its slot. It waits only for room in the ring, in slices that notice the
-//! consumer's close or death and the run's stop. When the consumer will take nothing more,
+//! payload the feeder builds in place is built in its slot. It waits only for room in the
+//! ring, in slices that notice the consumer's close or death and the run's stop. When the consumer will take nothing more,
 //! the box ends (its feeders then see the disconnect); at its end it waits until the consumer
 //! took everything (or closed, died, or never came) so that its books are final.
 
@@ -53,17 +53,20 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
 }
 
 impl ShmSink {
-    /// Publishes a message offered by the feeder's write. Anything but a publication (a
-    /// payload too large, a consumer that will take nothing more, the run's stop) returns
-    /// before `fill` runs, and the message goes on through the channel to [`ShmSink::step`],
-    /// which books it and ends or fails the box as for any message it reads.
-    fn publish_passed(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8]), seq: u64, sent_ns: u64) -> bool {
+    /// Publishes a message offered by the feeder's write with `send`. Anything but a
+    /// publication (a payload too large, a consumer that will take nothing more, the run's
+    /// stop) returns before the payload is written, and the message goes on through the
+    /// channel to [`ShmSink::step`], which books it and ends or fails the box as for any
+    /// message it reads.
+    fn publish_passed(
+        &mut self,
+        send: impl FnOnce(&mut Producer, &dyn Fn() -> bool) -> Result<Sent, crate::ShmError>,
+    ) -> bool {
         let Some(producer) = self.producer.as_mut() else {
             return false;
         };
         let stop = &self.stop;
-        let sent = producer.send_in_place(seq, sent_ns, len, fill, &|| stop.load(Ordering::Relaxed));
-        matches!(sent, Ok(Sent::Published))
+        matches!(send(producer, &|| stop.load(Ordering::Relaxed)), Ok(Sent::Published))
     }
 }
 
@@ -109,16 +112,12 @@ impl BoxImpl for ShmSink {
     }
 
     fn pass_on(&mut self, msg: &Message) -> bool {
-        self.publish_passed(
-            msg.payload().len(),
-            &mut |slot| slot.copy_from_slice(msg.payload()),
-            msg.seq,
-            msg.sent_ns,
-        )
+        // The copy of a step's send: a large payload with the stores that suit it.
+        self.publish_passed(|producer, stop| producer.send(msg.seq, msg.sent_ns, msg.payload(), stop))
     }
 
     fn pass_on_filled(&mut self, seq: u64, sent_ns: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        self.publish_passed(len, fill, seq, sent_ns)
+        self.publish_passed(|producer, stop| producer.send_in_place(seq, sent_ns, len, fill, stop))
     }
 
     fn abort(&mut self, _why: &str) {
