@@ -16,15 +16,16 @@
 //!   (`SMX_BENCH_PAIR_MESSAGES`, default 500,000, sets each source's count);
 //! * `SMX_BENCH=rss ...`: `Src.Snk` over 10 million messages, resident memory every 100 ms.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use common::options;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use smx_box::Message;
-use smx_box::{BoxConfig, ConfigValue};
 use smx_graph::NetGraph;
 use smx_runtime::channel::{ChannelKind, channel};
-use smx_runtime::config::NetSettings;
 use smx_runtime::{Link, NetBuilder};
 use smx_runtime::{PinMode, Registry, RunOptions, run};
 
@@ -48,28 +49,6 @@ fn pairs(n: usize, len: u32) -> NetGraph {
         );
     }
     net.build()
-}
-
-fn options(graph: &NetGraph, registry: &Registry, count: u64, pin: PinMode) -> RunOptions {
-    let settings = graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut box_config = BoxConfig::with_defaults(&n.label, registry.get(&n.func).unwrap()).unwrap();
-            if n.func == "smx_src_rand" {
-                box_config.values.insert("count".into(), ConfigValue::Int(count));
-            }
-            NetSettings {
-                box_config,
-                ..NetSettings::default()
-            }
-        })
-        .collect();
-    RunOptions {
-        settings,
-        pin,
-        ..RunOptions::default()
-    }
 }
 
 /// Wall time of the slowest net of one smx run (what the report's loop rates are based on).

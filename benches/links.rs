@@ -11,12 +11,13 @@
 //! * `ring, length L`: the link's ring alone, `Producer::send` of 8 bytes into
 //!   `Consumer::next` on two threads pinned to two cores.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, ConfigValue, Flow, InPort, Io, Message, PortSpec};
+use smx_box::{BoxConfig, BoxError, BoxImpl, BoxSpec, Flow, InPort, Io, Message, PortSpec};
 use smx_graph::NetGraph;
-use smx_runtime::config::NetSettings;
-use smx_runtime::{ChainMode, Link, NetBuilder, PinMode, Registry, RunOptions, run};
+use smx_runtime::{Link, NetBuilder, PinMode, Registry, run};
 use smx_shm::{Consumer, Next, Producer, Sent};
 
 const MESSAGES: u64 = 5_000_000;
@@ -70,26 +71,7 @@ fn src_into(sink: &str) -> NetGraph {
 /// ns per message of `Src` into `sink` on `cores`, from the slower net's wall time.
 fn net_ns(registry: &Registry, sink: &str, cores: Vec<usize>) -> f64 {
     let graph = src_into(sink);
-    let settings = graph
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut box_config = BoxConfig::with_defaults(&n.label, registry.get(&n.func).unwrap()).unwrap();
-            if n.func == "smx_src_rand" {
-                box_config.values.insert("count".into(), ConfigValue::Int(MESSAGES));
-            }
-            NetSettings {
-                box_config,
-                ..NetSettings::default()
-            }
-        })
-        .collect();
-    let opts = RunOptions {
-        settings,
-        pin: PinMode::List(cores),
-        chain: ChainMode::Auto,
-        ..RunOptions::default()
-    };
+    let opts = common::options(&graph, registry, MESSAGES, PinMode::List(cores));
     let report = run(&graph, registry, &opts).expect("the net runs");
     let wall = report.nets.iter().map(|n| n.wall_time_s).fold(0.0, f64::max);
     wall * 1e9 / MESSAGES as f64
