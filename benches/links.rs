@@ -2,7 +2,8 @@
 //! one process can run (the performance page, "A net over two processes").
 //!
 //! `cargo bench --bench links` (`SMX_BENCH_ROUNDS`, default 5, sets the rounds; the cases run
-//! in turns, round by round, and the table shows medians with their ranges):
+//! in turns, round by round, and the table shows medians with their ranges; `cargo test`
+//! runs one short round):
 //! * `src chained, passing on`: `Src` with a box chained behind it on one core that takes each
 //!   message from `Src`'s write and drops it (`SpecBuilder::passes_on`, as the link's sink
 //!   takes them): the producer's chain without the ring;
@@ -20,7 +21,15 @@ use smx_graph::NetGraph;
 use smx_runtime::{Link, NetBuilder, PinMode, Registry, run};
 use smx_shm::{Consumer, Next, Producer, Sent};
 
-const MESSAGES: u64 = 5_000_000;
+/// Messages per run; `cargo test --benches` (no `--bench` argument) runs one round of a
+/// smoke count instead, so that the test suite only checks that each part runs.
+fn messages() -> u64 {
+    if std::env::args().any(|a| a == "--bench") {
+        5_000_000
+    } else {
+        10_000
+    }
+}
 
 /// Takes every message its feeder writes and drops it.
 struct Discard;
@@ -71,10 +80,10 @@ fn src_into(sink: &str) -> NetGraph {
 /// ns per message of `Src` into `sink` on `cores`, from the slower net's wall time.
 fn net_ns(registry: &Registry, sink: &str, cores: Vec<usize>) -> f64 {
     let graph = src_into(sink);
-    let opts = common::options(&graph, registry, MESSAGES, PinMode::List(cores));
+    let opts = common::options(&graph, registry, messages(), PinMode::List(cores));
     let report = run(&graph, registry, &opts).expect("the net runs");
     let wall = report.nets.iter().map(|n| n.wall_time_s).fold(0.0, f64::max);
-    wall * 1e9 / MESSAGES as f64
+    wall * 1e9 / messages() as f64
 }
 
 fn pin(core: usize) {
@@ -104,19 +113,22 @@ fn ring_ns(len: u64) -> f64 {
     };
     pin(0);
     let start = Instant::now();
-    for seq in 0..MESSAGES {
+    for seq in 0..messages() {
         assert_eq!(producer.send(seq, 1, &[7u8; 8], &never).unwrap(), Sent::Published);
     }
     producer.finish(false, &never);
-    assert_eq!(reader.join().unwrap(), MESSAGES);
-    start.elapsed().as_nanos() as f64 / MESSAGES as f64
+    assert_eq!(reader.join().unwrap(), messages());
+    start.elapsed().as_nanos() as f64 / messages() as f64
 }
 
 fn main() {
-    let rounds: usize = std::env::var("SMX_BENCH_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+    let rounds: usize = match std::env::args().any(|a| a == "--bench") {
+        true => std::env::var("SMX_BENCH_ROUNDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5),
+        false => 1,
+    };
     if core_affinity::get_core_ids().is_none_or(|ids| ids.len() < 2) {
         println!("links: needs two cores");
         return;
@@ -141,7 +153,10 @@ fn main() {
             samples[k].push(measure());
         }
     }
-    println!("links: {MESSAGES} messages of 8 B per run, {rounds} rounds in turns; ns per message, median (min-max)");
+    println!(
+        "links: {} messages of 8 B per run, {rounds} rounds in turns; ns per message, median (min-max)",
+        messages()
+    );
     for ((name, _), mut ns) in cases.iter().zip(samples) {
         ns.sort_by(f64::total_cmp);
         println!(
