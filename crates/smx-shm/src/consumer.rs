@@ -164,9 +164,14 @@ impl Consumer {
             let h = self.seg.header();
             let next = self.next;
             let ready = || h.producer.head.load(Ordering::Acquire) > next;
-            let woke = wait_for(&h.producer.data_word, &h.consumer_sleeps, settle, ready, || {
-                self.why_not(stop, deadline)
-            });
+            let shared = ring::sharing_a_core(&h.consumer_sleeps, &h.producer_sleeps);
+            let woke = wait_for(
+                &h.producer.data_word,
+                &h.consumer_sleeps,
+                (settle, shared),
+                ready,
+                || self.why_not(stop, deadline),
+            );
             match woke {
                 Ok(()) | Err(Wake::Data) => {
                     if self.refresh_published() {

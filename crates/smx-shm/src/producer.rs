@@ -139,8 +139,12 @@ impl Producer {
             let has_room = || head - h.release.tail.load(Ordering::Acquire) < layout.capacity;
             if !has_room() {
                 self.books.full_waits += 1;
-                wait_for_batch(h, head, layout.capacity);
-                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, 1, has_room, || {
+                // On a shared core the consumer cannot free a batch while this side spins.
+                let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
+                if !shared {
+                    wait_for_batch(h, head, layout.capacity);
+                }
+                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, (1, shared), has_room, || {
                     self.over(stop)
                 }) {
                     return Ok(Sent::Over(self.settle(end)));
@@ -184,7 +188,8 @@ impl Producer {
             let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
             // The consumer wakes the producer's space word when it takes the last message of
             // an ended stream (and when it closes).
-            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, 1, drained, || {
+            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
+            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, (1, shared), drained, || {
                 self.over(stop)
             }) {
                 Ok(()) => ConsumerEnd::Drained,

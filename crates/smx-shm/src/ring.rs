@@ -9,11 +9,12 @@
 //! released positions, by compare-and-swap, so each step of it is taken once.
 //!
 //! Waiting: a side that finds nothing to do spins briefly (offering its core now and then, to
-//! a peer that may share it), then announces that it sleeps and sleeps on a futex word (shared,
-//! not `FUTEX_PRIVATE`, so it works across processes) in slices of [`WAIT_SLICE`], checking
-//! between slices whether its peer ended or died and whether the run stops. The other side
-//! wakes it only when it announced that it sleeps, so a busy link
-//! makes no system call per message.
+//! a peer that may share it, and after every look when the peer's thread last waited on this
+//! very CPU: see [`sharing_a_core`]), then announces that it sleeps and sleeps on a futex word
+//! (shared, not `FUTEX_PRIVATE`, so it works across processes) in slices of [`WAIT_SLICE`],
+//! checking between slices whether its peer ended or died and whether the run stops. The other
+//! side wakes it only when it announced that it sleeps, so a busy link makes no system call
+//! per message.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -73,12 +74,31 @@ pub struct ReleaseLine {
     pub space_word: AtomicU32,
 }
 
-/// A side's announcement that it sleeps: written only around a sleep and read by the other
-/// side after each message, so on a line of its own it stays in both caches while the link
-/// is busy.
+/// A side's announcement that it sleeps, and the CPU it last waited on: written only around
+/// a wait and read by the other side after each message, so on a line of its own it stays in
+/// both caches while the link is busy.
 #[repr(C, align(64))]
 pub struct SleepLine {
     pub sleeps: AtomicU32,
+    /// The CPU this side's thread last began a wait on, plus one (0: none yet).
+    pub cpu: AtomicU32,
+}
+
+/// Whether this thread and the other side's last began a wait on the same CPU, noting this
+/// thread's CPU in `mine` for the other side. Two processes' threads on one core take turns:
+/// while one polls, the other cannot run to answer, so a wait there offers the core at once
+/// instead of spinning. A thread that moved between CPUs costs one wait of the wrong kind.
+pub fn sharing_a_core(mine: &SleepLine, peer: &SleepLine) -> bool {
+    // SAFETY: no arguments; it reads the calling thread's CPU.
+    let cpu = unsafe { libc::sched_getcpu() };
+    let Ok(cpu) = u32::try_from(cpu) else {
+        return false;
+    };
+    let cpu = cpu + 1;
+    if mine.cpu.load(Ordering::Relaxed) != cpu {
+        mine.cpu.store(cpu, Ordering::Relaxed);
+    }
+    peer.cpu.load(Ordering::Relaxed) == cpu
 }
 
 #[repr(C)]
@@ -242,19 +262,25 @@ pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32) {
 }
 
 /// Waits until `ready` says so or `give_up` names a reason (checked between sleeps). While it
-/// spins it looks at once and then every `settle` polls.
+/// spins it looks at once and then every `settle` polls; `shared` (the other side's thread is
+/// on this core, [`sharing_a_core`]): it offers the core after every look.
 pub fn wait_for<R>(
     word: &AtomicU32,
     sleeps: &SleepLine,
-    settle: u32,
+    (settle, shared): (u32, bool),
     mut ready: impl FnMut() -> bool,
     mut give_up: impl FnMut() -> Option<R>,
 ) -> Result<(), R> {
+    let (settle, polls_per_yield) = if shared {
+        (1, 1)
+    } else {
+        (settle.max(1), POLLS_PER_YIELD)
+    };
     for poll in 1..=SPIN {
-        if (poll == 1 || poll % settle.max(1) == 0) && ready() {
+        if (poll == 1 || poll % settle == 0) && ready() {
             return Ok(());
         }
-        if poll % POLLS_PER_YIELD == 0 {
+        if poll % polls_per_yield == 0 {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();
@@ -317,4 +343,67 @@ pub fn clock_offset() -> u64 {
         let before = smx_box::now_ns();
         machine_now_ns().wrapping_sub(before)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line() -> SleepLine {
+        SleepLine {
+            sleeps: AtomicU32::new(0),
+            cpu: AtomicU32::new(0),
+        }
+    }
+
+    /// Runs `f` on a thread pinned to `cpu`.
+    fn on_cpu<R: Send>(cpu: usize, f: impl FnOnce() -> R + Send) -> R {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: a zeroed cpu_set_t is an empty set; one CPU is added to it.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    assert_eq!(
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                        0
+                    );
+                }
+                f()
+            })
+            .join()
+            .unwrap()
+        })
+    }
+
+    fn allowed_cpus() -> Vec<usize> {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set, filled in by the call.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+                0
+            );
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|c| libc::CPU_ISSET(*c, &set))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn two_sides_share_a_core_once_both_waited_on_the_same_cpu() {
+        let cpus = allowed_cpus();
+        let (producer, consumer) = (line(), line());
+        // The peer never waited: nothing is known.
+        assert!(!on_cpu(cpus[0], || sharing_a_core(&producer, &consumer)));
+        assert!(on_cpu(cpus[0], || sharing_a_core(&consumer, &producer)));
+        assert!(on_cpu(cpus[0], || sharing_a_core(&producer, &consumer)));
+        if let Some(&other) = cpus.get(1) {
+            // The consumer moved to another CPU: neither side shares any more.
+            assert!(!on_cpu(other, || sharing_a_core(&consumer, &producer)));
+            assert!(!on_cpu(cpus[0], || sharing_a_core(&producer, &consumer)));
+        } else {
+            println!("one CPU: the case of two CPUs is not run");
+        }
+    }
 }
