@@ -24,11 +24,13 @@ use smx_shm::{Consumer, Next, Producer, Sent};
 /// Messages per run; `cargo test --benches` (no `--bench` argument) runs one round of a
 /// smoke count instead, so that the test suite only checks that each part runs.
 fn messages() -> u64 {
-    if std::env::args().any(|a| a == "--bench") {
-        5_000_000
-    } else {
-        10_000
-    }
+    if full_run() { 5_000_000 } else { 10_000 }
+}
+
+/// `cargo bench` passes `--bench`; `cargo test --benches` passes nothing.
+fn full_run() -> bool {
+    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FULL.get_or_init(|| std::env::args().any(|a| a == "--bench"))
 }
 
 /// Takes every message its feeder writes and drops it.
@@ -122,7 +124,7 @@ fn ring_ns(len: u64) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = match std::env::args().any(|a| a == "--bench") {
+    let rounds: usize = match full_run() {
         true => std::env::var("SMX_BENCH_ROUNDS")
             .ok()
             .and_then(|s| s.parse().ok())

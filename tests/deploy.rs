@@ -63,6 +63,16 @@ fn assert_books_balance(report: &Value) {
     }
 }
 
+/// Whether this machine lets the tests use a single core; then says the test is skipped and
+/// `why` (what a second core would have shown).
+fn one_core(why: &str) -> bool {
+    let one = std::thread::available_parallelism().map_or(1, |n| n.get()) < 2;
+    if one {
+        println!("skipped: one core, {why}");
+    }
+    one
+}
+
 /// The report's row of the net whose `key` is `value` (its `name`, its `process`).
 fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
     report["nets"]
@@ -160,9 +170,7 @@ fn a_process_with_cores_of_its_own_runs_on_them() {
 /// the same cores: the allowed cores are shared out between them.
 #[test]
 fn processes_on_this_machine_share_its_cores_out() {
-    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if allowed < 2 {
-        println!("skipped: one core, nothing to share");
+    if one_core("nothing to share") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -181,9 +189,7 @@ fn processes_on_this_machine_share_its_cores_out() {
 /// hold back its threads), and the report says so; without an executive nothing is kept.
 #[test]
 fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core() {
-    let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if allowed < 2 {
-        println!("skipped: one core, none to keep for an executive");
+    if one_core("none to keep for an executive") {
         return;
     }
     let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
