@@ -367,8 +367,10 @@ mod tests {
                 break;
             }
         }
+        // The guard books a cut just after it shuts the connection down, so a write refused by
+        // the shutdown can come before the count: the count is waited for, not read once.
         // A connection that was shut down is no longer established.
-        let shut = cut() && bytes_received(guarded.as_raw_fd()).is_none();
+        let shut = wait_until(&cut) && bytes_received(guarded.as_raw_fd()).is_none();
         let _ = flooding.shutdown(std::net::Shutdown::Both);
         let _ = reader.join();
         shut
