@@ -134,9 +134,9 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_books_balance(&report);
 }
 
-/// A link has its channel's length, also one that `--channel-len` gives: the ring holds that
-/// many messages, and each half beside it one, so the producer is held back after about the
-/// channel's length across the cut, as in one process.
+/// A link has its channel's length, also one that `--channel-len` gives: the ring holds half
+/// of it and the consumer's half the other half (the producer's half one more), so the
+/// producer is held back after about the channel's length across the cut, as in one process.
 #[test]
 fn a_link_holds_its_channels_length() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,7 +145,7 @@ fn a_link_holds_its_channels_length() {
     assert!(out.status.success(), "{}", text(&out));
     let channel = &report["channels"][0];
     assert_eq!(channel["len"], 64, "{channel}");
-    assert_eq!(channel["link"]["sender"]["len"], 64, "the ring: {channel}");
+    assert_eq!(channel["link"]["sender"]["len"], 32, "the ring: {channel}");
     assert_eq!(channel["read"], 2000);
     assert_books_balance(&report);
 }

@@ -280,7 +280,7 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                         consumer.and_then(|(_, r)| r.clone()),
                     );
                     let mut row = link_row(link, sides, parts, reports);
-                    // The channel's length, which its ring has, not its halves' (one each).
+                    // The channel's length, which the ring and the halves share, not the ring's.
                     row["len"] = json!(edge.len);
                     row
                 }

@@ -231,12 +231,13 @@ pub const LINK_HEARTBEAT: std::time::Duration = std::time::Duration::from_millis
 /// The configuration of the two link boxes as `key=value`, CURVE keys made here.
 fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
     if link.transport == Transport::Shm {
-        // One ring of the channel's length in a file of this run; slots hold the largest
-        // message a link carries (the file is sparse: a slot costs only what its messages fill).
+        // One ring in a file of this run, of the channel's length less what the consumer's
+        // half holds (`shm_lengths`); slots hold the largest message a link carries (the file
+        // is sparse: a slot costs only what its messages fill).
         let path = format!("path={}", link.endpoint);
         let sink = vec![
             path.clone(),
-            format!("len={}", edge.len.max(1)),
+            format!("len={}", shm_lengths(edge.len, edge.ddst).ring),
             format!("max_payload={SHM_MAX_PAYLOAD}"),
         ];
         return Ok((sink, vec![path]));
@@ -293,15 +294,46 @@ fn add_link_end(slice: &mut Slice, link: &Link, edge: &Edge, node: usize, sets: 
     } else {
         push_edge(slice, edge, id, node, false);
     }
-    // The ring holds the channel's length: a coupled half beside it holds one message, so the
-    // producer is held back after about the channel's length across the cut, as in one
-    // process, and each half hands its messages over one at a time, which keeps the ring fed
-    // steadily instead of in channelfuls.
     let coupled = if sink { !edge.dsrc } else { !edge.ddst };
     if link.transport == Transport::Shm && coupled {
         let half = slice.graph.edges.last_mut().expect("just pushed");
-        half.len = 1;
+        half.len = if sink {
+            1
+        } else {
+            shm_lengths(edge.len, edge.ddst).consumer_half
+        };
         half.len_declared = true;
+    }
+}
+
+/// How a channel's length is shared out over a shared-memory link: the ring, and the coupled
+/// channel from the link's source box to the consumer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ShmLengths {
+    ring: u32,
+    /// The consumer's half, when it is coupled (a decoupled one keeps the channel's length).
+    consumer_half: u32,
+}
+
+/// Together the ring, the consumer's half and the producer's half (one message) hold the
+/// channel's length and one more, so the producer is held back across the cut about where it
+/// would be in one process. The consumer's half takes half the length: a chain there
+/// (the link's source box and the consumer on one thread) then steps the consumer once per
+/// batch of messages instead of once per message, which is what limits the link's rate (the
+/// performance page has the figures). The producer's half keeps one message: its box's writes
+/// go into the ring from the write itself (`SpecBuilder::passes_on`).
+fn shm_lengths(len: u32, consumer_decoupled: bool) -> ShmLengths {
+    let len = len.max(1);
+    if consumer_decoupled {
+        return ShmLengths {
+            ring: len,
+            consumer_half: len,
+        };
+    }
+    let consumer_half = (len / 2).max(1);
+    ShmLengths {
+        ring: (len - len / 2).max(1),
+        consumer_half,
     }
 }
 
@@ -401,5 +433,27 @@ fn value_text(value: &ConfigValue) -> String {
         ConfigValue::Bool(b) => b.to_string(),
         ConfigValue::Str(s) => s.clone(),
         ConfigValue::Duration(d) => format!("{}ns", d.as_nanos()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_memory_link_shares_its_channels_length_between_ring_and_consumer() {
+        let split = |len| {
+            let l = shm_lengths(len, false);
+            (l.ring, l.consumer_half)
+        };
+        assert_eq!(split(64), (32, 32));
+        assert_eq!(split(5), (3, 2));
+        assert_eq!(split(2), (1, 1));
+        // Neither ever holds nothing; a length of 0 is taken as 1.
+        assert_eq!(split(1), (1, 1));
+        assert_eq!(split(0), (1, 1));
+        // A decoupled consumer's half keeps the channel's meaning: the whole length, as the ring.
+        let decoupled = shm_lengths(64, true);
+        assert_eq!((decoupled.ring, decoupled.consumer_half), (64, 64));
     }
 }

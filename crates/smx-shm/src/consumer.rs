@@ -305,6 +305,10 @@ impl Consumer {
     /// The published message at `pos`, as its descriptor gives it.
     fn slot(&self, pos: u64) -> Slot {
         let layout = self.seg.layout();
+        let ahead = pos + ring::FETCH_AHEAD;
+        if ahead < self.published {
+            ring::prefetch_to_read(self.seg.at(layout.descriptor_offset(ahead)));
+        }
         // SAFETY: descriptors are atomics within the mapping.
         let desc = unsafe { &*(self.seg.at(layout.descriptor_offset(pos)) as *const Descriptor) };
         let created = desc.created_mono_ns.load(Ordering::Relaxed);

@@ -168,6 +168,11 @@ impl Producer {
         desc.len.store(len as u64, Ordering::Relaxed);
         self.head = head + 1;
         h.producer.head.store(self.head, Ordering::Release);
+        let ahead = head + ring::FETCH_AHEAD;
+        // Only a slot known free: one the consumer still reads would be taken from under it.
+        if ahead < self.room_until {
+            ring::prefetch_to_write(self.seg.at(layout.descriptor_offset(ahead)));
+        }
         self.books.written += 1;
         wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word);
         Ok(Sent::Published)
