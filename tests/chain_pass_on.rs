@@ -104,8 +104,8 @@ fn registry() -> Registry {
     registry
 }
 
-/// `Src -> Taker` on a channel of length `len`; `size`: Src's payload (a small one is built
-/// in place with `write_filled`, a large one written whole with `write`).
+/// `Src -> Taker` on a channel of length `len` (Src's `size`, set by the caller, decides
+/// whether it builds a payload in place with `write_filled` or writes it whole with `write`).
 fn pair(len: u32) -> NetGraph {
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);

@@ -332,7 +332,7 @@ fn shm_lengths(len: u32, consumer_decoupled: bool) -> ShmLengths {
     }
     let consumer_half = (len / 2).max(1);
     ShmLengths {
-        ring: (len - len / 2).max(1),
+        ring: len - len / 2,
         consumer_half,
     }
 }

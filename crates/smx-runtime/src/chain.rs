@@ -37,16 +37,15 @@
 //!   something; a head that never waits otherwise runs ahead, and its follower takes a
 //!   channelful at a time. The firing rule, the books, the order and termination are those of
 //!   threads of their own; only the thread changes, and a follower's channel never waits, so
-//!   its spin and park settings do not apply. A follower whose spec says it takes its
-//!   feeder's writes ([`smx_box::SpecBuilder::passes_on`], a link's sink) is offered each
-//!   write while its channel is empty ([`crate::net::Driver::pass_on`]): what it takes goes
-//!   out from the write, booked on the channel as written and read, and needs no step of its
-//!   own. What differs is slack: behind a head that may
-//!   wait, a follower runs as soon as its input holds something, so while it blocks on a write
-//!   of its own the head cannot run ahead and fill the channel between them, as a head on its
-//!   own thread could. A net that needs that slack to make progress (another path from the
-//!   head's own producers into the follower's consumer) already depends on channel lengths;
-//!   `--chain off` gives it back.
+//!   its spin and park settings do not apply. A follower whose spec says it takes its feeder's
+//!   writes ([`smx_box::SpecBuilder::passes_on`], a link's sink) is offered each write while
+//!   its channel is empty ([`crate::net::Driver::pass_on`]): what it takes goes out from the
+//!   write, booked on the channel as written and read, and needs no step of its own. What
+//!   differs is slack: behind a head that may wait, a follower runs as soon as its input holds
+//!   something, so while it blocks on a write of its own the head cannot run ahead and fill the
+//!   channel between them, as a head on its own thread could. A net that needs that slack to
+//!   make progress (another path from the head's own producers into the follower's consumer)
+//!   already depends on channel lengths; `--chain off` gives it back.
 //! * **When**: by [`decide`], only when the run's box threads outnumber the cores they may use
 //!   (`--chain auto`, the default), never under `--trace` (whose timeline is per box thread),
 //!   and never with `--chain off`.

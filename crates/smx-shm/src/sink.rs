@@ -1,13 +1,13 @@
 //! `smx_link_shm_snk(in data)`: the producer's end of a link, publishing each message it reads
 //! into the ring.
 //!
-//! A step publishes every message already waiting on `data` (up to [`BATCH`]), without
-//! waiting for more. On a chain's thread the box also takes each message its feeder writes
-//! while `data` is empty ([`BoxImpl::pass_on`]): it is published from the write, and a
-//! payload the feeder builds in place is built in its slot. It waits only for room in the
-//! ring, in slices that notice the consumer's close or death and the run's stop. When the consumer will take nothing more,
-//! the box ends (its feeders then see the disconnect); at its end it waits until the consumer
-//! took everything (or closed, died, or never came) so that its books are final.
+//! A step publishes every message already waiting on `data` (up to [`BATCH`]), without waiting
+//! for more. On a chain's thread the box also takes each message its feeder writes while `data`
+//! is empty ([`BoxImpl::pass_on`]): it is published from the write, and a payload the feeder
+//! builds in place is built in its slot. It waits only for room in the ring, in slices that
+//! notice the consumer's close or death and the run's stop. When the consumer will take nothing
+//! more, the box ends (its feeders then see the disconnect); at its end it waits until the
+//! consumer took everything (or closed, died, or never came) so that its books are final.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

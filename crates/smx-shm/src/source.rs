@@ -4,8 +4,8 @@
 //! Init waits (at most `timeout`) for the producer to create the file. A step waits for the
 //! first message, in slices that notice the producer's end or death and the run's stop, then
 //! emits what is already published (up to [`BATCH`]) without waiting for more. A payload the
-//! consumer copies is copied straight into the message built in the channel's slot. Writes block
-//! on a full channel as any box's do, so the ring holds back the producer in turn.
+//! consumer copies is copied straight into the message built in the channel's slot. Writes
+//! block on a full channel as any box's do, so the ring holds back the producer in turn.
 
 use smx_box::prelude::*;
 
