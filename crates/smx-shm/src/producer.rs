@@ -152,10 +152,9 @@ impl Producer {
             }
             self.room_until = h.release.tail.load(Ordering::Acquire) + layout.capacity;
         }
-        // SAFETY: the slot of `head` is free (tail > head - capacity) and only this side
-        // writes free slots; the payload area holds `max_payload` bytes.
         // SAFETY: the slot of `head` is free (the consumer released it: `has_room`) and lies
-        // inside the mapping; only this producer writes it until it is published.
+        // inside the mapping, with room for `max_payload` bytes; only this producer writes it
+        // until it is published.
         fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head, len)), len) });
         let desc = self.descriptor(head);
         desc.seq.store(seq, Ordering::Relaxed);
