@@ -513,7 +513,7 @@ fn the_chaining_note_names_the_setting_in_the_drivers_words() {
         "{note}"
     );
     let cli = RunOptions {
-        lever_words: smx_runtime::LeverWords(smxrun::cli::run::flag_words),
+        lever_words: smx_runtime::LeverWords(smxrun::cli::words::flag_words),
         ..one_core(&graph, &registry, 1_000, ChainMode::Auto)
     };
     let report = run(&graph, &registry, &cli).unwrap();

@@ -239,12 +239,22 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:3: key 'process' of net 'Snk': unknown process 'nowhere'"),
         "{err}"
     );
+    let err = check("[process.x]\nhost = \"192.0.2.9\"\nlaunch = \"/no/such/runner\"\n");
+    assert!(
+        err.contains("c.toml:3: key 'launch': process 'x': launch command '/no/such/runner' is not a program"),
+        "{err}"
+    );
+    let err = check("[process.b]\ncores = [100000]\n[net.Snk]\nprocess = \"b\"\n");
+    assert!(
+        err.contains("c.toml:2: key 'cores': process 'b': core 100000 is not available on this machine"),
+        "{err}"
+    );
     let err = check("[process.far]\nhost = \"192.0.2.9\"\n");
     assert!(
         err.contains("c.toml:1: process 'far': host '192.0.2.9' is not an address of this machine"),
         "{err}"
     );
-    let err = check("[process.x]\nlaunch = \"ssh h\"\n");
+    let err = check("[process.x]\nlaunch = \"env h\"\n");
     assert!(
         err.contains("c.toml:1: process 'x': `launch` starts it elsewhere"),
         "{err}"
@@ -418,7 +428,8 @@ fn sigterm_stops_every_process_and_the_report_covers_the_run() {
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
-    assert_eq!(process(&report, "main")["status"].as_str(), Some("ended"));
+    assert_eq!(report["status"], "stopped", "a stop asked for is no failure: {report}");
+    assert_eq!(process(&report, "main")["status"].as_str(), Some("stopped"));
     assert!(report["channels"][0]["read"].as_u64().unwrap() > 0);
     assert_books_balance(&report);
     for pid in slices {

@@ -118,7 +118,7 @@ fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
 
     // Without a probe the figures are given and the probe named: the command line's command in
     // its report, the library's function by default.
-    let out = text::render_with(&report, smx_runtime::LeverWords(smxrun::cli::run::flag_words));
+    let out = text::render_with(&report, smx_runtime::LeverWords(smxrun::cli::words::flag_words));
     let line = last_line(&out);
     assert!(line.starts_with("Period 10.0us:"), "{out}");
     assert!(
@@ -173,7 +173,7 @@ fn the_after_run_probe_measures_each_firewall_period_once() {
     report.probes.clear();
     probe_periods(&mut report);
     assert!(report.probes.is_empty());
-    let words = smx_runtime::LeverWords(smxrun::cli::run::flag_words);
+    let words = smx_runtime::LeverWords(smxrun::cli::words::flag_words);
     assert!(last_line(&text::render_with(&report, words)).contains("smxrun probe --period 1s"));
 }
 

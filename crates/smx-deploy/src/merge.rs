@@ -10,7 +10,8 @@
 //! counted lost on its side.
 
 use serde_json::{Map, Value, json};
-use smx_graph::NetGraph;
+use smx_graph::{NetGraph, NodeKind, Timing};
+use smx_runtime::channel::ChannelKind;
 
 use crate::slice::{Link, Origin, Split};
 
@@ -51,11 +52,14 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         .filter_map(|r| r["wall_time_s"].as_f64())
         .fold(0.0, f64::max);
     let messages = whole_net_messages(parts.graph, &channels, parts.bridges);
-    let all_ok = parts.outcomes.iter().all(|o| o.status == "ok");
-    let status = if all_ok {
-        worst_status(&reports)
-    } else {
-        "failed".to_string()
+    // A process the supervisor stopped (the run was stopped, or another process ended it) is no
+    // failure of its own: the run is then as stopped as its reports say, and at least stopped.
+    let stopped = |o: &&Outcome| o.status == "stopped";
+    let all_ok = parts.outcomes.iter().all(|o| o.status == "ok" || stopped(&o));
+    let status = match worst_status(&reports) {
+        _ if !all_ok => "failed".to_string(),
+        worst if worst == "ok" && parts.outcomes.iter().any(|o| stopped(&o)) => "stopped".to_string(),
+        worst => worst,
     };
     let mut warnings: Vec<Value> = parts.notes.iter().map(|n| json!(n)).collect();
     let mut sections = Map::new();
@@ -72,6 +76,9 @@ pub fn merge(parts: &Parts<'_>) -> Value {
             }
         }
     }
+    // A section of the link boxes alone is empty once they are gone; one process's report
+    // has no empty section.
+    sections.retain(|_, rows| rows.as_array().is_some_and(|rows| !rows.is_empty()));
     json!({
         "format_version": FORMAT_VERSION,
         "wall_time_s": wall,
@@ -82,9 +89,95 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "nets": nets,
         "channels": channels,
         "firewalls": reports.iter().flatten().flat_map(|r| r["firewalls"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
+        "latency": merged_latency(parts, &reports),
+        "probes": reports.iter().flatten().flat_map(|r| r["probes"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
         "sections": sections,
         "warnings": warnings,
     })
+}
+
+/// The `latency` object of one process's report for the whole net: how each slice sampled
+/// (the first slice's settings: every process runs with the same), anomalies summed, and the
+/// sinks and paths of the whole net under their ids in it. A path that starts at a link's
+/// receiving end starts, in the whole net, at the one source that feeds the link's sending
+/// end, when there is one and the two hosts' clocks are comparable (else its latency counts
+/// from the arrival, not from the source).
+fn merged_latency(parts: &Parts<'_>, reports: &[Option<Value>]) -> Value {
+    let present: Vec<(&crate::slice::Slice, &Value)> = parts
+        .split
+        .slices
+        .iter()
+        .zip(reports)
+        .filter_map(|(slice, r)| Some((slice, r.as_ref()?.get("latency")?)))
+        .filter(|(_, l)| l.is_object())
+        .collect();
+    let mut latency = present.first().map_or_else(
+        || json!({"mode": "off", "every": 0, "clock": "monotonic"}),
+        |(_, l)| json!({"mode": l["mode"], "every": l["every"], "clock": l["clock"]}),
+    );
+    let anomalies: u64 = present.iter().filter_map(|(_, l)| l["clock_anomalies"].as_u64()).sum();
+    latency["clock_anomalies"] = json!(anomalies);
+    let node = |slice: &crate::slice::Slice, id: &Value| -> Option<Origin> {
+        slice.origins.get(usize::try_from(id.as_u64()?).ok()?).copied()
+    };
+    let label = |id: usize| parts.graph.nodes.get(id).map(|n| n.label.clone());
+    let mut sinks = Vec::new();
+    let mut paths = Vec::new();
+    for (slice, l) in &present {
+        for s in l["sinks"].as_array().into_iter().flatten() {
+            if let Some(Origin::Node(id)) = node(slice, &s["id"]) {
+                sinks.push(json!({"id": id, "name": label(id), "latency_ns": s["latency_ns"]}));
+            }
+        }
+        for p in l["paths"].as_array().into_iter().flatten() {
+            let Some(Origin::Node(to)) = node(slice, &p["to_id"]) else {
+                continue;
+            };
+            let from = match node(slice, &p["from_id"]) {
+                Some(Origin::Node(from)) => Some(from),
+                Some(Origin::LinkSource(edge)) => link_upstream(parts, reports, edge),
+                _ => None,
+            };
+            if let Some(from) = from {
+                paths.push(json!({
+                    "from": label(from), "from_id": from, "to": label(to), "to_id": to,
+                    "latency_ns": p["latency_ns"],
+                }));
+            }
+        }
+    }
+    sinks.sort_by_key(|s| s["id"].as_u64());
+    paths.sort_by_key(|p| (p["from_id"].as_u64(), p["to_id"].as_u64()));
+    latency["sinks"] = json!(sinks);
+    latency["paths"] = json!(paths);
+    latency
+}
+
+/// The one source of the whole net whose messages the link of `edge` carries, as its sending
+/// process saw it, when the stamps behind the link still count from that source.
+fn link_upstream(parts: &Parts<'_>, reports: &[Option<Value>], edge: usize) -> Option<usize> {
+    let link = parts.split.links.iter().find(|l| l.edge == edge)?;
+    if !clocks_comparable(parts, reports, link) {
+        return None;
+    }
+    let s = parts.split.slices.iter().position(|s| s.process == link.from_process)?;
+    let producer = &parts.split.slices[s];
+    let origin = |id: &Value| producer.origins.get(usize::try_from(id.as_u64()?).ok()?).copied();
+    reports[s].as_ref()?["latency"]["paths"]
+        .as_array()?
+        .iter()
+        .find_map(|p| match (origin(&p["from_id"])?, origin(&p["to_id"])?) {
+            (Origin::Node(from), Origin::LinkSink(e)) if e == edge => Some(from),
+            _ => None,
+        })
+}
+
+/// Whether what arrives behind `link` is stamped on the clock of its producer's process: as
+/// the receiving link box judged it, else as the deployment planned it.
+fn clocks_comparable(parts: &Parts<'_>, reports: &[Option<Value>], link: &Link) -> bool {
+    box_stats(parts, reports, &link.to_process, &link.source_label)
+        .and_then(|s| s["latency_from"].as_str().map(|f| f == "creation"))
+        .unwrap_or(link.same_clock)
 }
 
 /// `messages` as one process would count them: the reads of each final sink of the whole net
@@ -141,13 +234,28 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
             sets: Vec::new(),
         });
     }
+    check_plan(&graph, &links, &slices)?;
+    let mut seen: Vec<&str> = Vec::new();
     for r in reports {
+        let process = r["process"]
+            .as_str()
+            .ok_or("a report names no process: merge the reports that `smxrun split`'s slices wrote")?;
         if r["plan"] != *plan {
             return Err(format!(
-                "the report of process '{}' belongs to another split than the first one's",
-                r["process"].as_str().unwrap_or("?")
+                "the report of process '{process}' belongs to another split than the first one's"
             ));
         }
+        if !slices.iter().any(|s| s.process == process) {
+            return Err(format!(
+                "the report of process '{process}' names no process of the split"
+            ));
+        }
+        if seen.contains(&process) {
+            // A second report of one process would leave another without its report, and
+            // that process would read as died.
+            return Err(format!("the report of process '{process}' is given twice"));
+        }
+        seen.push(process);
     }
     let outcomes: Vec<Outcome> = slices
         .iter()
@@ -172,6 +280,43 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         bridges,
         notes: &[],
     }))
+}
+
+/// Whether a plan read from a report holds together: every id it gives names a node, a
+/// channel or a process of the split, so that merging cannot index past them.
+fn check_plan(graph: &NetGraph, links: &[Link], slices: &[crate::slice::Slice]) -> Result<(), String> {
+    let (nodes, edges) = (graph.nodes.len(), graph.edges.len());
+    let bad = |what: String| {
+        Err(format!(
+            "plan: {what}: the report is damaged or not one `smxrun split` wrote"
+        ))
+    };
+    if graph.nodes.iter().enumerate().any(|(i, n)| n.id != i) || graph.edges.iter().enumerate().any(|(i, e)| e.id != i)
+    {
+        return bad("the ids of the net's nodes and channels are not their places".into());
+    }
+    if let Some(e) = graph.edges.iter().find(|e| e.source >= nodes || e.target >= nodes) {
+        return bad(format!("channel {} joins a node the net does not have", e.id));
+    }
+    for s in slices {
+        let origin_ok = |o: &Origin| match *o {
+            Origin::Node(id) => id < nodes,
+            Origin::LinkSink(edge) | Origin::LinkSource(edge) => edge < edges,
+        };
+        if !s.origins.iter().all(origin_ok) || s.edges.iter().any(|e| *e >= edges) {
+            return bad(format!(
+                "slice '{}' names a node or channel the net does not have",
+                s.process
+            ));
+        }
+    }
+    for l in links {
+        let known = |p: &str| slices.iter().any(|s| s.process == p);
+        if l.edge >= edges || !known(&l.from_process) || !known(&l.to_process) {
+            return bad(format!("link of channel {} joins what the split does not have", l.edge));
+        }
+    }
+    Ok(())
 }
 
 fn process_row(o: &Outcome) -> Value {
@@ -214,8 +359,10 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
         .iter()
         .map(|n| {
             json!({
-                "id": n.id, "name": n.label, "impl": n.func, "status": "lost",
-                "error": "its process left no report", "loop_count": null,
+                "id": n.id, "name": n.label, "impl": n.func,
+                "kind": if n.kind == NodeKind::RoutingNode { "routing_node" } else { "box" },
+                "core": null, "priority": null, "loop_count": null, "loop_rate": null,
+                "wall_time_s": null, "status": "lost", "error": "its process left no report",
             })
         })
         .collect();
@@ -282,6 +429,12 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                     let mut row = link_row(link, sides, parts, reports);
                     // The channel's length, which the ring and the halves share, not the ring's.
                     row["len"] = json!(edge.len);
+                    // Each half has only its own side's kind (the producer's half is always
+                    // read by a coupled link sink): the channel's kind is the graph's.
+                    let kind = ChannelKind::from_bits(edge.dsrc, edge.ddst);
+                    row["kind"] = json!(kind.name());
+                    row["smx_type"] = json!(kind.smx_name());
+                    row["timing"] = json!(timing_name(edge.timing));
                     row
                 }
             };
@@ -296,6 +449,15 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             row
         })
         .collect()
+}
+
+/// A channel's timing as one process's report names it.
+fn timing_name(timing: Timing) -> &'static str {
+    match timing {
+        Timing::None => "none",
+        Timing::TimeTriggered => "time_triggered",
+        Timing::TimeBounded => "time_bounded",
+    }
 }
 
 fn count(row: &Option<Value>, key: &str) -> Option<u64> {
@@ -337,9 +499,6 @@ fn link_row(
         row["latency_ns"] = c["latency_ns"].clone();
     }
     let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
-    let latency_from = receiver
-        .as_ref()
-        .and_then(|s| s["latency_from"].as_str().map(str::to_string));
     row["link"] = json!({
         "transport": link.transport.as_str(),
         "endpoint": link.endpoint,
@@ -349,7 +508,7 @@ fn link_row(
         "lost": lost,
         "lost_side": side,
         "latency_ns": path_latency(parts, reports, link).or_else(|| consumer.as_ref().map(|c| c["latency_ns"].clone())),
-        "clocks_comparable": latency_from.as_deref().map(|f| f == "creation").unwrap_or(link.same_clock),
+        "clocks_comparable": clocks_comparable(parts, reports, link),
         "sender": box_stats(parts, reports, &link.from_process, &link.sink_label),
         "receiver": receiver,
     });

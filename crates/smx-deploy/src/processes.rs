@@ -108,6 +108,7 @@ impl Processes {
                 origin: origin.clone(),
                 ..Process::main()
             };
+            let mut cores_at = None;
             for (key, value) in body.iter() {
                 let origin = at(path, line_of(key.span().start));
                 let bad = |m: &str| {
@@ -116,9 +117,19 @@ impl Processes {
                 match (key.get_ref().as_ref(), value.get_ref()) {
                     ("host", DeValue::String(s)) if !s.trim().is_empty() => process.host = Some(s.trim().to_string()),
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
-                        process.launch = Some(s.trim().to_string())
+                        let launch = s.trim().to_string();
+                        let command = launch.split_whitespace().next().unwrap_or_default();
+                        if !runs_here(command) {
+                            return Err(bad(&format!(
+                                "launch command '{command}' is not a program here (not on PATH, or not executable)"
+                            )));
+                        }
+                        process.launch = Some(launch);
                     }
-                    ("cores", value) => process.cores = Some(cores(value).map_err(|m| bad(&m))?),
+                    ("cores", value) => {
+                        process.cores = Some(cores(value).map_err(|m| bad(&m))?);
+                        cores_at = Some(origin.clone());
+                    }
                     ("port", DeValue::Integer(i)) => {
                         process.port = i
                             .as_str()
@@ -139,7 +150,7 @@ impl Processes {
                     }
                 }
             }
-            check(&process)?;
+            check(&process, cores_at)?;
             match processes.list.iter_mut().find(|p| p.name == name) {
                 Some(main) => *main = process,
                 None => processes.list.push(process),
@@ -163,7 +174,12 @@ impl Processes {
 
 /// A process that runs here but says it is reached at an address this machine does not have
 /// could never be reached by its links; one with `launch` needs the address its links use.
-fn check(process: &Process) -> Result<(), ConfigError> {
+/// The cores of a process that runs here must be ones this machine lets `smxrun` use: found
+/// only once the process started, the mistake would end a run that already began.
+fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError> {
+    if let (Some(cores), None, Some(at)) = (&process.cores, &process.launch, cores_at) {
+        check_cores_here(process, cores, at, &crate::cores::allowed())?;
+    }
     match (&process.host, &process.launch) {
         (Some(host), None) if !is_local(host) => Err(ConfigError::new(
             process.origin.clone(),
@@ -182,6 +198,37 @@ fn check(process: &Process) -> Result<(), ConfigError> {
         )),
         _ => Ok(()),
     }
+}
+
+fn check_cores_here(process: &Process, cores: &[usize], at: Origin, allowed: &[usize]) -> Result<(), ConfigError> {
+    match cores.iter().find(|c| !allowed.contains(c)) {
+        Some(bad) if !allowed.is_empty() => {
+            let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+            Err(ConfigError::new(
+                at,
+                format!(
+                    "process '{}': core {bad} is not available on this machine (available: {})",
+                    process.name,
+                    list.join(", ")
+                ),
+            )
+            .key("cores"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// True when `command` names an executable file, by its path or found on `PATH` as a shell
+/// would: `launch` runs here, so a typo in it is known before anything starts.
+fn runs_here(command: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable =
+        |path: &Path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if command.contains('/') {
+        return executable(Path::new(command));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| executable(&dir.join(command))))
 }
 
 /// True when `host` resolves to an address of this machine (a socket can be bound to it).
@@ -240,14 +287,42 @@ mod tests {
             err.to_string().starts_with("d.toml:1: process 'far': host '192.0.2.7'"),
             "{err}"
         );
-        let err = parse("\n[process.x]\nlaunch = \"ssh h\"\n").unwrap_err();
+        let err = parse("\n[process.x]\nlaunch = \"env h\"\n").unwrap_err();
         assert!(err.to_string().starts_with("d.toml:2:"), "{err}");
         let err = parse("[process.x]\nhots = \"a\"\n").unwrap_err();
         assert!(err.to_string().starts_with("d.toml:2: key 'hots'"), "{err}");
+        let err = parse("[process.x]\nhost = \"10.1.1.2\"\nlaunch = \"/no/such/runner -x\"\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("d.toml:3: key 'launch': process 'x': launch command '/no/such/runner' is not a program"),
+            "{err}"
+        );
+        let err = parse("[process.x]\nhost = \"10.1.1.2\"\nlaunch = \"no-such-runner-here\"\n").unwrap_err();
+        assert!(
+            err.to_string().contains("'no-such-runner-here' is not a program"),
+            "{err}"
+        );
         let err = parse("[process.x]\ncores = 3\n").unwrap_err();
         assert!(err.to_string().contains("list of core numbers"), "{err}");
         let err = parse("[process.\"a b\"]\n").unwrap_err();
         assert!(err.to_string().contains("not a process name"), "{err}");
+    }
+
+    #[test]
+    fn the_cores_of_a_process_here_must_be_this_machines() {
+        let allowed = crate::cores::allowed();
+        let beyond = allowed.iter().max().map_or(0, |c| c + 1);
+        let err = parse(&format!("[process.x]\ncores = [{beyond}]\n")).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "d.toml:2: key 'cores': process 'x': core {beyond} is not available"
+            )),
+            "{err}"
+        );
+        // Started elsewhere, its cores are that machine's: not checked here.
+        let elsewhere = format!("[process.x]\nhost = \"10.1.1.2\"\nlaunch = \"env h\"\ncores = [{beyond}]\n");
+        assert!(parse(&elsewhere).is_ok());
+        assert!(parse(&format!("[process.x]\ncores = [{}]\n", allowed[0])).is_ok());
     }
 
     #[test]

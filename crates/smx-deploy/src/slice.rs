@@ -148,7 +148,7 @@ pub fn split(
         owner[node.id] = s;
     }
     let mut links = Vec::new();
-    let mut ports_used: Vec<u16> = vec![0; slices.len()];
+    let mut ports = TcpPorts::default();
     for edge in &graph.edges {
         let (a, b) = (owner[edge.source], owner[edge.target]);
         if a == b {
@@ -165,7 +165,7 @@ pub fn split(
         }
         let from = processes.get(&slices[a].process).expect("placed on a declared process");
         let to = processes.get(&slices[b].process).expect("placed on a declared process");
-        let link = plan_link(edge, from, to, run, same_machine, &mut ports_used[b]);
+        let link = plan_link(edge, from, to, run, same_machine, &mut ports);
         let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
         add_link_end(&mut slices[a], &link, edge, new_id[edge.source], &sink_sets, true);
         add_link_end(&mut slices[b], &link, edge, new_id[edge.target], &source_sets, false);
@@ -176,7 +176,7 @@ pub fn split(
 
 /// Transport and endpoint of the link of `edge`. The consumer's side binds, so a producer that
 /// starts first waits for it instead of losing what it sends.
-fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transport, ports_used: &mut u16) -> Link {
+fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transport, ports: &mut TcpPorts) -> Link {
     let same_machine = from.machine() == to.machine();
     let transport = if same_machine { local } else { Transport::Zmq };
     let (endpoint, curve) = if same_machine && transport == Transport::Shm {
@@ -185,9 +185,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
-        // Two ports per link: the messages', and the watch connection's beside it.
-        let port = to.port.saturating_add(*ports_used);
-        *ports_used = ports_used.saturating_add(2);
+        let port = ports.take_pair(host, to.port);
         let host = if host.contains(':') {
             format!("[{host}]")
         } else {
@@ -205,6 +203,26 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         same_clock: same_machine,
         sink_label: format!("link{}_out", edge.id),
         source_label: format!("link{}_in", edge.id),
+    }
+}
+
+/// The tcp ports the links bind, per host. Two processes on one host whose tables give the
+/// same first `port` (both the default, say) would otherwise bind the same ones.
+#[derive(Debug, Default)]
+struct TcpPorts(std::collections::HashSet<(String, u16)>);
+
+impl TcpPorts {
+    /// Takes the first port from `first` up on `host` that is free together with the next one
+    /// (two per link: the messages', and the watch connection's beside it). With none left,
+    /// 65535, whose watch connection [`watch_endpoint`] then refuses.
+    fn take_pair(&mut self, host: &str, first: u16) -> u16 {
+        let free = |p: u16| !self.0.contains(&(host.to_string(), p));
+        let port = (first..u16::MAX).find(|&p| free(p) && free(p + 1)).unwrap_or(u16::MAX);
+        self.0.insert((host.to_string(), port));
+        if port < u16::MAX {
+            self.0.insert((host.to_string(), port + 1));
+        }
+        port
     }
 }
 

@@ -21,6 +21,16 @@ use crate::protocol::{self, Event, Job};
 /// the run ends within two seconds of a death.
 pub const AFTER_DEATH: Duration = Duration::from_millis(1200);
 
+/// How long the slices that run have to end on their own once one of them ended with a
+/// non-zero exit code and a report, before they are stopped in order as on a stop: a slice that
+/// waits for a peer that has gone may otherwise wait for as long as its links allow, or forever.
+pub const AFTER_FAILURE: Duration = ALL_STOPS;
+
+/// How long a slice that has not said it runs has, once the run ends without it (another slice
+/// ended with a non-zero exit, died, or a stop was asked for), before its process group is
+/// killed: a `launch` that waits (`ssh` at a password prompt) would never end by itself.
+pub const UNSTARTED: Duration = Duration::from_millis(500);
+
 /// How long all slices together have to end after a stop, one after the other, before what
 /// remains is killed: within the 5 s after which `smxrun` gives up on a stopped run.
 pub const ALL_STOPS: Duration = Duration::from_secs(3);
@@ -38,8 +48,10 @@ pub struct Outcome {
     pub host: Option<String>,
     /// The slice's own pid (on its host), once it said it runs.
     pub pid: Option<u32>,
-    /// `ok`, `ended` (non-zero exit with a report), `died` (no report: killed, crashed,
-    /// connection lost), `killed` (by the supervisor, after it did not stop).
+    /// `ok`, `stopped` (ended with a report after the supervisor stopped it: the run was stopped,
+    /// or another slice died or failed), `ended` (non-zero exit with a report, by itself),
+    /// `died` (no report: killed, crashed, connection lost), `killed` (by the supervisor, after
+    /// it did not stop, or because it never said it started; then `pid` is `None`).
     pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -67,6 +79,8 @@ struct Running {
     report: Option<String>,
     closed_at: Option<Instant>,
     killed: bool,
+    /// It was asked to stop (or the run was stopping) before its end was seen.
+    asked: bool,
 }
 
 /// Starts every job (`order`: the processes upstream first, the order they are stopped in),
@@ -85,12 +99,21 @@ pub fn supervise(exe: &Path, jobs: Vec<(Process, Job)>, stop: &AtomicBool) -> Re
                 report: None,
                 closed_at: None,
                 killed: false,
+                asked: false,
             }),
             Err(e) => {
                 for r in &mut running {
                     kill(r);
                 }
-                return Err(format!("cannot start process '{}': {e}", process.name));
+                let command = match &process.launch {
+                    Some(launch) => format!("launch command '{launch}'"),
+                    None => format!("command '{}'", exe.display()),
+                };
+                return Err(format!(
+                    "cannot start process '{}' with {command}: {}",
+                    process.name,
+                    plain_error(&e)
+                ));
             }
         }
     }
@@ -150,10 +173,13 @@ fn start(
     Ok((child, stdin))
 }
 
-/// The supervision loop: events, exits, stops, deaths, kills.
+/// The supervision loop: events, exits, stops, deaths, failures, kills.
 fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: &AtomicBool) -> Ending {
     let mut ending = Ending::Finished;
     let mut kill_at: Option<Instant> = None;
+    // Once a slice ended by itself with a non-zero exit code: when the others are stopped.
+    let mut stop_from: Option<Instant> = None;
+    let mut kill_unstarted_at: Option<Instant> = None;
     loop {
         while let Ok((i, event)) = inbox.try_recv() {
             match event {
@@ -166,25 +192,48 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 && let Ok(Some(status)) = running[i].child.try_wait()
             {
                 running[i].status = Some(status);
+                running[i].asked = running[i].closed_at.is_some() || ending == Ending::Stopped;
                 // The watcher thread may still be handing over the report that came just
                 // before the exit.
                 collect_late_report(running, inbox, i);
-                if running[i].report.is_none() && ending == Ending::Finished {
+                if ending != Ending::Finished || running[i].asked {
+                    continue;
+                }
+                if running[i].report.is_none() {
                     ending = Ending::Died(running[i].process.name.clone());
                     for r in running.iter_mut() {
                         close(r);
                     }
                     kill_at = Some(Instant::now() + AFTER_DEATH);
+                } else if !status.success() && stop_from.is_none() {
+                    stop_from = Some(Instant::now() + AFTER_FAILURE);
                 }
             }
         }
         if running.iter().all(|r| r.status.is_some()) {
             return ending;
         }
-        if stop.load(Ordering::SeqCst) && ending == Ending::Finished {
+        let stop_asked = stop.load(Ordering::SeqCst);
+        if stop_asked && ending == Ending::Finished && stop_from.is_none() {
             ending = Ending::Stopped;
         }
-        if ending == Ending::Stopped {
+        // A slice that has not said it runs cannot take part any more once the run is ending,
+        // and its `launch` may wait for ever. Before that it is left alone: a password typed
+        // at the terminal may still start it, and its nets may not need the others'.
+        let ending_anyway = ending != Ending::Finished || stop_from.is_some();
+        if ending_anyway && kill_unstarted_at.is_none() {
+            for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
+                close(r);
+            }
+            kill_unstarted_at = Some(Instant::now() + UNSTARTED);
+        }
+        if kill_unstarted_at.is_some_and(|at| Instant::now() >= at) {
+            for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
+                kill(r);
+            }
+        }
+        let failure_stops = stop_from.is_some_and(|at| stop_asked || Instant::now() >= at);
+        if ending == Ending::Stopped || failure_stops {
             stop_next(running, &mut kill_at);
         }
         if kill_at.is_some_and(|at| Instant::now() >= at) {
@@ -227,6 +276,18 @@ fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, E
     }
 }
 
+/// An error as the system words it, without Rust's `(os error N)`.
+fn plain_error(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match e.raw_os_error() {
+        Some(code) => text
+            .strip_suffix(&format!(" (os error {code})"))
+            .unwrap_or(&text)
+            .to_string(),
+        None => text,
+    }
+}
+
 fn close(r: &mut Running) {
     if r.stdin.take().is_some() {
         r.closed_at = Some(Instant::now());
@@ -249,6 +310,7 @@ fn outcome(r: Running) -> Outcome {
     let status = r.status.expect("every slice ended");
     let status_word = match (&r.report, status.success(), r.killed) {
         (Some(_), true, _) => "ok",
+        (Some(_), false, false) if r.asked => "stopped",
         (Some(_), false, _) => "ended",
         (None, _, true) => "killed",
         (None, _, false) => "died",

@@ -1,28 +1,83 @@
-//! The merged report as text, laid out as one process's report is (tables of nets and
-//! channels, what the runtime decided, a total), with the processes first, each net's process,
-//! and each link's transport, books and latency.
+//! The merged report as text, laid out as one process's report is (what was asked, tables of
+//! nets and channels, the boxes' figures, end-to-end latency, temporal firewalls, what the
+//! runtime decided, a total and the verdict on each firewall period), with the processes first,
+//! each net's process, and each link's transport, books and latency.
 
 use std::fmt::Write;
 
 use serde_json::Value;
+use smx_runtime::LeverWords;
+use smx_runtime::latency::LatencySummary;
+use smx_runtime::report::{FirewallReport, cells};
+use smx_timing::ProbeResult;
+use smx_timing::lateness::human_ns;
 
-/// The text form of a merged report (see [`crate::merge`]).
+/// The text form of a merged report (see [`crate::merge`]), naming settings by the
+/// `RunOptions` fields.
 pub fn render(report: &Value) -> String {
+    render_with(report, LeverWords::default())
+}
+
+/// The text form of a merged report, naming settings in `words` (the driver's own).
+pub fn render_with(report: &Value, words: LeverWords) -> String {
     let mut out = String::new();
     processes(&mut out, report);
     nets(&mut out, report);
     channels(&mut out, report);
-    how_it_ran(&mut out, report);
-    total(&mut out, report);
+    box_figures(&mut out, report);
+    end_to_end(&mut out, report);
+    let firewalls = firewalls(report);
+    let text = smx_runtime::report::firewalls_text(&firewalls);
+    if !text.is_empty() {
+        let _ = writeln!(out, "{}", text.trim_start_matches('\n'));
+    }
+    sections(&mut out, report);
+    let warnings = notes(&mut out, report);
+    total(&mut out, report, warnings);
+    for line in smx_runtime::report::period_verdicts(&firewalls, &probes(report, &firewalls), words) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 
-/// A value as a cell: text without quotes, `-` for none. Text comes from the slices' reports,
-/// so it is escaped: nothing in a cell can move the terminal's cursor or colour it.
+/// The line that opens a text report, saying what was asked (`Asked: WHAT, 2 boxes, 1 channel`),
+/// for a report whose net was not run from a net file here (merged from slices' reports).
+pub fn asked(what: &str, report: &Value) -> String {
+    let nets = report["nets"].as_array().map_or(&[][..], Vec::as_slice);
+    let boxes = nets.iter().filter(|n| n["kind"] != "routing_node").count();
+    let channels = report["channels"].as_array().map_or(0, Vec::len);
+    format!(
+        "Asked: {}, {}, {}\n\n",
+        clean(what),
+        plural(boxes as u64, "box", "boxes"),
+        plural(channels as u64, "channel", "channels")
+    )
+}
+
+/// `1 message`, `3 messages`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Text from the slices' reports as it may be shown: control characters escaped, so that
+/// nothing in it can move the terminal's cursor or colour it; everything else as written.
+fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A value as a cell: text without quotes, `-` for none.
 fn s(v: &Value) -> String {
     match v {
         Value::Null => "-".to_string(),
-        Value::String(s) => s.escape_debug().to_string(),
+        Value::String(s) => clean(s),
         other => other.to_string(),
     }
 }
@@ -32,9 +87,15 @@ fn node(name: &Value, id: &Value) -> String {
     format!("{}#{}", s(name), s(id))
 }
 
-/// Rows under a header, each column as wide as its widest cell (numbers to the right).
-fn table(out: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+/// A latency summary as one process's report writes it in a cell.
+fn latency(v: &Value) -> String {
+    serde_json::from_value::<LatencySummary>(v.clone()).map_or("-".to_string(), |l| cells::latency(&l))
+}
+
+/// Rows under a header, each column as wide as its widest cell; the columns marked in `right`
+/// (the figures) aligned to the right, whatever a cell holds (a host's address is text).
+fn table(out: &mut String, title: &str, header: &[(&str, bool)], rows: Vec<Vec<String>>) {
+    let mut widths: Vec<usize> = header.iter().map(|(h, _)| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -42,19 +103,19 @@ fn table(out: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>)
     }
     let line = |cells: &[String]| {
         let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            let numeric = !cell.is_empty() && cell.chars().all(|c| c.is_ascii_digit() || c == '.');
+        for (i, ((cell, w), (_, right))) in cells.iter().zip(&widths).zip(header).enumerate() {
             let gap = if i == 0 { "" } else { "  " };
-            if numeric {
-                let _ = write!(text, "{gap}{cell:>w$}");
+            let pad = " ".repeat(w.saturating_sub(cell.chars().count()));
+            if *right {
+                let _ = write!(text, "{gap}{pad}{cell}");
             } else {
-                let _ = write!(text, "{gap}{cell:<w$}");
+                let _ = write!(text, "{gap}{cell}{pad}");
             }
         }
         text.trim_end().to_string()
     };
     let _ = writeln!(out, "{title}");
-    let head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let head: Vec<String> = header.iter().map(|(h, _)| h.to_string()).collect();
     let _ = writeln!(out, "{}", line(&head));
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     let _ = writeln!(out, "{}", line(&rule));
@@ -64,17 +125,16 @@ fn table(out: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>)
     out.push('\n');
 }
 
+fn list<'r>(report: &'r Value, key: &str) -> impl Iterator<Item = &'r Value> {
+    report[key].as_array().into_iter().flatten()
+}
+
 fn processes(out: &mut String, report: &Value) {
-    let rows = report["processes"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let rows = list(report, "processes")
         .map(|p| {
             vec![
                 s(&p["name"]),
-                p["host"]
-                    .as_str()
-                    .map_or("(this machine)".to_string(), |h| h.escape_debug().to_string()),
+                p["host"].as_str().map_or("(this machine)".to_string(), clean),
                 s(&p["pid"]),
                 s(&p["status"]),
                 s(&p["exit_code"]),
@@ -82,44 +142,62 @@ fn processes(out: &mut String, report: &Value) {
             ]
         })
         .collect();
-    table(
-        out,
-        "Processes",
-        &["process", "host", "pid", "status", "exit", "signal"],
-        rows,
-    );
+    let header = [
+        ("process", false),
+        ("host", false),
+        ("pid", true),
+        ("status", false),
+        ("exit", true),
+        ("signal", true),
+    ];
+    table(out, "Processes", &header, rows);
 }
 
 fn nets(out: &mut String, report: &Value) {
-    let rows = report["nets"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let rows = list(report, "nets")
         .map(|n| {
             let mut status = s(&n["status"]);
             if let Some(error) = n["error"].as_str() {
-                let _ = write!(status, ": {}", error.escape_debug());
+                let _ = write!(status, ": {}", clean(error));
             }
             vec![
                 s(&n["id"]),
                 s(&n["name"]),
                 s(&n["impl"]),
                 s(&n["process"]),
+                s(&n["core"]),
                 s(&n["loop_count"]),
+                n["loop_rate"].as_f64().map_or("-".to_string(), |r| format!("{r:.0}")),
                 n["wall_time_s"].as_f64().map_or("-".to_string(), |t| format!("{t:.6}")),
                 status,
             ]
         })
         .collect();
-    let header = ["id", "net", "impl", "process", "loop count", "wall time [s]", "status"];
+    let header = [
+        ("id", true),
+        ("net", false),
+        ("impl", false),
+        ("process", false),
+        ("core", true),
+        ("loop count", true),
+        ("loop rate [1/s]", true),
+        ("wall time [s]", true),
+        ("status", false),
+    ];
     table(out, "Nets", &header, rows);
 }
 
+/// `tt`, `tb` or `-`, as one process's report writes a channel's timing.
+fn timing(t: &Value) -> &'static str {
+    match t.as_str() {
+        Some("time_triggered") => "tt",
+        Some("time_bounded") => "tb",
+        _ => "-",
+    }
+}
+
 fn channels(out: &mut String, report: &Value) {
-    let rows = report["channels"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let rows = list(report, "channels")
         .map(|c| {
             let link = &c["link"];
             vec![
@@ -127,9 +205,14 @@ fn channels(out: &mut String, report: &Value) {
                 s(&c["name"]),
                 node(&c["from"], &c["from_id"]),
                 node(&c["to"], &c["to_id"]),
+                s(&c["port"]),
+                s(&c["smx_type"]),
+                timing(&c["timing"]).to_string(),
+                s(&c["len"]),
                 s(&c["written"]),
                 s(&c["read"]),
                 s(&c["overwritten"]),
+                s(&c["duplicated"]),
                 s(&c["dropped"]),
                 s(&c["left"]),
                 if link.is_object() {
@@ -137,24 +220,223 @@ fn channels(out: &mut String, report: &Value) {
                 } else {
                     "-".to_string()
                 },
+                latency(&c["latency_ns"]),
                 link_text(link),
             ]
         })
         .collect();
     let header = [
-        "id",
-        "channel",
-        "from",
-        "to",
-        "written",
-        "read",
-        "overwritten",
-        "dropped",
-        "left",
-        "lost",
-        "link (transport, processes, latency p50/p99 creation to arrival)",
+        ("id", true),
+        ("channel", false),
+        ("from", false),
+        ("to", false),
+        ("port", false),
+        ("kind", false),
+        ("timing", false),
+        ("len", true),
+        ("written", true),
+        ("read", true),
+        ("overwritten", true),
+        ("duplicated", true),
+        ("dropped", true),
+        ("left", true),
+        ("lost", true),
+        ("latency p50/p99/p99.9/max (samples)", false),
+        (
+            "link (transport, processes, latency p50/p99 creation to arrival)",
+            false,
+        ),
     ];
     table(out, "Channels", &header, rows);
+    let mut any = false;
+    for c in list(report, "channels") {
+        for note in [firewall_note(c), unsettled_note(report, c)].into_iter().flatten() {
+            let _ = writeln!(out, "  {note}");
+            any = true;
+        }
+    }
+    if any {
+        out.push('\n');
+    }
+}
+
+/// As one process's report explains it: a time-triggered channel's overwrites are consume
+/// misses of its firewall.
+fn firewall_note(c: &Value) -> Option<String> {
+    let overwritten = c["overwritten"].as_u64().unwrap_or(0);
+    if c["timing"] != "time_triggered" || overwritten == 0 {
+        return None;
+    }
+    let consumer = node(&c["to"], &c["to_id"]);
+    let mut note = format!(
+        "channel {} is time-triggered: its {overwritten} overwritten are consume misses, messages the firewall's \
+         latest-value buffer to {consumer} replaced before {consumer} read them",
+        s(&c["id"])
+    );
+    if c["kind"] == "decoupled_producer" || c["kind"] == "decoupled" {
+        note.push_str(", and messages the decoupled producer side dropped before the firewall took them");
+    }
+    let _ = write!(
+        note,
+        ". A temporal firewall never waits for its consumer, whatever the kind ({}); see Temporal firewalls.",
+        s(&c["smx_type"])
+    );
+    Some(note)
+}
+
+/// The note of a channel one of whose ends is stuck: its figures are a snapshot.
+fn unsettled_note(report: &Value, c: &Value) -> Option<String> {
+    if c["settled"] != false {
+        return None;
+    }
+    let stuck: Vec<String> = [("from", "from_id"), ("to", "to_id")]
+        .into_iter()
+        .filter(|(_, id)| list(report, "nets").any(|n| n["id"] == c[*id] && n["status"] == "stuck"))
+        .map(|(name, id)| node(&c[name], &c[id]))
+        .collect();
+    if stuck.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "channel {} is not settled: {} is stuck, so its figures are a snapshot and need not balance",
+        s(&c["id"]),
+        stuck.join(" and ")
+    ))
+}
+
+/// `name=value` for every figure of a box, as one process's report lists them.
+fn pairs(stats: &Value) -> String {
+    let figures: Vec<String> = stats
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{}={}", clean(k), s(v)))
+        .collect();
+    figures.join(" ")
+}
+
+/// The boxes' own figures, for the boxes whose figures have no section of their own.
+fn box_figures(out: &mut String, report: &Value) {
+    let in_section = |name: &Value| {
+        report["sections"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .flat_map(|(_, rows)| rows.as_array().into_iter().flatten())
+            .any(|row| row["name"] == *name)
+    };
+    let mut lines = Vec::new();
+    for n in list(report, "nets") {
+        let mut line = if in_section(&n["name"]) {
+            String::new()
+        } else {
+            pairs(&n["stats"])
+        };
+        if let Some(writes) = n["unconnected_writes"].as_u64().filter(|w| *w > 0) {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            let _ = write!(line, "unconnected_writes={writes}");
+        }
+        if !line.is_empty() {
+            lines.push(format!("  {}: {line}", node(&n["name"], &n["id"])));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "Box figures\n{}\n", lines.join("\n"));
+    }
+}
+
+/// End-to-end latency per sink and per source -> sink path, as one process's report has it.
+fn end_to_end(out: &mut String, report: &Value) {
+    let l = &report["latency"];
+    let sinks: Vec<&Value> = list(l, "sinks").collect();
+    let anomalies = l["clock_anomalies"].as_u64().unwrap_or(0);
+    if sinks.is_empty() && anomalies == 0 {
+        return;
+    }
+    let how = match l["every"].as_u64() {
+        Some(1) => "every message".to_string(),
+        n => format!("every {}th message per channel", n.unwrap_or(0)),
+    };
+    let _ = writeln!(
+        out,
+        "End-to-end latency (creation to consumption, p50/p99/p99.9/max (samples), {how})"
+    );
+    for sink in sinks {
+        let _ = writeln!(
+            out,
+            "  sink {}: {}",
+            node(&sink["name"], &sink["id"]),
+            latency(&sink["latency_ns"])
+        );
+    }
+    for p in list(l, "paths") {
+        let _ = writeln!(
+            out,
+            "  {} -> {}: {}",
+            node(&p["from"], &p["from_id"]),
+            node(&p["to"], &p["to_id"]),
+            latency(&p["latency_ns"])
+        );
+    }
+    if anomalies > 0 {
+        let _ = writeln!(
+            out,
+            "  {anomalies} samples read the clock before their stamp (clock went backwards, or stamps from a clock \
+             that does not agree with this one): counted as clock anomalies, not as latency"
+        );
+    }
+    out.push('\n');
+}
+
+/// The slices' firewalls (a firewall never spans two processes); none where a report's are
+/// unreadable.
+fn firewalls(report: &Value) -> Vec<FirewallReport> {
+    serde_json::from_value(report["firewalls"].clone()).unwrap_or_default()
+}
+
+/// The empty loops each process ran at its firewalls' periods, with the priority its
+/// firewall had (the JSON form leaves the priority out).
+fn probes(report: &Value, firewalls: &[FirewallReport]) -> Vec<ProbeResult> {
+    list(report, "probes")
+        .filter_map(|p| {
+            let period_ns = p["period_ns"].as_u64()?;
+            Some(ProbeResult {
+                period_ns,
+                ticks: p["ticks"].as_u64()?,
+                misses: p["misses"].as_u64()?,
+                miss_rate: p["miss_rate"].as_f64().unwrap_or(0.0),
+                lateness_ns: serde_json::from_value(p["lateness_ns"].clone()).unwrap_or_default(),
+                clock_source: p["clock_source"].as_str().unwrap_or("").to_string(),
+                rt_priority_granted: p["rt_priority_granted"] == true,
+                spun_through: p["spun_through"] == true,
+                fifo_priority: firewalls
+                    .iter()
+                    .find(|f| f.period_ns == period_ns)
+                    .and_then(|f| f.priority),
+                memory_locked: false,
+                spin_ns: 0,
+                wall: std::time::Duration::ZERO,
+                warnings: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// The figures of the boxes that name a section (`zmq`: one row per ZeroMQ box).
+fn sections(out: &mut String, report: &Value) {
+    for (name, rows) in report["sections"].as_object().into_iter().flatten() {
+        let rows: Vec<&Value> = rows.as_array().into_iter().flatten().collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{}", clean(name));
+        for row in rows {
+            let _ = writeln!(out, "  {}", pairs(row));
+        }
+        out.push('\n');
+    }
 }
 
 /// `shm main -> sinks, 1.2us/3.4us`; `-` for a channel inside one process.
@@ -172,11 +454,16 @@ fn link_text(link: &Value) -> String {
         text.push_str(", curve");
     }
     if let Some(side) = link["lost_side"].as_str().filter(|side| *side != "none") {
-        let _ = write!(text, ", lost at {}", side.escape_debug());
+        let _ = write!(text, ", lost at {}", clean(side));
+    }
+    // What the sending link box took and then dropped (it gave up on its receivers) is part of
+    // `lost`; its own warning counts these.
+    if let Some(dropped) = link["sender"]["dropped"].as_u64().filter(|d| *d > 0) {
+        let _ = write!(text, ", {dropped} of them dropped by the sender");
     }
     let latency = &link["latency_ns"];
     if let (Some(p50), Some(p99)) = (latency["p50"].as_u64(), latency["p99"].as_u64()) {
-        let _ = write!(text, ", {}/{}", nanos(p50), nanos(p99));
+        let _ = write!(text, ", {}/{}", human_ns(p50), human_ns(p99));
         if link["clocks_comparable"] != true {
             text.push_str(" (the hosts' clocks are not comparable: from arrival)");
         }
@@ -184,61 +471,90 @@ fn link_text(link: &Value) -> String {
     text
 }
 
-/// A duration in the unit that suits it: `110ns`, `9.44ms`.
-fn nanos(ns: u64) -> String {
-    let ns = ns as f64;
-    if ns >= 1e9 {
-        format!("{:.2}s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2}ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1}us", ns / 1e3)
-    } else {
-        format!("{ns:.0}ns")
+/// "How it ran" (each runtime's decisions, and the deployment's) and "Warnings" (what did
+/// not go as asked); returns how many warnings. The merge prefixes a process's notes with
+/// its name, which the topics of a decision follow.
+fn notes(out: &mut String, report: &Value) -> usize {
+    let names: Vec<&str> = list(report, "processes").filter_map(|p| p["name"].as_str()).collect();
+    let topic = |note: &str| -> bool {
+        let own = names
+            .iter()
+            .find_map(|p| note.strip_prefix(p).and_then(|rest| rest.strip_prefix(": ")))
+            .unwrap_or(note);
+        smx_runtime::report::text::is_decision(own)
+    };
+    let (decisions, warnings): (Vec<&str>, Vec<&str>) = list(report, "warnings")
+        .filter_map(Value::as_str)
+        .partition(|n: &&str| topic(n));
+    if !decisions.is_empty() {
+        let _ = writeln!(
+            out,
+            "How it ran (each process's runtime; the option in brackets changes it)"
+        );
+        for note in &decisions {
+            let _ = writeln!(out, "  {}", clean(note));
+        }
+        out.push('\n');
     }
+    if !warnings.is_empty() {
+        let _ = writeln!(out, "Warnings");
+        for w in &warnings {
+            let _ = writeln!(out, "  {}", clean(w));
+        }
+        out.push('\n');
+    }
+    warnings.len()
 }
 
-/// The runtime's notes, each already prefixed with its process by the merge.
-fn how_it_ran(out: &mut String, report: &Value) {
-    let notes: Vec<String> = report["warnings"].as_array().into_iter().flatten().map(s).collect();
-    if notes.is_empty() {
-        return;
+/// `183378 messages/s, ` when every pair ran free; nothing but a word why when some ran at a
+/// firewall's period, as one process's report says it.
+fn total_rate(report: &Value) -> String {
+    let timed = list(report, "channels").any(|c| c["timing"] == "time_triggered");
+    let free = list(report, "channels").any(|c| c["timing"] != "time_triggered");
+    if timed && free {
+        "no total rate (time-triggered pairs run at their period: see each box's loop rate), ".to_string()
+    } else {
+        format!("{:.0} messages/s, ", report["messages_per_s"].as_f64().unwrap_or(0.0))
     }
-    let _ = writeln!(
-        out,
-        "How it ran (each process's runtime; the option in brackets changes it)"
-    );
-    for note in notes {
-        let _ = writeln!(out, "  {note}");
-    }
-    out.push('\n');
 }
 
 /// The last lines: the total, and what needs the reader's attention.
-fn total(out: &mut String, report: &Value) {
-    let _ = writeln!(
+fn total(out: &mut String, report: &Value, warnings: usize) {
+    let _ = write!(
         out,
-        "Total: wall time {:.6} s, {} messages, status {}",
+        "Total: wall time {:.6} s, {}, {}status {}",
         report["wall_time_s"].as_f64().unwrap_or(0.0),
-        s(&report["messages"]),
+        plural(report["messages"].as_u64().unwrap_or(0), "message", "messages"),
+        total_rate(report),
         s(&report["status"])
     );
-    let failed: Vec<String> = report["processes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["status"] != "ok")
+    for (status, words) in [
+        ("failed", "failed"),
+        ("stuck", "stuck, their threads left running"),
+        ("lost", "lost with their process"),
+    ] {
+        let n = list(report, "nets").filter(|n| n["status"] == status).count();
+        if n > 0 {
+            let _ = write!(out, " ({n} net(s) {words})");
+        }
+    }
+    out.push('\n');
+    // A process the supervisor stopped did nothing wrong: the run's status says it stopped.
+    let mut attention: Vec<String> = list(report, "processes")
+        .filter(|p| p["status"] != "ok" && p["status"] != "stopped")
         .map(|p| format!("process {} {}", s(&p["name"]), s(&p["status"])))
         .collect();
-    let lost: u64 = report["channels"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let lost: u64 = list(report, "channels")
         .filter_map(|c| c["link"]["lost"].as_u64())
         .sum();
-    let mut attention = failed;
     if lost > 0 {
-        attention.push(format!("{lost} messages lost on links"));
+        attention.push(format!("{} lost on links", plural(lost, "message", "messages")));
+    }
+    if warnings > 0 {
+        attention.push(format!(
+            "{} under Warnings above: something did not go as asked",
+            plural(warnings as u64, "warning", "warnings")
+        ));
     }
     if !attention.is_empty() {
         let _ = writeln!(out, "Attention: {}", attention.join("; "));
@@ -255,6 +571,7 @@ mod tests {
             "status": if lost > 0 { "failed" } else { "ok" },
             "wall_time_s": 1.5,
             "messages": 10,
+            "messages_per_s": 6.67,
             "processes": [
                 {"name": "main", "host": null, "pid": 7, "status": "ok", "exit_code": 0, "signal": null},
                 {"name": "sinks", "host": "10.0.0.2\u{1b}[31m", "pid": 8, "status": sinks_status, "exit_code": null, "signal": 9},
@@ -285,7 +602,7 @@ mod tests {
         );
         assert!(text.contains("How it ran"), "{text}");
         assert!(
-            text.contains("\nTotal: wall time 1.500000 s, 10 messages, status ok\n"),
+            text.contains("\nTotal: wall time 1.500000 s, 10 messages, 7 messages/s, status ok\n"),
             "{text}"
         );
         assert!(!text.contains("Attention"), "{text}");
@@ -299,6 +616,68 @@ mod tests {
         assert!(
             text.trim_end()
                 .ends_with("Attention: process sinks killed; 3 messages lost on links"),
+            "{text}"
+        );
+    }
+    #[test]
+    fn a_host_is_text_left_under_its_header_and_quotes_stay_as_written() {
+        let mut r = report(0, "ok");
+        r["processes"][1]["host"] = json!("127.0.0.2");
+        r["warnings"] = json!(["placement: the channel's producer runs in main"]);
+        let text = render(&r);
+        let head = text.lines().nth(1).unwrap();
+        let row = text.lines().find(|l| l.starts_with("sinks")).unwrap();
+        assert_eq!(row.find("127.0.0.2"), head.find("host"), "{text}");
+        assert!(text.contains("the channel's producer"), "{text}");
+        assert!(!text.contains('\\'), "{text}");
+    }
+
+    #[test]
+    fn one_message_and_one_warning_are_counted_in_the_singular() {
+        let mut r = report(1, "ok");
+        r["messages"] = json!(1);
+        r["warnings"] = json!(["sinks: Snk#1: gave up"]);
+        let text = render(&r);
+        assert!(text.contains(", 1 message, "), "{text}");
+        assert!(text.contains("\nWarnings\n  sinks: Snk#1: gave up\n"), "{text}");
+        assert!(
+            text.contains("Attention: 1 message lost on links; 1 warning under Warnings above"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_nets_and_channels_have_one_process_reports_columns() {
+        let mut r = report(0, "ok");
+        r["channels"][0]["smx_type"] = json!("FIFO_D");
+        r["channels"][0]["timing"] = json!("none");
+        r["channels"][0]["port"] = json!("data");
+        r["channels"][0]["len"] = json!(8);
+        r["channels"][0]["duplicated"] = json!(4);
+        r["nets"][0]["core"] = json!(1);
+        r["nets"][0]["loop_rate"] = json!(10.0);
+        let text = render(&r);
+        for column in ["core", "loop rate [1/s]", "port", "kind", "timing", "len", "duplicated"] {
+            assert!(text.contains(&format!("  {column}")), "{column}: {text}");
+        }
+        assert!(text.contains("  data  FIFO_D  -         8"), "{text}");
+    }
+
+    #[test]
+    fn firewalls_and_the_verdict_on_their_period_are_shown() {
+        let mut r = report(0, "ok");
+        r["firewalls"] = json!([{
+            "name": "tf_10.0us_0", "clock_source": "tsc", "period_ns": 10000, "ticks": 1000,
+            "missed_ticks": 579, "overruns": 0, "lateness_ns": {"p50": 1, "p99": 2, "p999": 3, "max": 4},
+            "priority": null, "core": 1, "spin_ns": 0,
+            "pairs": [{"producer": "Src", "consumer": "Snk", "ticks": 1000, "forwarded": 421,
+                       "produce_misses": 0, "consume_misses": 0, "missed_ticks": 579}],
+        }]);
+        let text = render(&r);
+        assert!(text.contains("Temporal firewalls (clock source tsc"), "{text}");
+        assert!(text.contains("579 missed"), "{text}");
+        assert!(
+            text.contains("Period 10.0us: this run's firewall lost 57.90 %"),
             "{text}"
         );
     }

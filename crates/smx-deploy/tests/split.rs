@@ -115,7 +115,7 @@ fn a_routing_node_follows_its_feeder_and_the_cut_becomes_one_link() {
 #[test]
 fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
     let (graph, settings) = net();
-    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\nport = 50000\n");
+    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\nport = 50000\n");
     let placement = place(&graph, &settings, &procs).unwrap();
     let s = split(
         &graph,
@@ -151,6 +151,35 @@ fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
     // The plan that goes into reports holds no key.
     let d = Deployment::new(&graph, &settings, &procs, "t", &smx_runtime::Registry::default()).unwrap();
     assert!(!d.plan().to_string().contains("curve_secret"));
+}
+
+#[test]
+fn processes_on_one_host_bind_ports_of_their_own() {
+    // A -> rn -> B and rn -> C, with B and C on one other host, both at the default port.
+    let (mut graph, mut settings) = net();
+    graph.nodes.push(node(3, "C", NodeKind::Box));
+    graph.edges.push(edge(2, 1, 3));
+    settings.push(NetSettings::default());
+    settings[2].process = Some(("b".into(), Place::BuiltIn));
+    settings[3].process = Some(("c".into(), Place::BuiltIn));
+    let procs = processes(
+        "[process.b]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n[process.c]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n",
+    );
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let s = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Zmq,
+        &mut CountingKeys(0),
+    )
+    .unwrap();
+    let mut endpoints: Vec<&str> = s.links.iter().map(|l| l.endpoint.as_str()).collect();
+    endpoints.sort();
+    // Each link binds its port and the next one (its watch connection): no two share either.
+    assert_eq!(endpoints, ["tcp://192.0.2.1:47000", "tcp://192.0.2.1:47002"]);
 }
 
 #[test]
@@ -221,7 +250,7 @@ fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
     assert_eq!(half(0, 2), 1, "the producer's half");
     assert_eq!(half(1, 1), 2, "the consumer's half");
     // Between hosts it is still ZeroMQ.
-    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"ssh x\"\n");
+    let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n");
     let placement = place(&graph, &settings, &procs).unwrap();
     let s = split(
         &graph,

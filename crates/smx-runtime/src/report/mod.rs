@@ -22,7 +22,7 @@
 //!   has no sink, from all channels. For `n` pairs `Src.Snk` this is
 //!   `n·N`, the report's "msg rate" numerator.
 
-mod cells;
+pub mod cells;
 mod firewall;
 pub mod json;
 pub(crate) mod latency;
@@ -37,9 +37,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 use smx_box::Stats;
 
-pub use firewall::{FirewallReport, PairReport};
+pub use firewall::{FirewallReport, PairReport, render as firewalls_text};
 pub use latency::{LatencyReport, PathLatency, SinkLatency};
-pub use platform::{MIN_PROBE_TICKS, probe_periods};
+pub use platform::{MIN_PROBE_TICKS, period_verdicts, probe_periods};
 
 /// How a run or a net ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

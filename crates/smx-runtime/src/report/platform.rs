@@ -73,9 +73,15 @@ pub fn probe_periods(report: &mut Report) {
 
 /// One line per firewall period: whether the platform and this run held it, with the figures.
 pub fn verdicts(report: &Report, words: LeverWords) -> Vec<String> {
+    period_verdicts(&report.firewalls, &report.probes, words)
+}
+
+/// [`verdicts`] from the firewalls and probes alone, wherever they were gathered (the
+/// processes of one net each bring their own).
+pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResult], words: LeverWords) -> Vec<String> {
     // Per period: (ticks, lost ticks, worst pair miss rate).
     let mut periods: BTreeMap<u64, (u64, u64, f64)> = BTreeMap::new();
-    for f in &report.firewalls {
+    for f in firewalls {
         let e = periods.entry(f.period_ns).or_insert((0, 0, 0.0));
         e.0 += f.ticks;
         e.1 += f.missed_ticks;
@@ -86,7 +92,7 @@ pub fn verdicts(report: &Report, words: LeverWords) -> Vec<String> {
     periods
         .into_iter()
         .map(|(period, (ticks, lost, worst))| {
-            let probe = report.probes.iter().find(|p| p.period_ns == period);
+            let probe = probes.iter().find(|p| p.period_ns == period);
             verdict(period, share(lost, ticks), worst, probe, words)
         })
         .collect()

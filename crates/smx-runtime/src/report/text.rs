@@ -245,7 +245,7 @@ fn render_total(out: &mut String, report: &Report, warnings: usize) {
 /// cyclic executive, placement, chaining, real-time scheduling, spinning through a period)
 /// rather than something that did not go as asked: choices are listed apart, as how the run
 /// went, so that a first run does not read as a list of problems.
-fn is_decision(note: &str) -> bool {
+pub fn is_decision(note: &str) -> bool {
     const TOPICS: [&str; 4] = ["tt-mode auto:", "placement:", "chaining:", "real-time scheduling"];
     TOPICS.iter().any(|t| note.starts_with(t)) || note.contains(": spins through each")
 }

@@ -120,7 +120,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "sampled|full|off|N", default_value = "sampled")]
     pub latency: smx_runtime::latency::LatencyMode,
 
-    /// TOML configuration with [default], [impl.NAME] and [net.INSTANCE] tables
+    /// TOML configuration: [default], [impl.NAME] and [net.INSTANCE] tables; [process.NAME] places nets in processes
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -462,9 +462,25 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
     /// Report format: text or json
-    #[arg(long, value_name = "text|json", default_value = "text")]
-    pub format: ReportFormat,
+    #[arg(long, value_name = "text|json", default_value = "text", value_parser = parse_merge_format)]
+    pub format: MergeFormat,
     /// Write the report here instead of stdout
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// The forms of a merged report: `smx`, the original runtime's log, is one process's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeFormat {
+    Text,
+    Json,
+}
+
+fn parse_merge_format(text: &str) -> Result<MergeFormat, String> {
+    match text {
+        "text" => Ok(MergeFormat::Text),
+        "json" => Ok(MergeFormat::Json),
+        "smx" => Err("smx is one process's log; a report of a net over several processes is text or json".to_string()),
+        other => Err(format!("'{other}' is not a report format: text or json")),
+    }
 }

@@ -16,7 +16,7 @@ use smx_graph::NetGraph;
 use smx_runtime::Registry;
 use smx_runtime::config::NetSettings;
 
-use super::args::{ReportArgs, ReportCommand, ReportFormat, RunArgs, SliceArgs, SplitArgs};
+use super::args::{MergeFormat, ReportArgs, ReportCommand, ReportFormat, RunArgs, SliceArgs, SplitArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 
@@ -133,12 +133,31 @@ pub fn run(
     });
     let text = match args.report {
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
-        _ => smx_deploy::text::render(&report),
+        _ => {
+            let file = args.file.as_deref().unwrap_or(Path::new("net"));
+            let asked = super::words::asked(args, file, &deployment.graph);
+            asked + &smx_deploy::text::render_with(&report, smx_runtime::LeverWords(super::words::flag_words))
+        }
     };
     output.write(&text)?;
-    for o in outcomes.iter().filter(|o| o.status != "ok") {
+    // A slice stopped by the supervisor (the run was stopped, or another slice died or failed)
+    // did nothing wrong: only the processes that ended the run are named.
+    let causes: Vec<&supervise::Outcome> = outcomes
+        .iter()
+        .filter(|o| o.status != "ok" && o.status != "stopped")
+        .collect();
+    for o in &causes {
+        let never_started = match o.pid {
+            Some(_) => String::new(),
+            None => match deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref()) {
+                Some(launch) => format!(
+                    "; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)"
+                ),
+                None => "; it never said it started".to_string(),
+            },
+        };
         crate::cli::say(&format!(
-            "error: process '{}'{} {}: exit code {}, signal {}",
+            "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
             o.process,
             o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
             o.status,
@@ -146,16 +165,17 @@ pub fn run(
             o.signal.map_or("-".to_string(), |s| s.to_string()),
         ));
     }
+    if ending == supervise::Ending::Stopped {
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
+    }
     Ok(match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
-        supervise::Ending::Finished => outcomes.iter().filter_map(|o| o.exit_code).find(|c| *c != 0).unwrap_or(
-            if outcomes.iter().all(|o| o.status == "ok") {
-                exit::OK
-            } else {
-                exit::BOX_FAILED
-            },
-        ),
+        supervise::Ending::Finished => causes
+            .iter()
+            .filter_map(|o| o.exit_code)
+            .find(|c| *c != 0)
+            .unwrap_or(if causes.is_empty() { exit::OK } else { exit::BOX_FAILED }),
     })
 }
 
@@ -188,6 +208,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     };
     let _ = protocol::write_started(&mut answers, std::process::id());
     if supervised {
+        super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
         stop_at_end_of_stdin();
     }
     let dir = tempfile::Builder::new()
@@ -305,11 +326,15 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             let list: Vec<String> = cores.iter().map(usize::to_string).collect();
             unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
         }
-        unit.push_str(if realtime {
-            "CPUSchedulingPolicy=fifo\nCPUSchedulingPriority=50\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n"
-        } else {
-            "CPUSchedulingPolicy=other\n"
-        });
+        // The process starts at normal scheduling, as `smxrun` does: the runtime itself gives
+        // each net with a priority (an `rt` or `tt` net, a `priority` key) SCHED_FIFO at its
+        // own level, which a policy for the whole unit would override for every thread.
+        unit.push_str("CPUSchedulingPolicy=other\n");
+        if realtime {
+            unit.push_str(
+                "# lets the runtime give the nets with a priority SCHED_FIFO\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n",
+            );
+        }
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
     }
@@ -358,16 +383,36 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
 pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let ReportCommand::Merge(args) = &args.command;
     let mut reports = Vec::new();
+    let mut given: Vec<(String, &Path)> = Vec::new();
     for path in &args.reports {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
+        let process = value["process"].as_str().ok_or_else(|| {
+            CliError::rejected(format!(
+                "{}: names no process: not the report of a slice that `smxrun split` wrote",
+                path.display()
+            ))
+        })?;
+        // A second report of one process would leave another without one, as if it had died.
+        if let Some((_, first)) = given.iter().find(|(p, _)| p == process) {
+            return Err(CliError::rejected(format!(
+                "{}: a second report of process '{process}' ({} is its report already): give each process's report once",
+                path.display(),
+                first.display()
+            )));
+        }
+        given.push((process.to_string(), path));
         reports.push(value);
     }
     let merged = merge::from_reports(&reports, &bridges(registry)).map_err(CliError::rejected)?;
     let text = match args.format {
-        ReportFormat::Json => serde_json::to_string_pretty(&merged).unwrap_or_default(),
-        _ => smx_deploy::text::render(&merged),
+        MergeFormat::Json => serde_json::to_string_pretty(&merged).unwrap_or_default(),
+        MergeFormat::Text => {
+            let files: Vec<String> = args.reports.iter().map(|p| p.display().to_string()).collect();
+            let asked = smx_deploy::text::asked(&format!("report merge {}", files.join(" ")), &merged);
+            asked + &smx_deploy::text::render_with(&merged, smx_runtime::LeverWords(super::words::flag_words))
+        }
     };
     Output::open(args.output.as_deref())?.write(&text)?;
     let clean = merged["status"] == "ok"

@@ -25,6 +25,7 @@ pub mod signals;
 pub mod stats;
 #[cfg(feature = "trace-view")]
 pub mod trace_view;
+pub mod words;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 

@@ -11,7 +11,7 @@ use super::args::{Pin, ReportFormat, RunArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
-use super::{load, say, signals, stats};
+use super::{load, say, signals, stats, words};
 use smx_runtime::Registry;
 use smx_runtime::Tracer;
 use smx_runtime::config::ConfigLayers;
@@ -86,7 +86,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
 
     let mut text = render(&report, args.report);
     if args.report == ReportFormat::Text {
-        text.insert_str(0, &asked(args, file, &graph));
+        text.insert_str(0, &words::asked(args, file, &graph));
     }
     output.write(&text)?;
     // Only now: a report whose write blocks (a pipe nobody reads) must not outlive a stop.
@@ -131,24 +131,8 @@ fn run_options(
             ..Default::default()
         },
         trace: tracing.then(|| Tracer::new(args.trace_limit)),
-        lever_words: smx_runtime::LeverWords(flag_words),
+        lever_words: smx_runtime::LeverWords(words::flag_words),
         ..RunOptions::default()
-    }
-}
-
-/// How the report's notes name the settings that would change a decision: by this command
-/// line's flags.
-pub fn flag_words(lever: smx_runtime::Lever) -> &'static str {
-    use smx_runtime::Lever;
-    match lever {
-        Lever::ChainOff => "--chain off",
-        Lever::TtThreads => "--tt-mode threads",
-        Lever::TtCyclic => "--tt-mode cyclic",
-        Lever::RealtimeOn => "--rt on",
-        Lever::CoreList => "--pin 0,1,...",
-        Lever::TraceLimit => "--trace-limit",
-        Lever::ChannelLen => "--channel-len",
-        Lever::ProbePeriod => "smxrun probe --period",
     }
 }
 
@@ -251,33 +235,6 @@ fn what_options_miss(
 
 /// Channel memory from which `--channel-len` is worth a word (256 MiB).
 const LARGE_CHANNELS: u64 = 256 << 20;
-
-/// The text report's first line: what was asked of this run, so that the tables below read
-/// against it (`Asked: nets/src_snk.smx, 4 boxes, 2 channels, -n 20000`).
-fn asked(args: &RunArgs, file: &std::path::Path, graph: &smx_graph::NetGraph) -> String {
-    let boxes = graph
-        .nodes
-        .iter()
-        .filter(|n| n.kind == smx_graph::NodeKind::Box)
-        .count();
-    let mut line = format!(
-        "Asked: {}, {}, {}",
-        file.display(),
-        load::plural(boxes, "box"),
-        load::plural(graph.edges.len(), "channel"),
-    );
-    if let Some(n) = args.iterations {
-        line.push_str(&format!(", -n {n}"));
-    }
-    for set in &args.sets {
-        line.push_str(&format!(", --set {set}"));
-    }
-    if let Some(config) = &args.config {
-        line.push_str(&format!(", --config {}", config.display()));
-    }
-    line.push_str("\n\n");
-    line
-}
 
 /// `--trace PATH`, created before the run so that a bad path is reported at once.
 /// Writes the trace (after a stop too: it then covers the run up to the stop). A trace that
@@ -428,7 +385,7 @@ fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
 
 fn render(report: &Report, format: ReportFormat) -> String {
     match format {
-        ReportFormat::Text => report::text::render_with(report, smx_runtime::LeverWords(flag_words)),
+        ReportFormat::Text => report::text::render_with(report, smx_runtime::LeverWords(words::flag_words)),
         ReportFormat::Json => report::json::render(report),
         ReportFormat::Smx => report::smxlog::render(report),
     }
@@ -454,7 +411,7 @@ fn summarise_problems(report: &Report, interrupted: bool) {
     for line in unclean_books(report) {
         crate::cli::say(&format!("warning: {line}"));
     }
-    if interrupted {
+    if interrupted && !signals::SUPERVISED.load(Ordering::SeqCst) {
         crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
     }
 }

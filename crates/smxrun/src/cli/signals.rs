@@ -22,6 +22,11 @@ use signal_hook::iterator::Signals;
 
 use super::exit::INTERRUPTED;
 
+/// Set in a slice that runs under a supervisor: a stop there comes from the supervisor (the run
+/// was stopped, or another slice ended), whose report says why, so the slice does not say it
+/// was interrupted.
+pub static SUPERVISED: AtomicBool = AtomicBool::new(false);
+
 /// The signals that stop a run.
 pub const STOP_SIGNALS: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
 

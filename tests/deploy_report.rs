@@ -1,0 +1,310 @@
+//! The report of a net over several processes reads as one process's report does: the same
+//! channel kinds, sections, columns and JSON keys, with the processes and links on top; and
+//! `smxrun report merge` refuses what it cannot merge.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const PAIRS: &str = "Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nconnect Src.Snk\n";
+const TWO: &str = "[process.b]\n[net.Snk]\nprocess = \"b\"\n";
+
+fn smxrun() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `smxrun NET [--config CONFIG] --report FORMAT ARGS`; the exit and the report's text.
+fn run(dir: &Path, net: &str, config: Option<&str>, format: &str, args: &[&str]) -> (Output, String) {
+    let net = write(dir, "net.smx", net);
+    let report = dir.join(format!("report.{format}"));
+    let mut cmd = smxrun();
+    cmd.arg(&net);
+    if let Some(config) = config {
+        cmd.arg("--config").arg(write(dir, "deploy.toml", config));
+    }
+    let out = cmd
+        .args(["--report", format, "-q", "-o"])
+        .arg(&report)
+        .args(args)
+        .output()
+        .unwrap();
+    (out, std::fs::read_to_string(&report).unwrap_or_default())
+}
+
+fn json(out: &Output, report: &str) -> Value {
+    serde_json::from_str(report).unwrap_or_else(|e| panic!("{e}: {report}\n{}", text(out)))
+}
+
+/// The repository's nets/src_snk.smx over nets/src_snk_two_procs.toml.
+fn repo(path: &str) -> String {
+    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The header line of the table titled `title` in a text report.
+fn header<'t>(report: &'t str, title: &str) -> &'t str {
+    let mut lines = report.lines().skip_while(|l| *l != title);
+    lines.next().unwrap_or_else(|| panic!("no {title} table in:\n{report}"));
+    lines.next().unwrap_or("")
+}
+
+fn columns(header: &str) -> Vec<&str> {
+    header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect()
+}
+
+#[test]
+fn a_cut_channel_into_a_decoupled_input_keeps_its_kind() {
+    let net = "Src = box smx_src_rand(out data)\nDmp = box smx_snk_null(decoupled in data)\nconnect Src.Dmp\n";
+    let config = "[process.b]\n[net.Dmp]\nprocess = \"b\"\n";
+    let one_dir = tempfile::tempdir().unwrap();
+    let (out, one) = run(one_dir.path(), net, None, "json", &["-n", "200"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let one = json(&out, &one);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, merged) = run(dir.path(), net, Some(config), "json", &["-n", "200"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let merged = json(&out, &merged);
+    let (a, b) = (&one["channels"][0], &merged["channels"][0]);
+    assert!(b["link"].is_object(), "the channel is cut: {b}");
+    for key in ["kind", "smx_type", "timing"] {
+        assert_eq!(a[key], b[key], "{key}: one process {a}, several {b}");
+    }
+    assert_eq!(b["kind"], "decoupled_consumer");
+    assert_eq!(b["smx_type"], "FIFO_D");
+}
+
+#[test]
+fn a_cut_channel_out_of_a_decoupled_output_stays_decoupled_on_the_producers_side() {
+    let net = "Src = box smx_src_rand(decoupled out data)\nSnk = box smx_snk_null(in data)\nconnect Src.Snk\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (out, merged) = run(dir.path(), net, Some(TWO), "json", &["-n", "200"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let merged = json(&out, &merged);
+    assert_eq!(merged["channels"][0]["smx_type"], "D_FIFO");
+    assert_eq!(merged["channels"][0]["kind"], "decoupled_producer");
+}
+
+#[test]
+fn the_merged_json_has_the_keys_of_one_process_and_no_empty_section() {
+    let one_dir = tempfile::tempdir().unwrap();
+    let (out, one) = run(one_dir.path(), PAIRS, None, "json", &["-n", "1000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let one = json(&out, &one);
+    let dir = tempfile::tempdir().unwrap();
+    let (out, merged) = run(dir.path(), PAIRS, Some(TWO), "json", &["-n", "1000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let merged = json(&out, &merged);
+    for key in one.as_object().unwrap().keys() {
+        assert!(merged.get(key).is_some(), "the merged report lacks `{key}`: {merged}");
+    }
+    for (name, rows) in merged["sections"].as_object().unwrap() {
+        assert!(
+            !rows.as_array().unwrap().is_empty(),
+            "section {name} is empty: {merged}"
+        );
+    }
+    let latency = &merged["latency"];
+    assert_eq!(latency["mode"], one["latency"]["mode"]);
+    assert_eq!(latency["every"], one["latency"]["every"]);
+    let sinks = latency["sinks"].as_array().unwrap();
+    assert_eq!(sinks.len(), 1, "the link's boxes are no sinks: {latency}");
+    assert_eq!(
+        (&sinks[0]["name"], &sinks[0]["id"]),
+        (&Value::from("Snk"), &Value::from(1))
+    );
+    let paths = latency["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 1, "{latency}");
+    assert_eq!(
+        (&paths[0]["from"], &paths[0]["to"]),
+        (&Value::from("Src"), &Value::from("Snk")),
+        "a path across the link starts at the source of the whole net: {latency}"
+    );
+    assert!(merged["probes"].is_array());
+}
+
+#[test]
+fn the_merged_text_has_the_sections_and_columns_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = smxrun()
+        .arg(repo("nets/src_snk.smx"))
+        .arg("--config")
+        .arg(repo("nets/src_snk_two_procs.toml"))
+        .args(["-n", "2000", "-q", "-o"])
+        .arg(dir.path().join("report.txt"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let report = std::fs::read_to_string(dir.path().join("report.txt")).unwrap();
+    assert!(report.starts_with("Asked: "), "what was asked comes first:\n{report}");
+    let nets = columns(header(&report, "Nets"));
+    for c in [
+        "id",
+        "net",
+        "impl",
+        "process",
+        "core",
+        "loop count",
+        "loop rate [1/s]",
+        "wall time [s]",
+        "status",
+    ] {
+        assert!(nets.contains(&c), "Nets lacks `{c}`: {nets:?}");
+    }
+    let channels = columns(header(&report, "Channels"));
+    for c in [
+        "port",
+        "kind",
+        "timing",
+        "len",
+        "written",
+        "read",
+        "overwritten",
+        "duplicated",
+        "dropped",
+        "left",
+        "lost",
+        "latency p50/p99/p99.9/max (samples)",
+    ] {
+        assert!(channels.contains(&c), "Channels lacks `{c}`: {channels:?}");
+    }
+    assert!(report.contains("\nTemporal firewalls ("), "{report}");
+    assert!(report.contains("\nEnd-to-end latency ("), "{report}");
+    // The verdict on the firewall's period, held or not, whatever this machine managed.
+    assert!(
+        report.contains("\nPeriod 10.0us: held") || report.contains("\nAttention: period 10.0us"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("\\'"),
+        "nothing escaped that needs no escape:\n{report}"
+    );
+}
+
+/// A split net's two slices, run to their end; the paths of their reports.
+fn split_and_run(dir: &Path) -> [PathBuf; 2] {
+    let net = write(dir, "net.smx", PAIRS);
+    let config = write(dir, "deploy.toml", TWO);
+    let out_dir = dir.join("out");
+    let out = smxrun()
+        .arg("split")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(&out_dir)
+        .args(["-n", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let children: Vec<_> = ["b", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    [out_dir.join("main.report.json"), out_dir.join("b.report.json")]
+}
+
+#[test]
+fn report_merge_shows_what_was_asked_and_counts_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let out = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.starts_with("Asked: report merge "), "{report}");
+    assert!(report.contains(", 2 boxes, 1 channel\n"), "{report}");
+    assert!(report.contains(", 1 message, "), "one message is a message:\n{report}");
+    let processes = header(&report, "Processes");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("b "))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(
+        row.find("(this machine)"),
+        processes.find("host"),
+        "the host column starts under its header:\n{report}"
+    );
+}
+
+#[test]
+fn report_merge_refuses_the_smx_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let out = smxrun()
+        .args(["report", "merge", "--format", "smx"])
+        .arg(&main)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("smx is one process's log"), "{err}");
+    let help = smxrun().args(["report", "merge", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("text|json") && !help.contains("smx]"), "{help}");
+}
+
+#[test]
+fn report_merge_refuses_a_process_given_twice_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, _] = split_and_run(dir.path());
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&main)
+        .arg(&main)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "no report of a process that did not die: {}",
+        text(&out)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&main.display().to_string()) && err.contains("process 'main'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn report_merge_refuses_a_damaged_plan_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&main).unwrap()).unwrap();
+    report["plan"]["slices"][0]["origins"][0] = serde_json::json!({"node": 999});
+    let damaged = write(dir.path(), "damaged.json", &report.to_string());
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&damaged)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("plan") && !err.contains("panicked"), "{err}");
+}

@@ -1,0 +1,334 @@
+//! How a net over several processes ends when it does not end by itself: a process whose
+//! `launch` never starts its slice, a stop asked for at `smxrun`, a slice killed from outside,
+//! and a `launch` command that cannot be started. Each run ends, says which process was the
+//! cause, and leaves no process behind.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const NET: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+
+/// `Snk` in a second process of this machine, joined by shared memory.
+const TWO: &str = "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n";
+
+fn smxrun() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = write(dir, name, text);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `smxrun net.smx --config deploy.toml ARGS`, started in the background.
+fn start(dir: &Path, config: &str, args: &[&str]) -> Child {
+    let net = write(dir, "net.smx", NET);
+    let config = write(dir, "deploy.toml", config);
+    smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The run's output once it ended; a run that has not ended after a minute hangs: it is
+/// killed with its slices and the test fails.
+fn finish(mut run: Child, leftovers: &[u32]) -> Output {
+    let guard = Instant::now() + Duration::from_secs(60);
+    while run.try_wait().unwrap().is_none() {
+        if Instant::now() > guard {
+            for pid in children_of(run.id()).into_iter().chain(leftovers.iter().copied()) {
+                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+            let _ = run.kill();
+            panic!(
+                "the run did not end within a minute: {}",
+                text(&run.wait_with_output().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.wait_with_output().unwrap()
+}
+
+fn report(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn process<'r>(report: &'r Value, name: &str) -> &'r Value {
+    report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no process {name} in {report}"))
+}
+
+/// The pids whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// Waits (without a deadline that decides the test: a hang shows as the guard's failure) for
+/// `what` to become true.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let guard = Instant::now() + Duration::from_secs(60);
+    while !cond() {
+        assert!(Instant::now() < guard, "still waiting for {what} after a minute");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The run's two slices, in the order they were started (placement order: main, then b).
+fn two_slices(run: &Child) -> Vec<u32> {
+    let mut slices = Vec::new();
+    wait_for("two slices", || {
+        slices = children_of(run.id());
+        slices.len() == 2
+    });
+    slices.sort();
+    // Both are running their nets, not still starting.
+    std::thread::sleep(Duration::from_millis(300));
+    slices
+}
+
+fn error_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A `launch` that never starts the slice (as `ssh` waiting at a password prompt) does not
+/// keep the run from ending once the other process has given up on it: its whole process
+/// group is killed, and the report and the error line say it never started.
+#[test]
+fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let launch = executable(
+        dir.path(),
+        "hang.sh",
+        &format!(
+            "#!/bin/sh\necho $$ > {0}.tmp\nsleep 300 &\necho $! >> {0}.tmp\nmv {0}.tmp {0}\nwait\n",
+            pids.display()
+        ),
+    );
+    let config = format!(
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47310\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
+        launch.display()
+    );
+    let report_path = dir.path().join("report.json");
+    let run = start(
+        dir.path(),
+        &config,
+        &[
+            "-n",
+            "1000",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+        ],
+    );
+    wait_for("the launch command to start", || pids.exists());
+    let launched: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(launched.len(), 2, "the script and its own child");
+    let out = finish(run, &launched);
+    assert_eq!(out.status.code(), Some(3), "main's books are not clean: {}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(process(&report, "main")["status"], "ended");
+    let b = process(&report, "b");
+    assert_eq!(b["status"], "killed", "{b}");
+    assert!(b["pid"].is_null(), "it never said it runs: {b}");
+    let errors = error_lines(&out);
+    assert!(
+        errors.iter().any(|l| l.starts_with("error: process 'b' killed")
+            && l.contains("never said it started")
+            && l.contains(&launch.display().to_string())),
+        "{}",
+        text(&out)
+    );
+    for pid in launched {
+        wait_for("the launch command's process group to be gone", || !alive(pid));
+    }
+}
+
+/// A stop asked for at `smxrun` (SIGINT or SIGTERM) is a stopped run, as in one process: its
+/// processes are stopped, not failed, no error blames them, and `smxrun` alone says the run was
+/// interrupted.
+#[test]
+fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let dir = tempfile::tempdir().unwrap();
+        let report_path = dir.path().join("report.json");
+        let json = start(
+            dir.path(),
+            TWO,
+            &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+        );
+        let slices = two_slices(&json);
+        unsafe { libc::kill(json.id() as i32, signal) };
+        let out = finish(json, &slices);
+        assert_eq!(out.status.code(), Some(130), "{name}: {}", text(&out));
+        let report = report(&report_path);
+        assert_eq!(report["status"], "stopped", "{name}: {report}");
+        assert_eq!(process(&report, "main")["status"], "stopped", "{name}: {report}");
+        let b = process(&report, "b")["status"].as_str().unwrap().to_string();
+        assert!(b == "stopped" || b == "ok", "{name}: b {b}: {report}");
+        assert_eq!(error_lines(&out), Vec::<String>::new(), "{name}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.matches("interrupted").count(),
+            1,
+            "{name}: said once, by smxrun: {stderr}"
+        );
+        for pid in slices {
+            wait_for("the slice to be gone", || !alive(pid));
+        }
+
+        // The text report says the same.
+        let dir = tempfile::tempdir().unwrap();
+        let run = start(dir.path(), TWO, &["-n", "0", "-q"]);
+        let slices = two_slices(&run);
+        unsafe { libc::kill(run.id() as i32, signal) };
+        let out = finish(run, &slices);
+        assert_eq!(out.status.code(), Some(130), "{name}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let total = stdout
+            .lines()
+            .find(|l| l.starts_with("Total:"))
+            .unwrap_or_else(|| panic!("{}", text(&out)));
+        assert!(total.ends_with("status stopped"), "{name}: {total}");
+        assert_eq!(error_lines(&out), Vec::<String>::new(), "{name}: {}", text(&out));
+    }
+}
+
+/// A slice killed from outside ends the run: it alone is named as the cause, the survivor is
+/// stopped (or ended by itself), not an error, and no slice says it was interrupted.
+#[test]
+fn a_killed_slice_is_the_only_process_blamed() {
+    // Shared memory, either end killed; and ZeroMQ over tcp, where the survivor does not notice
+    // the death by itself before the supervisor stops it.
+    let zmq =
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47320\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    for (config, victim) in [(TWO, 0), (TWO, 1), (zmq, 0), (zmq, 1)] {
+        let (dead, survivor) = if victim == 0 { ("main", "b") } else { ("b", "main") };
+        let what = format!("{dead} killed, {}", if config == TWO { "shm" } else { "zmq" });
+        let dir = tempfile::tempdir().unwrap();
+        let report_path = dir.path().join("report.json");
+        let run = start(
+            dir.path(),
+            config,
+            &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+        );
+        let slices = two_slices(&run);
+        let killed = slices[victim];
+        unsafe { libc::kill(killed as i32, libc::SIGKILL) };
+        let out = finish(run, &slices);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", text(&out));
+        assert_eq!(
+            error_lines(&out),
+            vec![format!(
+                "error: process '{dead}' (pid {killed}) died: exit code -, signal 9"
+            )],
+            "{what}: {}",
+            text(&out)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("interrupted"),
+            "{what}: {}",
+            text(&out)
+        );
+        let report = report(&report_path);
+        assert_eq!(report["status"], "failed", "{what}: {report}");
+        assert_eq!(process(&report, dead)["status"], "died", "{what}: {report}");
+        let status = process(&report, survivor)["status"].as_str().unwrap().to_string();
+        assert!(
+            status == "stopped" || status == "ok",
+            "{what}: {survivor} {status}: {report}"
+        );
+        for pid in slices {
+            wait_for("the slice to be gone", || !alive(pid));
+        }
+    }
+}
+
+/// A `launch` command the system cannot start is named in the error, with the system's reason.
+#[test]
+fn a_launch_command_that_cannot_start_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // An executable file whose interpreter is missing: found, but it cannot be started.
+    let runner = executable(dir.path(), "runner", "#!/nonexistent/interpreter\n");
+    for launch in [runner.display().to_string(), "/nonexistent/runner".to_string()] {
+        let config = format!(
+            "[process.b]\nhost = \"127.0.0.1\"\nport = 47330\nlaunch = \"{launch}\"\n\n[net.Snk]\nprocess = \"b\"\n"
+        );
+        let run = start(dir.path(), &config, &["-n", "10", "-q"]);
+        let out = finish(run, &[]);
+        assert_eq!(out.status.code(), Some(1), "{launch}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("'{launch}'")), "{launch}: {stderr}");
+        if launch == runner.display().to_string() {
+            assert!(
+                stderr.contains(&format!(
+                    "error: cannot start process 'b' with launch command '{launch}': No such file or directory\n"
+                )),
+                "{stderr}"
+            );
+        }
+    }
+}
