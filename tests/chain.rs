@@ -732,3 +732,31 @@ fn a_fan_out_to_many_sinks_is_one_chain_whose_note_names_a_few() {
     }
     assert_balanced(&report);
 }
+
+#[test]
+fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    let decoupled = Link {
+        decoupled_consumer: true,
+        ..Link::default()
+    };
+    net.connect_with(src, "data", snk, "data", decoupled);
+    let graph = net.build();
+    let busy = |report: &Report| report.warnings.iter().find(|w| w.starts_with("busy threads:")).cloned();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 100, ChainMode::Auto)).unwrap();
+    let note = busy(&report).expect("a note on the sink that never waits");
+    assert!(note.contains("Snk#1 reads only decoupled inputs"), "{note}");
+    assert!(!note.contains("Src"), "a source waits on its full channel: {note}");
+    // With a core for each thread nothing is held up.
+    if core_affinity::get_core_ids().is_some_and(|ids| ids.len() >= 2) {
+        let opts = RunOptions {
+            pin: PinMode::List(vec![0, 1]),
+            ..one_core(&graph, &registry, 100, ChainMode::Auto)
+        };
+        let report = run(&graph, &registry, &opts).unwrap();
+        assert_eq!(busy(&report), None, "{:?}", report.warnings);
+    }
+}

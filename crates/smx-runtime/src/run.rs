@@ -500,14 +500,14 @@ fn fold_producer_segments(report: &mut Report, plan: &Plan, wired: &Wired) {
 }
 
 /// The chains of this run ([`chain::decide`]): none under `--trace`, whose timeline has a row
-/// per box thread.
+/// per box thread; and the report's lines on them and on the threads that never wait.
 fn decide_chains(
     plan: &Plan,
     executive: &[Option<Duration>],
     executives: usize,
     opts: &RunOptions,
     allowed: &[usize],
-) -> (Vec<Vec<usize>>, Option<String>) {
+) -> (Vec<Vec<usize>>, Vec<String>) {
     let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
     let cores = placement::box_cores(&opts.pin, allowed, executives, &own_thread);
     let mode = if opts.trace.is_some() {
@@ -515,7 +515,9 @@ fn decide_chains(
     } else {
         opts.chain
     };
-    chain::decide(plan, &own_thread, cores, mode, opts.lever_words)
+    let (chains, chain_note) = chain::decide(plan, &own_thread, cores, mode, opts.lever_words);
+    let busy_note = chain::never_waiting_note(plan, &own_thread, cores, &chains, opts.lever_words);
+    (chains, chain_note.into_iter().chain(busy_note).collect())
 }
 
 /// Takes the jobs of each chain out of `jobs`, in chain order: the single jobs left and the
