@@ -350,8 +350,14 @@ impl Receiver {
         }
         let heartbeat = self.settings.common.heartbeat;
         let alone = !heartbeat.is_zero() && self.watch.as_mut().unwrap_or(sock).peers_gone();
-        if alone && now - *self.alone_since.get_or_insert(now) >= heartbeat {
-            return Ok(Some(self.end(EndReason::PeerLost)));
+        // Gone, and silent since: a sender that ended (or a host that dropped off) may still
+        // have messages on their way in the kernel's buffers, which keep arriving after its
+        // connections went; only when they stop is the rest lost.
+        if alone {
+            let silent_since = (*self.alone_since.get_or_insert(now)).max(self.last_traffic);
+            if now - silent_since >= heartbeat {
+                return Ok(Some(self.end(EndReason::PeerLost)));
+            }
         }
         if !alone {
             self.alone_since = None;

@@ -615,10 +615,13 @@ impl Sender {
         self.poll_subscriptions();
         let mut stop_seen = None;
         self.send_markers(&sock, kind, &mut stop_seen);
-        if let Some(watch) = self.watch.take() {
+        // The watch connection stays up while the receivers take what is queued: its end
+        // would tell them this sender is gone while its messages are still on their way.
+        let watch = self.watch.take();
+        self.close_after_markers(sock, stop_seen);
+        if let Some(watch) = watch {
             watch.close(Duration::ZERO);
         }
-        self.close_after_markers(sock, stop_seen);
     }
 
     /// Sends the messages still collected, which go before the marker that counts them (a

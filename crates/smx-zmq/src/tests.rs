@@ -734,3 +734,26 @@ fn a_receiver_that_pauses_for_many_heartbeats_is_not_taken_for_lost() {
     assert_eq!(seqs.len() as u64, count);
     assert!(!stats.peers_lost && stats.dropped_timeout == 0, "{stats:?}");
 }
+
+/// A sender that has queued everything and ended leaves a backlog in the kernel's buffers that
+/// a slower receiver still takes, however long that takes: with the heartbeats on a watch
+/// connection, the sender's end is not taken for its loss while its messages keep arriving.
+#[test]
+fn a_receiver_behind_an_ended_sender_takes_the_whole_backlog() {
+    let (mut tx, mut rx) = watched_pair(4);
+    let count = 200_000u64;
+    let sender = thread::spawn(move || {
+        for i in 0..count {
+            assert_eq!(tx.send(None, &i.to_le_bytes(), &|| false).unwrap(), Sent::Accepted);
+        }
+        tx.finish();
+        tx.stats.clone()
+    });
+    // 1 ms every 500 messages: slower than the sender, so that most of the stream is still on
+    // its way for many heartbeats after the sender ended.
+    let (seqs, end) = drain_pausing(&mut rx, 500);
+    let stats = sender.join().unwrap();
+    assert_eq!(end, EndReason::Marker, "{} of {count} arrived", seqs.len());
+    assert_eq!(seqs.len() as u64, count);
+    assert!(!stats.peers_lost, "{stats:?}");
+}
