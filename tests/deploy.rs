@@ -795,3 +795,29 @@ fn a_c_box_that_segfaults_ends_the_run_naming_its_process() {
     let main = process(&report, "main")["pid"].as_u64().unwrap() as u32;
     assert!(!alive(main), "the other process ended with the run");
 }
+
+#[test]
+fn a_bad_value_is_refused_before_any_process_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n");
+    let out = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "3", "--set", "Src.size=70000000", "--report", "json"])
+        .output()
+        .unwrap();
+    // As one process refuses it: one line naming the box, exit 1, no report of a run.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: Src#0: Src: size 70000000 is larger than the maximum"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("process 'b'"),
+        "no process started to be blamed: {stderr}"
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+}

@@ -38,9 +38,11 @@ impl Placement {
 }
 
 /// Places every node: its `process` setting, else `main`. A routing node that names no process
-/// goes where the node feeding its first input is, so that a fan-in or fan-out between boxes of
-/// one process never crosses a cut twice. A process that the configuration does not declare is
-/// an error at the place the `process` key was written.
+/// goes where its feeders are; a fan-in whose feeders are in different processes goes where its
+/// one consumer is. Either way a message between two boxes crosses at most one cut, where a
+/// fan-in placed with one of its feeders would carry the others' messages over two. A process
+/// that the configuration does not declare is an error at the place the `process` key was
+/// written.
 pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) -> Result<Placement, ConfigError> {
     let mut process_of: Vec<Option<String>> = vec![None; graph.nodes.len()];
     for (node, s) in graph.nodes.iter().zip(settings) {
@@ -54,25 +56,35 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
             process_of[node.id] = Some(name.clone());
         }
     }
-    // Routing nodes follow their feeders, as far as chains of routing nodes reach.
+    for node in graph.nodes.iter().filter(|n| n.kind != NodeKind::RoutingNode) {
+        process_of[node.id].get_or_insert_with(|| MAIN.to_string());
+    }
+    let routing: Vec<usize> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::RoutingNode)
+        .map(|n| n.id)
+        .collect();
+    // As far as chains of routing nodes reach; one whose neighbours never settle (routing
+    // nodes feeding each other) follows its first feeder, or runs in `main`.
     for _ in 0..graph.nodes.len() {
         let mut changed = false;
-        for node in graph.nodes.iter().filter(|n| n.kind == NodeKind::RoutingNode) {
-            if process_of[node.id].is_some() {
-                continue;
-            }
-            let feeder = graph.edges.iter().find(|e| e.target == node.id).map(|e| e.source);
-            let found = match feeder {
-                Some(f) => process_of[f].clone(),
-                None => Some(MAIN.to_string()),
-            };
-            if found.is_some() {
-                process_of[node.id] = found;
+        for &node in &routing {
+            if process_of[node].is_none()
+                && let Some(found) = routing_place(graph, &process_of, node)
+            {
+                process_of[node] = Some(found);
                 changed = true;
             }
         }
         if !changed {
             break;
+        }
+    }
+    for &node in &routing {
+        if process_of[node].is_none() {
+            let feeder = graph.edges.iter().find(|e| e.target == node).map(|e| e.source);
+            process_of[node] = feeder.and_then(|f| process_of[f].clone());
         }
     }
     Ok(Placement {
@@ -81,6 +93,37 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
             .map(|p| p.unwrap_or_else(|| MAIN.to_string()))
             .collect(),
     })
+}
+
+/// Where routing node `node` goes, once its neighbours are placed: with its feeders when they
+/// are all in one process, else with its one consumer; `None` while that is not known yet.
+fn routing_place(graph: &NetGraph, process_of: &[Option<String>], node: usize) -> Option<String> {
+    let mut feeders = graph
+        .edges
+        .iter()
+        .filter(|e| e.target == node)
+        .map(|e| &process_of[e.source]);
+    let Some(first) = feeders.next() else {
+        return Some(MAIN.to_string());
+    };
+    let first = first.clone()?;
+    let mut one_process = true;
+    for other in feeders {
+        match other {
+            Some(p) if *p == first => {}
+            Some(_) => one_process = false,
+            None => return None,
+        }
+    }
+    if one_process {
+        return Some(first);
+    }
+    let mut consumers = graph.edges.iter().filter(|e| e.source == node).map(|e| e.target);
+    match (consumers.next(), consumers.all(|_| false)) {
+        (Some(consumer), true) => process_of[consumer].clone(),
+        // Several consumers as well: some message crosses twice wherever it goes.
+        _ => Some(first),
+    }
 }
 
 /// A channel that cannot keep its meaning across a cut: the source line of its consumer and why.

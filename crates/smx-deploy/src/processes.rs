@@ -6,7 +6,7 @@
 //! host = "10.0.0.2"              # the address links use to reach it; absent: this machine
 //! launch = "ssh user@10.0.0.2"   # command prefix that starts it there; absent: a child here
 //! cores = [2, 3]                 # the cores its threads may use (its `--pin` list)
-//! port = 47000                   # first tcp port of the links into it (remote hosts)
+//! port = 28600                   # first tcp port of the links into it (remote hosts)
 //! ```
 //!
 //! `main`, the process of every net without a `process` key, exists without a table.
@@ -20,8 +20,13 @@ use toml::de::{DeTable, DeValue};
 /// The process of every net that names none.
 pub const MAIN: &str = "main";
 
-/// The first tcp port of the links into a process on another host, when its table sets none.
-pub const DEFAULT_PORT: u16 = 47000;
+/// The first tcp port of the links into a process on another host, when its table sets none:
+/// below the kernel's ephemeral range (32768-60999 by default), where an outgoing connection
+/// of any program could hold it.
+pub const DEFAULT_PORT: u16 = 28600;
+
+/// A link takes two ports, its own and the next (its watch connection's).
+const PORT_RANGE: &str = "must be a tcp port, 1..65534 (each link takes it and the next one)";
 
 /// One process of a deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,11 +141,11 @@ impl Processes {
                             .replace('_', "")
                             .parse()
                             .ok()
-                            .filter(|p| *p > 0)
-                            .ok_or_else(|| bad("must be a tcp port, 1..65535"))?
+                            .filter(|p| (1..u16::MAX).contains(p))
+                            .ok_or_else(|| bad(PORT_RANGE))?
                     }
                     ("host" | "launch", _) => return Err(bad("must be a non-empty string")),
-                    ("port", _) => return Err(bad("must be a tcp port, 1..65535")),
+                    ("port", _) => return Err(bad(PORT_RANGE)),
                     _ => {
                         return Err(
                             ConfigError::new(origin.clone(), format!("process '{name}': unknown key"))
@@ -302,6 +307,9 @@ mod tests {
             err.to_string().contains("'no-such-runner-here' is not a program"),
             "{err}"
         );
+        let err = parse("[process.x]\nport = 65535\n").unwrap_err();
+        assert!(err.to_string().starts_with("d.toml:2: key 'port'"), "{err}");
+        assert!(err.to_string().contains("1..65534"), "{err}");
         let err = parse("[process.x]\ncores = 3\n").unwrap_err();
         assert!(err.to_string().contains("list of core numbers"), "{err}");
         let err = parse("[process.\"a b\"]\n").unwrap_err();

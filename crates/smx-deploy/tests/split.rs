@@ -113,6 +113,36 @@ fn a_routing_node_follows_its_feeder_and_the_cut_becomes_one_link() {
 }
 
 #[test]
+fn a_fan_in_from_two_processes_runs_with_its_consumer_so_no_message_crosses_twice() {
+    // A (in a) and B (in b) -> rn -> C (in main).
+    let graph = NetGraph {
+        nodes: vec![
+            node(0, "A", NodeKind::Box),
+            node(1, "B", NodeKind::Box),
+            node(2, "smx_rn", NodeKind::RoutingNode),
+            node(3, "C", NodeKind::Box),
+        ],
+        edges: vec![edge(0, 0, 2), edge(1, 1, 2), edge(2, 2, 3)],
+    };
+    let mut settings = vec![NetSettings::default(); 4];
+    settings[0].process = Some(("a".into(), Place::BuiltIn));
+    settings[1].process = Some(("b".into(), Place::BuiltIn));
+    let procs = processes("[process.a]\n[process.b]\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    assert_eq!(placement.process_of, vec!["a", "b", "main", "main"]);
+    let cut: Vec<usize> = placement.cuts(&graph).iter().map(|e| e.id).collect();
+    assert_eq!(
+        cut,
+        vec![0, 1],
+        "each feeder's channel is the one cut its messages cross"
+    );
+    // Feeders in one process keep the routing node there: one link instead of two.
+    settings[1].process = Some(("a".into(), Place::BuiltIn));
+    let placement = place(&graph, &settings, &procs).unwrap();
+    assert_eq!(placement.process_of, vec!["a", "a", "a", "main"]);
+}
+
+#[test]
 fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
     let (graph, settings) = net();
     let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\nport = 50000\n");
@@ -179,7 +209,7 @@ fn processes_on_one_host_bind_ports_of_their_own() {
     let mut endpoints: Vec<&str> = s.links.iter().map(|l| l.endpoint.as_str()).collect();
     endpoints.sort();
     // Each link binds its port and the next one (its watch connection): no two share either.
-    assert_eq!(endpoints, ["tcp://192.0.2.1:47000", "tcp://192.0.2.1:47002"]);
+    assert_eq!(endpoints, ["tcp://192.0.2.1:28600", "tcp://192.0.2.1:28602"]);
 }
 
 #[test]

@@ -66,15 +66,11 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         // Every failing box is named, so that one bad value (or a port taken for the moment)
         // does not hide another.
         let settings = layers.resolve(&graph, registry)?;
-        let mut bad = 0;
-        for (node, set) in graph.nodes.iter().zip(&settings) {
-            if let Some(spec) = registry.get(&node.func).filter(|_| node.kind == NodeKind::Box)
-                && let Err(e) = spec.check(&set.box_config)
-            {
-                crate::cli::say(&format!("error: {}#{}: {e}", node.label, node.id));
-                bad += 1;
-            }
+        let bad_values = load::bad_values(&graph, registry, &settings);
+        for line in &bad_values {
+            crate::cli::say(&format!("error: {line}"));
         }
+        let bad = bad_values.len();
         if bad > 0 {
             let boxes = if bad == 1 { "box" } else { "boxes" };
             crate::cli::say(&format!("{}: rejected ({bad} {boxes} with bad values)", file.display()));

@@ -142,19 +142,25 @@ pub fn run(
     output.write(&text)?;
     // A slice stopped by the supervisor (the run was stopped, or another slice died or failed)
     // did nothing wrong: only the processes that ended the run are named.
-    let causes: Vec<&supervise::Outcome> = outcomes
+    let mut causes: Vec<&supervise::Outcome> = outcomes
         .iter()
         .filter(|o| o.status != "ok" && o.status != "stopped")
         .collect();
+    // A process that never started is the cause: the others failed waiting for its links.
+    if causes.iter().any(|o| o.pid.is_none()) {
+        causes.retain(|o| o.pid.is_none());
+    }
     for o in &causes {
-        let never_started = match o.pid {
-            Some(_) => String::new(),
-            None => match deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref()) {
-                Some(launch) => format!(
-                    "; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)"
-                ),
-                None => "; it never said it started".to_string(),
-            },
+        let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
+        let never_started = match (o.pid, launch, o.status.as_str()) {
+            (Some(_), _, _) => String::new(),
+            (None, Some(launch), "killed") => format!(
+                "; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)"
+            ),
+            (None, Some(launch), _) => {
+                format!("; its launch command '{launch}' ended before the slice started")
+            }
+            (None, None, _) => "; it never said it started".to_string(),
         };
         crate::cli::say(&format!(
             "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
@@ -171,6 +177,9 @@ pub fn run(
     Ok(match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
+        // One that never started did not run a net: its launch command's exit code is not one
+        // of smxrun's.
+        supervise::Ending::Finished if causes.iter().any(|o| o.pid.is_none()) => exit::BOX_FAILED,
         supervise::Ending::Finished => causes
             .iter()
             .filter_map(|o| o.exit_code)

@@ -326,3 +326,26 @@ pub fn with_c_boxes(graph: &NetGraph, registry: &Registry, libraries: &BoxLibrar
     }
     Ok(all)
 }
+
+/// The values each box's own checks refuse (`Src#0: size ... is larger than ...`), every
+/// failing box named, so that one bad value does not hide another. A run refuses them before
+/// its start, and so does `check`.
+pub fn bad_values(
+    graph: &smx_graph::NetGraph,
+    registry: &smx_runtime::Registry,
+    settings: &[smx_runtime::config::NetSettings],
+) -> Vec<String> {
+    graph
+        .nodes
+        .iter()
+        .zip(settings)
+        .filter_map(|(node, set)| {
+            let spec = registry
+                .get(&node.func)
+                .filter(|_| node.kind == smx_graph::NodeKind::Box)?;
+            spec.check(&set.box_config)
+                .err()
+                .map(|e| format!("{}#{}: {e}", node.label, node.id))
+        })
+        .collect()
+}

@@ -50,6 +50,15 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         &settings,
         registry,
     )? {
+        // Refused here, as one process refuses them before its start: in the slices they
+        // would surface only once every process had started.
+        let bad_values = load::bad_values(&graph, registry, &settings);
+        if !bad_values.is_empty() {
+            for line in &bad_values {
+                crate::cli::say(&format!("error: {line}"));
+            }
+            return Err(CliError::silent(super::exit::REJECTED));
+        }
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
         report_out.store(true, Ordering::SeqCst);
