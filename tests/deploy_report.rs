@@ -308,3 +308,73 @@ fn report_merge_refuses_a_damaged_plan_without_panicking() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("plan") && !err.contains("panicked"), "{err}");
 }
+
+/// Every `Name#id` in the merged report's lines names a node of the whole net by its id there,
+/// as the tables show it, not by its id in its process's slice; a link box has no id of the
+/// whole net and is named without one.
+#[test]
+fn the_lines_of_each_process_name_nodes_as_the_whole_net_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // One core for every process: each chains its two threads and says so, naming both.
+    let (out, report) = run(dir.path(), PAIRS, Some(TWO), "json", &["-n", "2000", "--pin", "0"]);
+    let report = json(&out, &report);
+    let nets: Vec<(u64, &str)> = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_u64().unwrap(), n["name"].as_str().unwrap()))
+        .collect();
+    let lines: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(lines.iter().any(|l| l.starts_with("b: chaining:")), "{lines:?}");
+    for line in &lines {
+        for (at, _) in line.match_indices('#') {
+            let label: String = line[..at]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let id: String = line[at + 1..].chars().take_while(char::is_ascii_digit).collect();
+            let Ok(id) = id.parse::<u64>() else { continue };
+            assert!(!label.starts_with("link"), "a link box with a slice's id: {line}");
+            assert!(
+                nets.contains(&(id, label.as_str())),
+                "{label}#{id} is no node of the net: {line}"
+            );
+        }
+    }
+}
+
+/// A path through two links, from a source in one process through a box in a second to a sink
+/// in a third, has its end-to-end latency, as in one process.
+#[test]
+fn a_path_across_three_processes_has_its_end_to_end_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
+    let config = "[process.a]\n[process.b]\n[process.c]\n[net.Src]\nprocess = \"a\"\n\
+                  [net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"c\"\n";
+    let (out, report) = run(
+        dir.path(),
+        net,
+        Some(config),
+        "json",
+        &["-n", "5000", "--latency", "full"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = json(&out, &report);
+    let paths = report["latency"]["paths"].as_array().unwrap();
+    assert!(
+        paths
+            .iter()
+            .any(|p| p["from"] == "Src" && p["from_id"] == 0 && p["to"] == "Snk" && p["to_id"] == 2),
+        "{paths:?}"
+    );
+}

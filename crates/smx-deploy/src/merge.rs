@@ -66,7 +66,8 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
         for w in report["warnings"].as_array().into_iter().flatten() {
-            warnings.push(json!(format!("{}: {}", slice.process, w.as_str().unwrap_or(""))));
+            let line = whole_net_names(w.as_str().unwrap_or(""), slice);
+            warnings.push(json!(format!("{}: {line}", slice.process)));
         }
         for (name, rows) in report["sections"].as_object().into_iter().flatten() {
             let keep = |row: &&Value| !is_link_label(row["name"].as_str().unwrap_or(""), &parts.split.links);
@@ -94,6 +95,38 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "sections": sections,
         "warnings": warnings,
     })
+}
+
+/// `text` of a slice's report with its nodes named as in the whole net: `Snk#0` of the slice
+/// becomes the `Snk#3` the report's tables show, and a link box loses the slice's id, which
+/// names nothing in the whole net (`link1_in#1` becomes `link1_in`).
+fn whole_net_names(text: &str, slice: &crate::slice::Slice) -> String {
+    let is_label = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(hash) = rest.find('#') {
+        let (before, after) = rest.split_at(hash);
+        let digits = after[1..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after.len() - 1);
+        let label_start = before.rfind(|c: char| !is_label(c)).map_or(0, |i| i + 1);
+        let label = &before[label_start..];
+        let node = after[1..1 + digits]
+            .parse::<usize>()
+            .ok()
+            .filter(|_| digits > 0)
+            .and_then(|id| Some((id, slice.graph.nodes.get(id)?)))
+            .filter(|(_, node)| !label.is_empty() && node.label == label);
+        out.push_str(before);
+        match node.map(|(id, _)| slice.origins[id]) {
+            Some(crate::slice::Origin::Node(whole)) => out.push_str(&format!("#{whole}")),
+            Some(_) => {}
+            None => out.push_str(&after[..1 + digits]),
+        }
+        rest = &after[1 + digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `latency` object of one process's report for the whole net: how each slice sampled
@@ -135,7 +168,7 @@ fn merged_latency(parts: &Parts<'_>, reports: &[Option<Value>]) -> Value {
             };
             let from = match node(slice, &p["from_id"]) {
                 Some(Origin::Node(from)) => Some(from),
-                Some(Origin::LinkSource(edge)) => link_upstream(parts, reports, edge),
+                Some(Origin::LinkSource(edge)) => link_upstream(parts, reports, edge, parts.split.links.len()),
                 _ => None,
             };
             if let Some(from) = from {
@@ -154,8 +187,9 @@ fn merged_latency(parts: &Parts<'_>, reports: &[Option<Value>]) -> Value {
 }
 
 /// The one source of the whole net whose messages the link of `edge` carries, as its sending
-/// process saw it, when the stamps behind the link still count from that source.
-fn link_upstream(parts: &Parts<'_>, reports: &[Option<Value>], edge: usize) -> Option<usize> {
+/// process saw it, when the stamps behind the link still count from that source: through the
+/// links before it too (`hops` of them at most), for a path that crosses several processes.
+fn link_upstream(parts: &Parts<'_>, reports: &[Option<Value>], edge: usize, hops: usize) -> Option<usize> {
     let link = parts.split.links.iter().find(|l| l.edge == edge)?;
     if !clocks_comparable(parts, reports, link) {
         return None;
@@ -168,6 +202,9 @@ fn link_upstream(parts: &Parts<'_>, reports: &[Option<Value>], edge: usize) -> O
         .iter()
         .find_map(|p| match (origin(&p["from_id"])?, origin(&p["to_id"])?) {
             (Origin::Node(from), Origin::LinkSink(e)) if e == edge => Some(from),
+            (Origin::LinkSource(before), Origin::LinkSink(e)) if e == edge && hops > 0 => {
+                link_upstream(parts, reports, before, hops - 1)
+            }
             _ => None,
         })
 }
