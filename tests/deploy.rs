@@ -821,3 +821,25 @@ fn a_bad_value_is_refused_before_any_process_starts() {
     );
     assert!(out.stdout.is_empty(), "{}", text(&out));
 }
+
+#[test]
+fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n");
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("  process main (this machine): Src#0\n"), "{stdout}");
+    assert!(stdout.contains("  process b (this machine): Snk#1\n"), "{stdout}");
+    assert!(
+        stdout.contains("  link Src#0.data -> Snk#1.data: shm main -> b\n"),
+        "{stdout}"
+    );
+}

@@ -78,13 +78,66 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        if let Err(e) = super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry) {
-            crate::cli::say(&format!("error: {}", e.message));
-            crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
-            return Ok(exit::REJECTED);
+        match super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry) {
+            Err(e) => {
+                crate::cli::say(&format!("error: {}", e.message));
+                crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+                return Ok(exit::REJECTED);
+            }
+            Ok(Some(deployment)) => {
+                accepted(file, &graph, &counts(0), "")?;
+                Output::open(None)?.write(&placement_lines(&deployment))?;
+                return Ok(exit::OK);
+            }
+            Ok(None) => {}
         }
     }
     accepted(file, &graph, &counts(0), "")
+}
+
+/// Where an accepted net over several processes runs: each process with its nets, and each cut
+/// channel with the link that carries it, as the run will make them.
+#[cfg(feature = "zmq")]
+fn placement_lines(deployment: &smx_deploy::Deployment) -> String {
+    let graph = &deployment.graph;
+    let node = |id: usize| format!("{}#{id}", graph.nodes[id].label);
+    let mut out = String::new();
+    for slice in &deployment.split.slices {
+        let process = deployment.processes.get(&slice.process);
+        let host = process.and_then(|p| p.host.as_deref()).unwrap_or("this machine");
+        let via = process
+            .and_then(|p| p.launch.as_deref())
+            .map(|l| format!(", started by `{l}`"))
+            .unwrap_or_default();
+        let nets: Vec<String> = slice
+            .origins
+            .iter()
+            .filter_map(|o| match o {
+                smx_deploy::slice::Origin::Node(id) => Some(node(*id)),
+                _ => None,
+            })
+            .collect();
+        out.push_str(&format!(
+            "  process {} ({host}{via}): {}\n",
+            slice.process,
+            nets.join(", ")
+        ));
+    }
+    for link in &deployment.split.links {
+        let edge = &graph.edges[link.edge];
+        out.push_str(&format!(
+            "  link {}.{} -> {}.{}: {} {} -> {}{}\n",
+            node(edge.source),
+            edge.source_port,
+            node(edge.target),
+            edge.target_port,
+            link.transport.as_str(),
+            link.from_process,
+            link.to_process,
+            if link.curve { ", curve" } else { "" },
+        ));
+    }
+    out
 }
 
 /// `FILE: accepted: 3 boxes, ...` on stdout; exit 0.
