@@ -233,6 +233,16 @@ fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
         let b = process(&report, "b")["status"].as_str().unwrap().to_string();
         assert!(b == "stopped" || b == "ok", "{name}: b {b}: {report}");
         assert_eq!(error_lines(&out), Vec::<String>::new(), "{name}: {}", text(&out));
+        // What was on its way when the run stopped is left, as in a channel of one process.
+        for c in report["channels"].as_array().unwrap() {
+            assert_eq!(c["link"]["lost"], 0, "{name}: {c}");
+            let n = |k: &str| c[k].as_u64().unwrap();
+            assert_eq!(
+                n("written"),
+                n("read") + n("overwritten") + n("dropped") + n("left"),
+                "{name}: {c}"
+            );
+        }
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             stderr.matches("interrupted").count(),
@@ -333,5 +343,56 @@ fn a_launch_command_that_cannot_start_is_named() {
                 "{stderr}"
             );
         }
+    }
+}
+
+/// A stop of a net over three processes in a line, with messages on their way over both links:
+/// what was on its way is left, as a stop leaves messages in a channel of one process, and
+/// nothing is booked as lost.
+#[test]
+fn a_stop_leaves_what_was_on_its_way_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "line.smx",
+        "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+         Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n",
+    );
+    let config = write(
+        dir.path(),
+        "line.toml",
+        "[process.a]\n[process.b]\n[process.c]\n[net.Src]\nprocess = \"a\"\n\
+         [net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"c\"\n",
+    );
+    let report_path = dir.path().join("report.json");
+    let run = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "0", "-q", "--report", "json", "-o"])
+        .arg(&report_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut slices = Vec::new();
+    wait_for("three slices", || {
+        slices = children_of(run.id());
+        slices.len() == 3
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(report["status"], "stopped", "{report}");
+    for c in report["channels"].as_array().unwrap() {
+        assert_eq!(c["link"]["lost"], 0, "{c}");
+        let n = |k: &str| c[k].as_u64().unwrap();
+        assert_eq!(
+            n("written"),
+            n("read") + n("overwritten") + n("dropped") + n("left"),
+            "{c}"
+        );
     }
 }

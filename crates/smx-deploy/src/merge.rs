@@ -525,6 +525,21 @@ fn link_row(
     for key in ["overwritten", "dropped", "left"] {
         row[key] = json!(sum(key));
     }
+    // Stopped with messages on their way, both sides alive: they are left, as a stop leaves
+    // messages in a channel of one process, not lost.
+    let stopped = |name: &str| {
+        parts
+            .outcomes
+            .iter()
+            .any(|o| o.process == name && o.status == "stopped")
+    };
+    let (lost, side) = match lost {
+        Some(n) if n > 0 && side == "transit" && (stopped(&link.from_process) || stopped(&link.to_process)) => {
+            row["left"] = json!(sum("left") + n);
+            (Some(0), "none")
+        }
+        other => (other, side),
+    };
     row["duplicated"] = json!(count(&consumer, "duplicated").unwrap_or(0));
     row["settled"] = json!(
         producer
