@@ -61,3 +61,27 @@ fn without_a_priority_no_unit_asks_for_real_time_limits() {
         );
     }
 }
+
+#[test]
+fn a_split_takes_the_channel_length_a_run_would_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = split(dir.path(), &[]);
+    let default = std::fs::read_to_string(out.join("main.job")).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::write(dir.path().join("net.smx"), NET).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("split")
+        .arg(dir.path().join("net.smx"))
+        .arg("--config")
+        .arg(dir.path().join("deploy.toml"))
+        .args(["--channel-len", "64", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The ring holds half the channel's length, and each slice runs with the length.
+    let long = std::fs::read_to_string(out.join("main.job")).unwrap();
+    assert!(long.contains("len=32") && !default.contains("len=32"), "{long}");
+    let sinks = std::fs::read_to_string(out.join("sinks.job")).unwrap();
+    assert!(sinks.contains("\"--channel-len\",\"64\""), "{sinks}");
+}

@@ -441,6 +441,10 @@ pub struct SplitArgs {
     /// C box libraries (repeatable)
     #[arg(long = "boxes", value_name = "LIB")]
     pub boxes: Vec<PathBuf>,
+    /// Length of every channel whose length the net does not declare, as a run's
+    /// --channel-len: the links at the cuts and each slice take it
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
+    pub channel_len: Option<u32>,
 }
 
 /// `smxrun report merge A.json B.json ...`.

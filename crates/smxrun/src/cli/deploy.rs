@@ -298,6 +298,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let registry = &super::load::with_c_boxes(&graph, registry, &libraries)?;
     super::load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
+    let graph = with_channel_len(&graph, args.channel_len);
     let deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     let dir = &args.output;
@@ -305,7 +306,10 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
     set_mode(&dir, 0o700)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
-    let common = vec!["--latency".to_string(), "sampled".to_string()];
+    let mut common = vec!["--latency".to_string(), "sampled".to_string()];
+    if let Some(n) = args.channel_len {
+        common.extend(["--channel-len".to_string(), n.to_string()]);
+    }
     let mut written = Vec::new();
     for (process, job) in deployment.jobs(&common_with_libraries(common, &library_paths)) {
         let name = &process.name;
