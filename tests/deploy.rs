@@ -2,32 +2,16 @@
 //! slice, a killed parent), split and merge, CURVE, large payloads, and several hosts simulated
 //! by network namespaces the tests make themselves (skipped when not root).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::deploy::{alive, children_of, process, smxrun, text, wait_for, write};
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 const NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
-
-fn smxrun() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smxrun"))
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Runs `smxrun NET --config CONFIG --report json ARGS` and returns the exit and the report.
 fn run_json(dir: &Path, net: &str, config: &str, args: &[&str]) -> (Output, Value) {
@@ -81,15 +65,6 @@ fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
         .iter()
         .find(|n| n[key] == value)
         .unwrap_or_else(|| panic!("no net with {key} {value} in {}", report["nets"]))
-}
-
-fn process<'r>(report: &'r Value, name: &str) -> &'r Value {
-    report["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("no process {name} in {report}"))
 }
 
 #[test]
@@ -283,41 +258,6 @@ fn check_names_placement_errors_with_file_and_line() {
     // The run refuses what check refuses, before anything starts.
     let out = smxrun().arg(&tt).arg("--config").arg(&config).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-}
-
-/// The pids whose parent is `parent`.
-fn children_of(parent: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
-        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))
-        .unwrap_or(false)
-}
-
-/// Waits (without a deadline that decides the test: a hang shows as the guard's failure) for
-/// `what` to become true.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let guard = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < guard, "still waiting for {what} after a minute");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 const ENDLESS: &str = "[process.sinks]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"sinks\"\n";

@@ -2,6 +2,9 @@
 //! channel kinds, sections, columns and JSON keys, with the processes and links on top; and
 //! `smxrun report merge` refuses what it cannot merge.
 
+mod common;
+use common::deploy::{smxrun, text, write};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -9,25 +12,6 @@ use serde_json::Value;
 
 const PAIRS: &str = "Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nconnect Src.Snk\n";
 const TWO: &str = "[process.b]\n[net.Snk]\nprocess = \"b\"\n";
-
-fn smxrun() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smxrun"))
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Runs `smxrun NET [--config CONFIG] --report FORMAT ARGS`; the exit and the report's text.
 fn run(dir: &Path, net: &str, config: Option<&str>, format: &str, args: &[&str]) -> (Output, String) {

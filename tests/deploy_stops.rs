@@ -3,9 +3,12 @@
 //! and a `launch` command that cannot be started. Each run ends, says which process was the
 //! cause, and leaves no process behind.
 
+mod common;
+use common::deploy::{alive, children_of, process, smxrun, text, wait_for, write};
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -15,29 +18,10 @@ const NET: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( i
 /// `Snk` in a second process of this machine, joined by shared memory.
 const TWO: &str = "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n";
 
-fn smxrun() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smxrun"))
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = write(dir, name, text);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// `smxrun net.smx --config deploy.toml ARGS`, started in the background.
@@ -79,50 +63,6 @@ fn finish(mut run: Child, leftovers: &[u32]) -> Output {
 fn report(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
-}
-
-fn process<'r>(report: &'r Value, name: &str) -> &'r Value {
-    report["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("no process {name} in {report}"))
-}
-
-/// The pids whose parent is `parent`.
-fn children_of(parent: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
-        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))
-        .unwrap_or(false)
-}
-
-/// Waits (without a deadline that decides the test: a hang shows as the guard's failure) for
-/// `what` to become true.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let guard = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < guard, "still waiting for {what} after a minute");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The run's two slices, in the order they were started (placement order: main, then b).

@@ -1,3 +1,4 @@
 pub mod bench;
+pub mod deploy;
 pub mod settings;
 pub mod zmq;

@@ -1,0 +1,72 @@
+//! What the tests of a net over several processes share: running `smxrun`, reading its
+//! output and report, and watching the processes it starts.
+#![allow(dead_code)] // each test file uses its own part of it
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn smxrun() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn process<'r>(report: &'r Value, name: &str) -> &'r Value {
+    report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no process {name} in {report}"))
+}
+
+/// The pids whose parent is `parent`.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// Waits (without a deadline that decides the test: a hang shows as the guard's failure) for
+/// `what` to become true.
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let guard = Instant::now() + Duration::from_secs(60);
+    while !cond() {
+        assert!(Instant::now() < guard, "still waiting for {what} after a minute");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
