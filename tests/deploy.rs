@@ -783,3 +783,21 @@ fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() 
         "{stdout}"
     );
 }
+
+#[test]
+fn check_takes_the_settings_a_run_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let check = |args: &[&str]| smxrun().arg("check").arg(&net).args(args).output().unwrap();
+    let out = check(&["--set", "Snk.process=b"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk': unknown process 'b'"),
+        "{stderr}"
+    );
+    let config = write(dir.path(), "deploy.toml", "[process.b]\n");
+    let out = check(&["--config", config.to_str().unwrap(), "--set", "Snk.process=b"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("  link Src#0.data -> Snk#1.data: shm main -> b\n"));
+}

@@ -59,6 +59,8 @@ fn without_a_priority_no_unit_asks_for_real_time_limits() {
             unit.contains("CPUSchedulingPolicy=other\n") && !unit.contains("LimitRTPRIO"),
             "{unit}"
         );
+        // `systemctl enable` needs to know where the unit belongs.
+        assert!(unit.ends_with("\n[Install]\nWantedBy=multi-user.target\n"), "{unit}");
     }
 }
 

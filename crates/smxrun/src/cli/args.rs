@@ -179,6 +179,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Also check this setting, as a run takes it, e.g. --set Snk.process=b (repeatable; beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
+
     /// Resolve C box implementations in this shared library (repeatable)
     #[arg(long = "boxes", value_name = "LIB.so")]
     pub boxes: Vec<PathBuf>,
@@ -186,7 +190,7 @@ pub struct CheckArgs {
     /// Judge the language alone, as the original compiler does: the net may name box
     /// implementations that do not exist yet (design the net before its boxes); their ports and
     /// configuration are not checked
-    #[arg(long, conflicts_with_all = ["config", "boxes"])]
+    #[arg(long, conflicts_with_all = ["config", "boxes", "sets"])]
     pub lang_only: bool,
 }
 

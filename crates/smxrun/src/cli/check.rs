@@ -19,10 +19,16 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         return check_language(&args.file, registry);
     }
     let file = args.file.as_path();
-    let layers = match &args.config {
+    let mut layers = match &args.config {
         Some(path) => Some(ConfigLayers::from_file(path)?),
+        None if !args.sets.is_empty() => Some(ConfigLayers::new()),
         None => None,
     };
+    if let Some(layers) = layers.as_mut() {
+        for set in &args.sets {
+            layers.add_set(set)?;
+        }
+    }
     let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
     let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     // A JSON graph (`smxrun graph --format json`) is checked from its graph on, as a run

@@ -348,6 +348,8 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
                 "# lets the runtime give the nets with a priority SCHED_FIFO\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n",
             );
         }
+        // Enabled, it starts with the machine; the orchestrator may start it itself instead.
+        unit.push_str("\n[Install]\nWantedBy=multi-user.target\n");
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
     }
