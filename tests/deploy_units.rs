@@ -6,7 +6,8 @@ use std::process::Command;
 
 const NET: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
-fn split(dir: &Path, sets: &[&str]) -> std::path::PathBuf {
+/// `smxrun split` of the two-process net with `options`; the directory written.
+fn split(dir: &Path, options: &[&str]) -> std::path::PathBuf {
     std::fs::write(dir.join("net.smx"), NET).unwrap();
     std::fs::write(
         dir.join("deploy.toml"),
@@ -20,10 +21,7 @@ fn split(dir: &Path, sets: &[&str]) -> std::path::PathBuf {
         .arg(dir.join("net.smx"))
         .arg("--config")
         .arg(dir.join("deploy.toml"));
-    for set in sets {
-        command.args(["--set", set]);
-    }
-    let out = command.arg("-o").arg(&out_dir).output().unwrap();
+    let out = command.args(options).arg("-o").arg(&out_dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     out_dir
 }
@@ -31,7 +29,7 @@ fn split(dir: &Path, sets: &[&str]) -> std::path::PathBuf {
 #[test]
 fn a_process_with_a_prioritised_net_may_raise_it_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
-    let out = split(dir.path(), &["Snk.priority=10"]);
+    let out = split(dir.path(), &["--set", "Snk.priority=10"]);
     let sinks = std::fs::read_to_string(out.join("smx-sinks.service")).unwrap();
     let main = std::fs::read_to_string(out.join("smx-main.service")).unwrap();
     // A policy for the whole unit would put every thread at one level, whatever its net asks.
@@ -67,23 +65,67 @@ fn without_a_priority_no_unit_asks_for_real_time_limits() {
 #[test]
 fn a_split_takes_the_channel_length_a_run_would_take() {
     let dir = tempfile::tempdir().unwrap();
-    let out = split(dir.path(), &[]);
-    let default = std::fs::read_to_string(out.join("main.job")).unwrap();
-    std::fs::remove_dir_all(&out).unwrap();
-    std::fs::write(dir.path().join("net.smx"), NET).unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_smxrun"))
-        .arg("split")
-        .arg(dir.path().join("net.smx"))
-        .arg("--config")
-        .arg(dir.path().join("deploy.toml"))
-        .args(["--channel-len", "64", "-o"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let default = std::fs::read_to_string(split(dir.path(), &[]).join("main.job")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("out")).unwrap();
+    let out = split(dir.path(), &["--channel-len", "64"]);
     // The ring holds half the channel's length, and each slice runs with the length.
     let long = std::fs::read_to_string(out.join("main.job")).unwrap();
     assert!(long.contains("len=32") && !default.contains("len=32"), "{long}");
     let sinks = std::fs::read_to_string(out.join("sinks.job")).unwrap();
     assert!(sinks.contains("\"--channel-len\",\"64\""), "{sinks}");
+}
+
+/// The options of how threads run reach every slice, so a split net runs as `smxrun NET
+/// --config` with the same options would: here with a latency figure of every message.
+#[test]
+fn a_split_takes_the_runtime_options_a_run_would_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = [
+        "--pin",
+        "off",
+        "--rt",
+        "on",
+        "--chain",
+        "off",
+        "--wait-spin",
+        "0",
+        "--latency",
+        "full",
+        "-n",
+        "500",
+    ];
+    let out = split(dir.path(), &options);
+    for name in ["main", "sinks"] {
+        let job = std::fs::read_to_string(out.join(format!("{name}.job"))).unwrap();
+        for pair in [
+            "\"--pin\",\"off\"",
+            "\"--rt\",\"on\"",
+            "\"--chain\",\"off\"",
+            "\"--wait-spin\",\"0ns\"",
+            "\"--latency\",\"full\"",
+        ] {
+            assert!(job.contains(pair), "{name}: {pair} in {job}");
+        }
+        // Real-time scheduling asked for: the unit lets the runtime raise its threads.
+        let unit = std::fs::read_to_string(out.join(format!("smx-{name}.service"))).unwrap();
+        assert!(unit.contains("LimitRTPRIO=99\n"), "{unit}");
+    }
+    // Run as an orchestrator would: the consumer's process first, then the producer's.
+    let sinks = Command::new(out.join("sinks.sh")).spawn().unwrap();
+    let main = Command::new(out.join("main.sh")).output().unwrap();
+    let sinks = sinks.wait_with_output().unwrap();
+    assert!(main.status.success() && sinks.status.success(), "{main:?} {sinks:?}");
+    let merged = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(["report", "merge"])
+        .arg(out.join("main.report.json"))
+        .arg(out.join("sinks.report.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&merged.stdout);
+    assert!(merged.status.success(), "{text}");
+    assert!(text.contains("every message)"), "{text}");
+    assert!(
+        text.contains("(500)"),
+        "a latency sample of each of the 500 messages: {text}"
+    );
 }

@@ -74,51 +74,8 @@ pub struct RunArgs {
     #[arg(required = true, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
-    /// Thread placement: auto (decided from the net and the machine: a cyclic executive alone on
-    /// a spare core, chains kept on one core when threads outnumber cores and channels are long,
-    /// spread otherwise; the report's warnings say what was decided), off, or a list of cores to
-    /// spread over (0,1,...)
-    #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
-    pub pin: Pin,
-
-    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only for
-    /// threads that have a core of their own (every thread when they all fit, else a cyclic
-    /// executive that placement put alone on a core; a busy real-time thread starves the others
-    /// on its core), on forces it, off never uses it. Under auto, an executive alone on its core
-    /// whose period is too short to sleep in spins through it at normal priority instead (the
-    /// kernel throttles a real-time thread that never sleeps). An explicit per-net `priority`
-    /// always applies.
-    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
-    pub rt: smx_runtime::Realtime,
-
-    /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
-    /// firewall), cyclic (the boxes of one period run inside that period's firewall thread,
-    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor), or
-    /// auto: cyclic when the threads of the threads mode would outnumber the cores
-    #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
-    pub tt_mode: smx_runtime::TtMode,
-
-    /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
-    /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
-    /// between them are shorter than 256, so a hand-over
-    /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
-    /// thread per box. Never under --trace
-    #[arg(long, value_name = "auto|off", default_value = "auto")]
-    pub chain: smx_runtime::ChainMode,
-
-    /// Length of every channel whose length the net does not declare (default 1)
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
-    pub channel_len: Option<u32>,
-
-    /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
-    /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = smx_box::parse_duration)]
-    pub wait_spin: Option<std::time::Duration>,
-
-    /// Latency figures of the report: sampled (every 64th write of each channel, the default),
-    /// full (every message), off, or a number N (every Nth write)
-    #[arg(long, value_name = "sampled|full|off|N", default_value = "sampled")]
-    pub latency: smx_runtime::latency::LatencyMode,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
 
     /// TOML configuration: [default], [impl.NAME] and [net.INSTANCE] tables; [process.NAME] places nets in processes
     #[arg(long, value_name = "FILE")]
@@ -167,6 +124,57 @@ pub struct RunArgs {
     /// Write the --stats-every lines to PATH instead of stderr
     #[arg(long, value_name = "PATH", requires = "stats_every")]
     pub stats_file: Option<PathBuf>,
+}
+
+/// How the runtime runs the threads of a net: the options a run and each slice of a split
+/// net take alike.
+#[derive(Debug, Clone, Args)]
+pub struct RuntimeArgs {
+    /// Thread placement: auto (decided from the net and the machine: a cyclic executive alone on
+    /// a spare core, chains kept on one core when threads outnumber cores and channels are long,
+    /// spread otherwise; the report's warnings say what was decided), off, or a list of cores to
+    /// spread over (0,1,...)
+    #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
+    pub pin: Pin,
+
+    /// Real-time scheduling of rt/tt nets and firewalls (SCHED_FIFO): auto uses it only for
+    /// threads that have a core of their own (every thread when they all fit, else a cyclic
+    /// executive that placement put alone on a core; a busy real-time thread starves the others
+    /// on its core), on forces it, off never uses it. Under auto, an executive alone on its core
+    /// whose period is too short to sleep in spins through it at normal priority instead (the
+    /// kernel throttles a real-time thread that never sleeps). An explicit per-net `priority`
+    /// always applies.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
+    pub rt: smx_runtime::Realtime,
+
+    /// Where time-triggered boxes run: threads (each box on its own thread, woken by the
+    /// firewall), cyclic (the boxes of one period run inside that period's firewall thread,
+    /// once per tick, in declaration order: fewer wake-ups, closer to the timer's floor), or
+    /// auto: cyclic when the threads of the threads mode would outnumber the cores
+    #[arg(long, value_name = "auto|threads|cyclic", default_value = "auto")]
+    pub tt_mode: smx_runtime::TtMode,
+
+    /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
+    /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
+    /// between them are shorter than 256, so a hand-over
+    /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
+    /// thread per box. Never under --trace
+    #[arg(long, value_name = "auto|off", default_value = "auto")]
+    pub chain: smx_runtime::ChainMode,
+
+    /// Length of every channel whose length the net does not declare (default 1)
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
+    pub channel_len: Option<u32>,
+
+    /// How long a box waiting on a channel spins before it sleeps, e.g. 50us (the default), 0 to
+    /// sleep at once: spinning keeps a hand-over off the scheduler's slow wake-up path
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = smx_box::parse_duration)]
+    pub wait_spin: Option<std::time::Duration>,
+
+    /// Latency figures of the report: sampled (every 64th write of each channel, the default),
+    /// full (every message), off, or a number N (every Nth write)
+    #[arg(long, value_name = "sampled|full|off|N", default_value = "sampled")]
+    pub latency: smx_runtime::latency::LatencyMode,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -337,17 +345,23 @@ mod tests {
         assert_eq!(run.file, Some(PathBuf::from("net.smx")));
         assert_eq!(run.iterations, Some(10));
         assert_eq!(run.sets, vec!["Src.size=64", "Snk.mode=hex"]);
-        assert_eq!(run.pin, Pin::Cores(vec![0, 1]));
+        assert_eq!(run.runtime.pin, Pin::Cores(vec![0, 1]));
         assert_eq!(run.report, ReportFormat::Json);
         assert_eq!(run.output, Some(PathBuf::from("r.json")));
         assert!(run.quiet);
-        assert_eq!(run.channel_len, Some(64));
+        assert_eq!(run.runtime.channel_len, Some(64));
     }
 
     #[test]
     fn commands_take_their_own_arguments() {
         let cli = parse(&["run", "net.smx", "--pin", "off"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Run(RunArgs { pin: Pin::Off, .. }))));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Run(RunArgs {
+                runtime: RuntimeArgs { pin: Pin::Off, .. },
+                ..
+            }))
+        ));
         let cli = parse(&["graph", "net.smx", "--format", "dot"]).unwrap();
         assert!(matches!(
             cli.command,
@@ -445,10 +459,10 @@ pub struct SplitArgs {
     /// C box libraries (repeatable)
     #[arg(long = "boxes", value_name = "LIB")]
     pub boxes: Vec<PathBuf>,
-    /// Length of every channel whose length the net does not declare, as a run's
-    /// --channel-len: the links at the cuts and each slice take it
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
-    pub channel_len: Option<u32>,
+    /// As a run's: each slice's process takes them (a process's own `cores` beat --pin), and
+    /// the links at the cuts take --channel-len
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
 }
 
 /// `smxrun report merge A.json B.json ...`.

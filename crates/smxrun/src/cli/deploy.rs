@@ -16,7 +16,7 @@ use smx_graph::NetGraph;
 use smx_runtime::Registry;
 use smx_runtime::config::NetSettings;
 
-use super::args::{MergeFormat, ReportArgs, ReportCommand, ReportFormat, RunArgs, SliceArgs, SplitArgs};
+use super::args::{MergeFormat, ReportArgs, ReportCommand, ReportFormat, RunArgs, RuntimeArgs, SliceArgs, SplitArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 
@@ -68,7 +68,7 @@ pub fn with_channel_len(graph: &NetGraph, len: Option<u32>) -> NetGraph {
 }
 
 /// The options of the run that every slice's process takes over.
-fn common_args(args: &RunArgs, libraries: &[PathBuf]) -> Vec<String> {
+fn common_args(args: &RuntimeArgs, libraries: &[PathBuf]) -> Vec<String> {
     let mut common = Vec::new();
     if let Some(n) = args.channel_len {
         common.extend(["--channel-len".to_string(), n.to_string()]);
@@ -120,7 +120,7 @@ pub fn run(
         ));
     }
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
-    let common = common_args(args, libraries);
+    let common = common_args(&args.runtime, libraries);
     let jobs = deployment.jobs(&common);
     let (outcomes, ending) = supervise::supervise(&exe, jobs, stop).map_err(CliError::rejected)?;
     deployment.clean_up(&outcomes);
@@ -298,7 +298,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let registry = &super::load::with_c_boxes(&graph, registry, &libraries)?;
     super::load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
-    let graph = with_channel_len(&graph, args.channel_len);
+    let graph = with_channel_len(&graph, args.runtime.channel_len);
     let deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     let dir = &args.output;
@@ -306,12 +306,8 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
     set_mode(&dir, 0o700)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
-    let mut common = vec!["--latency".to_string(), "sampled".to_string()];
-    if let Some(n) = args.channel_len {
-        common.extend(["--channel-len".to_string(), n.to_string()]);
-    }
     let mut written = Vec::new();
-    for (process, job) in deployment.jobs(&common_with_libraries(common, &library_paths)) {
+    for (process, job) in deployment.jobs(&common_args(&args.runtime, &library_paths)) {
         let name = &process.name;
         let job_path = dir.join(format!("{name}.job"));
         write_private(&job_path, &job.to_line())?;
@@ -329,8 +325,9 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"),
         )?;
         set_mode(&dir.join(format!("{name}.sh")), 0o700)?;
-        let realtime =
-            job.graph.nodes.iter().any(|n| n.priority > 0) || job.args.iter().any(|a| a.contains(".priority="));
+        let realtime = args.runtime.rt == smx_runtime::Realtime::On
+            || job.graph.nodes.iter().any(|n| n.priority > 0)
+            || job.args.iter().any(|a| a.contains(".priority="));
         let mut unit = format!(
             "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
             args.file.display()
@@ -365,14 +362,6 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         reports.join(" ")
     ))?;
     Ok(exit::OK)
-}
-
-fn common_with_libraries(mut common: Vec<String>, libraries: &[PathBuf]) -> Vec<String> {
-    for lib in libraries {
-        let lib = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.clone());
-        common.extend(["--boxes".to_string(), lib.display().to_string()]);
-    }
-    common
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), CliError> {

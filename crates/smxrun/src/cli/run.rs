@@ -46,7 +46,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
     if let Some(deployment) = super::deploy::deployment(
         args.config.as_deref(),
         file,
-        &super::deploy::with_channel_len(&graph, args.channel_len),
+        &super::deploy::with_channel_len(&graph, args.runtime.channel_len),
         &settings,
         registry,
     )? {
@@ -64,7 +64,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         report_out.store(true, Ordering::SeqCst);
         return code;
     }
-    let pin = pin_mode(&args.pin)?;
+    let pin = pin_mode(&args.runtime.pin)?;
     // Opened last before the run, so that a net or setting rejected above leaves no file.
     let trace_file = open_trace(args)?;
     let stats_sink = args
@@ -127,16 +127,16 @@ fn run_options(
 ) -> RunOptions {
     RunOptions {
         pin,
-        default_channel_len: args.channel_len,
+        default_channel_len: args.runtime.channel_len,
         settings,
         stop: Arc::clone(stop),
         progress: Progress::new(),
-        realtime: args.rt,
-        wait_spin: args.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
-        latency: args.latency,
-        chain: args.chain,
+        realtime: args.runtime.rt,
+        wait_spin: args.runtime.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
+        latency: args.runtime.latency,
+        chain: args.runtime.chain,
         firewall: smx_runtime::FirewallOptions {
-            mode: args.tt_mode,
+            mode: args.runtime.tt_mode,
             ..Default::default()
         },
         trace: tracing.then(|| Tracer::new(args.trace_limit)),
@@ -220,7 +220,7 @@ fn what_options_miss(
             ));
         }
     }
-    if let Some(len) = args.channel_len {
+    if let Some(len) = args.runtime.channel_len {
         let channels = graph.edges.iter().filter(|e| !e.len_declared).count() as u64;
         // A slot holds a message and the queue's stamp, as the runtime counts it.
         let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
