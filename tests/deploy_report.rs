@@ -362,3 +362,74 @@ fn a_path_across_three_processes_has_its_end_to_end_latency() {
         "{paths:?}"
     );
 }
+
+/// A slice under a supervisor tells its progress on its answer channel while its nets run,
+/// with counts that only grow, for the run's one progress line; its report follows at the end.
+#[test]
+fn a_supervised_slice_tells_its_progress_while_it_runs() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", PAIRS);
+    let config = write(dir.path(), "deploy.toml", TWO);
+    let out_dir = dir.path().join("out");
+    // Sends until stopped.
+    let out = smxrun()
+        .arg("split")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(&out_dir)
+        .args(["-n", "0"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut consumer = Command::new("sh")
+        .arg(out_dir.join("b.sh"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The producer's slice as the supervisor starts it: the job on stdin, answers on stdout.
+    let mut producer = smxrun()
+        .arg("__slice")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = producer.stdin.take().unwrap();
+    stdin
+        .write_all(&std::fs::read(out_dir.join("main.job")).unwrap())
+        .unwrap();
+    let mut answers = BufReader::new(producer.stdout.take().unwrap());
+    // A slice that never tells fails the test instead of holding it up.
+    let pid = producer.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    });
+    let mut counts = Vec::new();
+    let mut line = String::new();
+    while counts.len() < 3 {
+        line.clear();
+        assert!(
+            answers.read_line(&mut line).unwrap() > 0,
+            "the slice ended early: {counts:?}"
+        );
+        if let Some(figures) = line.trim_end().strip_prefix("smx-slice progress ") {
+            let words: Vec<u64> = figures.split(' ').map(|w| w.parse().unwrap()).collect();
+            counts.push((words[0], words[1]));
+        }
+    }
+    // The end of the control pipe stops the slice; its report comes after the progress.
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut answers, &mut rest).unwrap();
+    assert!(rest.contains("smx-slice report "), "{rest}");
+    assert!(producer.wait().unwrap().code().is_some(), "the slice ended by itself");
+    consumer.wait().unwrap();
+    assert!(
+        counts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1),
+        "messages and time only grow: {counts:?}"
+    );
+    assert!(counts.last().unwrap().0 > 0, "messages went over the link: {counts:?}");
+}

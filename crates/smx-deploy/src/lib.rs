@@ -83,6 +83,27 @@ impl Deployment {
         })
     }
 
+    /// Per slice, in the order of [`Deployment::jobs`], whether it holds a sink of the whole
+    /// net (a node without outgoing channels): the slices whose progress counts the run's
+    /// messages. A slice whose only sinks are links would count what its links carry, which
+    /// the consumers' slices count again.
+    pub fn counted_slices(&self) -> Vec<bool> {
+        let mut feeds = vec![false; self.graph.nodes.len()];
+        for edge in &self.graph.edges {
+            feeds[edge.source] = true;
+        }
+        self.split
+            .slices
+            .iter()
+            .map(|slice| {
+                slice
+                    .origins
+                    .iter()
+                    .any(|origin| matches!(origin, slice::Origin::Node(id) if !feeds[*id]))
+            })
+            .collect()
+    }
+
     /// One job per slice: its graph and the arguments its process runs it with (`common`:
     /// the run's own options; a process's `cores` become its `--pin`). Under `--pin auto`, the
     /// processes on this machine that name no cores share the allowed cores out among them

@@ -3,10 +3,13 @@
 //! The supervisor writes one line of JSON, a [`Job`], to the slice's stdin and keeps stdin
 //! open: its end of file (the supervisor stopped it, or died, or the `launch` connection
 //! broke) stops the slice. The slice answers on its stdout, which it keeps for this alone
-//! (what its boxes print goes to stderr): a line `smx-slice started PID` once it runs, and
-//! at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
+//! (what its boxes print goes to stderr): a line `smx-slice started PID` once it runs, while
+//! its nets run `smx-slice progress MESSAGES ELAPSED_NS` every [`PROGRESS_EVERY`] (for the
+//! supervisor's progress line), and at its end `smx-slice report LEN` followed by LEN bytes
+//! of the slice's JSON report.
 
 use std::io::{BufRead, Write};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use smx_graph::NetGraph;
@@ -18,7 +21,11 @@ pub const SUBCOMMAND: &str = "__slice";
 pub const DIR_PREFIX: &str = "smx-slice-";
 
 const STARTED: &str = "smx-slice started ";
+const PROGRESS: &str = "smx-slice progress ";
 const REPORT: &str = "smx-slice report ";
+
+/// How often a supervised slice tells its progress: as often as a progress line is redrawn.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// One slice to run: its graph and the `smxrun run` arguments of its process (settings as
 /// `--set`, pinning, libraries).
@@ -54,11 +61,19 @@ impl Job {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     Started(u32),
+    /// Messages the slice's sinks took so far (counted as its report's `messages`), and the
+    /// time since its nets started.
+    Progress(u64, Duration),
     Report(String),
 }
 
 pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
     writeln!(out, "{STARTED}{pid}")?;
+    out.flush()
+}
+
+pub fn write_progress(out: &mut impl Write, messages: u64, elapsed: Duration) -> std::io::Result<()> {
+    writeln!(out, "{PROGRESS}{messages} {}", elapsed.as_nanos())?;
     out.flush()
 }
 
@@ -79,6 +94,13 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
         if let Some(pid) = line.trim_end().strip_prefix(STARTED) {
             return pid.parse().ok().map(Event::Started);
         }
+        if let Some(figures) = line.trim_end().strip_prefix(PROGRESS) {
+            let mut words = figures.split(' ').map(str::parse::<u64>);
+            if let (Some(Ok(messages)), Some(Ok(ns))) = (words.next(), words.next()) {
+                return Some(Event::Progress(messages, Duration::from_nanos(ns)));
+            }
+            continue;
+        }
         if let Some(len) = line.trim_end().strip_prefix(REPORT) {
             let len: usize = len.parse().ok()?;
             let mut text = vec![0; len];
@@ -98,9 +120,15 @@ mod tests {
         let mut out = Vec::new();
         write_started(&mut out, 42).unwrap();
         out.extend_from_slice(b"Welcome to host\n");
+        write_progress(&mut out, 1_500, Duration::from_millis(250)).unwrap();
+        out.extend_from_slice(b"smx-slice progress torn\n");
         write_report(&mut out, "{\"a\":\n1}").unwrap();
         let mut input = std::io::Cursor::new(out);
         assert_eq!(read_event(&mut input), Some(Event::Started(42)));
+        assert_eq!(
+            read_event(&mut input),
+            Some(Event::Progress(1_500, Duration::from_millis(250)))
+        );
         assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
         assert_eq!(read_event(&mut input), None);
     }

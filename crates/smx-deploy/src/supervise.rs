@@ -11,7 +11,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::processes::Process;
@@ -83,9 +83,46 @@ struct Running {
     asked: bool,
 }
 
+/// What the slices said of their progress last, per slice in the order of the jobs: read by
+/// a progress line while [`supervise`] writes it.
+#[derive(Debug, Default)]
+pub struct Live(Mutex<Vec<Option<(u64, Duration)>>>);
+
+impl Live {
+    fn record(&self, slice: usize, messages: u64, elapsed: Duration) {
+        let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if latest.len() <= slice {
+            latest.resize(slice + 1, None);
+        }
+        latest[slice] = Some((messages, elapsed));
+    }
+
+    /// The whole run's messages so far, the sum over the slices marked in `counted` (those
+    /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
+    /// links carry, which its consumers count again), and the longest time any slice's nets
+    /// have run. `None` before any slice told its progress.
+    pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
+        let latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let elapsed = latest.iter().flatten().map(|&(_, t)| t).max()?;
+        let messages = latest
+            .iter()
+            .zip(counted)
+            .filter(|(_, counts)| **counts)
+            .filter_map(|(figures, _)| figures.map(|(m, _)| m))
+            .sum();
+        Some((messages, elapsed))
+    }
+}
+
 /// Starts every job (`order`: the processes upstream first, the order they are stopped in),
-/// supervises them until all ended, and returns how each ended and why the run ended.
-pub fn supervise(exe: &Path, jobs: Vec<(Process, Job)>, stop: &AtomicBool) -> Result<(Vec<Outcome>, Ending), String> {
+/// supervises them until all ended, and returns how each ended and why the run ended. Their
+/// progress goes to `live` as they tell it.
+pub fn supervise(
+    exe: &Path,
+    jobs: Vec<(Process, Job)>,
+    stop: &AtomicBool,
+    live: &Live,
+) -> Result<(Vec<Outcome>, Ending), String> {
     let (events, inbox) = mpsc::channel::<(usize, Event)>();
     let mut running: Vec<Running> = Vec::new();
     for (i, (process, job)) in jobs.into_iter().enumerate() {
@@ -118,7 +155,7 @@ pub fn supervise(exe: &Path, jobs: Vec<(Process, Job)>, stop: &AtomicBool) -> Re
         }
     }
     drop(events);
-    let ending = watch(&mut running, &inbox, stop);
+    let ending = watch(&mut running, &inbox, stop, live);
     let outcomes = running.into_iter().map(outcome).collect();
     Ok((outcomes, ending))
 }
@@ -174,7 +211,7 @@ fn start(
 }
 
 /// The supervision loop: events, exits, stops, deaths, failures, kills.
-fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: &AtomicBool) -> Ending {
+fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: &AtomicBool, live: &Live) -> Ending {
     let mut ending = Ending::Finished;
     let mut kill_at: Option<Instant> = None;
     // Once a slice ended by itself with a non-zero exit code: when the others are stopped.
@@ -184,6 +221,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         while let Ok((i, event)) = inbox.try_recv() {
             match event {
                 Event::Started(pid) => running[i].pid = Some(pid),
+                Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
                 Event::Report(json) => running[i].report = Some(json),
             }
         }
@@ -270,6 +308,8 @@ fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, E
         match inbox.recv_timeout(Duration::from_millis(20)) {
             Ok((j, Event::Report(json))) => running[j].report = Some(json),
             Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
+            // Too late for a progress line: the run is ending.
+            Ok((_, Event::Progress(..))) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
@@ -323,5 +363,23 @@ fn outcome(r: Running) -> Outcome {
         exit_code: status.code(),
         signal: status.signal(),
         report: r.report,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_figures_sum_the_counted_slices_and_take_the_longest_time() {
+        let live = Live::default();
+        assert_eq!(live.sample(&[true, true]), None, "nothing told yet");
+        // The producer's slice counts what its link carries; the consumer's slice counts its sink.
+        live.record(0, 900, Duration::from_millis(500));
+        assert_eq!(live.sample(&[false, true]), Some((0, Duration::from_millis(500))));
+        live.record(1, 800, Duration::from_millis(450));
+        live.record(1, 850, Duration::from_millis(700));
+        assert_eq!(live.sample(&[false, true]), Some((850, Duration::from_millis(700))));
+        assert_eq!(live.sample(&[true, true]), Some((1_750, Duration::from_millis(700))));
     }
 }

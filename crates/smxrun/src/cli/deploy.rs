@@ -13,12 +13,13 @@ use clap::Parser;
 use smx_deploy::protocol::{self, Job};
 use smx_deploy::{Deployment, Processes, merge, supervise};
 use smx_graph::NetGraph;
-use smx_runtime::Registry;
 use smx_runtime::config::NetSettings;
+use smx_runtime::{Progress, Registry};
 
 use super::args::{MergeFormat, ReportArgs, ReportCommand, ReportFormat, RunArgs, RuntimeArgs, SliceArgs, SplitArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
+use super::progress::ProgressLine;
 
 /// The deployment of a run or check: `None` when every net runs in `main` here.
 pub fn deployment(
@@ -122,7 +123,13 @@ pub fn run(
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
     let common = common_args(&args.runtime, libraries);
     let jobs = deployment.jobs(&common);
-    let (outcomes, ending) = supervise::supervise(&exe, jobs, stop).map_err(CliError::rejected)?;
+    let live = Arc::new(supervise::Live::default());
+    let counted = deployment.counted_slices();
+    let sampled = Arc::clone(&live);
+    let line = ProgressLine::start(!args.quiet, move || sampled.sample(&counted));
+    let supervised = supervise::supervise(&exe, jobs, stop, &live);
+    line.finish();
+    let (outcomes, ending) = supervised.map_err(CliError::rejected)?;
     deployment.clean_up(&outcomes);
     let report = merge::merge(&merge::Parts {
         graph: &deployment.graph,
@@ -189,8 +196,8 @@ pub fn run(
 }
 
 /// How a slice runs its net: the command line's `run`, handed in, so that this module does not
-/// reach back into the one that calls it.
-pub type RunNet = fn(&RunArgs, &Registry) -> Result<i32, CliError>;
+/// reach back into the one that calls it; the run keeps its figures in the [`Progress`] given.
+pub type RunNet = fn(&RunArgs, &Registry, Progress) -> Result<i32, CliError>;
 
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
@@ -203,7 +210,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected)?,
     };
     // Under a supervisor stdout is the answer channel alone: what boxes print goes to stderr.
-    let mut answers: Box<dyn Write> = if supervised {
+    let answers: Box<dyn Write + Send> = if supervised {
         // SAFETY: duplicating and replacing this process's own standard descriptors.
         unsafe {
             let saved = libc::dup(1);
@@ -215,7 +222,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     } else {
         Box::new(std::io::sink())
     };
-    let _ = protocol::write_started(&mut answers, std::process::id());
+    let answers = Arc::new(std::sync::Mutex::new(answers));
+    let _ = protocol::write_started(
+        &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+        std::process::id(),
+    );
     if supervised {
         super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
         stop_at_end_of_stdin();
@@ -238,7 +249,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         Some(super::args::Command::Run(a)) => a,
         _ => cli.run,
     };
-    let code = match run_net(&run_args, registry) {
+    let progress = Progress::new();
+    let telling = supervised.then(|| ProgressTeller::start(progress.clone(), Arc::clone(&answers)));
+    let result = run_net(&run_args, registry, progress);
+    drop(telling);
+    let code = match result {
         Ok(code) => code,
         Err(e) => {
             crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
@@ -254,7 +269,10 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         let text = serde_json::to_string(&report).unwrap_or_default();
         match (&args.report, supervised) {
             (_, true) => {
-                let _ = protocol::write_report(&mut answers, &text);
+                let _ = protocol::write_report(
+                    &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+                    &text,
+                );
             }
             (Some(path), false) => {
                 std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
@@ -263,6 +281,57 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         }
     }
     Ok(code)
+}
+
+/// A supervised slice's stdout, shared by its progress and its report.
+type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
+
+/// A thread that tells the supervisor the slice's progress every
+/// [`protocol::PROGRESS_EVERY`] while its nets run, for the run's one progress line; it ends
+/// when dropped, before the report goes over the same channel.
+struct ProgressTeller {
+    stop: Option<crossbeam_channel::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProgressTeller {
+    fn start(progress: Progress, answers: Answers) -> ProgressTeller {
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let thread = std::thread::Builder::new()
+            .name("smx-progress".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(protocol::PROGRESS_EVERY)
+                {
+                    let Some(elapsed) = progress.elapsed() else { continue };
+                    if protocol::write_progress(
+                        &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+                        progress.messages(),
+                        elapsed,
+                    )
+                    .is_err()
+                    {
+                        return;
+                    }
+                }
+            })
+            .ok();
+        ProgressTeller {
+            stop: Some(stop),
+            thread,
+        }
+    }
+}
+
+impl Drop for ProgressTeller {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread at once.
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// A thread that turns the end of stdin (the supervisor closed the control pipe or is gone)

@@ -123,7 +123,7 @@ fn dispatch(cli: Cli, registry: &Registry) -> Result<i32, CliError> {
         #[cfg(feature = "zmq")]
         Some(Command::Report(a)) => deploy::report(&a, registry),
         #[cfg(feature = "zmq")]
-        Some(Command::Slice(a)) => deploy::run_slice(&a, registry, run::run),
+        Some(Command::Slice(a)) => deploy::run_slice(&a, registry, run::run_observed),
     }
 }
 

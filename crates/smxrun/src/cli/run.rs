@@ -19,6 +19,11 @@ use smx_runtime::report::{self, Report, Status};
 use smx_runtime::{self, PinMode, Progress, RunOptions};
 
 pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
+    run_observed(args, registry, Progress::new())
+}
+
+/// [`run`], its figures as the nets run kept in `progress` (a slice tells them its supervisor).
+pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> Result<i32, CliError> {
     // First of all, so that a signal during the checks below still ends in a report.
     let stop = Arc::new(AtomicBool::new(false));
     let report_out = signals::install(&stop).map_err(|e| CliError::rejected(format!("cannot handle Ctrl-C: {e}")))?;
@@ -71,7 +76,7 @@ pub fn run(args: &RunArgs, registry: &Registry) -> Result<i32, CliError> {
         .stats_every
         .map(|_| stats::Sink::open(args.stats_file.as_deref()))
         .transpose()?;
-    let opts = run_options(args, pin, settings, &stop, trace_file.is_some());
+    let opts = run_options(args, pin, settings, &stop, trace_file.is_some(), progress);
     let result = run_with_progress(args, &graph, registry, &opts, stats_sink);
     if result.is_err()
         && let Some(trace) = &trace_file
@@ -124,13 +129,14 @@ fn run_options(
     settings: Vec<smx_runtime::config::NetSettings>,
     stop: &Arc<AtomicBool>,
     tracing: bool,
+    progress: Progress,
 ) -> RunOptions {
     RunOptions {
         pin,
         default_channel_len: args.runtime.channel_len,
         settings,
         stop: Arc::clone(stop),
-        progress: Progress::new(),
+        progress,
         realtime: args.runtime.rt,
         wait_spin: args.runtime.wait_spin.unwrap_or(smx_runtime::channel::DEFAULT_SPIN),
         latency: args.runtime.latency,
