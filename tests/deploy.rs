@@ -3,7 +3,7 @@
 //! by network namespaces the tests make themselves (skipped when not root).
 
 mod common;
-use common::deploy::{alive, children_of, process, smxrun, text, wait_for, write};
+use common::deploy::{alive, children_of, process, smxrun, split, text, wait_for, write};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -392,24 +392,12 @@ fn a_64_mib_payload_crosses_processes() {
 fn split_writes_private_slices_whose_reports_merge_into_one() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
-    let config = write(
+    let out_dir = split(
         dir.path(),
-        "deploy.toml",
+        NET,
         "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
+        &["-n", "5000"],
     );
-    let out_dir = dir.path().join("out");
-    let out = smxrun()
-        .arg("split")
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .arg("-o")
-        .arg(&out_dir)
-        .args(["-n", "5000"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
     for name in ["main.job", "sinks.job", "main.sh", "sinks.sh", "smx-sinks.service"] {
         let mode = std::fs::metadata(out_dir.join(name)).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "{name} is readable by others: {mode:o}");
@@ -605,19 +593,7 @@ fn curve_keys_that_do_not_match_carry_nothing() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
-    let config = write(dir.path(), "deploy.toml", &hosts.config("count = 100\n"));
-    let out_dir = dir.path().join("out");
-    let out = smxrun()
-        .arg("split")
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .arg("-o")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let out_dir = split(dir.path(), NET, &hosts.config("count = 100\n"), &[]);
     // The receiving side accepts another client than the one the sender's key makes it.
     let keygen = smxrun().arg("keygen").output().unwrap();
     let keys = String::from_utf8_lossy(&keygen.stdout);

@@ -3,7 +3,7 @@
 //! `smxrun report merge` refuses what it cannot merge.
 
 mod common;
-use common::deploy::{smxrun, text, write};
+use common::deploy::{smxrun, split, text, write};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -181,20 +181,7 @@ fn the_merged_text_has_the_sections_and_columns_of_one_process() {
 
 /// A split net's two slices, run to their end; the paths of their reports.
 fn split_and_run(dir: &Path) -> [PathBuf; 2] {
-    let net = write(dir, "net.smx", PAIRS);
-    let config = write(dir, "deploy.toml", TWO);
-    let out_dir = dir.join("out");
-    let out = smxrun()
-        .arg("split")
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .arg("-o")
-        .arg(&out_dir)
-        .args(["-n", "1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let out_dir = split(dir, PAIRS, TWO, &["-n", "1"]);
     let children: Vec<_> = ["b", "main"]
         .iter()
         .map(|p| {
@@ -369,21 +356,8 @@ fn a_path_across_three_processes_has_its_end_to_end_latency() {
 fn a_supervised_slice_tells_its_progress_while_it_runs() {
     use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", PAIRS);
-    let config = write(dir.path(), "deploy.toml", TWO);
-    let out_dir = dir.path().join("out");
     // Sends until stopped.
-    let out = smxrun()
-        .arg("split")
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .arg("-o")
-        .arg(&out_dir)
-        .args(["-n", "0"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    let out_dir = split(dir.path(), PAIRS, TWO, &["-n", "0"]);
     let mut consumer = Command::new("sh")
         .arg(out_dir.join("b.sh"))
         .stdout(std::process::Stdio::null())

@@ -18,6 +18,26 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `smxrun split NET --config CONFIG -o DIR/out ARGS`, which must succeed; the directory
+/// written.
+pub fn split(dir: &Path, net: &str, config: &str, args: &[&str]) -> PathBuf {
+    let net = write(dir, "net.smx", net);
+    let config = write(dir, "deploy.toml", config);
+    let out_dir = dir.join("out");
+    let out = smxrun()
+        .arg("split")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(&out_dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    out_dir
+}
+
 pub fn text(out: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
