@@ -407,3 +407,59 @@ fn a_supervised_slice_tells_its_progress_while_it_runs() {
     );
     assert!(counts.last().unwrap().0 > 0, "messages went over the link: {counts:?}");
 }
+
+/// `--stats-every` of a net over two processes gives the lines one process would: the nets and
+/// the channel under their ids in the whole net (no link boxes), a cut channel once, figures
+/// that never read more than was written, and a last line with the report's final counts.
+#[test]
+fn live_figures_of_a_net_over_two_processes_read_as_one_processs() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("stats.jsonl");
+    let (out, _) = run(
+        dir.path(),
+        PAIRS,
+        Some(TWO),
+        "json",
+        &[
+            "-n",
+            "300000",
+            "--stats-every",
+            "10ms",
+            "--stats-file",
+            lines.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: Vec<Value> = std::fs::read_to_string(&lines)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    let mut t = 0.0;
+    for line in &lines {
+        let names: Vec<&str> = line["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["name"].as_str().unwrap())
+            .collect();
+        assert!(names.iter().all(|n| *n == "Src#0" || *n == "Snk#1"), "{line}");
+        let channels = line["channels"].as_array().unwrap();
+        assert_eq!(channels.len(), 1, "{line}");
+        let channel = &channels[0];
+        assert_eq!(
+            (channel["from"].as_str(), channel["to"].as_str()),
+            (Some("Src#0"), Some("Snk#1"))
+        );
+        assert!(channel["read"].as_u64() <= channel["written"].as_u64(), "{line}");
+        let now = line["t_s"].as_f64().unwrap();
+        assert!(now >= t, "{line}");
+        t = now;
+    }
+    let last = lines.last().unwrap();
+    assert_eq!(last["final"], true, "{last}");
+    assert_eq!(last["messages"], 300000, "{last}");
+    assert_eq!(last["channels"][0]["written"], 300000, "{last}");
+    assert_eq!(last["channels"][0]["read"], 300000, "{last}");
+}

@@ -15,6 +15,7 @@
 //! [`Deployment`] strings these together for the command line and for benchmarks.
 
 mod cores;
+pub mod live;
 pub mod merge;
 pub mod placement;
 pub mod processes;
@@ -141,6 +142,7 @@ impl Deployment {
                     graph: slice.graph.clone(),
                     args,
                     plan: self.plan(),
+                    stats_every: None,
                 };
                 (process, job)
             })

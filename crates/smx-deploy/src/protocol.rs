@@ -5,14 +5,16 @@
 //! broke) stops the slice. The slice answers on its stdout, which it keeps for this alone
 //! (what its boxes print goes to stderr): a line `smx-slice started PID` once it runs, while
 //! its nets run `smx-slice progress MESSAGES ELAPSED_NS` every [`PROGRESS_EVERY`] (for the
-//! supervisor's progress line), and at its end `smx-slice report LEN` followed by LEN bytes
-//! of the slice's JSON report.
+//! supervisor's progress line) and, when the job asks for live figures, `smx-slice stats LEN`
+//! followed by LEN bytes of a JSON [`Snapshot`] every `stats_every` and once more at the end,
+//! and at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use smx_graph::NetGraph;
+use smx_runtime::Snapshot;
 
 /// The hidden subcommand that runs a slice: `smxrun __slice`.
 pub const SUBCOMMAND: &str = "__slice";
@@ -22,6 +24,7 @@ pub const DIR_PREFIX: &str = "smx-slice-";
 
 const STARTED: &str = "smx-slice started ";
 const PROGRESS: &str = "smx-slice progress ";
+const STATS: &str = "smx-slice stats ";
 const REPORT: &str = "smx-slice report ";
 
 /// How often a supervised slice tells its progress: as often as a progress line is redrawn.
@@ -38,6 +41,9 @@ pub struct Job {
     /// to its report, so that reports of slices started by hand can be merged.
     #[serde(default)]
     pub plan: serde_json::Value,
+    /// How often the slice sends its live figures (`--stats-every` of the run); `None`: never.
+    #[serde(default)]
+    pub stats_every: Option<Duration>,
 }
 
 impl Job {
@@ -64,6 +70,8 @@ pub enum Event {
     /// Messages the slice's sinks took so far (counted as its report's `messages`), and the
     /// time since its nets started.
     Progress(u64, Duration),
+    /// The slice's live figures, on its own ids.
+    Stats(Box<Snapshot>),
     Report(String),
 }
 
@@ -77,10 +85,31 @@ pub fn write_progress(out: &mut impl Write, messages: u64, elapsed: Duration) ->
     out.flush()
 }
 
+pub fn write_stats(out: &mut impl Write, snapshot: &Snapshot) -> std::io::Result<()> {
+    write_sized(
+        out,
+        STATS,
+        &serde_json::to_string(snapshot).expect("a snapshot serialises"),
+    )
+}
+
 pub fn write_report(out: &mut impl Write, json: &str) -> std::io::Result<()> {
-    writeln!(out, "{REPORT}{}", json.len())?;
-    out.write_all(json.as_bytes())?;
+    write_sized(out, REPORT, json)
+}
+
+/// A line `HEAD LEN`, then the LEN bytes of `text`.
+fn write_sized(out: &mut impl Write, head: &str, text: &str) -> std::io::Result<()> {
+    writeln!(out, "{head}{}", text.len())?;
+    out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// The LEN bytes after a line `HEAD LEN`, as text.
+fn read_sized(input: &mut impl BufRead, len: &str) -> Option<String> {
+    let len: usize = len.parse().ok()?;
+    let mut text = vec![0; len];
+    input.read_exact(&mut text).ok()?;
+    String::from_utf8(text).ok()
 }
 
 /// The next event on a slice's stdout, `None` at its end.
@@ -101,11 +130,15 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
             }
             continue;
         }
+        if let Some(len) = line.trim_end().strip_prefix(STATS) {
+            let text = read_sized(input, len)?;
+            match serde_json::from_str(&text) {
+                Ok(snapshot) => return Some(Event::Stats(Box::new(snapshot))),
+                Err(_) => continue,
+            }
+        }
         if let Some(len) = line.trim_end().strip_prefix(REPORT) {
-            let len: usize = len.parse().ok()?;
-            let mut text = vec![0; len];
-            input.read_exact(&mut text).ok()?;
-            return String::from_utf8(text).ok().map(Event::Report);
+            return read_sized(input, len).map(Event::Report);
         }
         // Anything else (a remote shell's banner) is not ours.
     }
@@ -122,6 +155,15 @@ mod tests {
         out.extend_from_slice(b"Welcome to host\n");
         write_progress(&mut out, 1_500, Duration::from_millis(250)).unwrap();
         out.extend_from_slice(b"smx-slice progress torn\n");
+        let snapshot = Snapshot {
+            elapsed: Duration::from_millis(300),
+            messages: 1_600,
+            nets: Vec::new(),
+            channels: Vec::new(),
+            firewalls: Vec::new(),
+            finished: false,
+        };
+        write_stats(&mut out, &snapshot).unwrap();
         write_report(&mut out, "{\"a\":\n1}").unwrap();
         let mut input = std::io::Cursor::new(out);
         assert_eq!(read_event(&mut input), Some(Event::Started(42)));
@@ -129,6 +171,7 @@ mod tests {
             read_event(&mut input),
             Some(Event::Progress(1_500, Duration::from_millis(250)))
         );
+        assert_eq!(read_event(&mut input), Some(Event::Stats(Box::new(snapshot))));
         assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
         assert_eq!(read_event(&mut input), None);
     }
@@ -140,6 +183,7 @@ mod tests {
             graph: NetGraph::default(),
             args: vec!["--set".into(), "X#0.k=v=w".into()],
             plan: serde_json::Value::Null,
+            stats_every: Some(Duration::from_millis(500)),
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);

@@ -11,9 +11,10 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::live::Live;
 use crate::processes::Process;
 use crate::protocol::{self, Event, Job};
 
@@ -81,37 +82,6 @@ struct Running {
     killed: bool,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
-}
-
-/// What the slices said of their progress last, per slice in the order of the jobs: read by
-/// a progress line while [`supervise`] writes it.
-#[derive(Debug, Default)]
-pub struct Live(Mutex<Vec<Option<(u64, Duration)>>>);
-
-impl Live {
-    fn record(&self, slice: usize, messages: u64, elapsed: Duration) {
-        let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if latest.len() <= slice {
-            latest.resize(slice + 1, None);
-        }
-        latest[slice] = Some((messages, elapsed));
-    }
-
-    /// The whole run's messages so far, the sum over the slices marked in `counted` (those
-    /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
-    /// links carry, which its consumers count again), and the longest time any slice's nets
-    /// have run. `None` before any slice told its progress.
-    pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
-        let latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let elapsed = latest.iter().flatten().map(|&(_, t)| t).max()?;
-        let messages = latest
-            .iter()
-            .zip(counted)
-            .filter(|(_, counts)| **counts)
-            .filter_map(|(figures, _)| figures.map(|(m, _)| m))
-            .sum();
-        Some((messages, elapsed))
-    }
 }
 
 /// Starts every job (`order`: the processes upstream first, the order they are stopped in),
@@ -222,6 +192,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             match event {
                 Event::Started(pid) => running[i].pid = Some(pid),
                 Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
+                Event::Stats(snapshot) => live.record_stats(i, *snapshot),
                 Event::Report(json) => running[i].report = Some(json),
             }
         }
@@ -233,7 +204,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 running[i].asked = running[i].closed_at.is_some() || ending == Ending::Stopped;
                 // The watcher thread may still be handing over the report that came just
                 // before the exit.
-                collect_late_report(running, inbox, i);
+                collect_late_report(running, inbox, i, live);
                 if ending != Ending::Finished || running[i].asked {
                     continue;
                 }
@@ -302,14 +273,15 @@ fn stop_next(running: &mut [Running], kill_at: &mut Option<Instant>) {
     }
 }
 
-fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, i: usize) {
+fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, i: usize, live: &Live) {
     let until = Instant::now() + Duration::from_millis(200);
     while running[i].report.is_none() && Instant::now() < until {
         match inbox.recv_timeout(Duration::from_millis(20)) {
             Ok((j, Event::Report(json))) => running[j].report = Some(json),
             Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
-            // Too late for a progress line: the run is ending.
+            // Too late for a progress line, not for the live figures' last line.
             Ok((_, Event::Progress(..))) => {}
+            Ok((j, Event::Stats(snapshot))) => live.record_stats(j, *snapshot),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
@@ -363,23 +335,5 @@ fn outcome(r: Running) -> Outcome {
         exit_code: status.code(),
         signal: status.signal(),
         report: r.report,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_live_figures_sum_the_counted_slices_and_take_the_longest_time() {
-        let live = Live::default();
-        assert_eq!(live.sample(&[true, true]), None, "nothing told yet");
-        // The producer's slice counts what its link carries; the consumer's slice counts its sink.
-        live.record(0, 900, Duration::from_millis(500));
-        assert_eq!(live.sample(&[false, true]), Some((0, Duration::from_millis(500))));
-        live.record(1, 800, Duration::from_millis(450));
-        live.record(1, 850, Duration::from_millis(700));
-        assert_eq!(live.sample(&[false, true]), Some((850, Duration::from_millis(700))));
-        assert_eq!(live.sample(&[true, true]), Some((1_750, Duration::from_millis(700))));
     }
 }

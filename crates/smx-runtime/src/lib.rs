@@ -44,7 +44,7 @@ pub use firewall::{Firewall, RunningFirewall};
 pub use lever::{Lever, LeverWords, option_words};
 pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, TtMode};
 pub use plan::check_ports;
-pub use progress::{Progress, Snapshot, stats_line};
+pub use progress::{ChannelSample, FirewallSample, NetSample, Progress, Snapshot, stats_line};
 pub use registry::Registry;
 pub use run::{executive_cores, run};
 pub use trace::{DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT, Tracer};

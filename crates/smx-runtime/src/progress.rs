@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::channel::ChannelState;
 use crate::run_state::{LoopCounter, ShardLive};
@@ -57,7 +57,7 @@ struct Inner {
 pub struct Progress(Arc<Inner>);
 
 /// A net's figures at a snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetSample {
     pub id: usize,
     /// As the report spells it, `Snk#3`.
@@ -66,7 +66,7 @@ pub struct NetSample {
 }
 
 /// A channel's figures at a snapshot (counted as in the report's channel rows).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChannelSample {
     pub id: usize,
     pub from: String,
@@ -81,7 +81,7 @@ pub struct ChannelSample {
 }
 
 /// A firewall thread's figures at a snapshot (as in the report's firewall section).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirewallSample {
     pub name: String,
     pub ticks: u64,
@@ -91,8 +91,9 @@ pub struct FirewallSample {
     pub consume_misses: u64,
 }
 
-/// Everything sampled at one instant.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything sampled at one instant. A slice of a net over several processes sends it to its
+/// supervisor, which makes one of the whole net from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// Since the nets were released.
     pub elapsed: Duration,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
+use smx_deploy::live::Live;
 use smx_deploy::protocol::{self, Job};
 use smx_deploy::{Deployment, Processes, merge, supervise};
 use smx_graph::NetGraph;
@@ -20,6 +21,7 @@ use super::args::{MergeFormat, ReportArgs, ReportCommand, ReportFormat, RunArgs,
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
+use super::stats;
 
 /// The deployment of a run or check: `None` when every net runs in `main` here.
 pub fn deployment(
@@ -114,21 +116,38 @@ pub fn run(
             "--report smx is one process's log; a net over several processes reports as text or json",
         ));
     }
-    if args.trace.is_some() || args.stats_every.is_some() {
+    if args.trace.is_some() {
         return Err(CliError::rejected(
-            "--trace and --stats-every cover one process and are not supported for a net over several processes \
-             yet; run the net in one process to trace it",
+            "--trace covers one process and is not supported for a net over several processes yet; run the net \
+             in one process to trace it",
         ));
     }
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    let stats_sink = args
+        .stats_every
+        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
+        .transpose()?;
     let common = common_args(&args.runtime, libraries);
-    let jobs = deployment.jobs(&common);
-    let live = Arc::new(supervise::Live::default());
+    let mut jobs = deployment.jobs(&common);
+    for (_, job) in &mut jobs {
+        job.stats_every = args.stats_every;
+    }
+    let live = Arc::new(Live::default());
     let counted = deployment.counted_slices();
     let sampled = Arc::clone(&live);
-    let line = ProgressLine::start(!args.quiet, move || sampled.sample(&counted));
+    let sample_counted = counted.clone();
+    // Stats lines on stderr would be torn by the progress line, so they replace it.
+    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
+    let line = ProgressLine::start(!args.quiet && !stats_on_stderr, move || sampled.sample(&sample_counted));
+    let stats_lines = args.stats_every.zip(stats_sink).map(|(every, sink)| {
+        let (live, split, graph) = (Arc::clone(&live), deployment.split.clone(), deployment.graph.clone());
+        stats::StatsLines::sampling(move || live.snapshot(&split, &graph, &counted), every, sink)
+    });
     let supervised = supervise::supervise(&exe, jobs, stop, &live);
     line.finish();
+    if let Some(lines) = stats_lines {
+        lines.finish();
+    }
     let (outcomes, ending) = supervised.map_err(CliError::rejected)?;
     deployment.clean_up(&outcomes);
     let report = merge::merge(&merge::Parts {
@@ -250,7 +269,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         _ => cli.run,
     };
     let progress = Progress::new();
-    let telling = supervised.then(|| ProgressTeller::start(progress.clone(), Arc::clone(&answers)));
+    let telling = supervised.then(|| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(&answers)));
     let result = run_net(&run_args, registry, progress);
     drop(telling);
     let code = match result {
@@ -287,39 +306,57 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
 type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 
 /// A thread that tells the supervisor the slice's progress every
-/// [`protocol::PROGRESS_EVERY`] while its nets run, for the run's one progress line; it ends
-/// when dropped, before the report goes over the same channel.
+/// [`protocol::PROGRESS_EVERY`] while its nets run, for the run's one progress line, and its
+/// live figures every `stats_every` if asked (and once more at the end, the final counts); it
+/// ends when dropped, before the report goes over the same channel.
 struct ProgressTeller {
     stop: Option<crossbeam_channel::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    progress: Progress,
+    stats: bool,
+    answers: Answers,
 }
 
 impl ProgressTeller {
-    fn start(progress: Progress, answers: Answers) -> ProgressTeller {
+    fn start(progress: Progress, stats_every: Option<std::time::Duration>, answers: Answers) -> ProgressTeller {
         let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let (sampled, out) = (progress.clone(), Arc::clone(&answers));
         let thread = std::thread::Builder::new()
             .name("smx-progress".into())
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
-                    stopped.recv_timeout(protocol::PROGRESS_EVERY)
-                {
-                    let Some(elapsed) = progress.elapsed() else { continue };
-                    if protocol::write_progress(
-                        &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
-                        progress.messages(),
-                        elapsed,
-                    )
-                    .is_err()
-                    {
-                        return;
-                    }
-                }
-            })
+            .stack_size(256 * 1024)
+            .spawn(move || tell_until(&stopped, &sampled, stats_every, &out))
             .ok();
         ProgressTeller {
             stop: Some(stop),
             thread,
+            progress,
+            stats: stats_every.is_some(),
+            answers,
+        }
+    }
+}
+
+fn tell_until(
+    stopped: &crossbeam_channel::Receiver<()>,
+    progress: &Progress,
+    stats_every: Option<std::time::Duration>,
+    answers: &Answers,
+) {
+    let tick = stats_every.map_or(protocol::PROGRESS_EVERY, |every| every.min(protocol::PROGRESS_EVERY));
+    let mut next_stats = stats_every.map(|every| std::time::Instant::now() + every);
+    while let Err(crossbeam_channel::RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
+        let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let told = match (next_stats, stats_every) {
+            (Some(at), Some(every)) if std::time::Instant::now() >= at => {
+                next_stats = Some(at.max(std::time::Instant::now() - every) + every);
+                progress.snapshot().map(|now| protocol::write_stats(&mut *out, &now))
+            }
+            _ => progress
+                .elapsed()
+                .map(|elapsed| protocol::write_progress(&mut *out, progress.messages(), elapsed)),
+        };
+        if matches!(told, Some(Err(_))) {
+            return;
         }
     }
 }
@@ -330,6 +367,13 @@ impl Drop for ProgressTeller {
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        // The run is over: its final counts, which are its report's.
+        if self.stats
+            && let Some(now) = self.progress.snapshot()
+        {
+            let mut out = self.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = protocol::write_stats(&mut *out, &now);
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -45,25 +46,39 @@ impl Sink {
     }
 }
 
+/// Where a writer of stats lines takes its snapshots: a run's [`Progress`], or the figures a
+/// net over several processes made of its slices'.
+type Sampler = Arc<dyn Fn() -> Option<Snapshot> + Send + Sync>;
+
 /// A running writer of stats lines; [`StatsLines::finish`] writes the final line.
 pub struct StatsLines {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<(Sink, Option<Snapshot>)>>,
-    progress: Progress,
+    sample: Sampler,
 }
 
 impl StatsLines {
     pub fn start(progress: Progress, every: Duration, sink: Sink) -> StatsLines {
+        StatsLines::sampling(move || progress.snapshot(), every, sink)
+    }
+
+    /// Lines of the snapshots `sample` takes, the last once the run is over.
+    pub fn sampling(
+        sample: impl Fn() -> Option<Snapshot> + Send + Sync + 'static,
+        every: Duration,
+        sink: Sink,
+    ) -> StatsLines {
+        let sample: Sampler = Arc::new(sample);
         let (stop, stopped) = bounded::<()>(0);
-        let sampler = progress.clone();
+        let sampler = Arc::clone(&sample);
         let thread = std::thread::Builder::new()
             .name("smx-stats".to_string())
-            .spawn(move || write_every(&sampler, every, sink, &stopped))
+            .spawn(move || write_every(&*sampler, every, sink, &stopped))
             .ok();
         StatsLines {
             stop: Some(stop),
             thread,
-            progress,
+            sample,
         }
     }
 
@@ -73,21 +88,21 @@ impl StatsLines {
         let Some((mut sink, last)) = self.thread.take().and_then(|t| t.join().ok()) else {
             return;
         };
-        if let Some(now) = self.progress.snapshot() {
+        if let Some(now) = (self.sample)() {
             let _ = sink.line(&stats_line(last.as_ref(), &now));
         }
     }
 }
 
 fn write_every(
-    progress: &Progress,
+    sample: &dyn Fn() -> Option<Snapshot>,
     every: Duration,
     mut sink: Sink,
     stopped: &Receiver<()>,
 ) -> (Sink, Option<Snapshot>) {
     let mut last: Option<Snapshot> = None;
     while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-        let Some(now) = progress.snapshot() else {
+        let Some(now) = sample() else {
             continue;
         };
         if now.finished {

@@ -1,0 +1,184 @@
+//! What the slices tell while they run, made into figures of the whole net: the progress
+//! line's count and time, and the live figures of `--stats-every` as one process would give
+//! them (nets and channels under their ids in the whole net, a cut channel once).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use smx_graph::NetGraph;
+use smx_runtime::{ChannelSample, FirewallSample, NetSample, Snapshot};
+
+use crate::slice::{Origin, Split};
+
+/// The latest progress and live figures of each slice, in the order of the jobs: written by
+/// the supervision while the progress line and the live figures' writer read them.
+#[derive(Debug, Default)]
+pub struct Live(Mutex<Vec<Told>>);
+
+#[derive(Debug, Default, Clone)]
+struct Told {
+    progress: Option<(u64, Duration)>,
+    stats: Option<Snapshot>,
+}
+
+impl Live {
+    fn told(&self, slice: usize, tell: impl FnOnce(&mut Told)) {
+        let mut told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if told.len() <= slice {
+            told.resize(slice + 1, Told::default());
+        }
+        tell(&mut told[slice]);
+    }
+
+    pub fn record(&self, slice: usize, messages: u64, elapsed: Duration) {
+        self.told(slice, |t| t.progress = Some((messages, elapsed)));
+    }
+
+    pub fn record_stats(&self, slice: usize, snapshot: Snapshot) {
+        self.told(slice, |t| {
+            t.progress = Some((snapshot.messages, snapshot.elapsed));
+            t.stats = Some(snapshot);
+        });
+    }
+
+    /// The whole run's messages so far, the sum over the slices marked in `counted` (those
+    /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
+    /// links carry, which its consumers count again), and the longest time any slice's nets
+    /// have run. `None` before any slice told its progress.
+    pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
+        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let elapsed = told.iter().filter_map(|t| t.progress).map(|(_, t)| t).max()?;
+        let messages = told
+            .iter()
+            .zip(counted)
+            .filter(|(_, counts)| **counts)
+            .filter_map(|(t, _)| t.progress.map(|(m, _)| m))
+            .sum();
+        Some((messages, elapsed))
+    }
+
+    /// The live figures of the whole net from the slices' latest ones ([`whole_snapshot`]).
+    pub fn snapshot(&self, split: &Split, graph: &NetGraph, counted: &[bool]) -> Option<Snapshot> {
+        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let slices: Vec<Option<&Snapshot>> = (0..split.slices.len())
+            .map(|s| told.get(s).and_then(|t| t.stats.as_ref()))
+            .collect();
+        whole_snapshot(split, graph, counted, &slices)
+    }
+}
+
+/// One snapshot of the whole net from its slices' (`None`: nothing told yet): each net under
+/// its id in the whole net, link boxes left out; each channel once, a cut one `written` by its
+/// producer's half and `read` by its consumer's, what is on its way over the link in its
+/// `fill`; firewalls named with their process. Finished once every slice finished.
+pub fn whole_snapshot(
+    split: &Split,
+    graph: &NetGraph,
+    counted: &[bool],
+    slices: &[Option<&Snapshot>],
+) -> Option<Snapshot> {
+    let elapsed = slices.iter().flatten().map(|s| s.elapsed).max()?;
+    let name = |id: usize| format!("{}#{id}", graph.nodes[id].label);
+    let mut nets = Vec::new();
+    let mut firewalls = Vec::new();
+    // Per channel of the whole net: its halves' samples, producer's side first.
+    let mut halves: Vec<Vec<&ChannelSample>> = vec![Vec::new(); graph.edges.len()];
+    for (slice, snapshot) in split.slices.iter().zip(slices) {
+        let Some(snapshot) = snapshot else { continue };
+        for net in &snapshot.nets {
+            if let Some(Origin::Node(id)) = slice.origins.get(net.id) {
+                nets.push(NetSample {
+                    id: *id,
+                    name: name(*id),
+                    loop_count: net.loop_count,
+                });
+            }
+        }
+        for channel in &snapshot.channels {
+            let Some(&whole) = slice.edges.get(channel.id) else {
+                continue;
+            };
+            let feeds_link = slice
+                .graph
+                .edges
+                .get(channel.id)
+                .and_then(|e| slice.origins.get(e.target))
+                .is_some_and(|o| matches!(o, Origin::LinkSink(_)));
+            if let Some(samples) = halves.get_mut(whole) {
+                if feeds_link {
+                    samples.insert(0, channel);
+                } else {
+                    samples.push(channel);
+                }
+            }
+        }
+        firewalls.extend(snapshot.firewalls.iter().map(|f| FirewallSample {
+            name: format!("{}: {}", slice.process, f.name),
+            ..f.clone()
+        }));
+    }
+    nets.sort_by_key(|n| n.id);
+    let channels = graph
+        .edges
+        .iter()
+        .zip(&halves)
+        .filter(|(_, samples)| !samples.is_empty())
+        .map(|(edge, samples)| {
+            let (first, last) = (samples[0], samples[samples.len() - 1]);
+            let read = last.read;
+            // The slices sample apart: what a consumer's half read was written, whatever the
+            // producer's older sample says.
+            let written = first.written.max(read);
+            let overwritten = samples.iter().map(|c| c.overwritten).sum::<u64>();
+            let dropped = samples.iter().map(|c| c.dropped).sum::<u64>();
+            let fill = if samples.len() == 1 {
+                first.fill
+            } else {
+                written.saturating_sub(read + overwritten + dropped)
+            };
+            ChannelSample {
+                id: edge.id,
+                from: name(edge.source),
+                to: name(edge.target),
+                len: edge.len as usize,
+                written,
+                read,
+                overwritten,
+                dropped,
+                fill,
+            }
+        })
+        .collect();
+    let messages = slices
+        .iter()
+        .zip(counted)
+        .filter(|(_, counts)| **counts)
+        .filter_map(|(s, _)| s.map(|s| s.messages))
+        .sum();
+    Some(Snapshot {
+        elapsed,
+        messages,
+        nets,
+        channels,
+        firewalls,
+        finished: slices.iter().all(|s| s.is_some_and(|s| s.finished)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_sums_the_counted_slices_and_takes_the_longest_time() {
+        let live = Live::default();
+        assert_eq!(live.sample(&[true, true]), None, "nothing told yet");
+        // The producer's slice counts what its link carries; the consumer's slice counts its sink.
+        live.record(0, 900, Duration::from_millis(500));
+        assert_eq!(live.sample(&[false, true]), Some((0, Duration::from_millis(500))));
+        live.record(1, 800, Duration::from_millis(450));
+        live.record(1, 850, Duration::from_millis(700));
+        assert_eq!(live.sample(&[false, true]), Some((850, Duration::from_millis(700))));
+        assert_eq!(live.sample(&[true, true]), Some((1_750, Duration::from_millis(700))));
+    }
+}
