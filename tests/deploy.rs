@@ -587,6 +587,57 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
     }
 }
 
+/// A line over three processes whose middle one's host drops off the network: each link's
+/// ends find the other gone by its heartbeats and end by themselves (none waits out a linger
+/// for a confirmation that cannot come, none is left stuck for a stop), and what was on its
+/// way over a link is lost there.
+#[test]
+fn a_lost_host_in_the_middle_of_a_line_ends_every_process_by_itself() {
+    let Some(hosts) = Hosts::new("a_lost_host_in_the_middle_of_a_line_ends_every_process_by_itself") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n",
+    );
+    // `a` and `c` on the first host, `b` between them on the second.
+    let config = format!(
+        "{}\n[process.c]\nhost = \"{}\"\nlaunch = \"ip netns exec {}\"\n\n[net.Fwd]\nprocess = \"b\"\n",
+        hosts
+            .config("count = 0\n")
+            .replace("[net.Snk]\nprocess = \"b\"", "[net.Snk]\nprocess = \"c\""),
+        hosts.addresses[0],
+        hosts.names[0]
+    );
+    let config = write(dir.path(), "deploy.toml", &config);
+    let report = dir.path().join("report.json");
+    let parent = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["--report", "json", "-q", "-o"])
+        .arg(&report)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("three slices", || children_of(parent.id()).len() == 3);
+    std::thread::sleep(Duration::from_millis(500));
+    hosts.ip(1, &["link", "set", &format!("{}p", hosts.veth), "down"]);
+    let out = parent.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("stuck"), "{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for name in ["a", "b", "c"] {
+        assert_eq!(process(&report, name)["status"], "ended", "{name}: {stderr}");
+    }
+    let into_b = &report["channels"][0]["link"];
+    assert_eq!(into_b["lost_side"], "transit", "{into_b}");
+    assert_books_balance(&report);
+}
+
 #[test]
 fn curve_keys_that_do_not_match_carry_nothing() {
     let Some(hosts) = Hosts::new("curve_keys_that_do_not_match_carry_nothing") else {

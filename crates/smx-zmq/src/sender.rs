@@ -617,8 +617,8 @@ impl Sender {
         self.send_markers(&sock, kind, &mut stop_seen);
         // The watch connection stays up while the receivers take what is queued: its end
         // would tell them this sender is gone while its messages are still on their way.
-        let watch = self.watch.take();
-        self.close_after_markers(sock, stop_seen);
+        let mut watch = self.watch.take();
+        self.close_after_markers(sock, stop_seen, watch.as_mut());
         if let Some(watch) = watch {
             watch.close(Duration::ZERO);
         }
@@ -690,7 +690,15 @@ impl Sender {
 
     /// Waits (up to `linger`, or what is left of a stop's grace) for the receivers to confirm
     /// the end by disconnecting, closes the socket and books how the stream ended.
-    fn close_after_markers(&mut self, mut sock: BoxSocket, mut stop_seen: Option<Instant>) {
+    /// A stop (within its grace) or receivers found lost (no heartbeat, `watch` or the data
+    /// connection itself, for a heartbeat's time) end the wait early: a host that went away
+    /// never confirms, and its messages are then lost, not waited for for a whole `linger`.
+    fn close_after_markers(
+        &mut self,
+        mut sock: BoxSocket,
+        mut stop_seen: Option<Instant>,
+        mut watch: Option<&mut BoxSocket>,
+    ) {
         // Receivers whose connections were cut confirm nothing and take nothing more.
         let linger = if self.stats.peers_lost {
             let _ = sock.socket.set_linger(0);
@@ -698,7 +706,22 @@ impl Sender {
         } else {
             self.settings.common.linger
         };
-        let confirmed = sock.wait_peers_gone(self.cut(Instant::now() + linger, &mut stop_seen));
+        let until = Instant::now() + linger;
+        let heartbeat = self.settings.common.heartbeat;
+        let mut alone_since = None;
+        let mut lost = false;
+        let confirmed = sock.wait_peers_gone(|data| {
+            let watched = match watch.as_deref_mut() {
+                Some(watch) => watch,
+                None => data,
+            };
+            lost = !heartbeat.is_zero() && receivers_lost(watched, &mut alone_since, heartbeat);
+            lost || Instant::now() >= self.cut(until, &mut stop_seen)
+        });
+        if lost {
+            self.stats.peers_lost = true;
+            let _ = sock.socket.set_linger(0);
+        }
         if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger
             && let Some(at) = stop_seen
         {

@@ -185,27 +185,33 @@ impl BoxSocket {
         self.poll_peers() <= 0 && self.most_peers > 0
     }
 
-    /// Waits until every peer has disconnected, or until `deadline`. A receiver disconnects
-    /// only after it has the end-of-stream marker (or gave up), so this is the sender's
-    /// acknowledgement that everything was delivered: linger alone is not enough, because
-    /// libzmq's ipc transport discards queued messages at close regardless of linger
+    /// Waits until every peer has disconnected, or until `give_up` (asked again every few
+    /// milliseconds, so that a stop or a peer lost meanwhile ends the wait) says so. A receiver
+    /// disconnects only after it has the end-of-stream marker (or gave up), so this is the
+    /// sender's acknowledgement that everything was delivered: linger alone is not enough,
+    /// because libzmq's ipc transport discards queued messages at close regardless of linger
     /// (zeromq/libzmq#4660). Returns true when no peer is left.
-    pub fn wait_peers_gone(&mut self, deadline: Instant) -> bool {
+    pub fn wait_peers_gone(&mut self, mut give_up: impl FnMut(&mut BoxSocket) -> bool) -> bool {
         loop {
             if self.poll_peers() <= 0 {
                 return true;
             }
-            let now = Instant::now();
-            if now >= deadline {
+            if give_up(self) {
                 return false;
             }
-            let ms = (deadline - now).as_millis().clamp(1, 100) as i64;
-            if let Some(monitor) = &self.monitor {
-                let _ = monitor.poll(zmq::POLLIN, ms);
+            match &self.monitor {
+                Some(monitor) => {
+                    let _ = monitor.poll(zmq::POLLIN, PEER_LOOK_MS);
+                }
+                None => std::thread::sleep(Duration::from_millis(PEER_LOOK_MS as u64)),
             }
         }
     }
 }
+
+/// The longest pause between two looks of [`BoxSocket::wait_peers_gone`] at its peers and at
+/// why it might give up: a small part of a stop's grace.
+const PEER_LOOK_MS: i64 = 20;
 
 /// The options every socket of a box has, before its role's own.
 fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
