@@ -1,17 +1,31 @@
 //! The cores of the processes on this machine that name none: left alone, each would place its
 //! threads as if it had the machine to itself, and the processes' busiest threads would meet on
 //! the same cores. Instead the allowed cores are shared out, each process getting a contiguous
-//! share in proportion to its boxes (at least one core). Beside a slice with a temporal
-//! firewall, which keeps the whole machine, the others keep off its cyclic executives' cores.
+//! share in proportion to its boxes (at least one core); where there are more processes than
+//! cores, one core each, in turn, the processes with the most boxes first. Beside a slice with
+//! a temporal firewall, which keeps the whole machine, the others keep off its cyclic
+//! executives' cores.
 
 use std::collections::BTreeMap;
 
 /// Per process name, its share of `allowed`. `local` lists the processes on this machine
 /// without cores of their own, each with its number of boxes. Empty when there is nothing to
-/// share: fewer than two such processes, or fewer cores than processes.
+/// share: fewer than two such processes, or no core.
+///
+/// With fewer cores than processes each gets one core, in turn: left to itself each would
+/// begin its placement on the first core, and all their first threads would meet there while
+/// the other cores idled.
 pub fn share(local: &[(String, usize)], allowed: &[usize]) -> BTreeMap<String, Vec<usize>> {
     let mut shares = BTreeMap::new();
-    if local.len() < 2 || allowed.len() < local.len() {
+    if local.len() < 2 || allowed.is_empty() {
+        return shares;
+    }
+    if allowed.len() < local.len() {
+        let mut biggest_first: Vec<&(String, usize)> = local.iter().collect();
+        biggest_first.sort_by_key(|(_, boxes)| std::cmp::Reverse(*boxes));
+        for (k, (name, _)) in biggest_first.into_iter().enumerate() {
+            shares.insert(name.clone(), vec![allowed[k % allowed.len()]]);
+        }
         return shares;
     }
     let counts = proportional(
@@ -169,8 +183,19 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_shared_for_one_process_or_too_few_cores() {
+    fn nothing_is_shared_for_one_process_or_no_core() {
         assert!(share(&names(&[("main", 3)]), &[0, 1]).is_empty());
-        assert!(share(&names(&[("a", 1), ("b", 1), ("c", 1)]), &[0, 1]).is_empty());
+        assert!(share(&names(&[("a", 1), ("b", 1)]), &[]).is_empty());
+    }
+
+    #[test]
+    fn more_processes_than_cores_take_one_core_each_in_turn_the_biggest_first() {
+        let shares = share(&names(&[("p1", 1), ("p2", 1), ("main", 2)]), &[0, 1]);
+        assert_eq!(shares["main"], [0]);
+        assert_eq!(shares["p1"], [1]);
+        assert_eq!(shares["p2"], [0]);
+        let shares = share(&names(&[("a", 1), ("b", 1), ("c", 1), ("d", 1), ("e", 1)]), &[4, 5, 6]);
+        let cores: Vec<usize> = shares.values().flatten().copied().collect();
+        assert_eq!(cores, [4, 5, 6, 4, 5], "{shares:?}");
     }
 }
