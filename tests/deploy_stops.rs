@@ -250,8 +250,9 @@ fn a_killed_slice_is_the_only_process_blamed() {
         assert_eq!(report["status"], "failed", "{what}: {report}");
         assert_eq!(process(&report, dead)["status"], "died", "{what}: {report}");
         let status = process(&report, survivor)["status"].as_str().unwrap().to_string();
+        // `ended`: it found its link cut and ended by itself, with books that say so.
         assert!(
-            status == "stopped" || status == "ok",
+            ["stopped", "ok", "ended"].contains(&status.as_str()),
             "{what}: {survivor} {status}: {report}"
         );
         for pid in slices {
@@ -335,4 +336,26 @@ fn a_stop_leaves_what_was_on_its_way_and_loses_nothing() {
             "{c}"
         );
     }
+}
+
+/// Slices started by an orchestrator (the scripts of `smxrun split`): when the consumer's
+/// process is killed, the producer's does not end as a clean end with its count cut short:
+/// its books are not clean, so the orchestrator can tell.
+#[test]
+fn a_slice_whose_consumer_is_killed_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = common::deploy::split(dir.path(), NET, TWO, &["-n", "0"]);
+    let mut consumer = std::process::Command::new(out_dir.join("b.sh")).spawn().unwrap();
+    let producer = std::process::Command::new(out_dir.join("main.sh"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both run once the producer's report would have something in it.
+    std::thread::sleep(Duration::from_millis(800));
+    consumer.kill().unwrap();
+    consumer.wait().unwrap();
+    let out = producer.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("books incomplete"), "{stderr}");
 }

@@ -20,9 +20,14 @@ pub fn sink_row(s: &Settings, b: &ProducerBooks, dropped: u64, aborted: bool) ->
     let mut problems = Vec::new();
     let mut verdict = "ok";
     match b.consumer {
+        // What the dead process had taken and not yet passed on is unknown here, and the
+        // stream ended early: not a clean end, whatever this side's count says.
         Some(ConsumerEnd::Died) => {
-            verdict = "lossy";
-            problems.push(format!("the consumer's process died: {} message(s) lost", b.lost));
+            verdict = "incomplete";
+            problems.push(format!(
+                "the consumer's process died: {} message(s) lost in the ring, the fate of those it had taken unknown",
+                b.lost
+            ));
         }
         Some(ConsumerEnd::Absent) => {
             verdict = "incomplete";

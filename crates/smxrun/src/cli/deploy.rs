@@ -176,6 +176,11 @@ pub fn run(
     if causes.iter().any(|o| o.pid.is_none()) {
         causes.retain(|o| o.pid.is_none());
     }
+    // One that died is the cause of the failures of those that found its links cut, whichever
+    // the supervisor saw end first.
+    if causes.iter().any(|o| o.status == "died") {
+        causes.retain(|o| o.status != "ended");
+    }
     for o in &causes {
         let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
         let never_started = match (o.pid, launch, o.status.as_str()) {
