@@ -463,3 +463,57 @@ fn live_figures_of_a_net_over_two_processes_read_as_one_processs() {
     assert_eq!(last["channels"][0]["written"], 300000, "{last}");
     assert_eq!(last["channels"][0]["read"], 300000, "{last}");
 }
+
+/// `report merge` of slices an orchestrator ran: each process keeps its host, and a report
+/// that was never written (its process died) counts as such, as if it were left off.
+#[test]
+fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47330\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let out_dir = split(dir.path(), PAIRS, config, &["-n", "100"]);
+    let children: Vec<_> = ["b", "main"]
+        .iter()
+        .map(|p| Command::new(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let merged = smxrun()
+        .args(["report", "merge", "--format", "json"])
+        .arg(out_dir.join("main.report.json"))
+        .arg(out_dir.join("b.report.json"))
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", text(&merged));
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let host = |r: &Value, name: &str| {
+        r["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["host"]
+            .clone()
+    };
+    assert_eq!(host(&report, "b"), "127.0.0.1", "{report}");
+    assert_eq!(host(&report, "main"), Value::Null, "{report}");
+    std::fs::remove_file(out_dir.join("b.report.json")).unwrap();
+    let merged = smxrun()
+        .args(["report", "merge", "--format", "json"])
+        .arg(out_dir.join("main.report.json"))
+        .arg(out_dir.join("b.report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(merged.status.code(), Some(2), "{}", text(&merged));
+    assert!(text(&merged).contains("no such report"), "{}", text(&merged));
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let b = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "b")
+        .unwrap()
+        .clone();
+    assert_eq!(b["status"], "died", "{report}");
+}

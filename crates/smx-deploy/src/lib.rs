@@ -139,6 +139,7 @@ impl Deployment {
                 }
                 let job = protocol::Job {
                     process: slice.process.clone(),
+                    host: process.host.clone(),
                     graph: slice.graph.clone(),
                     args,
                     plan: self.plan(),

@@ -22,6 +22,34 @@ pub const SUBCOMMAND: &str = "__slice";
 /// The start of the name of a slice's private directory, followed by its pid and `-`.
 pub const DIR_PREFIX: &str = "smx-slice-";
 
+/// Removes from `dir` the private directories of slices whose process is gone without
+/// removing its own (killed): on a host reached through `launch` no supervisor is there to
+/// do it, so each slice that starts on that host does it for the ones before it. A directory
+/// of a process that still runs, or of another user, is left alone.
+pub fn remove_stale_slice_dirs(dir: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: no arguments; it reads this process's user id.
+    let me = unsafe { libc::geteuid() };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(DIR_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours = entry.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
+        // SAFETY: signal 0 only checks whether the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if ours && gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 const STARTED: &str = "smx-slice started ";
 const PROGRESS: &str = "smx-slice progress ";
 const STATS: &str = "smx-slice stats ";
@@ -35,6 +63,9 @@ pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     pub process: String,
+    /// The address of the process's host (`None`: the supervisor's machine), for the report.
+    #[serde(default)]
+    pub host: Option<String>,
     pub graph: NetGraph,
     pub args: Vec<String>,
     /// The whole net's plan without its keys ([`crate::Deployment::plan`]): the slice adds it
@@ -177,9 +208,26 @@ mod tests {
     }
 
     #[test]
+    fn only_the_directories_of_gone_slices_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A pid above the kernel's largest is never running.
+        let gone = tmp.path().join(format!("{DIR_PREFIX}2147483000-abc"));
+        let running = tmp.path().join(format!("{DIR_PREFIX}{}-def", std::process::id()));
+        let other = tmp.path().join("smx-other-1-x");
+        for d in [&gone, &running, &other] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("net.json"), "{}").unwrap();
+        }
+        remove_stale_slice_dirs(tmp.path());
+        assert!(!gone.exists());
+        assert!(running.exists() && other.exists());
+    }
+
+    #[test]
     fn a_job_survives_its_line() {
         let job = Job {
             process: "a".into(),
+            host: Some("10.0.0.2".into()),
             graph: NetGraph::default(),
             args: vec!["--set".into(), "X#0.k=v=w".into()],
             plan: serde_json::Value::Null,

@@ -255,6 +255,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
         stop_at_end_of_stdin();
     }
+    protocol::remove_stale_slice_dirs(&std::env::temp_dir());
     let dir = tempfile::Builder::new()
         .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
         .tempdir()
@@ -288,6 +289,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         && let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text)
     {
         report["process"] = serde_json::json!(job.process);
+        report["host"] = serde_json::json!(job.host);
         report["pid"] = serde_json::json!(std::process::id());
         report["plan"] = job.plan.clone();
         let text = serde_json::to_string(&report).unwrap_or_default();
@@ -507,7 +509,18 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let mut reports = Vec::new();
     let mut given: Vec<(String, &Path)> = Vec::new();
     for path in &args.reports {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            // The report a process that died never wrote: as if it were left off.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                crate::cli::say(&format!(
+                    "warning: {}: no such report: its process counts as one that died",
+                    path.display()
+                ));
+                continue;
+            }
+            Err(e) => return Err(CliError::rejected(format!("{}: {e}", path.display()))),
+        };
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
         let process = value["process"].as_str().ok_or_else(|| {
