@@ -828,3 +828,27 @@ fn check_takes_the_settings_a_run_takes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("  link Src#0.data -> Snk#1.data: shm main -> b\n"));
 }
+
+/// `--pin` names this machine's cores, where the processes without `launch` run: a core it
+/// lacks is refused before anything starts, by a run and by `split`, as in one process.
+#[test]
+fn a_pin_this_machine_lacks_is_refused_before_any_process_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, _) = run_json(dir.path(), NET, config, &["-n", "10", "--pin", "4095"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--pin: core 4095 is not available"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line, nothing started: {stderr}");
+    let out = smxrun()
+        .arg("split")
+        .arg(dir.path().join("net.smx"))
+        .arg("--config")
+        .arg(dir.path().join("deploy.toml"))
+        .args(["--pin", "4095", "-o"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(!dir.path().join("out").exists());
+}

@@ -421,6 +421,11 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let graph = with_channel_len(&graph, args.runtime.channel_len);
     let deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
+    // The cores of `--pin` are this machine's, where the processes without `launch` run.
+    let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
+    if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
+        super::load::pin_mode(&args.runtime.pin)?;
+    }
     let dir = &args.output;
     std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;

@@ -2,13 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
+use super::args::Pin;
 use super::exit::{self, CliError};
 use smx_cbox::BoxLibraries;
 use smx_graph::{self, NetGraph, Node, NodeKind};
 use smx_lang::compose::{self, CompileOptions, Compiled};
 use smx_lang::diag::{Diagnostic, Severity, SourceFile, Span};
 use smx_lang::syntax::ast;
-use smx_runtime::Registry;
+use smx_runtime::{PinMode, Registry};
 
 /// Reads and compiles `path`, printing every diagnostic to stderr in our format
 /// (`FILE:LINE:COL: error: ...`, the line, a caret). A file that cannot be read is an error
@@ -348,4 +349,23 @@ pub fn bad_values(
                 .map(|e| format!("{}#{}: {e}", node.label, node.id))
         })
         .collect()
+}
+
+/// `--pin` for the runtime; listed cores must be ones this process may run on.
+pub fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
+    Ok(match pin {
+        Pin::Auto => PinMode::Auto,
+        Pin::Off => PinMode::Off,
+        Pin::Cores(cores) => {
+            let allowed = smx_timing::sched::allowed_cores();
+            if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
+                let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
+                return Err(CliError::rejected(format!(
+                    "--pin: core {bad} is not available to this process (available: {})",
+                    list.join(",")
+                )));
+            }
+            PinMode::List(cores.clone())
+        }
+    })
 }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::args::{Pin, ReportFormat, RunArgs};
+use super::args::{ReportFormat, RunArgs};
 use super::exit::{self, CliError};
 use super::output::Output;
 use super::progress::ProgressLine;
@@ -64,12 +64,17 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
             }
             return Err(CliError::silent(super::exit::REJECTED));
         }
+        // The cores of `--pin` are this machine's, as its processes take them.
+        let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
+        if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
+            load::pin_mode(&args.runtime.pin)?;
+        }
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
         report_out.store(true, Ordering::SeqCst);
         return code;
     }
-    let pin = pin_mode(&args.runtime.pin)?;
+    let pin = load::pin_mode(&args.runtime.pin)?;
     // Opened last before the run, so that a net or setting rejected above leaves no file.
     let trace_file = open_trace(args)?;
     let stats_sink = args
@@ -340,25 +345,6 @@ fn unclean_books(report: &Report) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// `--pin` for the runtime; listed cores must be ones this process may run on.
-fn pin_mode(pin: &Pin) -> Result<PinMode, CliError> {
-    Ok(match pin {
-        Pin::Auto => PinMode::Auto,
-        Pin::Off => PinMode::Off,
-        Pin::Cores(cores) => {
-            let allowed = smx_timing::sched::allowed_cores();
-            if let Some(bad) = cores.iter().find(|c| !allowed.contains(c)) {
-                let list: Vec<String> = allowed.iter().map(usize::to_string).collect();
-                return Err(CliError::rejected(format!(
-                    "--pin: core {bad} is not available to this process (available: {})",
-                    list.join(",")
-                )));
-            }
-            PinMode::List(cores.clone())
-        }
-    })
 }
 
 /// `--config`, then every `--set` in order, then `-n`.
