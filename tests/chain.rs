@@ -746,10 +746,20 @@ fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
     net.connect_with(src, "data", snk, "data", decoupled);
     let graph = net.build();
     let busy = |report: &Report| report.warnings.iter().find(|w| w.starts_with("busy threads:")).cloned();
-    let report = run(&graph, &registry, &one_core(&graph, &registry, 100, ChainMode::Auto)).unwrap();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 2000, ChainMode::Auto)).unwrap();
     let note = busy(&report).expect("a note on the sink that never waits");
     assert!(note.contains("Snk#1 reads only decoupled inputs"), "{note}");
     assert!(!note.contains("Src"), "a source waits on its full channel: {note}");
+    // It offers the core after each step, so its feeder gets a turn at every one: it reads
+    // each message again a few times while the next is on its way, not millions of times
+    // while its feeder waits for the scheduler to take the core from it.
+    let channel = &report.channels[0];
+    assert_eq!(channel.read, 2000);
+    assert!(
+        channel.duplicated < 1000 * channel.read,
+        "{} duplicates of 2000 messages",
+        channel.duplicated
+    );
     // With a core for each thread nothing is held up.
     if core_affinity::get_core_ids().is_some_and(|ids| ids.len() >= 2) {
         let opts = RunOptions {

@@ -71,7 +71,7 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, state: &RunState) -
         state.stop.store(true, Ordering::SeqCst);
     }
     driver.start(cancelled);
-    driver.run_to_end(&state.stop);
+    driver.run_to_end(&state.stop, plan.offers_core);
     driver.finish()
 }
 
@@ -219,10 +219,17 @@ impl Driver {
     /// One unwind guard covers the whole loop instead of one per step: a guard per step sat
     /// between the loop and the box on every message and cost about a tenth of `Src.Snk`'s
     /// rate. A panic ends the net as failed all the same (see [`Driver::panicked`]).
-    pub fn run_to_end(&mut self, stop: &AtomicBool) {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(
-            || while self.fire_unguarded(stop, true, &mut Direct) {},
-        )) {
+    /// Fires the net until it ends. `offer_core`: after each step the thread offers its core
+    /// to the threads beside it, which a net that never waits would otherwise hold until the
+    /// scheduler takes it away.
+    pub fn run_to_end(&mut self, stop: &AtomicBool, offer_core: bool) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| {
+            while self.fire_unguarded(stop, true, &mut Direct) {
+                if offer_core {
+                    std::thread::yield_now();
+                }
+            }
+        })) {
             self.panicked(panic);
         }
     }

@@ -44,6 +44,9 @@ pub struct NetPlan {
     pub core: Option<usize>,
     /// SCHED_FIFO level to ask for (`None`: normal scheduling).
     pub priority: Option<u8>,
+    /// Its thread never waits and shares its core: it offers the core after each step
+    /// ([`crate::chain::never_waiting`]).
+    pub offers_core: bool,
 }
 
 impl NetPlan {
@@ -128,6 +131,7 @@ pub fn build(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result
             settings,
             core: None,
             priority,
+            offers_core: false,
         });
     }
     if !bad_values.is_empty() {

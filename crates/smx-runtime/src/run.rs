@@ -233,6 +233,11 @@ fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<De
     };
     let allowed = sched::allowed_cores();
     let (chains, chain_note) = decide_chains(&plan, &executive, executives, opts, &allowed);
+    let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
+    let cores = placement::box_cores(&opts.pin, &allowed, executives, &own_thread);
+    for net in chain::never_waiting(&plan, &own_thread, cores, &chains) {
+        plan.nets[net].offers_core = true;
+    }
     let mut followers = vec![false; plan.nets.len()];
     for follower in chains.iter().flat_map(|c| &c[1..]) {
         followers[*follower] = true;

@@ -28,22 +28,17 @@ pub fn decide(
     (chains, Some(note))
 }
 
-/// The report's line naming the box threads that never wait, when box threads share cores:
-/// a box whose inputs are all decoupled fires again at once (a decoupled input never holds it
-/// back) and, writing nowhere it could block, keeps its core busy, so the threads placed beside
-/// it run only when the scheduler takes the core from it. `own_thread` and `cores` as for
-/// [`decide`]; `chains`: what [`decide`] chose.
-pub fn never_waiting_note(
-    plan: &Plan,
-    own_thread: &[bool],
-    cores: usize,
-    chains: &[Vec<usize>],
-    words: LeverWords,
-) -> Option<String> {
+/// The nets on threads of their own that never wait, when box threads share cores: a box
+/// whose inputs are all decoupled fires again at once (a decoupled input never holds it back)
+/// and, writing nowhere it could block, keeps its core busy, so the threads placed beside it
+/// would run only when the scheduler takes the core from it. Such a thread offers its core
+/// after each step. `own_thread` and `cores` as for [`decide`]; `chains`: what [`decide`]
+/// chose.
+pub fn never_waiting(plan: &Plan, own_thread: &[bool], cores: usize, chains: &[Vec<usize>]) -> Vec<usize> {
     let followers: usize = chains.iter().map(|c| c.len() - 1).sum();
     let threads = own_thread.iter().filter(|own| **own).count().saturating_sub(followers);
     if cores == 0 || threads <= cores {
-        return None;
+        return Vec::new();
     }
     let never_waits = |net: usize| {
         let inputs: Vec<_> = plan.channels.iter().filter(|c| c.to == net && c.from != net).collect();
@@ -57,13 +52,26 @@ pub fn never_waiting_note(
             && inputs.iter().all(|c| c.kind.consumer_decoupled())
             && !blocks_on_write
     };
-    let spinning: Vec<String> = (0..plan.nets.len())
-        .filter(|&net| never_waits(net))
+    (0..plan.nets.len()).filter(|&net| never_waits(net)).collect()
+}
+
+/// The report's line naming the [`never_waiting`] threads.
+pub fn never_waiting_note(
+    plan: &Plan,
+    own_thread: &[bool],
+    cores: usize,
+    chains: &[Vec<usize>],
+    words: LeverWords,
+) -> Option<String> {
+    let spinning: Vec<String> = never_waiting(plan, own_thread, cores, chains)
+        .into_iter()
         .map(|net| plan.nets[net].thread_name())
         .collect();
     if spinning.is_empty() {
         return None;
     }
+    let followers: usize = chains.iter().map(|c| c.len() - 1).sum();
+    let threads = own_thread.iter().filter(|own| **own).count().saturating_sub(followers);
     let (who, reads) = if spinning.len() == 1 {
         (
             spinning[0].clone(),
@@ -76,8 +84,9 @@ pub fn never_waiting_note(
         )
     };
     Some(format!(
-        "busy threads: {who} {reads}, while {threads} box threads share {}: the others there run only \
-         when the scheduler takes the core away (a `core` of its own, or {} with more cores, helps)",
+        "busy threads: {who} {reads}, while {threads} box threads share {}: each step ends by \
+         offering the core to the others, so every hand-over there costs a switch of threads (a \
+         `core` of its own, or {} with more cores, helps)",
         if cores == 1 {
             "1 core".to_string()
         } else {

@@ -63,7 +63,7 @@ use crate::thread::place;
 
 mod decide;
 
-pub use decide::{decide, never_waiting_note};
+pub use decide::{decide, never_waiting, never_waiting_note};
 
 /// A box of a chain as it arrives on the chain's thread.
 pub(crate) struct Member {
