@@ -517,3 +517,18 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
         .clone();
     assert_eq!(b["status"], "died", "{report}");
 }
+
+/// `report merge` names each process's nodes in its lines by their ids in the whole net, as a
+/// supervised run's report does: the consumer's slice's `Snk#0` is the whole net's `Snk#1`.
+#[test]
+fn report_merge_names_nodes_in_the_lines_as_the_whole_net_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let merged = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
+    let text = String::from_utf8_lossy(&merged.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("b: chaining"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("Snk#1") && !line.contains("Snk#0"), "{line}");
+}

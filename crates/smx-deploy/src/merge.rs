@@ -66,7 +66,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
         for w in report["warnings"].as_array().into_iter().flatten() {
-            let line = whole_net_names(w.as_str().unwrap_or(""), slice);
+            let line = whole_net_names(w.as_str().unwrap_or(""), slice, &labels(slice, parts));
             warnings.push(json!(format!("{}: {line}", slice.process)));
         }
         for (name, rows) in report["sections"].as_object().into_iter().flatten() {
@@ -97,10 +97,25 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     })
 }
 
+/// The label of each node of `slice`, by its id in the slice: known from the whole net and
+/// its links, so also for a slice read back from a report, which holds no graph of it.
+fn labels<'p>(slice: &crate::slice::Slice, parts: &'p Parts<'_>) -> Vec<&'p str> {
+    let link = |edge: usize| parts.split.links.iter().find(|l| l.edge == edge);
+    slice
+        .origins
+        .iter()
+        .map(|origin| match *origin {
+            crate::slice::Origin::Node(id) => parts.graph.nodes.get(id).map_or("", |n| n.label.as_str()),
+            crate::slice::Origin::LinkSink(edge) => link(edge).map_or("", |l| l.sink_label.as_str()),
+            crate::slice::Origin::LinkSource(edge) => link(edge).map_or("", |l| l.source_label.as_str()),
+        })
+        .collect()
+}
+
 /// `text` of a slice's report with its nodes named as in the whole net: `Snk#0` of the slice
 /// becomes the `Snk#3` the report's tables show, and a link box loses the slice's id, which
 /// names nothing in the whole net (`link1_in#1` becomes `link1_in`).
-fn whole_net_names(text: &str, slice: &crate::slice::Slice) -> String {
+fn whole_net_names(text: &str, slice: &crate::slice::Slice, labels: &[&str]) -> String {
     let is_label = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -115,8 +130,8 @@ fn whole_net_names(text: &str, slice: &crate::slice::Slice) -> String {
             .parse::<usize>()
             .ok()
             .filter(|_| digits > 0)
-            .and_then(|id| Some((id, slice.graph.nodes.get(id)?)))
-            .filter(|(_, node)| !label.is_empty() && node.label == label);
+            .and_then(|id| Some((id, *labels.get(id)?)))
+            .filter(|(_, own)| !label.is_empty() && *own == label);
         out.push_str(before);
         match node.map(|(id, _)| slice.origins[id]) {
             Some(crate::slice::Origin::Node(whole)) => out.push_str(&format!("#{whole}")),
