@@ -3,7 +3,7 @@
 //! them (nets and channels under their ids in the whole net, a cut channel once).
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use smx_graph::NetGraph;
 use smx_runtime::{ChannelSample, FirewallSample, NetSample, Snapshot};
@@ -17,7 +17,8 @@ pub struct Live(Mutex<Vec<Told>>);
 
 #[derive(Debug, Default, Clone)]
 struct Told {
-    progress: Option<(u64, Duration)>,
+    /// Messages and time as the slice told them, and when that was heard.
+    progress: Option<(u64, Duration, Instant)>,
     stats: Option<Snapshot>,
 }
 
@@ -31,12 +32,12 @@ impl Live {
     }
 
     pub fn record(&self, slice: usize, messages: u64, elapsed: Duration) {
-        self.told(slice, |t| t.progress = Some((messages, elapsed)));
+        self.told(slice, |t| t.progress = Some((messages, elapsed, Instant::now())));
     }
 
     pub fn record_stats(&self, slice: usize, snapshot: Snapshot) {
         self.told(slice, |t| {
-            t.progress = Some((snapshot.messages, snapshot.elapsed));
+            t.progress = Some((snapshot.messages, snapshot.elapsed, Instant::now()));
             t.stats = Some(snapshot);
         });
     }
@@ -44,15 +45,20 @@ impl Live {
     /// The whole run's messages so far, the sum over the slices marked in `counted` (those
     /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
     /// links carry, which its consumers count again), and the longest time any slice's nets
-    /// have run. `None` before any slice told its progress.
+    /// have run, as of now (each slice's time goes on from when it was told). `None` before
+    /// any slice told its progress.
     pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
         let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let elapsed = told.iter().filter_map(|t| t.progress).map(|(_, t)| t).max()?;
+        let elapsed = told
+            .iter()
+            .filter_map(|t| t.progress)
+            .map(|(_, t, heard)| t + heard.elapsed())
+            .max()?;
         let messages = told
             .iter()
             .zip(counted)
             .filter(|(_, counts)| **counts)
-            .filter_map(|(t, _)| t.progress.map(|(m, _)| m))
+            .filter_map(|(t, _)| t.progress.map(|(m, ..)| m))
             .sum();
         Some((messages, elapsed))
     }
@@ -175,10 +181,17 @@ mod tests {
         assert_eq!(live.sample(&[true, true]), None, "nothing told yet");
         // The producer's slice counts what its link carries; the consumer's slice counts its sink.
         live.record(0, 900, Duration::from_millis(500));
-        assert_eq!(live.sample(&[false, true]), Some((0, Duration::from_millis(500))));
+        let (messages, elapsed) = live.sample(&[false, true]).unwrap();
+        assert_eq!(messages, 0);
+        assert!(elapsed >= Duration::from_millis(500));
         live.record(1, 800, Duration::from_millis(450));
-        live.record(1, 850, Duration::from_millis(700));
-        assert_eq!(live.sample(&[false, true]), Some((850, Duration::from_millis(700))));
-        assert_eq!(live.sample(&[true, true]), Some((1_750, Duration::from_millis(700))));
+        live.record(1, 850, Duration::from_secs(700));
+        let (messages, elapsed) = live.sample(&[false, true]).unwrap();
+        assert_eq!(messages, 850);
+        assert!(elapsed >= Duration::from_secs(700), "the longest-running slice's time");
+        assert_eq!(live.sample(&[true, true]).unwrap().0, 1_750);
+        // Time goes on between the slices' tellings.
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(live.sample(&[true, true]).unwrap().1 >= elapsed + Duration::from_millis(20));
     }
 }
