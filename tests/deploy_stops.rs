@@ -359,3 +359,42 @@ fn a_slice_whose_consumer_is_killed_fails() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("books incomplete"), "{stderr}");
 }
+
+/// A process whose run is refused on its host before it starts (here the port of its link is
+/// taken there) is `refused`, not `died`: it says why, the others are stopped, and the run
+/// exits 1 as a refused run of one process does.
+#[test]
+fn a_process_whose_port_is_taken_is_refused_not_dead() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let config = format!(
+        "[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let report_path = dir.path().join("report.json");
+    let run = start(
+        dir.path(),
+        &config,
+        &[
+            "-n",
+            "1000",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+        ],
+    );
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("address in use"), "{stderr}");
+    assert!(
+        stderr.contains("error: process 'b'") && stderr.contains("refused"),
+        "{stderr}"
+    );
+    let report = report(&report_path);
+    assert_eq!(process(&report, "b")["status"], "refused", "{report}");
+    assert_ne!(process(&report, "main")["status"], "died", "{report}");
+    drop(taken);
+}

@@ -430,6 +430,12 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             if let Some(row) = row {
                 rows[id] = row.clone();
                 rows[id]["id"] = json!(id);
+            } else if parts
+                .outcomes
+                .iter()
+                .any(|o| o.process == slice.process && o.status == "refused")
+            {
+                rows[id]["error"] = json!("its process refused its run before it started");
             }
             rows[id]["process"] = json!(slice.process);
         }

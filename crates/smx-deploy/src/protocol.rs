@@ -53,6 +53,7 @@ pub fn remove_stale_slice_dirs(dir: &std::path::Path) {
 const STARTED: &str = "smx-slice started ";
 const PROGRESS: &str = "smx-slice progress ";
 const STATS: &str = "smx-slice stats ";
+const REFUSED: &str = "smx-slice refused";
 const REPORT: &str = "smx-slice report ";
 
 /// How often a supervised slice tells its progress: as often as a progress line is redrawn.
@@ -103,6 +104,9 @@ pub enum Event {
     Progress(u64, Duration),
     /// The slice's live figures, on its own ids.
     Stats(Box<Snapshot>),
+    /// Its run was refused before it started (a port taken on its host, a library missing
+    /// there): it said why on its stderr and ends without a report.
+    Refused,
     Report(String),
 }
 
@@ -113,6 +117,11 @@ pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
 
 pub fn write_progress(out: &mut impl Write, messages: u64, elapsed: Duration) -> std::io::Result<()> {
     writeln!(out, "{PROGRESS}{messages} {}", elapsed.as_nanos())?;
+    out.flush()
+}
+
+pub fn write_refused(out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, "{REFUSED}")?;
     out.flush()
 }
 
@@ -153,6 +162,9 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
         }
         if let Some(pid) = line.trim_end().strip_prefix(STARTED) {
             return pid.parse().ok().map(Event::Started);
+        }
+        if line.trim_end() == REFUSED {
+            return Some(Event::Refused);
         }
         if let Some(figures) = line.trim_end().strip_prefix(PROGRESS) {
             let mut words = figures.split(' ').map(str::parse::<u64>);
@@ -195,6 +207,7 @@ mod tests {
             finished: false,
         };
         write_stats(&mut out, &snapshot).unwrap();
+        write_refused(&mut out).unwrap();
         write_report(&mut out, "{\"a\":\n1}").unwrap();
         let mut input = std::io::Cursor::new(out);
         assert_eq!(read_event(&mut input), Some(Event::Started(42)));
@@ -203,6 +216,7 @@ mod tests {
             Some(Event::Progress(1_500, Duration::from_millis(250)))
         );
         assert_eq!(read_event(&mut input), Some(Event::Stats(Box::new(snapshot))));
+        assert_eq!(read_event(&mut input), Some(Event::Refused));
         assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
         assert_eq!(read_event(&mut input), None);
     }

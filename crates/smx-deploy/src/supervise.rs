@@ -51,8 +51,9 @@ pub struct Outcome {
     pub pid: Option<u32>,
     /// `ok`, `stopped` (ended with a report after the supervisor stopped it: the run was stopped,
     /// or another slice died or failed), `ended` (non-zero exit with a report, by itself),
-    /// `died` (no report: killed, crashed, connection lost), `killed` (by the supervisor, after
-    /// it did not stop, or because it never said it started; then `pid` is `None`).
+    /// `died` (no report: killed, crashed, connection lost), `refused` (its run was refused
+    /// before it started, and it said why), `killed` (by the supervisor, after it did not
+    /// stop, or because it never said it started; then `pid` is `None`).
     pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -69,6 +70,8 @@ pub enum Ending {
     Stopped,
     /// This process died first.
     Died(String),
+    /// This process refused its run before it started.
+    Refused(String),
 }
 
 struct Running {
@@ -80,6 +83,8 @@ struct Running {
     report: Option<String>,
     closed_at: Option<Instant>,
     killed: bool,
+    /// It said its run was refused before it started.
+    refused: bool,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
 }
@@ -106,6 +111,7 @@ pub fn supervise(
                 report: None,
                 closed_at: None,
                 killed: false,
+                refused: false,
                 asked: false,
             }),
             Err(e) => {
@@ -193,6 +199,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 Event::Started(pid) => running[i].pid = Some(pid),
                 Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
                 Event::Stats(snapshot) => live.record_stats(i, *snapshot),
+                Event::Refused => running[i].refused = true,
                 Event::Report(json) => running[i].report = Some(json),
             }
         }
@@ -209,7 +216,12 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                     continue;
                 }
                 if running[i].report.is_none() {
-                    ending = Ending::Died(running[i].process.name.clone());
+                    let name = running[i].process.name.clone();
+                    ending = if running[i].refused {
+                        Ending::Refused(name)
+                    } else {
+                        Ending::Died(name)
+                    };
                     for r in running.iter_mut() {
                         close(r);
                     }
@@ -275,9 +287,10 @@ fn stop_next(running: &mut [Running], kill_at: &mut Option<Instant>) {
 
 fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, i: usize, live: &Live) {
     let until = Instant::now() + Duration::from_millis(200);
-    while running[i].report.is_none() && Instant::now() < until {
+    while running[i].report.is_none() && !running[i].refused && Instant::now() < until {
         match inbox.recv_timeout(Duration::from_millis(20)) {
             Ok((j, Event::Report(json))) => running[j].report = Some(json),
+            Ok((j, Event::Refused)) => running[j].refused = true,
             Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
             // Too late for a progress line, not for the live figures' last line.
             Ok((_, Event::Progress(..))) => {}
@@ -325,6 +338,7 @@ fn outcome(r: Running) -> Outcome {
         (Some(_), false, false) if r.asked => "stopped",
         (Some(_), false, _) => "ended",
         (None, _, true) => "killed",
+        (None, _, false) if r.refused => "refused",
         (None, _, false) => "died",
     };
     Outcome {

@@ -746,12 +746,16 @@ impl Sender {
         let closed = sock.close(linger);
         self.stats.linger_expired = !self.stats.peers_lost && (!confirmed || closed.linger_expired);
         if self.stats.linger_expired {
+            let within = if self.stats.stopped {
+                "within the stop's grace".to_string()
+            } else {
+                format!("within linger {:?}", self.settings.common.linger)
+            };
             log::warn!(
-                "{}: within linger {:?}, not every receiver on {} confirmed the end of stream by \
+                "{}: {within}, not every receiver on {} confirmed the end of stream by \
                  disconnecting: messages still queued may be discarded (the receiver's loss count \
                  includes them)",
                 self.settings.common.instance,
-                self.settings.common.linger,
                 self.settings.common.endpoint.written
             );
         }

@@ -492,12 +492,20 @@ impl ZmqSink {
                         if s.aborted { "abort" } else { "end-of-stream" },
                         common.timeout
                     )
+                } else if s.stopped {
+                    "no end-of-stream marker was queued before the stop's grace ran out".to_string()
                 } else {
                     format!("no end-of-stream marker was queued within timeout {:?}", common.timeout)
                 },
             );
         }
-        if s.linger_expired {
+        if s.linger_expired && s.stopped {
+            f.add(
+                Verdict::Incomplete,
+                "receivers had not confirmed the end when the stop's grace ran out: messages still queued may be lost"
+                    .to_string(),
+            );
+        } else if s.linger_expired {
             f.add(
                 Verdict::Incomplete,
                 format!(

@@ -176,9 +176,9 @@ pub fn run(
     if causes.iter().any(|o| o.pid.is_none()) {
         causes.retain(|o| o.pid.is_none());
     }
-    // One that died is the cause of the failures of those that found its links cut, whichever
-    // the supervisor saw end first.
-    if causes.iter().any(|o| o.status == "died") {
+    // One that died, or refused its run, is the cause of the failures of those that found its
+    // links cut, whichever the supervisor saw end first.
+    if causes.iter().any(|o| o.status == "died" || o.status == "refused") {
         causes.retain(|o| o.status != "ended");
     }
     for o in &causes {
@@ -208,6 +208,8 @@ pub fn run(
     Ok(match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
+        // It said why on its own line; nothing of the net ran there.
+        supervise::Ending::Refused(_) => exit::REJECTED,
         // One that never started did not run a net: its launch command's exit code is not one
         // of smxrun's.
         supervise::Ending::Finished if causes.iter().any(|o| o.pid.is_none()) => exit::BOX_FAILED,
@@ -282,6 +284,10 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         Ok(code) => code,
         Err(e) => {
             crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
+            if supervised && !report_path.exists() {
+                let _ =
+                    protocol::write_refused(&mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+            }
             e.code
         }
     };
