@@ -544,9 +544,22 @@ fn total(out: &mut String, report: &Value, warnings: usize) {
         .filter(|p| p["status"] != "ok" && p["status"] != "stopped")
         .map(|p| format!("process {} {}", s(&p["name"]), s(&p["status"])))
         .collect();
-    let lost: u64 = list(report, "channels")
-        .filter_map(|c| c["link"]["lost"].as_u64())
-        .sum();
+    // Lost in transit is counted by both sides; lost at a process that left no report is
+    // what was sent its way, some of which it may have passed on before it went.
+    let lost_where = |in_transit: bool| -> u64 {
+        list(report, "channels")
+            .filter(|c| (c["link"]["lost_side"] == "transit") == in_transit)
+            .filter_map(|c| c["link"]["lost"].as_u64())
+            .sum()
+    };
+    let at_processes = lost_where(false);
+    if at_processes > 0 {
+        attention.push(format!(
+            "up to {} lost at processes that left no books",
+            plural(at_processes, "message", "messages")
+        ));
+    }
+    let lost = lost_where(true);
     if lost > 0 {
         attention.push(format!("{} lost on links", plural(lost, "message", "messages")));
     }
@@ -615,7 +628,7 @@ mod tests {
         assert!(text.contains("lost at sinks"), "{text}");
         assert!(
             text.trim_end()
-                .ends_with("Attention: process sinks killed; 3 messages lost on links"),
+                .ends_with("Attention: process sinks killed; up to 3 messages lost at processes that left no books"),
             "{text}"
         );
     }
@@ -636,6 +649,7 @@ mod tests {
     fn one_message_and_one_warning_are_counted_in_the_singular() {
         let mut r = report(1, "ok");
         r["messages"] = json!(1);
+        r["channels"][0]["link"]["lost_side"] = json!("transit");
         r["warnings"] = json!(["sinks: Snk#1: gave up"]);
         let text = render(&r);
         assert!(text.contains(", 1 message, "), "{text}");
