@@ -255,6 +255,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     );
     if supervised {
         super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
+        super::speak_as(&job.process);
         stop_at_end_of_stdin();
     }
     protocol::remove_stale_slice_dirs(&std::env::temp_dir());
@@ -283,7 +284,12 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
+            // Under a supervisor every line of this process begins with its name already.
+            if supervised {
+                crate::cli::say(&format!("error: {}", e.message));
+            } else {
+                crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
+            }
             if supervised && !report_path.exists() {
                 let _ =
                     protocol::write_refused(&mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));

@@ -161,7 +161,24 @@ pub fn say(line: &str) {
     use std::io::Write;
     let line = escape_controls(line);
     let mut err = std::io::stderr().lock();
-    let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
+    let _ = err
+        .write_all(speaker().as_bytes())
+        .and_then(|()| err.write_all(line.as_bytes()))
+        .and_then(|()| err.write_all(b"\n"));
+}
+
+/// The name of the process of a split net this slice runs, once its supervisor started it.
+static SPEAKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// From now on this process's lines on stderr ([`say`] and the log) begin with `NAME: `, as
+/// the merged report's lines of a process do: the slices of a net over several processes
+/// share the supervisor's terminal.
+pub fn speak_as(process: &str) {
+    let _ = SPEAKER.set(format!("{}: ", escape_controls(process)));
+}
+
+fn speaker() -> &'static str {
+    SPEAKER.get().map_or("", String::as_str)
 }
 
 /// `text` with every control character but line breaks and tabs escaped (`\u{1b}`): a value a
@@ -193,7 +210,7 @@ fn init_logging() {
     let _ = env_logger::Builder::from_env(env)
         .format(|buf, record| {
             let line = log_line(record.level(), record.target(), &record.args().to_string());
-            writeln!(buf, "{line}")
+            writeln!(buf, "{}{line}", speaker())
         })
         .try_init();
 }
