@@ -388,7 +388,13 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     let out = run.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("address in use"), "{stderr}");
+    // The process's own line says why, under its name: the processes share one terminal.
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("b: error: ") && l.contains("address in use")),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("error: process 'b'") && stderr.contains("refused"),
         "{stderr}"
