@@ -516,6 +516,10 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
         .unwrap()
         .clone();
     assert_eq!(b["status"], "died", "{report}");
+    assert_eq!(
+        b["host"], "127.0.0.1",
+        "the host of a process without a report: {report}"
+    );
 }
 
 /// `report merge` names each process's nodes in its lines by their ids in the whole net, as a
@@ -531,4 +535,61 @@ fn report_merge_names_nodes_in_the_lines_as_the_whole_net_does() {
         .find(|l| l.trim_start().starts_with("b: chaining"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("Snk#1") && !line.contains("Snk#0"), "{line}");
+}
+
+/// When a process dies, the live figures still end with a final line, and it holds the
+/// report's counts: what the dead process took with it is left out, as the report leaves it.
+#[test]
+fn live_figures_end_with_the_reports_counts_when_a_process_dies() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("stats.jsonl");
+    let net = write(dir.path(), "net.smx", PAIRS);
+    let config = write(dir.path(), "deploy.toml", TWO);
+    let run = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "-n",
+            "0",
+            "-q",
+            "--report",
+            "json",
+            "--stats-every",
+            "20ms",
+            "--stats-file",
+        ])
+        .arg(&lines)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut slices = Vec::new();
+    common::deploy::wait_for("two slices", || {
+        slices = common::deploy::children_of(run.id());
+        slices.len() == 2
+    });
+    common::deploy::wait_for("a few lines", || {
+        std::fs::read_to_string(&lines).is_ok_and(|t| t.lines().count() >= 3)
+    });
+    // The consumer's process: the second one started.
+    let consumer = *slices.iter().max().unwrap();
+    unsafe { libc::kill(consumer as i32, libc::SIGKILL) };
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last: Value = serde_json::from_str(std::fs::read_to_string(&lines).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true, "{last}");
+    let names: Vec<&str> = last["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Src#0"],
+        "the dead process's net is unknown, as in the report: {last}"
+    );
+    assert_eq!(last["nets"][0]["loop_count"], report["nets"][0]["loop_count"], "{last}");
 }

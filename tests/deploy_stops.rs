@@ -358,6 +358,18 @@ fn a_slice_whose_consumer_is_killed_fails() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("books incomplete"), "{stderr}");
+    // Merged, the producer's process ended with its books not clean, the consumer's died.
+    let merged = smxrun()
+        .args(["report", "merge", "--format", "json"])
+        .arg(out_dir.join("main.report.json"))
+        .arg(out_dir.join("b.report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(merged.status.code(), Some(2), "{}", text(&merged));
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(process(&report, "main")["status"], "ended", "{report}");
+    assert_eq!(process(&report, "main")["exit_code"], 3, "{report}");
+    assert_eq!(process(&report, "b")["status"], "died", "{report}");
 }
 
 /// A process whose run is refused on its host before it starts (here the port of its link is

@@ -221,7 +221,10 @@ impl Deployment {
             .split
             .slices
             .iter()
-            .map(|s| serde_json::json!({"process": s.process, "origins": s.origins, "edges": s.edges}))
+            .map(|s| {
+                let host = self.processes.get(&s.process).and_then(|p| p.host.clone());
+                serde_json::json!({"process": s.process, "host": host, "origins": s.origins, "edges": s.edges})
+            })
             .collect();
         serde_json::json!({"graph": self.graph, "links": self.split.links, "slices": slices})
     }

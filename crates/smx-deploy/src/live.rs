@@ -42,6 +42,16 @@ impl Live {
         });
     }
 
+    /// The time the longest-running slice's nets have run, as of now: each slice's time goes
+    /// on from when it was told, so that lines and rates follow this clock and not the moments
+    /// the slices' figures happened to arrive.
+    fn elapsed(told: &[Told]) -> Option<Duration> {
+        told.iter()
+            .filter_map(|t| t.progress)
+            .map(|(_, t, heard)| t + heard.elapsed())
+            .max()
+    }
+
     /// The whole run's messages so far, the sum over the slices marked in `counted` (those
     /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
     /// links carry, which its consumers count again), and the longest time any slice's nets
@@ -49,11 +59,7 @@ impl Live {
     /// any slice told its progress.
     pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
         let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let elapsed = told
-            .iter()
-            .filter_map(|t| t.progress)
-            .map(|(_, t, heard)| t + heard.elapsed())
-            .max()?;
+        let elapsed = Live::elapsed(&told)?;
         let messages = told
             .iter()
             .zip(counted)
@@ -69,7 +75,9 @@ impl Live {
         let slices: Vec<Option<&Snapshot>> = (0..split.slices.len())
             .map(|s| told.get(s).and_then(|t| t.stats.as_ref()))
             .collect();
-        whole_snapshot(split, graph, counted, &slices)
+        let mut whole = whole_snapshot(split, graph, counted, &slices)?;
+        whole.elapsed = Live::elapsed(&told).unwrap_or(whole.elapsed).max(whole.elapsed);
+        Some(whole)
     }
 }
 
@@ -131,16 +139,19 @@ pub fn whole_snapshot(
         .filter(|(_, samples)| !samples.is_empty())
         .map(|(edge, samples)| {
             let (first, last) = (samples[0], samples[samples.len() - 1]);
-            let read = last.read;
-            // The slices sample apart: what a consumer's half read was written, whatever the
-            // producer's older sample says.
-            let written = first.written.max(read);
+            let written = first.written;
+            // The slices sample apart, up to an interval from each other: a consumer's half
+            // counted later than its producer's shows no more read than written, and what
+            // the difference holds is at most what the channel can.
+            let read = last.read.min(written);
             let overwritten = samples.iter().map(|c| c.overwritten).sum::<u64>();
             let dropped = samples.iter().map(|c| c.dropped).sum::<u64>();
             let fill = if samples.len() == 1 {
                 first.fill
             } else {
-                written.saturating_sub(read + overwritten + dropped)
+                written
+                    .saturating_sub(read + overwritten + dropped)
+                    .min(edge.len as u64)
             };
             ChannelSample {
                 id: edge.id,
@@ -169,6 +180,55 @@ pub fn whole_snapshot(
         firewalls,
         finished: slices.iter().all(|s| s.is_some_and(|s| s.finished)),
     })
+}
+
+/// The last live figures of a run over several processes, once it is over: the counts of its
+/// merged `report` (what a process that died left unknown is left out, as the report leaves
+/// it `null`), the firewalls of `last`, finished.
+pub fn final_snapshot(report: &serde_json::Value, last: Option<Snapshot>) -> Snapshot {
+    let count = |v: &serde_json::Value| v.as_u64();
+    let rows = |key: &str| report[key].as_array().cloned().unwrap_or_default();
+    let nets = rows("nets")
+        .iter()
+        .filter_map(|n| {
+            let id = count(&n["id"])? as usize;
+            Some(NetSample {
+                id,
+                name: format!("{}#{id}", n["name"].as_str()?),
+                loop_count: count(&n["loop_count"])?,
+            })
+        })
+        .collect();
+    let channels = rows("channels")
+        .iter()
+        .filter_map(|c| {
+            let (written, read) = (count(&c["written"])?, count(&c["read"])?);
+            let of = |key: &str| count(&c[key]).unwrap_or(0);
+            let len = of("len");
+            let gone = read + of("overwritten") + of("dropped") + of("left") + count(&c["link"]["lost"]).unwrap_or(0);
+            Some(ChannelSample {
+                id: count(&c["id"])? as usize,
+                from: format!("{}#{}", c["from"].as_str()?, of("from_id")),
+                to: format!("{}#{}", c["to"].as_str()?, of("to_id")),
+                len: len as usize,
+                written,
+                read,
+                overwritten: of("overwritten"),
+                dropped: of("dropped"),
+                fill: written.saturating_sub(gone).min(len),
+            })
+        })
+        .collect();
+    let wall = Duration::from_secs_f64(report["wall_time_s"].as_f64().unwrap_or(0.0).max(0.0));
+    let before = last.as_ref().map_or(Duration::ZERO, |l| l.elapsed);
+    Snapshot {
+        elapsed: wall.max(before),
+        messages: count(&report["messages"]).unwrap_or(0),
+        nets,
+        channels,
+        firewalls: last.map(|l| l.firewalls).unwrap_or_default(),
+        finished: true,
+    }
 }
 
 #[cfg(test)]

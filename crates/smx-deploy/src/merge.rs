@@ -309,16 +309,33 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         }
         seen.push(process);
     }
+    let planned_host = |process: &str| {
+        plan["slices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["process"] == process)
+            .and_then(|s| s["host"].as_str().map(str::to_string))
+    };
     let outcomes: Vec<Outcome> = slices
         .iter()
         .map(|s| {
             let report = reports.iter().find(|r| r["process"].as_str() == Some(&s.process));
+            // A slice's report holds the exit code its process ended with.
+            let exit_code = report.and_then(|r| r["exit_code"].as_i64()).map(|c| c as i32);
+            let status = match (report, exit_code) {
+                (None, _) => "died",
+                (Some(_), Some(code)) if code != 0 => "ended",
+                (Some(_), _) => "ok",
+            };
             Outcome {
                 process: s.process.clone(),
-                host: report.and_then(|r| r["host"].as_str().map(str::to_string)),
+                host: report
+                    .and_then(|r| r["host"].as_str().map(str::to_string))
+                    .or_else(|| planned_host(&s.process)),
                 pid: report.and_then(|r| r["pid"].as_u64()).map(|p| p as u32),
-                status: if report.is_some() { "ok" } else { "died" }.to_string(),
-                exit_code: None,
+                status: status.to_string(),
+                exit_code,
                 signal: None,
                 report: report.map(Value::to_string),
             }

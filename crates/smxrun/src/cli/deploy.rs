@@ -145,10 +145,15 @@ pub fn run(
     });
     let supervised = supervise::supervise(&exe, jobs, stop, &live);
     line.finish();
-    if let Some(lines) = stats_lines {
-        lines.finish();
-    }
-    let (outcomes, ending) = supervised.map_err(CliError::rejected)?;
+    let (outcomes, ending) = match supervised {
+        Ok(done) => done,
+        Err(e) => {
+            if let Some(lines) = stats_lines {
+                lines.finish();
+            }
+            return Err(CliError::rejected(e));
+        }
+    };
     deployment.clean_up(&outcomes);
     let report = merge::merge(&merge::Parts {
         graph: &deployment.graph,
@@ -157,6 +162,10 @@ pub fn run(
         bridges: &deployment.bridges,
         notes: &deployment.core_notes(&common),
     });
+    // The last line holds the report's counts, also where a process died before its own last.
+    if let Some(lines) = stats_lines {
+        lines.finish_with(|last| Some(smx_deploy::live::final_snapshot(&report, last)));
+    }
     let text = match args.report {
         ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
         _ => {
@@ -302,6 +311,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     {
         report["process"] = serde_json::json!(job.process);
         report["host"] = serde_json::json!(job.host);
+        report["exit_code"] = serde_json::json!(code);
         report["pid"] = serde_json::json!(std::process::id());
         report["plan"] = job.plan.clone();
         let text = serde_json::to_string(&report).unwrap_or_default();
@@ -567,11 +577,21 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
         }
     };
     Output::open(args.output.as_deref())?.write(&text)?;
-    let clean = merged["status"] == "ok"
-        && merged["processes"]
-            .as_array()
-            .is_some_and(|p| p.iter().all(|p| p["status"] == "ok"));
-    Ok(if clean { exit::OK } else { exit::BOX_FAILED })
+    // As a supervised run's: 2 for a process that left no report, else the first non-zero
+    // exit code a process ended with (3: books not clean).
+    let processes = merged["processes"].as_array().cloned().unwrap_or_default();
+    let died = processes.iter().any(|p| p["status"] == "died");
+    let ended = processes
+        .iter()
+        .filter_map(|p| p["exit_code"].as_i64())
+        .find(|c| *c != 0)
+        .and_then(|c| i32::try_from(c).ok());
+    Ok(match (died, ended) {
+        (true, _) => exit::BOX_FAILED,
+        (false, Some(code)) => code,
+        (false, None) if merged["status"] == "ok" => exit::OK,
+        (false, None) => exit::BOX_FAILED,
+    })
 }
 
 /// The implementations that pass what they read on out of the net, for the merged report's

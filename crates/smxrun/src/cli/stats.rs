@@ -83,13 +83,19 @@ impl StatsLines {
     }
 
     /// After the run: stops the thread and writes the line of the final counts.
-    pub fn finish(mut self) {
+    pub fn finish(self) {
+        self.finish_with(|_| None);
+    }
+
+    /// [`StatsLines::finish`] whose final line is `last` makes of the line before, when it
+    /// makes one (a net over several processes: the merged report's counts).
+    pub fn finish_with(mut self, last: impl FnOnce(Option<Snapshot>) -> Option<Snapshot>) {
         self.stop.take();
-        let Some((mut sink, last)) = self.thread.take().and_then(|t| t.join().ok()) else {
+        let Some((mut sink, before)) = self.thread.take().and_then(|t| t.join().ok()) else {
             return;
         };
-        if let Some(now) = (self.sample)() {
-            let _ = sink.line(&stats_line(last.as_ref(), &now));
+        if let Some(now) = last(before.clone()).or_else(|| (self.sample)()) {
+            let _ = sink.line(&stats_line(before.as_ref(), &now));
         }
     }
 }
