@@ -408,6 +408,16 @@ fn a_supervised_slice_tells_its_progress_while_it_runs() {
     assert!(counts.last().unwrap().0 > 0, "messages went over the link: {counts:?}");
 }
 
+/// The names of the nets of a line of live figures.
+fn net_names(line: &Value) -> Vec<&str> {
+    line["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect()
+}
+
 /// `--stats-every` of a net over two processes gives the lines one process would: the nets and
 /// the channel under their ids in the whole net (no link boxes), a cut channel once, figures
 /// that never read more than was written, and a last line with the report's final counts.
@@ -438,12 +448,7 @@ fn live_figures_of_a_net_over_two_processes_read_as_one_processs() {
     assert!(!lines.is_empty());
     let mut t = 0.0;
     for line in &lines {
-        let names: Vec<&str> = line["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["name"].as_str().unwrap())
-            .collect();
+        let names = net_names(line);
         assert!(names.iter().all(|n| *n == "Src#0" || *n == "Snk#1"), "{line}");
         let channels = line["channels"].as_array().unwrap();
         assert_eq!(channels.len(), 1, "{line}");
@@ -479,12 +484,7 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let merged = smxrun()
-        .args(["report", "merge", "--format", "json"])
-        .arg(out_dir.join("main.report.json"))
-        .arg(out_dir.join("b.report.json"))
-        .output()
-        .unwrap();
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
     assert!(merged.status.success(), "{}", text(&merged));
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
     let host = |r: &Value, name: &str| {
@@ -499,12 +499,7 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     assert_eq!(host(&report, "b"), "127.0.0.1", "{report}");
     assert_eq!(host(&report, "main"), Value::Null, "{report}");
     std::fs::remove_file(out_dir.join("b.report.json")).unwrap();
-    let merged = smxrun()
-        .args(["report", "merge", "--format", "json"])
-        .arg(out_dir.join("main.report.json"))
-        .arg(out_dir.join("b.report.json"))
-        .output()
-        .unwrap();
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
     assert_eq!(merged.status.code(), Some(2), "{}", text(&merged));
     assert!(text(&merged).contains("no such report"), "{}", text(&merged));
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
@@ -580,12 +575,7 @@ fn live_figures_end_with_the_reports_counts_when_a_process_dies() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let last: Value = serde_json::from_str(std::fs::read_to_string(&lines).unwrap().lines().last().unwrap()).unwrap();
     assert_eq!(last["final"], true, "{last}");
-    let names: Vec<&str> = last["nets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["name"].as_str().unwrap())
-        .collect();
+    let names = net_names(&last);
     assert_eq!(
         names,
         ["Src#0"],

@@ -24,6 +24,21 @@ fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// [`start`] of `-n COUNT` with a JSON report into the directory; the run and the report's path.
+fn start_reporting(dir: &Path, config: &str, count: &str) -> (Child, PathBuf) {
+    let report_path = dir.join("report.json");
+    let args = [
+        "-n",
+        count,
+        "-q",
+        "--report",
+        "json",
+        "-o",
+        report_path.to_str().unwrap(),
+    ];
+    (start(dir, config, &args), report_path)
+}
+
 /// `smxrun net.smx --config deploy.toml ARGS`, started in the background.
 fn start(dir: &Path, config: &str, args: &[&str]) -> Child {
     let net = write(dir, "net.smx", NET);
@@ -105,20 +120,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
         "[process.b]\nhost = \"127.0.0.1\"\nport = 47310\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
         launch.display()
     );
-    let report_path = dir.path().join("report.json");
-    let run = start(
-        dir.path(),
-        &config,
-        &[
-            "-n",
-            "1000",
-            "-q",
-            "--report",
-            "json",
-            "-o",
-            report_path.to_str().unwrap(),
-        ],
-    );
+    let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     wait_for("the launch command to start", || pids.exists());
     let launched: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap()
@@ -359,12 +361,7 @@ fn a_slice_whose_consumer_is_killed_fails() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("books incomplete"), "{stderr}");
     // Merged, the producer's process ended with its books not clean, the consumer's died.
-    let merged = smxrun()
-        .args(["report", "merge", "--format", "json"])
-        .arg(out_dir.join("main.report.json"))
-        .arg(out_dir.join("b.report.json"))
-        .output()
-        .unwrap();
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
     assert_eq!(merged.status.code(), Some(2), "{}", text(&merged));
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(process(&report, "main")["status"], "ended", "{report}");
@@ -383,20 +380,7 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
         "[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n"
     );
     let dir = tempfile::tempdir().unwrap();
-    let report_path = dir.path().join("report.json");
-    let run = start(
-        dir.path(),
-        &config,
-        &[
-            "-n",
-            "1000",
-            "-q",
-            "--report",
-            "json",
-            "-o",
-            report_path.to_str().unwrap(),
-        ],
-    );
+    let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = run.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);

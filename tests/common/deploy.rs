@@ -38,6 +38,16 @@ pub fn split(dir: &Path, net: &str, config: &str, args: &[&str]) -> PathBuf {
     out_dir
 }
 
+/// `smxrun report merge --format json` of the reports of `processes` in `dir` (`NAME.report.json`).
+pub fn merge_json(dir: &Path, processes: &[&str]) -> Output {
+    let mut command = smxrun();
+    command.args(["report", "merge", "--format", "json"]);
+    for name in processes {
+        command.arg(dir.join(format!("{name}.report.json")));
+    }
+    command.output().unwrap()
+}
+
 pub fn text(out: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
