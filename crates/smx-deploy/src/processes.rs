@@ -201,8 +201,26 @@ fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError>
                 process.name
             ),
         )),
+        (Some(host), Some(launch)) if in_a_namespace(launch) && is_loopback(host) => Err(ConfigError::new(
+            process.origin.clone(),
+            format!(
+                "process '{}': host '{host}' is a loopback address, but `launch` starts it in a network namespace of \
+                 its own, whose loopback the other processes cannot reach: give the address it has in that namespace",
+                process.name
+            ),
+        )),
         _ => Ok(()),
     }
+}
+
+/// A `launch` that starts the process inside a network namespace (`ip netns exec NS`).
+fn in_a_namespace(launch: &str) -> bool {
+    let words: Vec<&str> = launch.split_whitespace().collect();
+    words.first().is_some_and(|w| w.rsplit('/').next() == Some("ip")) && words.get(1) == Some(&"netns")
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn check_cores_here(process: &Process, cores: &[usize], at: Origin, allowed: &[usize]) -> Result<(), ConfigError> {
@@ -331,6 +349,15 @@ mod tests {
         let elsewhere = format!("[process.x]\nhost = \"10.1.1.2\"\nlaunch = \"env h\"\ncores = [{beyond}]\n");
         assert!(parse(&elsewhere).is_ok());
         assert!(parse(&format!("[process.x]\ncores = [{}]\n", allowed[0])).is_ok());
+    }
+
+    #[test]
+    fn a_loopback_host_in_a_network_namespace_is_refused() {
+        let e = parse("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"ip netns exec far\"\n").unwrap_err();
+        assert!(e.to_string().contains("loopback"), "{e}");
+        assert!(parse("[process.x]\nhost = \"10.9.0.2\"\nlaunch = \"/usr/sbin/ip netns exec far\"\n").is_ok());
+        // Another prefix may start it on this very machine, where its loopback is reachable.
+        assert!(parse("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\n").is_ok());
     }
 
     #[test]
