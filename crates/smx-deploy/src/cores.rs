@@ -42,9 +42,10 @@ pub fn share(local: &[(String, usize)], allowed: &[usize]) -> BTreeMap<String, V
 
 /// Beside slices whose cyclic executives have cores to themselves (`kept`: per process, its
 /// executives' cores, as its own placement will reserve them), the cores of the `others`
-/// (without cores of their own, each with its number of boxes): shares of the rest, or all of
-/// the rest each where there are too few to share out; and the line that says so. Nothing
-/// when no core is kept, or none would be left.
+/// (without cores of their own, each with its number of boxes): all of the rest for a single
+/// one, else shares of the rest as [`share`] makes them (one core each, in turn, where there
+/// are more of them than cores); and the line that says so. Nothing when no core is kept, or
+/// none would be left.
 pub fn beside_executives(
     kept: &[(String, Vec<usize>)],
     others: &[(String, usize)],
@@ -69,10 +70,10 @@ pub fn beside_executives(
         .collect();
     let names: Vec<&str> = others.iter().map(|(name, _)| name.as_str()).collect();
     let note = format!(
-        "placement: {}, so {} {} on {} (the `cores` of a process decide instead)",
+        "placement: {}, so {} {} {} (the `cores` of a process decide instead)",
         owners.join(" and "),
         names.join(", "),
-        if names.len() == 1 { "runs" } else { "run" },
+        if names.len() == 1 { "runs on" } else { "share" },
         list(&rest)
     );
     (shares, Some(note))
@@ -159,8 +160,9 @@ mod tests {
             )
         );
         // Two of them share the rest out; on two cores both get the one left.
-        let (shares, _) = beside_executives(&kept, &names(&[("a", 1), ("b", 1)]), &[0, 1, 2, 3]);
+        let (shares, note) = beside_executives(&kept, &names(&[("a", 1), ("b", 1)]), &[0, 1, 2, 3]);
         assert_eq!((&shares["a"][..], &shares["b"][..]), (&[0, 1][..], &[2][..]));
+        assert!(note.unwrap().contains("so a, b share cores 0,1,2 ("));
         let kept = [("main".to_string(), vec![1])];
         let (shares, _) = beside_executives(&kept, &names(&[("a", 1), ("b", 1)]), &[0, 1]);
         assert_eq!((&shares["a"][..], &shares["b"][..]), (&[0][..], &[0][..]));

@@ -48,7 +48,7 @@ impl Live {
     fn elapsed(told: &[Told]) -> Option<Duration> {
         told.iter()
             .filter_map(|t| t.progress)
-            .map(|(_, t, heard)| t + heard.elapsed())
+            .map(|(_, t, heard)| t.saturating_add(heard.elapsed()))
             .max()
     }
 
@@ -219,7 +219,7 @@ pub fn final_snapshot(report: &serde_json::Value, last: Option<Snapshot>) -> Sna
             })
         })
         .collect();
-    let wall = Duration::from_secs_f64(report["wall_time_s"].as_f64().unwrap_or(0.0).max(0.0));
+    let wall = Duration::try_from_secs_f64(report["wall_time_s"].as_f64().unwrap_or(0.0)).unwrap_or_default();
     let before = last.as_ref().map_or(Duration::ZERO, |l| l.elapsed);
     Snapshot {
         elapsed: wall.max(before),

@@ -9,7 +9,7 @@
 //! followed by LEN bytes of a JSON [`Snapshot`] every `stats_every` and once more at the end,
 //! and at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -146,9 +146,12 @@ fn write_sized(out: &mut impl Write, head: &str, text: &str) -> std::io::Result<
 
 /// The LEN bytes after a line `HEAD LEN`, as text.
 fn read_sized(input: &mut impl BufRead, len: &str) -> Option<String> {
-    let len: usize = len.parse().ok()?;
-    let mut text = vec![0; len];
-    input.read_exact(&mut text).ok()?;
+    let len: u64 = len.parse().ok()?;
+    // The buffer grows with what arrives: a torn or foreign length line costs no memory.
+    let mut text = Vec::new();
+    if input.take(len).read_to_end(&mut text).ok()? as u64 != len {
+        return None;
+    }
     String::from_utf8(text).ok()
 }
 
@@ -218,6 +221,14 @@ mod tests {
         assert_eq!(read_event(&mut input), Some(Event::Stats(Box::new(snapshot))));
         assert_eq!(read_event(&mut input), Some(Event::Refused));
         assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
+        assert_eq!(read_event(&mut input), None);
+    }
+
+    #[test]
+    fn a_report_cut_short_or_announced_too_long_is_no_event() {
+        let mut input = std::io::Cursor::new(format!("{REPORT}{}\n{{}}", u64::MAX).into_bytes());
+        assert_eq!(read_event(&mut input), None);
+        let mut input = std::io::Cursor::new(format!("{REPORT}10\n{{\"a\":1}}").into_bytes());
         assert_eq!(read_event(&mut input), None);
     }
 

@@ -690,9 +690,11 @@ impl Sender {
 
     /// Waits (up to `linger`, or what is left of a stop's grace) for the receivers to confirm
     /// the end by disconnecting, closes the socket and books how the stream ended.
-    /// A stop (within its grace) or receivers found lost (no heartbeat, `watch` or the data
-    /// connection itself, for a heartbeat's time) end the wait early: a host that went away
-    /// never confirms, and its messages are then lost, not waited for for a whole `linger`.
+    /// A stop (within its grace) or receivers found lost on `watch` (no connection there for a
+    /// heartbeat's time) end the wait early: a host that went away never confirms, and its
+    /// messages are then lost, not waited for for a whole `linger`. Without a watch connection
+    /// the heartbeats run on the data connection, and a receiver they cut looks the same as one
+    /// that disconnected to confirm: only the watch tells a lost host from a confirmed end.
     fn close_after_markers(
         &mut self,
         mut sock: BoxSocket,
@@ -710,12 +712,11 @@ impl Sender {
         let heartbeat = self.settings.common.heartbeat;
         let mut alone_since = None;
         let mut lost = false;
-        let confirmed = sock.wait_peers_gone(|data| {
-            let watched = match watch.as_deref_mut() {
-                Some(watch) => watch,
-                None => data,
-            };
-            lost = !heartbeat.is_zero() && receivers_lost(watched, &mut alone_since, heartbeat);
+        let confirmed = sock.wait_peers_gone(|| {
+            lost = !heartbeat.is_zero()
+                && watch
+                    .as_deref_mut()
+                    .is_some_and(|w| receivers_lost(w, &mut alone_since, heartbeat));
             lost || Instant::now() >= self.cut(until, &mut stop_seen)
         });
         if lost {

@@ -191,12 +191,12 @@ impl BoxSocket {
     /// sender's acknowledgement that everything was delivered: linger alone is not enough,
     /// because libzmq's ipc transport discards queued messages at close regardless of linger
     /// (zeromq/libzmq#4660). Returns true when no peer is left.
-    pub fn wait_peers_gone(&mut self, mut give_up: impl FnMut(&mut BoxSocket) -> bool) -> bool {
+    pub fn wait_peers_gone(&mut self, mut give_up: impl FnMut() -> bool) -> bool {
         loop {
             if self.poll_peers() <= 0 {
                 return true;
             }
-            if give_up(self) {
+            if give_up() {
                 return false;
             }
             match &self.monitor {
