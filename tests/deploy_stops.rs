@@ -400,3 +400,39 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     assert_ne!(process(&report, "main")["status"], "died", "{report}");
     drop(taken);
 }
+
+/// A process's own lines name its boxes as the whole net does: its slice numbers its nodes
+/// from 0, and `Snk#0` would name `Src` in the report and in `--set`.
+#[test]
+fn a_refused_process_names_its_box_as_the_whole_net_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_dump( in data )\nconnect Src.Snk\n",
+    );
+    let unwritable = dir.path().join("no-such-dir").join("out.txt");
+    let config = write(
+        dir.path(),
+        "deploy.toml",
+        &format!(
+            "[process.b]\n\n[net.Snk]\nprocess = \"b\"\npath = \"{}\"\n",
+            unwritable.display()
+        ),
+    );
+    let out = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "1000", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("b: error: ") && l.contains("cannot open"))
+        .unwrap_or_else(|| panic!("no error line of process b: {stderr}"));
+    assert!(line.contains("Snk#1: init failed"), "{line}");
+    assert!(!line.contains("Snk#0"), "{line}");
+}

@@ -17,6 +17,7 @@
 mod cores;
 pub mod live;
 pub mod merge;
+pub mod names;
 pub mod placement;
 pub mod processes;
 pub mod protocol;

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use smx_graph::{NetGraph, NodeKind, Timing};
 use smx_runtime::channel::ChannelKind;
 
+use crate::names::SliceNames;
 use crate::slice::{Link, Origin, Split};
 
 use crate::supervise::Outcome;
@@ -66,7 +67,8 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
         for w in report["warnings"].as_array().into_iter().flatten() {
-            let line = whole_net_names(w.as_str().unwrap_or(""), slice, &labels(slice, parts));
+            let line =
+                SliceNames::new(parts.graph, &parts.split.links, &slice.origins).rename(w.as_str().unwrap_or(""));
             warnings.push(json!(format!("{}: {line}", slice.process)));
         }
         for (name, rows) in report["sections"].as_object().into_iter().flatten() {
@@ -95,53 +97,6 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "sections": sections,
         "warnings": warnings,
     })
-}
-
-/// The label of each node of `slice`, by its id in the slice: known from the whole net and
-/// its links, so also for a slice read back from a report, which holds no graph of it.
-fn labels<'p>(slice: &crate::slice::Slice, parts: &'p Parts<'_>) -> Vec<&'p str> {
-    let link = |edge: usize| parts.split.links.iter().find(|l| l.edge == edge);
-    slice
-        .origins
-        .iter()
-        .map(|origin| match *origin {
-            crate::slice::Origin::Node(id) => parts.graph.nodes.get(id).map_or("", |n| n.label.as_str()),
-            crate::slice::Origin::LinkSink(edge) => link(edge).map_or("", |l| l.sink_label.as_str()),
-            crate::slice::Origin::LinkSource(edge) => link(edge).map_or("", |l| l.source_label.as_str()),
-        })
-        .collect()
-}
-
-/// `text` of a slice's report with its nodes named as in the whole net: `Snk#0` of the slice
-/// becomes the `Snk#3` the report's tables show, and a link box loses the slice's id, which
-/// names nothing in the whole net (`link1_in#1` becomes `link1_in`).
-fn whole_net_names(text: &str, slice: &crate::slice::Slice, labels: &[&str]) -> String {
-    let is_label = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(hash) = rest.find('#') {
-        let (before, after) = rest.split_at(hash);
-        let digits = after[1..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after.len() - 1);
-        let label_start = before.rfind(|c: char| !is_label(c)).map_or(0, |i| i + 1);
-        let label = &before[label_start..];
-        let node = after[1..1 + digits]
-            .parse::<usize>()
-            .ok()
-            .filter(|_| digits > 0)
-            .and_then(|id| Some((id, *labels.get(id)?)))
-            .filter(|(_, own)| !label.is_empty() && *own == label);
-        out.push_str(before);
-        match node.map(|(id, _)| slice.origins[id]) {
-            Some(crate::slice::Origin::Node(whole)) => out.push_str(&format!("#{whole}")),
-            Some(_) => {}
-            None => out.push_str(&after[..1 + digits]),
-        }
-        rest = &after[1 + digits..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The `latency` object of one process's report for the whole net: how each slice sampled

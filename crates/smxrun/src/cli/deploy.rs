@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 use smx_deploy::live::Live;
+use smx_deploy::names::SliceNames;
 use smx_deploy::protocol::{self, Job};
 use smx_deploy::{Deployment, Processes, merge, supervise};
 use smx_graph::NetGraph;
@@ -262,9 +263,12 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
         std::process::id(),
     );
+    // Nodes named as in the whole net; a job without a plan of it keeps the slice's own.
+    let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
     if supervised {
         super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
-        super::speak_as(&job.process);
+        let names = names.clone();
+        super::speak_as(&job.process, move |line| names.rename(line));
         stop_at_end_of_stdin();
     }
     protocol::remove_stale_slice_dirs(&std::env::temp_dir());
@@ -297,7 +301,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             if supervised {
                 crate::cli::say(&format!("error: {}", e.message));
             } else {
-                crate::cli::say(&format!("error: process '{}': {}", job.process, e.message));
+                crate::cli::say(&format!(
+                    "error: process '{}': {}",
+                    job.process,
+                    names.rename(&e.message)
+                ));
             }
             if supervised && !report_path.exists() {
                 let _ =

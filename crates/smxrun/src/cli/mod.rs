@@ -160,6 +160,7 @@ fn guarded(command: impl FnOnce() -> Result<i32, CliError>) -> Result<i32, CliEr
 pub fn say(line: &str) {
     use std::io::Write;
     let line = escape_controls(line);
+    let line = spoken(&line);
     let mut err = std::io::stderr().lock();
     let _ = err
         .write_all(speaker().as_bytes())
@@ -167,18 +168,36 @@ pub fn say(line: &str) {
         .and_then(|()| err.write_all(b"\n"));
 }
 
-/// The name of the process of a split net this slice runs, once its supervisor started it.
-static SPEAKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// How a slice of a split net speaks, once its supervisor started it.
+struct Speaker {
+    /// `NAME: `, the process's name.
+    prefix: String,
+    /// A line with the slice's nodes named as in the whole net.
+    rename: Box<dyn Fn(&str) -> String + Send + Sync>,
+}
+
+static SPEAKER: std::sync::OnceLock<Speaker> = std::sync::OnceLock::new();
 
 /// From now on this process's lines on stderr ([`say`] and the log) begin with `NAME: `, as
-/// the merged report's lines of a process do: the slices of a net over several processes
-/// share the supervisor's terminal.
-pub fn speak_as(process: &str) {
-    let _ = SPEAKER.set(format!("{}: ", escape_controls(process)));
+/// the merged report's lines of a process do (the slices of a net over several processes
+/// share the supervisor's terminal), and name nodes through `rename` as the whole net does:
+/// a slice's own ids (`Snk#0`) are not those of the report and of `--set` (`Snk#3`).
+pub fn speak_as(process: &str, rename: impl Fn(&str) -> String + Send + Sync + 'static) {
+    let _ = SPEAKER.set(Speaker {
+        prefix: format!("{}: ", escape_controls(process)),
+        rename: Box::new(rename),
+    });
 }
 
 fn speaker() -> &'static str {
-    SPEAKER.get().map_or("", String::as_str)
+    SPEAKER.get().map_or("", |s| s.prefix.as_str())
+}
+
+fn spoken(line: &str) -> std::borrow::Cow<'_, str> {
+    match SPEAKER.get() {
+        Some(speaker) => std::borrow::Cow::Owned((speaker.rename)(line)),
+        None => std::borrow::Cow::Borrowed(line),
+    }
 }
 
 /// `text` with every control character but line breaks and tabs escaped (`\u{1b}`): a value a
@@ -210,7 +229,7 @@ fn init_logging() {
     let _ = env_logger::Builder::from_env(env)
         .format(|buf, record| {
             let line = log_line(record.level(), record.target(), &record.args().to_string());
-            writeln!(buf, "{}{line}", speaker())
+            writeln!(buf, "{}{}", speaker(), spoken(&line))
         })
         .try_init();
 }
