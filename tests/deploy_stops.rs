@@ -391,6 +391,8 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
             .any(|l| l.starts_with("b: error: ") && l.contains("address in use")),
         "{stderr}"
     );
+    // The link box's slice id names nothing in the whole net; its name is said once.
+    assert!(stderr.contains("b: error: link0_in: endpoint: "), "{stderr}");
     assert!(
         stderr.contains("error: process 'b'") && stderr.contains("refused"),
         "{stderr}"

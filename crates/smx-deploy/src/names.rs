@@ -64,12 +64,21 @@ impl SliceNames {
                 .filter(|_| digits > 0)
                 .filter(|id| !label.is_empty() && self.labels.get(*id).is_some_and(|own| own == label));
             out.push_str(before);
+            rest = &after[1 + digits..];
             match node.map(|id| self.origins[id]) {
                 Some(Origin::Node(whole)) => out.push_str(&format!("#{whole}")),
-                Some(_) => {}
+                // `link0_in#1: link0_in: ...` (the runtime's name, then the box's own) would
+                // read `link0_in: link0_in: ...` once the id is gone.
+                Some(_) => {
+                    if let Some(after_own) = rest.strip_prefix(": ").and_then(|r| r.strip_prefix(label))
+                        && after_own.starts_with(':')
+                    {
+                        rest = &rest[2..];
+                        out.truncate(out.len() - label.len());
+                    }
+                }
                 None => out.push_str(&after[..1 + digits]),
             }
-            rest = &after[1 + digits..];
         }
         out.push_str(rest);
         out
@@ -92,6 +101,10 @@ mod tests {
         assert_eq!(
             names().rename("Snk#1: init failed: Snk_2#2 and link1_in#0 (tf#1, Snk#9, #2, Snk#)"),
             "Snk#3: init failed: Snk_2#7 and link1_in (tf#1, Snk#9, #2, Snk#)"
+        );
+        assert_eq!(
+            names().rename("link1_in#0: link1_in: cannot bind; Snk#1: Snk: cannot open"),
+            "link1_in: cannot bind; Snk#3: Snk: cannot open"
         );
     }
 
