@@ -811,6 +811,57 @@ fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() 
     );
 }
 
+/// The drawing of a placed net frames each process around its nets and names each link; a
+/// format that cannot draw processes, and a placement error, are refused.
+#[test]
+fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n");
+    let graph = |args: &[&str]| smxrun().arg("graph").arg(&net).args(args).output().unwrap();
+    let config_arg = config.to_str().unwrap();
+    let out = graph(&["--format", "dot", "--config", config_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dot = String::from_utf8_lossy(&out.stdout);
+    let frame = |title: &str| {
+        let start = dot
+            .find(&format!("label=\"{title}\""))
+            .unwrap_or_else(|| panic!("{title}: {dot}"));
+        let end = start + dot[start..].find("  }").unwrap();
+        dot[start..end].to_string()
+    };
+    assert!(frame("process main (this machine)").contains("n0 ["), "{dot}");
+    assert!(frame("process b (this machine)").contains("n1 ["), "{dot}");
+    assert!(!frame("process b (this machine)").contains("n0 ["), "{dot}");
+    assert!(
+        dot.lines()
+            .any(|l| l.starts_with("  n0 -> n1 [") && l.contains("link: shm")),
+        "{dot}"
+    );
+    // --set places as a run does, beating the file.
+    let out = graph(&["--format", "dot", "--config", config_arg, "--set", "Snk.process=main"]);
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && !dot.contains("subgraph") && !dot.contains("link:"),
+        "{dot}"
+    );
+
+    let out = graph(&["--format", "gml", "--config", config_arg]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only --format dot draws"),
+        "{}",
+        text(&out)
+    );
+    let out = graph(&["--format", "dot", "--set", "Snk.process=nowhere"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown process 'nowhere'"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn check_takes_the_settings_a_run_takes() {
     let dir = tempfile::tempdir().unwrap();

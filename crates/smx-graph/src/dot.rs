@@ -2,47 +2,55 @@
 //! points labelled `smx_rn#id` beside them, time-triggered channels bold and labelled with
 //! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
 //! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
-//! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it.
+//! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it. A net placed over
+//! several processes ([`to_dot_placed`]) draws each process as a frame around its nodes and
+//! each channel between two processes in the colour of links, named by its transport.
 
 use std::fmt::Write as _;
 
 use super::{NetGraph, NodeKind, TimeSpec, Timing};
 
+/// Where the nodes of a net run, for a drawing: the processes, the process of each node, and
+/// what carries each channel between two processes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placed {
+    /// Per process, its frame's title (`process sinks (this machine)`).
+    pub processes: Vec<String>,
+    /// Per node id, its index in `processes`.
+    pub process_of_node: Vec<usize>,
+    /// Per edge id, the link that carries it (`shm`, `zmq, curve`), or `None` within a process.
+    pub link_of_edge: Vec<Option<String>>,
+}
+
 /// The dot text of `g` (render with `dot -Tsvg`).
 pub fn to_dot(g: &NetGraph) -> String {
+    to_dot_placed(g, None)
+}
+
+/// The dot text of `g`, with each process of `placed` as a frame around its nodes.
+pub fn to_dot_placed(g: &NetGraph, placed: Option<&Placed>) -> String {
     let mut s = String::from(
         "digraph streamix {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=11];\n  edge [fontname=\"Helvetica\", fontsize=9];\n",
     );
-    for n in &g.nodes {
-        let attrs = match n.kind {
-            NodeKind::RoutingNode => format!(
-                "shape=point, width=0.12, height=0.12, label=\"\", xlabel=\"{}\", fontsize=8",
-                esc(&format!("{}#{}", n.label, n.id))
-            ),
-            NodeKind::Box => {
-                let mut style = vec!["rounded"];
-                if n.is_static {
-                    style.push("bold");
-                }
-                if n.priority > 0 {
-                    style.push("filled");
-                }
-                let mut label = esc(&format!("{}#{} : {}", n.label, n.id, n.func));
-                if n.priority > 0 {
-                    let _ = write!(label, "\\nprio {}", n.priority);
-                }
-                format!(
-                    "shape=box, style=\"{}\", fillcolor=\"#dde8ff\", label=\"{}\"",
-                    style.join(","),
-                    label
-                )
+    match placed {
+        None => {
+            for n in &g.nodes {
+                let _ = writeln!(s, "  n{} [{}];", n.id, node_attrs(n));
             }
-            NodeKind::Unexpanded => format!(
-                "shape=box, style=dashed, color=red, label=\"{}\"",
-                esc(&format!("{}#{}", n.label, n.id))
-            ),
-        };
-        let _ = writeln!(s, "  n{} [{attrs}];", n.id);
+        }
+        Some(placed) => {
+            for (k, title) in placed.processes.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  subgraph cluster_p{k} {{\n    label=\"{}\";\n    style=\"rounded,dashed\";\n    color=\"#777777\";\n    fontname=\"Helvetica\";\n    fontsize=11;",
+                    esc(title)
+                );
+                for n in g.nodes.iter().filter(|n| placed.process_of_node.get(n.id) == Some(&k)) {
+                    let _ = writeln!(s, "    n{} [{}];", n.id, node_attrs(n));
+                }
+                s.push_str("  }\n");
+            }
+        }
     }
     for e in &g.edges {
         let mut label = esc(&e.label);
@@ -61,6 +69,10 @@ pub fn to_dot(g: &NetGraph) -> String {
             }
             Timing::None => {}
         }
+        if let Some(link) = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref) {
+            let _ = write!(label, "\\nlink: {}", esc(link));
+            attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\"".to_owned());
+        }
         if e.dsrc || e.ddst {
             attrs.push(format!(
                 "dir=both, arrowtail={}, arrowhead={}",
@@ -73,6 +85,37 @@ pub fn to_dot(g: &NetGraph) -> String {
     }
     s.push_str("}\n");
     s
+}
+
+fn node_attrs(n: &super::Node) -> String {
+    match n.kind {
+        NodeKind::RoutingNode => format!(
+            "shape=point, width=0.12, height=0.12, label=\"\", xlabel=\"{}\", fontsize=8",
+            esc(&format!("{}#{}", n.label, n.id))
+        ),
+        NodeKind::Box => {
+            let mut style = vec!["rounded"];
+            if n.is_static {
+                style.push("bold");
+            }
+            if n.priority > 0 {
+                style.push("filled");
+            }
+            let mut label = esc(&format!("{}#{} : {}", n.label, n.id, n.func));
+            if n.priority > 0 {
+                let _ = write!(label, "\\nprio {}", n.priority);
+            }
+            format!(
+                "shape=box, style=\"{}\", fillcolor=\"#dde8ff\", label=\"{}\"",
+                style.join(","),
+                label
+            )
+        }
+        NodeKind::Unexpanded => format!(
+            "shape=box, style=dashed, color=red, label=\"{}\"",
+            esc(&format!("{}#{}", n.label, n.id))
+        ),
+    }
 }
 
 /// `1s -> 500ms` when the two ends differ, else the one period.

@@ -219,6 +219,16 @@ pub struct GraphArgs {
     /// Resolve C box implementations in this shared library (repeatable)
     #[arg(long = "boxes", value_name = "LIB.so")]
     pub boxes: Vec<PathBuf>,
+
+    /// Place the net as this TOML configuration does and draw each process as a frame around
+    /// its nets, each channel between two processes as its link (dot only)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A setting of the placement, as a run takes it, e.g. --set Snk.process=b (repeatable;
+    /// beats --config)
+    #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
+    pub sets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -202,9 +202,22 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
         let inputs: Vec<_> = std::iter::once(("net", args.file.as_path())).chain(libraries).collect();
         super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
     }
+    let placing = args.config.is_some() || !args.sets.is_empty();
+    if placing && !matches!(args.format, smx_graph::Format::Dot) {
+        return Err(CliError::rejected(
+            "--config and --set place the net over its processes, which only --format dot draws",
+        ));
+    }
+    let mut layers = match &args.config {
+        Some(path) => ConfigLayers::from_file(path)?,
+        None => ConfigLayers::new(),
+    };
+    for set in &args.sets {
+        layers.add_set(set)?;
+    }
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
-    let libraries = load::open_libraries(&args.boxes)?;
+    let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
     let registry = &load::with_c_boxes(&g, registry, &libraries)?;
     // A net is drawn before its boxes exist: an implementation nobody provides yet is one
     // warning. A misspelt built-in box, or a port a known implementation lacks, is refused as
@@ -217,7 +230,42 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     if let Some(line) = load::unknown_implementations_warning(&args.file, &g, registry) {
         crate::cli::say(&line);
     }
-    let text = args.format.export(&g);
+    let text = if placing {
+        smx_graph::dot::to_dot_placed(
+            &g,
+            placed(&args.file, args.config.as_deref(), &g, &layers, registry)?.as_ref(),
+        )
+    } else {
+        args.format.export(&g)
+    };
     output.write(&text)?;
     Ok(exit::OK)
+}
+
+/// Where the configuration places the nets of `g`, for a drawing; `None` when every net runs
+/// in this one process.
+#[cfg(feature = "zmq")]
+fn placed(
+    file: &Path,
+    config: Option<&Path>,
+    g: &NetGraph,
+    layers: &ConfigLayers,
+    registry: &Registry,
+) -> Result<Option<smx_graph::dot::Placed>, CliError> {
+    let settings = layers.resolve(g, registry)?;
+    let deployment = super::deploy::deployment(config, file, g, &settings, registry)?;
+    Ok(deployment.map(|d| super::deploy::placed(&d)))
+}
+
+#[cfg(not(feature = "zmq"))]
+fn placed(
+    _: &Path,
+    _: Option<&Path>,
+    _: &NetGraph,
+    _: &ConfigLayers,
+    _: &Registry,
+) -> Result<Option<smx_graph::dot::Placed>, CliError> {
+    Err(CliError::rejected(
+        "this smxrun was built without the `zmq` feature, which places nets over processes",
+    ))
 }

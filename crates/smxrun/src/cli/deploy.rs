@@ -24,6 +24,35 @@ use super::output::Output;
 use super::progress::ProgressLine;
 use super::stats;
 
+/// The processes of `deployment` as a drawing frames them: each titled with its name and host,
+/// each cut channel named by its link.
+pub fn placed(deployment: &Deployment) -> smx_graph::dot::Placed {
+    let graph = &deployment.graph;
+    let mut placed = smx_graph::dot::Placed {
+        processes: Vec::new(),
+        process_of_node: vec![0; graph.nodes.len()],
+        link_of_edge: vec![None; graph.edges.len()],
+    };
+    for (k, slice) in deployment.split.slices.iter().enumerate() {
+        let host = deployment
+            .processes
+            .get(&slice.process)
+            .and_then(|p| p.host.as_deref())
+            .unwrap_or("this machine");
+        placed.processes.push(format!("process {} ({host})", slice.process));
+        for origin in &slice.origins {
+            if let smx_deploy::slice::Origin::Node(id) = origin {
+                placed.process_of_node[*id] = k;
+            }
+        }
+    }
+    for link in &deployment.split.links {
+        let curve = if link.curve { ", curve" } else { "" };
+        placed.link_of_edge[link.edge] = Some(format!("{}{curve}", link.transport.as_str()));
+    }
+    placed
+}
+
 /// The deployment of a run or check: `None` when every net runs in `main` here.
 pub fn deployment(
     config: Option<&Path>,

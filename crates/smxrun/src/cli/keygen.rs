@@ -1,10 +1,9 @@
 //! `smxrun keygen`: a CURVE key pair for the ZeroMQ boxes, printed as configuration lines or
 //! written to a private key file and a public one.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::exit::{self, CliError};
+use super::exit::CliError;
 
 /// `smxrun keygen` options.
 #[derive(Debug, Clone, clap::Args)]
@@ -20,6 +19,7 @@ pub struct KeygenArgs {
     pub name: Option<String>,
 }
 
+#[cfg(feature = "zmq")]
 impl KeygenArgs {
     fn stem(&self) -> &str {
         self.name.as_deref().unwrap_or("curve")
@@ -40,7 +40,7 @@ pub fn keygen(args: &KeygenArgs) -> Result<i32, CliError> {
              curve_secret = \"{secret}\"\n"
         );
         super::output::Output::open(None)?.write(&text)?;
-        return Ok(exit::OK);
+        return Ok(super::exit::OK);
     };
     let name = args.stem();
     write_pair(dir, name, &public, &secret)?;
@@ -51,7 +51,7 @@ pub fn keygen(args: &KeygenArgs) -> Result<i32, CliError> {
         dir.join(format!("{name}.pub")).display(),
     );
     super::output::Output::open(None)?.write(&text)?;
-    Ok(exit::OK)
+    Ok(super::exit::OK)
 }
 
 #[cfg(not(feature = "zmq"))]
@@ -62,7 +62,9 @@ pub fn keygen(_args: &KeygenArgs) -> Result<i32, CliError> {
 }
 
 /// Writes both files, the secret one private from its creation; neither replaces a file.
-fn write_pair(dir: &Path, name: &str, public: &str, secret: &str) -> Result<(), CliError> {
+#[cfg(feature = "zmq")]
+fn write_pair(dir: &std::path::Path, name: &str, public: &str, secret: &str) -> Result<(), CliError> {
+    use std::io::Write;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
         return Err(CliError::rejected(format!(
