@@ -812,51 +812,89 @@ fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() 
 }
 
 /// The drawing of a placed net frames each process around its nets and names each link; a
-/// format that cannot draw processes, and a placement error, are refused.
+/// net placed in one process is drawn as without a placement; a format that cannot draw
+/// processes, a placement error, and an output over the configuration are refused; a box not
+/// written yet is placed and drawn too.
 #[test]
 fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
     let dir = tempfile::tempdir().unwrap();
     let net = write(dir.path(), "net.smx", NET);
     let config = write(dir.path(), "deploy.toml", "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n");
-    let graph = |args: &[&str]| smxrun().arg("graph").arg(&net).args(args).output().unwrap();
+    let graph = |net: &Path, args: &[&str]| smxrun().arg("graph").arg(net).args(args).output().unwrap();
     let config_arg = config.to_str().unwrap();
-    let out = graph(&["--format", "dot", "--config", config_arg]);
+    let frames = |dot: &str| -> Vec<(String, Vec<String>)> {
+        dot.split("  subgraph cluster_p")
+            .skip(1)
+            .map(|frame| {
+                let frame = &frame[..frame.find("\n  }").unwrap()];
+                let title = frame.split("label=\"").nth(1).unwrap().split('"').next().unwrap();
+                let nodes = frame
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("    n")?.split(' ').next().map(str::to_string))
+                    .collect();
+                (title.to_string(), nodes)
+            })
+            .collect()
+    };
+    let out = graph(&net, &["--format", "dot", "--config", config_arg]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let dot = String::from_utf8_lossy(&out.stdout);
-    let frame = |title: &str| {
-        let start = dot
-            .find(&format!("label=\"{title}\""))
-            .unwrap_or_else(|| panic!("{title}: {dot}"));
-        let end = start + dot[start..].find("  }").unwrap();
-        dot[start..end].to_string()
-    };
-    assert!(frame("process main (this machine)").contains("n0 ["), "{dot}");
-    assert!(frame("process b (this machine)").contains("n1 ["), "{dot}");
-    assert!(!frame("process b (this machine)").contains("n0 ["), "{dot}");
+    assert_eq!(
+        frames(&dot),
+        [
+            ("process main (this machine)".to_string(), vec!["0".to_string()]),
+            ("process b (this machine)".to_string(), vec!["1".to_string()])
+        ],
+        "{dot}"
+    );
     assert!(
         dot.lines()
             .any(|l| l.starts_with("  n0 -> n1 [") && l.contains("link: shm")),
         "{dot}"
     );
-    // --set places as a run does, beating the file.
-    let out = graph(&["--format", "dot", "--config", config_arg, "--set", "Snk.process=main"]);
-    let dot = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && !dot.contains("subgraph") && !dot.contains("link:"),
-        "{dot}"
+    // --set places as a run does, beating the file: all in one process draws as no placement.
+    let plain = graph(&net, &["--format", "dot"]);
+    let out = graph(
+        &net,
+        &["--format", "dot", "--config", config_arg, "--set", "Snk.process=main"],
     );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(out.stdout, plain.stdout);
 
-    let out = graph(&["--format", "gml", "--config", config_arg]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("only --format dot draws"),
-        "{}",
-        text(&out)
-    );
-    let out = graph(&["--format", "dot", "--set", "Snk.process=nowhere"]);
+    for format in ["gml", "graphml", "json"] {
+        let out = graph(&net, &["--format", format, "--set", "Snk.process=main"]);
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("only --format dot draws"),
+            "{}",
+            text(&out)
+        );
+    }
+    let out = graph(&net, &["--format", "dot", "--set", "Snk.process=nowhere"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("unknown process 'nowhere'"),
+        "{}",
+        text(&out)
+    );
+    let out = graph(&net, &["--format", "dot", "--config", config_arg, "-o", config_arg]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[process.b]\n\n[net.Snk]\nprocess = \"b\"\n"
+    );
+
+    let future = write(
+        dir.path(),
+        "future.smx",
+        "Src = box my_future_src( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let out = graph(&future, &["--format", "dot", "--config", config_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(frames(&dot).len(), 2, "{dot}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("'my_future_src' is not known"),
         "{}",
         text(&out)
     );

@@ -56,7 +56,11 @@ impl SliceNames {
             let digits = after[1..]
                 .find(|c: char| !c.is_ascii_digit())
                 .unwrap_or(after.len() - 1);
-            let label_start = before.rfind(|c: char| !is_label(c)).map_or(0, |i| i + 1);
+            let label_start = before
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !is_label(c))
+                .map_or(0, |(i, c)| i + c.len_utf8());
             let label = &before[label_start..];
             let node = after[1..1 + digits]
                 .parse::<usize>()
@@ -101,6 +105,10 @@ mod tests {
         assert_eq!(
             names().rename("Snk#1: init failed: Snk_2#2 and link1_in#0 (tf#1, Snk#9, #2, Snk#)"),
             "Snk#3: init failed: Snk_2#7 and link1_in (tf#1, Snk#9, #2, Snk#)"
+        );
+        assert_eq!(
+            names().rename("é#1 →Snk#1 données#2 Snk#1é"),
+            "é#1 →Snk#3 données#2 Snk#3é"
         );
         assert_eq!(
             names().rename("link1_in#0: link1_in: cannot bind; Snk#1: Snk: cannot open"),

@@ -50,6 +50,16 @@ pub fn to_dot_placed(g: &NetGraph, placed: Option<&Placed>) -> String {
                 }
                 s.push_str("  }\n");
             }
+            // A node of no process is still drawn as itself, outside every frame.
+            let placed_here = |id: usize| {
+                placed
+                    .process_of_node
+                    .get(id)
+                    .is_some_and(|&k| k < placed.processes.len())
+            };
+            for n in g.nodes.iter().filter(|n| !placed_here(n.id)) {
+                let _ = writeln!(s, "  n{} [{}];", n.id, node_attrs(n));
+            }
         }
     }
     for e in &g.edges {
@@ -147,4 +157,79 @@ pub fn human(t: TimeSpec) -> String {
 
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Src.Snk` as the composer makes it.
+    fn src_snk() -> NetGraph {
+        let port = |mode: &str| {
+            format!(
+                r#"{{"name": "data", "mode": "{mode}", "class": null, "decoupled": false, "open": false, "dynamic": false, "alt_name": null}}"#
+            )
+        };
+        let node = |id: usize, label: &str, func: &str, mode: &str| {
+            format!(
+                r#"{{"id": {id}, "label": "{label}", "func": "{func}", "kind": "box", "is_static": false, "pure": false, "location": "local", "priority": 0, "line": 1, "ports": [{}]}}"#,
+                port(mode)
+            )
+        };
+        let zero = r#"{"secs": 0, "nanos": 0}"#;
+        let edge = format!(
+            r#"{{"id": 0, "source": 0, "target": 1, "label": "data", "source_port": "data", "target_port": "data", "nsrc": null, "ndst": null, "dsrc": false, "ddst": false, "len": 1, "len_declared": false, "timing": "none", "src_time": {zero}, "dst_time": {zero}, "dynsrc": false, "dyndst": false}}"#
+        );
+        let text = format!(
+            r#"{{"nodes": [{}, {}], "edges": [{edge}]}}"#,
+            node(0, "Src", "smx_src_rand", "out"),
+            node(1, "Snk", "smx_snk_null", "in")
+        );
+        crate::json::from_json(&text).unwrap()
+    }
+
+    #[test]
+    fn each_process_frames_its_nodes_and_a_link_is_named() {
+        let placed = Placed {
+            processes: vec!["process main (this machine)".into(), "process b (10.0.0.2)".into()],
+            process_of_node: vec![0, 1],
+            link_of_edge: vec![Some("zmq, curve".into())],
+        };
+        let dot = to_dot_placed(&src_snk(), Some(&placed));
+        let frame = |k: usize| {
+            let start = dot.find(&format!("subgraph cluster_p{k} {{")).unwrap();
+            dot[start..start + dot[start..].find("  }\n").unwrap()].to_string()
+        };
+        assert!(frame(0).contains("label=\"process main (this machine)\"") && frame(0).contains("\n    n0 ["));
+        assert!(frame(1).contains("label=\"process b (10.0.0.2)\"") && frame(1).contains("\n    n1 ["));
+        assert!(!frame(0).contains("n1 [") && !frame(1).contains("n0 ["), "{dot}");
+        assert!(
+            dot.contains(
+                "  n0 -> n1 [color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", label=\"data\\nlink: zmq, curve\"];"
+            ),
+            "{dot}"
+        );
+    }
+
+    #[test]
+    fn a_node_of_no_process_is_drawn_outside_the_frames() {
+        let placed = Placed {
+            processes: vec!["process main (this machine)".into()],
+            process_of_node: vec![0],
+            link_of_edge: vec![None],
+        };
+        let dot = to_dot_placed(&src_snk(), Some(&placed));
+        assert!(dot.lines().any(|l| l.starts_with("  n1 [")), "{dot}");
+        assert!(!dot.contains("link:"), "{dot}");
+    }
+
+    #[test]
+    fn without_a_placement_the_drawing_has_no_frames() {
+        let dot = to_dot(&src_snk());
+        assert_eq!(dot, to_dot_placed(&src_snk(), None));
+        assert!(
+            !dot.contains("subgraph") && dot.contains("\n  n0 [") && dot.contains("\n  n1 ["),
+            "{dot}"
+        );
+    }
 }

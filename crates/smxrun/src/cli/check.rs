@@ -197,11 +197,6 @@ fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
 
 /// Writes the flattened graph of an accepted net in `args.format`.
 pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
-    if let Some(output) = &args.output {
-        let libraries = args.boxes.iter().map(|b| ("library", b.as_path()));
-        let inputs: Vec<_> = std::iter::once(("net", args.file.as_path())).chain(libraries).collect();
-        super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
-    }
     let placing = args.config.is_some() || !args.sets.is_empty();
     if placing && !matches!(args.format, smx_graph::Format::Dot) {
         return Err(CliError::rejected(
@@ -214,6 +209,17 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     };
     for set in &args.sets {
         layers.add_set(set)?;
+    }
+    if let Some(output) = &args.output {
+        let mut inputs = vec![("net", args.file.as_path())];
+        inputs.extend(args.config.as_deref().map(|c| ("--config file", c)));
+        inputs.extend(
+            args.boxes
+                .iter()
+                .chain(layers.boxes())
+                .map(|b| ("library", b.as_path())),
+        );
+        super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
     }
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;
@@ -252,6 +258,19 @@ fn placed(
     layers: &ConfigLayers,
     registry: &Registry,
 ) -> Result<Option<smx_graph::dot::Placed>, CliError> {
+    // A net is placed and drawn before its boxes exist too: an implementation not written yet
+    // takes any key here (its values are checked once it exists, by `check` and the run).
+    let mut registry = registry.clone();
+    for node in load::unknown_implementations(g, &registry) {
+        let name: &'static str = Box::leak(node.func.clone().into_boxed_str());
+        registry.register(
+            smx_box::BoxSpec::named(name)
+                .ports_from_net()
+                .open_config()
+                .factory(|_| Err(smx_box::BoxError("not written yet".into()))),
+        );
+    }
+    let registry = &registry;
     let settings = layers.resolve(g, registry)?;
     let deployment = super::deploy::deployment(config, file, g, &settings, registry)?;
     Ok(deployment.map(|d| super::deploy::placed(&d)))

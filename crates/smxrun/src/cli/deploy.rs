@@ -292,7 +292,8 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
         std::process::id(),
     );
-    // Nodes named as in the whole net; a job without a plan of it keeps the slice's own.
+    // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
+    // without the whole net's plan can only give the slice's own.
     let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
     if supervised {
         super::signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
