@@ -263,6 +263,28 @@ fn a_killed_slice_is_the_only_process_blamed() {
     }
 }
 
+/// A run whose every process was killed still says how long its nets ran: as long as the
+/// processes last told their supervisor, not the zero of reports nobody wrote.
+#[test]
+fn a_run_whose_every_process_died_keeps_its_wall_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, report_path) = start_reporting(dir.path(), TWO, "0");
+    let slices = two_slices(&run);
+    // Well past the first progress each slice tells (four times a second from its start).
+    std::thread::sleep(Duration::from_millis(1500));
+    for pid in &slices {
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = report(&report_path);
+    for name in ["main", "b"] {
+        assert_eq!(process(&report, name)["status"], "died", "{report}");
+    }
+    let wall = report["wall_time_s"].as_f64().unwrap();
+    assert!(wall > 0.0, "the slices told their progress: {report}");
+}
+
 /// A `launch` command the system cannot start is named in the error, with the system's reason.
 #[test]
 fn a_launch_command_that_cannot_start_is_named() {

@@ -52,6 +52,13 @@ impl Live {
             .max()
     }
 
+    /// The longest time any slice told its nets had run, as it told it: a slice that died
+    /// before its report ran at least that long.
+    pub fn told_wall(&self) -> Option<Duration> {
+        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        told.iter().filter_map(|t| t.progress).map(|(_, t, _)| t).max()
+    }
+
     /// The whole run's messages so far, the sum over the slices marked in `counted` (those
     /// that hold a sink of the whole net: a slice whose only sinks are links counts what its
     /// links carry, which its consumers count again), and the longest time any slice's nets
@@ -250,8 +257,10 @@ mod tests {
         assert_eq!(messages, 850);
         assert!(elapsed >= Duration::from_secs(700), "the longest-running slice's time");
         assert_eq!(live.sample(&[true, true]).unwrap().0, 1_750);
-        // Time goes on between the slices' tellings.
+        // Time goes on between the slices' tellings; what they told stays.
         std::thread::sleep(Duration::from_millis(20));
         assert!(live.sample(&[true, true]).unwrap().1 >= elapsed + Duration::from_millis(20));
+        assert_eq!(live.told_wall(), Some(Duration::from_secs(700)));
+        assert_eq!(Live::default().told_wall(), None);
     }
 }

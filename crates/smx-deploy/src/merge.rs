@@ -32,6 +32,9 @@ pub struct Parts<'a> {
     pub bridges: &'a [String],
     /// What the deployment itself decided (the processes' cores), first among the warnings.
     pub notes: &'a [String],
+    /// The longest time a slice told its supervisor it had run: the run's wall time is at
+    /// least that, also where every process died before its report.
+    pub told_wall: Option<std::time::Duration>,
 }
 
 /// The merged report as JSON.
@@ -51,7 +54,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         .iter()
         .flatten()
         .filter_map(|r| r["wall_time_s"].as_f64())
-        .fold(0.0, f64::max);
+        .fold(parts.told_wall.map_or(0.0, |t| t.as_secs_f64()), f64::max);
     let messages = whole_net_messages(parts.graph, &channels, parts.bridges);
     // A process the supervisor stopped (the run was stopped, or another process ended it) is no
     // failure of its own: the run is then as stopped as its reports say, and at least stopped.
@@ -303,6 +306,7 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         outcomes: &outcomes,
         bridges,
         notes: &[],
+        told_wall: None,
     }))
 }
 

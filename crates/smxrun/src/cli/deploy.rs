@@ -191,6 +191,7 @@ pub fn run(
         outcomes: &outcomes,
         bridges: &deployment.bridges,
         notes: &deployment.core_notes(&common),
+        told_wall: live.told_wall(),
     });
     // The last line holds the report's counts, also where a process died before its own last.
     if let Some(lines) = stats_lines {
