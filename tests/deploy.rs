@@ -426,6 +426,26 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
     assert_eq!(report["channels"][0]["link"]["lost"], 0);
     assert_eq!(report["nets"][1]["process"], "sinks");
     assert_books_balance(&report);
+    // The text says what run the slices were, as a run's own report does.
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(out_dir.join("main.report.json"))
+        .arg(out_dir.join("sinks.report.json"))
+        .output()
+        .unwrap();
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        first.starts_with("Asked: report merge ")
+            && first.contains(&format!(
+                "(a split of {}, -n 5000, --config ",
+                dir.path().join("net.smx").display()
+            )),
+        "{first}"
+    );
 }
 
 /// Two network namespaces joined by a veth pair, each standing for a host; deleted on drop.

@@ -42,6 +42,10 @@ pub struct Deployment {
     /// The implementations of the registry that pass what they read on out of the net, for
     /// the merged report's count of messages ([`merge::Parts::bridges`]).
     pub bridges: Vec<String>,
+    /// What was asked for, as the report's `Asked:` line says it (the net, `-n`, `--set`,
+    /// `--config`): carried in the plan, so that the merge of slices started by hand can say
+    /// what run they were.
+    pub asked: String,
 }
 
 impl Deployment {
@@ -82,6 +86,7 @@ impl Deployment {
             placement,
             split,
             bridges,
+            asked: String::new(),
         })
     }
 
@@ -227,7 +232,7 @@ impl Deployment {
                 serde_json::json!({"process": s.process, "host": host, "origins": s.origins, "edges": s.edges})
             })
             .collect();
-        serde_json::json!({"graph": self.graph, "links": self.split.links, "slices": slices})
+        serde_json::json!({"graph": self.graph, "links": self.split.links, "slices": slices, "asked": self.asked})
     }
 }
 

@@ -480,8 +480,9 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     super::load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     let graph = with_channel_len(&graph, args.runtime.channel_len);
-    let deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
+    let mut deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
+    deployment.asked = super::words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
     // The cores of `--pin` are this machine's, where the processes without `launch` run.
     let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
     if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
@@ -611,7 +612,13 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
         MergeFormat::Json => serde_json::to_string_pretty(&merged).unwrap_or_default(),
         MergeFormat::Text => {
             let files: Vec<String> = args.reports.iter().map(|p| p.display().to_string()).collect();
-            let asked = smx_deploy::text::asked(&format!("report merge {}", files.join(" ")), &merged);
+            // What the split was asked for, when its slices carry it.
+            let split_of = reports[0]["plan"]["asked"]
+                .as_str()
+                .filter(|a| !a.is_empty())
+                .map(|a| format!(" (a split of {a})"))
+                .unwrap_or_default();
+            let asked = smx_deploy::text::asked(&format!("report merge {}{split_of}", files.join(" ")), &merged);
             asked + &smx_deploy::text::render_with(&merged, smx_runtime::LeverWords(super::words::flag_words))
         }
     };

@@ -19,16 +19,33 @@ pub fn asked(args: &RunArgs, file: &std::path::Path, graph: &smx_graph::NetGraph
         load::plural(boxes, "box"),
         load::plural(graph.edges.len(), "channel"),
     );
-    if let Some(n) = args.iterations {
+    line.push_str(&options(args.iterations, &args.sets, args.config.as_deref()));
+    line.push_str("\n\n");
+    line
+}
+
+/// The net and the options of the `Asked:` line, as `smxrun split` keeps them for the merge of
+/// its slices' reports: `net.smx, -n 1000, --config deploy.toml`.
+pub fn asked_options(
+    file: &std::path::Path,
+    iterations: Option<u64>,
+    sets: &[String],
+    config: Option<&std::path::Path>,
+) -> String {
+    format!("{}{}", file.display(), options(iterations, sets, config))
+}
+
+fn options(iterations: Option<u64>, sets: &[String], config: Option<&std::path::Path>) -> String {
+    let mut line = String::new();
+    if let Some(n) = iterations {
         line.push_str(&format!(", -n {n}"));
     }
-    for set in &args.sets {
+    for set in sets {
         line.push_str(&format!(", --set {set}"));
     }
-    if let Some(config) = &args.config {
+    if let Some(config) = config {
         line.push_str(&format!(", --config {}", config.display()));
     }
-    line.push_str("\n\n");
     line
 }
 
