@@ -858,6 +858,8 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
     };
     let out = graph(&net, &["--format", "dot", "--config", config_arg]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // A placement is drawn as dot without being asked for the format.
+    assert_eq!(graph(&net, &["--config", config_arg]).stdout, out.stdout);
     let dot = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         frames(&dot),

@@ -208,9 +208,10 @@ pub struct GraphArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Output format: gml (the original compiler's), graphml, dot (Graphviz) or json (the runtime's input)
-    #[arg(long, value_name = "gml|graphml|dot|json", default_value = "gml", value_parser = str::parse::<Format>)]
-    pub format: Format,
+    /// Output format: gml (the original compiler's), graphml, dot (Graphviz) or json (the
+    /// runtime's input) [default: gml; dot with --config or --set]
+    #[arg(long, value_name = "gml|graphml|dot|json", value_parser = str::parse::<Format>)]
+    pub format: Option<Format>,
 
     /// Write to PATH instead of stdout
     #[arg(short = 'o', long = "output", value_name = "PATH")]
@@ -376,7 +377,7 @@ mod tests {
         assert!(matches!(
             cli.command,
             Some(Command::Graph(GraphArgs {
-                format: Format::Dot,
+                format: Some(Format::Dot),
                 ..
             }))
         ));

@@ -195,10 +195,17 @@ fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
     accepted(file, graph, &counts, " (language only)")
 }
 
-/// Writes the flattened graph of an accepted net in `args.format`.
+/// Writes the flattened graph of an accepted net in `args.format`, placed over its processes
+/// with `--config` or `--set`.
 pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
+    // A placement is a drawing: --config alone asks for dot.
     let placing = args.config.is_some() || !args.sets.is_empty();
-    if placing && !matches!(args.format, smx_graph::Format::Dot) {
+    let format = args.format.unwrap_or(if placing {
+        smx_graph::Format::Dot
+    } else {
+        smx_graph::Format::Gml
+    });
+    if placing && !matches!(format, smx_graph::Format::Dot) {
         return Err(CliError::rejected(
             "--config and --set place the net over its processes, which only --format dot draws",
         ));
@@ -242,7 +249,7 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
             placed(&args.file, args.config.as_deref(), &g, &layers, registry)?.as_ref(),
         )
     } else {
-        args.format.export(&g)
+        format.export(&g)
     };
     output.write(&text)?;
     Ok(exit::OK)
