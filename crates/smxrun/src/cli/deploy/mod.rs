@@ -1,0 +1,265 @@
+//! One net over several processes: `smxrun NET --config deploy.toml` when the configuration
+//! places nets in processes, `smxrun split`, `smxrun report merge`, and the hidden
+//! `smxrun __slice` that runs one slice under a supervisor (or from a job file that `split`
+//! wrote).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use smx_deploy::live::Live;
+use smx_deploy::{Deployment, Processes, merge, supervise};
+use smx_graph::NetGraph;
+use smx_runtime::Registry;
+use smx_runtime::config::NetSettings;
+
+use super::args::{ReportFormat, RunArgs, RuntimeArgs};
+use super::exit::{self, CliError};
+use super::output::Output;
+use super::progress::ProgressLine;
+use super::stats;
+
+mod report_merge;
+mod slice;
+mod split;
+
+pub use report_merge::report;
+pub use slice::run_slice;
+pub use split::split;
+
+/// The processes of `deployment` as a drawing frames them: each titled with its name and host,
+/// each cut channel named by its link.
+pub fn placed(deployment: &Deployment) -> smx_graph::dot::Placed {
+    let graph = &deployment.graph;
+    let mut placed = smx_graph::dot::Placed {
+        processes: Vec::new(),
+        process_of_node: vec![0; graph.nodes.len()],
+        link_of_edge: vec![None; graph.edges.len()],
+    };
+    for (k, slice) in deployment.split.slices.iter().enumerate() {
+        let host = deployment
+            .processes
+            .get(&slice.process)
+            .and_then(|p| p.host.as_deref())
+            .unwrap_or("this machine");
+        placed.processes.push(format!("process {} ({host})", slice.process));
+        for origin in &slice.origins {
+            if let smx_deploy::slice::Origin::Node(id) = origin {
+                placed.process_of_node[*id] = k;
+            }
+        }
+    }
+    for link in &deployment.split.links {
+        let curve = if link.curve { ", curve" } else { "" };
+        placed.link_of_edge[link.edge] = Some(format!("{}{curve}", link.transport.as_str()));
+    }
+    placed
+}
+
+/// The deployment of a run or check: `None` when every net runs in `main` here.
+pub fn deployment(
+    config: Option<&Path>,
+    file: &Path,
+    graph: &NetGraph,
+    settings: &[NetSettings],
+    registry: &Registry,
+) -> Result<Option<Deployment>, CliError> {
+    let processes = match config {
+        Some(path) => Processes::from_file(path)?,
+        None => Processes::default(),
+    };
+    let placement = smx_deploy::placement::place(graph, settings, &processes)?;
+    let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
+    if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
+        return Ok(None);
+    }
+    let problems = smx_deploy::placement::cut_problems(graph, &placement);
+    if let Some(first) = problems.first() {
+        for p in &problems[1..] {
+            crate::cli::say(&format!("error: {}:{}: {}", file.display(), p.line, p.message));
+        }
+        return Err(CliError::rejected(format!(
+            "{}:{}: {}",
+            file.display(),
+            first.line,
+            first.message
+        )));
+    }
+    Deployment::new(graph, settings, &processes, &smx_deploy::run_name(), registry)
+        .map(Some)
+        .map_err(CliError::rejected)
+}
+
+/// `graph` with `--channel-len` applied to the channels whose length the net file leaves to
+/// it, as each process applies it to its own: a link between processes then has the length
+/// its channel has in one process.
+pub fn with_channel_len(graph: &NetGraph, len: Option<u32>) -> NetGraph {
+    let mut graph = graph.clone();
+    if let Some(len) = len {
+        for edge in graph.edges.iter_mut().filter(|e| !e.len_declared) {
+            edge.len = len;
+        }
+    }
+    graph
+}
+
+/// The options of the run that every slice's process takes over.
+fn common_args(args: &RuntimeArgs, libraries: &[PathBuf]) -> Vec<String> {
+    let mut common = Vec::new();
+    if let Some(n) = args.channel_len {
+        common.extend(["--channel-len".to_string(), n.to_string()]);
+    }
+    if let Some(spin) = args.wait_spin {
+        common.extend(["--wait-spin".to_string(), format!("{}ns", spin.as_nanos())]);
+    }
+    let latency = match args.latency {
+        smx_runtime::latency::LatencyMode::Off => "off".to_string(),
+        smx_runtime::latency::LatencyMode::Full => "full".to_string(),
+        smx_runtime::latency::LatencyMode::Sampled(n) => n.to_string(),
+    };
+    common.extend(["--latency".to_string(), latency]);
+    // These options' values are their variants' names in lower case.
+    common.extend(["--rt".to_string(), format!("{:?}", args.rt).to_lowercase()]);
+    common.extend(["--tt-mode".to_string(), format!("{:?}", args.tt_mode).to_lowercase()]);
+    common.extend(["--chain".to_string(), format!("{:?}", args.chain).to_lowercase()]);
+    let pin = match &args.pin {
+        super::args::Pin::Auto => "auto".to_string(),
+        super::args::Pin::Off => "off".to_string(),
+        super::args::Pin::Cores(cores) => cores.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+    };
+    // A process's own `cores` come later and win.
+    common.extend(["--pin".to_string(), pin]);
+    for lib in libraries {
+        let lib = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.clone());
+        common.extend(["--boxes".to_string(), lib.display().to_string()]);
+    }
+    common
+}
+
+/// Runs a deployment: starts every slice, supervises them, prints the one report.
+pub fn run(
+    args: &RunArgs,
+    deployment: &Deployment,
+    libraries: &[PathBuf],
+    stop: &Arc<AtomicBool>,
+    output: Output,
+) -> Result<i32, CliError> {
+    if args.report == ReportFormat::Smx {
+        return Err(CliError::rejected(
+            "--report smx is one process's log; a net over several processes reports as text or json",
+        ));
+    }
+    if args.trace.is_some() {
+        return Err(CliError::rejected(
+            "--trace covers one process and is not supported for a net over several processes yet; run the net \
+             in one process to trace it",
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    let stats_sink = args
+        .stats_every
+        .map(|_| stats::Sink::open(args.stats_file.as_deref()))
+        .transpose()?;
+    let common = common_args(&args.runtime, libraries);
+    let mut jobs = deployment.jobs(&common);
+    for (_, job) in &mut jobs {
+        job.stats_every = args.stats_every;
+    }
+    let live = Arc::new(Live::default());
+    let counted = deployment.counted_slices();
+    let sampled = Arc::clone(&live);
+    let sample_counted = counted.clone();
+    // Stats lines on stderr would be torn by the progress line, so they replace it.
+    let stats_on_stderr = args.stats_every.is_some() && args.stats_file.is_none();
+    let line = ProgressLine::start(!args.quiet && !stats_on_stderr, move || sampled.sample(&sample_counted));
+    let stats_lines = args.stats_every.zip(stats_sink).map(|(every, sink)| {
+        let (live, split, graph) = (Arc::clone(&live), deployment.split.clone(), deployment.graph.clone());
+        stats::StatsLines::sampling(move || live.snapshot(&split, &graph, &counted), every, sink)
+    });
+    let supervised = supervise::supervise(&exe, jobs, stop, &live);
+    line.finish();
+    let (outcomes, ending) = match supervised {
+        Ok(done) => done,
+        Err(e) => {
+            if let Some(lines) = stats_lines {
+                lines.finish();
+            }
+            return Err(CliError::rejected(e));
+        }
+    };
+    deployment.clean_up(&outcomes);
+    let report = merge::merge(&merge::Parts {
+        graph: &deployment.graph,
+        split: &deployment.split,
+        outcomes: &outcomes,
+        bridges: &deployment.bridges,
+        notes: &deployment.core_notes(&common),
+        told_wall: live.told_wall(),
+    });
+    // The last line holds the report's counts, also where a process died before its own last.
+    if let Some(lines) = stats_lines {
+        lines.finish_with(|last| Some(smx_deploy::live::final_snapshot(&report, last)));
+    }
+    let text = match args.report {
+        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
+        _ => {
+            let file = args.file.as_deref().unwrap_or(Path::new("net"));
+            let asked = super::words::asked(args, file, &deployment.graph);
+            asked + &smx_deploy::text::render_with(&report, smx_runtime::LeverWords(super::words::flag_words))
+        }
+    };
+    output.write(&text)?;
+    // A slice stopped by the supervisor (the run was stopped, or another slice died or failed)
+    // did nothing wrong: only the processes that ended the run are named.
+    let mut causes: Vec<&supervise::Outcome> = outcomes
+        .iter()
+        .filter(|o| o.status != "ok" && o.status != "stopped")
+        .collect();
+    // A process that never started is the cause: the others failed waiting for its links.
+    if causes.iter().any(|o| o.pid.is_none()) {
+        causes.retain(|o| o.pid.is_none());
+    }
+    // One that died, or refused its run, is the cause of the failures of those that found its
+    // links cut, whichever the supervisor saw end first.
+    if causes.iter().any(|o| o.status == "died" || o.status == "refused") {
+        causes.retain(|o| o.status != "ended");
+    }
+    for o in &causes {
+        let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
+        let never_started = match (o.pid, launch, o.status.as_str()) {
+            (Some(_), _, _) => String::new(),
+            (None, Some(launch), "killed") => format!(
+                "; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)"
+            ),
+            (None, Some(launch), _) => {
+                format!("; its launch command '{launch}' ended before the slice started")
+            }
+            (None, None, _) => "; it never said it started".to_string(),
+        };
+        crate::cli::say(&format!(
+            "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
+            o.process,
+            o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            o.status,
+            o.exit_code.map_or("-".to_string(), |c| c.to_string()),
+            o.signal.map_or("-".to_string(), |s| s.to_string()),
+        ));
+    }
+    if ending == supervise::Ending::Stopped {
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
+    }
+    Ok(match ending {
+        supervise::Ending::Stopped => exit::INTERRUPTED,
+        supervise::Ending::Died(_) => exit::BOX_FAILED,
+        // It said why on its own line; nothing of the net ran there.
+        supervise::Ending::Refused(_) => exit::REJECTED,
+        // One that never started did not run a net: its launch command's exit code is not one
+        // of smxrun's.
+        supervise::Ending::Finished if causes.iter().any(|o| o.pid.is_none()) => exit::BOX_FAILED,
+        supervise::Ending::Finished => causes
+            .iter()
+            .filter_map(|o| o.exit_code)
+            .find(|c| *c != 0)
+            .unwrap_or(if causes.is_empty() { exit::OK } else { exit::BOX_FAILED }),
+    })
+}

@@ -1,0 +1,221 @@
+//! `smxrun __slice`: one slice of a split net, under a supervisor (its job on stdin, its
+//! answers on stdout) or from a job file that `smxrun split` wrote.
+
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::sync::Arc;
+
+use clap::Parser;
+use smx_deploy::names::SliceNames;
+use smx_deploy::protocol::{self, Job};
+use smx_runtime::{Progress, Registry};
+
+use crate::cli::args::{RunArgs, SliceArgs};
+use crate::cli::exit::CliError;
+use crate::cli::output::Output;
+use crate::cli::signals;
+
+/// How a slice runs its net: the command line's `run`, handed in, so that this module does not
+/// reach back into the one that calls it; the run keeps its figures in the [`Progress`] given.
+pub type RunNet = fn(&RunArgs, &Registry, Progress) -> Result<i32, CliError>;
+
+/// A supervised slice's stdout, shared by its progress and its report.
+type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
+
+/// Runs the slice of a job (from stdin under a supervisor, else from `--job`) as `smxrun run`
+/// runs a net, and hands its report, with the process, host, pid, exit code and the split's
+/// plan added, to the supervisor (or writes it to `--report`).
+pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
+    let supervised = args.job.is_none();
+    let job = match &args.job {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+            Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+        }
+        None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected)?,
+    };
+    // Under a supervisor stdout is the answer channel alone: what boxes print goes to stderr.
+    let answers: Box<dyn Write + Send> = if supervised {
+        // SAFETY: duplicating and replacing this process's own standard descriptors.
+        unsafe {
+            let saved = libc::dup(1);
+            if saved < 0 || libc::dup2(2, 1) < 0 {
+                return Err(CliError::rejected("cannot set up the slice's answer channel"));
+            }
+            Box::new(std::fs::File::from_raw_fd(saved))
+        }
+    } else {
+        Box::new(std::io::sink())
+    };
+    let answers = Arc::new(std::sync::Mutex::new(answers));
+    let _ = protocol::write_started(
+        &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+        std::process::id(),
+    );
+    // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
+    // without the whole net's plan can only give the slice's own.
+    let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
+    if supervised {
+        signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
+        let names = names.clone();
+        crate::cli::speak_as(&job.process, move |line| names.rename(line));
+        stop_at_end_of_stdin();
+    }
+    protocol::remove_stale_slice_dirs(&std::env::temp_dir());
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
+        .tempdir()
+        .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
+    let net = dir.path().join(format!("{}.json", job.process));
+    let report_path = dir.path().join("report.json");
+    std::fs::write(&net, smx_graph::json::to_json(&job.graph))
+        .map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
+    let mut argv: Vec<String> = vec!["smxrun".into(), "run".into(), net.display().to_string()];
+    argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
+    argv.push(report_path.display().to_string());
+    argv.extend(job.args.iter().cloned());
+    let cli = crate::cli::args::Cli::try_parse_from(&argv)
+        .map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
+    let run_args = match cli.command {
+        Some(crate::cli::args::Command::Run(a)) => a,
+        _ => cli.run,
+    };
+    let progress = Progress::new();
+    let telling = supervised.then(|| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(&answers)));
+    let result = run_net(&run_args, registry, progress);
+    drop(telling);
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            // Under a supervisor every line of this process begins with its name already.
+            if supervised {
+                crate::cli::say(&format!("error: {}", e.message));
+            } else {
+                crate::cli::say(&format!(
+                    "error: process '{}': {}",
+                    job.process,
+                    names.rename(&e.message)
+                ));
+            }
+            if supervised && !report_path.exists() {
+                let _ =
+                    protocol::write_refused(&mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+            }
+            e.code
+        }
+    };
+    if let Ok(text) = std::fs::read_to_string(&report_path)
+        && let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        report["process"] = serde_json::json!(job.process);
+        report["host"] = serde_json::json!(job.host);
+        report["exit_code"] = serde_json::json!(code);
+        report["pid"] = serde_json::json!(std::process::id());
+        report["plan"] = job.plan.clone();
+        let text = serde_json::to_string(&report).unwrap_or_default();
+        match (&args.report, supervised) {
+            (_, true) => {
+                let _ = protocol::write_report(
+                    &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+                    &text,
+                );
+            }
+            (Some(path), false) => {
+                std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+            }
+            (None, false) => Output::open(None)?.write(&text)?,
+        }
+    }
+    Ok(code)
+}
+
+/// A thread that tells the supervisor the slice's progress every
+/// [`protocol::PROGRESS_EVERY`] while its nets run, for the run's one progress line, and its
+/// live figures every `stats_every` if asked (and once more at the end, the final counts); it
+/// ends when dropped, before the report goes over the same channel.
+struct ProgressTeller {
+    stop: Option<crossbeam_channel::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    progress: Progress,
+    stats: bool,
+    answers: Answers,
+}
+
+impl ProgressTeller {
+    fn start(progress: Progress, stats_every: Option<std::time::Duration>, answers: Answers) -> ProgressTeller {
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let (sampled, out) = (progress.clone(), Arc::clone(&answers));
+        let thread = std::thread::Builder::new()
+            .name("smx-progress".into())
+            .stack_size(256 * 1024)
+            .spawn(move || tell_until(&stopped, &sampled, stats_every, &out))
+            .ok();
+        ProgressTeller {
+            stop: Some(stop),
+            thread,
+            progress,
+            stats: stats_every.is_some(),
+            answers,
+        }
+    }
+}
+
+fn tell_until(
+    stopped: &crossbeam_channel::Receiver<()>,
+    progress: &Progress,
+    stats_every: Option<std::time::Duration>,
+    answers: &Answers,
+) {
+    let tick = stats_every.map_or(protocol::PROGRESS_EVERY, |every| every.min(protocol::PROGRESS_EVERY));
+    let mut next_stats = stats_every.map(|every| std::time::Instant::now() + every);
+    while let Err(crossbeam_channel::RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
+        let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let told = match (next_stats, stats_every) {
+            (Some(at), Some(every)) if std::time::Instant::now() >= at => {
+                next_stats = Some(at.max(std::time::Instant::now() - every) + every);
+                progress.snapshot().map(|now| protocol::write_stats(&mut *out, &now))
+            }
+            _ => progress
+                .elapsed()
+                .map(|elapsed| protocol::write_progress(&mut *out, progress.messages(), elapsed)),
+        };
+        if matches!(told, Some(Err(_))) {
+            return;
+        }
+    }
+}
+
+impl Drop for ProgressTeller {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the thread at once.
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        // The run is over: its final counts, which are its report's.
+        if self.stats
+            && let Some(now) = self.progress.snapshot()
+        {
+            let mut out = self.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = protocol::write_stats(&mut *out, &now);
+        }
+    }
+}
+
+/// A thread that turns the end of stdin (the supervisor closed the control pipe or is gone)
+/// into the stop a Ctrl-C would be.
+fn stop_at_end_of_stdin() {
+    let _ = std::thread::Builder::new()
+        .name("smx-control".into())
+        .stack_size(64 * 1024)
+        .spawn(|| {
+            let mut buf = [0u8; 256];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            // SAFETY: sending this process a signal its run handles as a stop.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+        });
+}

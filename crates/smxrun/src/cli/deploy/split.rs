@@ -1,0 +1,123 @@
+//! `smxrun split`: a net over several processes cut into one slice per process, each with
+//! the script and the systemd unit that start it.
+
+use std::io::Write;
+use std::path::Path;
+
+use smx_deploy::protocol;
+use smx_runtime::Registry;
+
+use crate::cli::args::SplitArgs;
+use crate::cli::exit::{self, CliError};
+use crate::cli::output::Output;
+use crate::cli::{load, words};
+
+use super::{common_args, deployment, with_channel_len};
+
+/// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
+/// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
+pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
+    let mut layers = smx_runtime::config::ConfigLayers::from_file(&args.config)?;
+    for set in &args.sets {
+        layers.add_set(set)?;
+    }
+    if let Some(n) = args.iterations {
+        layers.set_iterations(n);
+    }
+    let graph = load::checked_graph(&args.file)?;
+    let library_paths = load::library_paths(layers.boxes(), &args.boxes);
+    let libraries = load::open_libraries(&library_paths)?;
+    let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
+    load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
+    let settings = layers.resolve(&graph, registry)?;
+    let graph = with_channel_len(&graph, args.runtime.channel_len);
+    let mut deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
+        .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
+    deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
+    // The cores of `--pin` are this machine's, where the processes without `launch` run.
+    let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
+    if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
+        load::pin_mode(&args.runtime.pin)?;
+    }
+    let dir = &args.output;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
+    let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
+    set_mode(&dir, 0o700)?;
+    let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    let mut written = Vec::new();
+    for (process, job) in deployment.jobs(&common_args(&args.runtime, &library_paths)) {
+        let name = &process.name;
+        let job_path = dir.join(format!("{name}.job"));
+        write_private(&job_path, &job.to_line())?;
+        let report = dir.join(format!("{name}.report.json"));
+        let line = format!(
+            "{} {} --job {} --report {}",
+            exe.display(),
+            protocol::SUBCOMMAND,
+            job_path.display(),
+            report.display()
+        );
+        let launch = process.launch.as_deref().map(|l| format!("{l} ")).unwrap_or_default();
+        write_private(
+            &dir.join(format!("{name}.sh")),
+            &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"),
+        )?;
+        set_mode(&dir.join(format!("{name}.sh")), 0o700)?;
+        let realtime = args.runtime.rt == smx_runtime::Realtime::On
+            || job.graph.nodes.iter().any(|n| n.priority > 0)
+            || job.args.iter().any(|a| a.contains(".priority="));
+        let mut unit = format!(
+            "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
+            args.file.display()
+        );
+        if let Some(cores) = &process.cores {
+            let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+            unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
+        }
+        // The process starts at normal scheduling, as `smxrun` does: the runtime itself gives
+        // each net with a priority (an `rt` or `tt` net, a `priority` key) SCHED_FIFO at its
+        // own level, which a policy for the whole unit would override for every thread.
+        unit.push_str("CPUSchedulingPolicy=other\n");
+        if realtime {
+            unit.push_str(
+                "# lets the runtime give the nets with a priority SCHED_FIFO\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n",
+            );
+        }
+        // Enabled, it starts with the machine; the orchestrator may start it itself instead.
+        unit.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+        write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
+        written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
+    }
+    let reports: Vec<String> = deployment
+        .split
+        .slices
+        .iter()
+        .map(|s| dir.join(format!("{}.report.json", s.process)).display().to_string())
+        .collect();
+    Output::open(None)?.write(&format!(
+        "{}\nwhen all have ended: smxrun report merge {}\n",
+        written.join("\n"),
+        reports.join(" ")
+    ))?;
+    Ok(exit::OK)
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), CliError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |e: std::io::Error| CliError::rejected(format!("{}: {e}", path.display()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(fail)?;
+    set_mode(path, 0o600)?;
+    file.write_all(text.as_bytes()).map_err(fail)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
+}
