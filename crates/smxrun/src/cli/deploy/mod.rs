@@ -144,17 +144,7 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     output: Output,
 ) -> Result<i32, CliError> {
-    if args.report == ReportFormat::Smx {
-        return Err(CliError::rejected(
-            "--report smx is one process's log; a net over several processes reports as text or json",
-        ));
-    }
-    if args.trace.is_some() {
-        return Err(CliError::rejected(
-            "--trace covers one process and is not supported for a net over several processes yet; run the net \
-             in one process to trace it",
-        ));
-    }
+    refuse_one_process_options(args)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
     let stats_sink = args
         .stats_every
@@ -200,17 +190,48 @@ pub fn run(
     if let Some(lines) = stats_lines {
         lines.finish_with(|last| Some(smx_deploy::live::final_snapshot(&report, last)));
     }
-    let text = match args.report {
-        ReportFormat::Json => serde_json::to_string_pretty(&report).unwrap_or_default(),
+    output.write(&rendered(args, deployment, &report))?;
+    let causes = causes(&outcomes);
+    for o in &causes {
+        crate::cli::say(&cause_line(o, deployment));
+    }
+    if ending == supervise::Ending::Stopped {
+        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
+    }
+    Ok(exit_code(&ending, &causes))
+}
+
+/// The options whose output belongs to one process.
+fn refuse_one_process_options(args: &RunArgs) -> Result<(), CliError> {
+    if args.report == ReportFormat::Smx {
+        return Err(CliError::rejected(
+            "--report smx is one process's log; a net over several processes reports as text or json",
+        ));
+    }
+    if args.trace.is_some() {
+        return Err(CliError::rejected(
+            "--trace covers one process and is not supported for a net over several processes yet; run the net \
+             in one process to trace it",
+        ));
+    }
+    Ok(())
+}
+
+/// The merged report as `--report` asks for it: JSON, or the text with its `Asked:` line.
+fn rendered(args: &RunArgs, deployment: &Deployment, report: &serde_json::Value) -> String {
+    match args.report {
+        ReportFormat::Json => serde_json::to_string_pretty(report).unwrap_or_default(),
         _ => {
             let file = args.file.as_deref().unwrap_or(Path::new("net"));
             let asked = super::words::asked(args, file, &deployment.graph);
-            asked + &smx_deploy::text::render_with(&report, smx_runtime::LeverWords(super::words::flag_words))
+            asked + &smx_deploy::text::render_with(report, smx_runtime::LeverWords(super::words::flag_words))
         }
-    };
-    output.write(&text)?;
-    // A slice stopped by the supervisor (the run was stopped, or another slice died or failed)
-    // did nothing wrong: only the processes that ended the run are named.
+    }
+}
+
+/// The processes that ended the run. A slice stopped by the supervisor (the run was stopped,
+/// or another slice died or failed) did nothing wrong.
+fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
     let mut causes: Vec<&supervise::Outcome> = outcomes
         .iter()
         .filter(|o| o.status != "ok" && o.status != "stopped")
@@ -224,31 +245,35 @@ pub fn run(
     if causes.iter().any(|o| o.status == "died" || o.status == "refused") {
         causes.retain(|o| o.status != "ended");
     }
-    for o in &causes {
-        let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
-        let never_started = match (o.pid, launch, o.status.as_str()) {
-            (Some(_), _, _) => String::new(),
-            (None, Some(launch), "killed") => format!(
-                "; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)"
-            ),
-            (None, Some(launch), _) => {
-                format!("; its launch command '{launch}' ended before the slice started")
-            }
-            (None, None, _) => "; it never said it started".to_string(),
-        };
-        crate::cli::say(&format!(
-            "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
-            o.process,
-            o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
-            o.status,
-            o.exit_code.map_or("-".to_string(), |c| c.to_string()),
-            o.signal.map_or("-".to_string(), |s| s.to_string()),
-        ));
-    }
-    if ending == supervise::Ending::Stopped {
-        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
-    }
-    Ok(match ending {
+    causes
+}
+
+/// `error: process 'b' (pid 42) died: exit code -, signal 9`, and why one never started.
+fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
+    let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
+    let never_started = match (o.pid, launch, o.status.as_str()) {
+        (Some(_), _, _) => String::new(),
+        (None, Some(launch), "killed") => {
+            format!("; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)")
+        }
+        (None, Some(launch), _) => {
+            format!("; its launch command '{launch}' ended before the slice started")
+        }
+        (None, None, _) => "; it never said it started".to_string(),
+    };
+    format!(
+        "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
+        o.process,
+        o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+        o.status,
+        o.exit_code.map_or("-".to_string(), |c| c.to_string()),
+        o.signal.map_or("-".to_string(), |s| s.to_string()),
+    )
+}
+
+/// The run's exit code from how the supervision ended and the processes that ended it.
+fn exit_code(ending: &supervise::Ending, causes: &[&supervise::Outcome]) -> i32 {
+    match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
         // It said why on its own line; nothing of the net ran there.
@@ -261,5 +286,5 @@ pub fn run(
             .filter_map(|o| o.exit_code)
             .find(|c| *c != 0)
             .unwrap_or(if causes.is_empty() { exit::OK } else { exit::BOX_FAILED }),
-    })
+    }
 }
