@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
+use std::path::Path;
 use std::sync::Arc;
 
 use clap::Parser;
@@ -27,32 +28,9 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 /// plan added, to the supervisor (or writes it to `--report`).
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
-    let job = match &args.job {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
-            Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
-        }
-        None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected)?,
-    };
-    // Under a supervisor stdout is the answer channel alone: what boxes print goes to stderr.
-    let answers: Box<dyn Write + Send> = if supervised {
-        // SAFETY: duplicating and replacing this process's own standard descriptors.
-        unsafe {
-            let saved = libc::dup(1);
-            if saved < 0 || libc::dup2(2, 1) < 0 {
-                return Err(CliError::rejected("cannot set up the slice's answer channel"));
-            }
-            Box::new(std::fs::File::from_raw_fd(saved))
-        }
-    } else {
-        Box::new(std::io::sink())
-    };
-    let answers = Arc::new(std::sync::Mutex::new(answers));
-    let _ = protocol::write_started(
-        &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
-        std::process::id(),
-    );
+    let job = read_job(args)?;
+    let answers = answer_channel(supervised)?;
+    let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
     // without the whole net's plan can only give the slice's own.
     let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
@@ -67,20 +45,8 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
         .tempdir()
         .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
-    let net = dir.path().join(format!("{}.json", job.process));
     let report_path = dir.path().join("report.json");
-    std::fs::write(&net, smx_graph::json::to_json(&job.graph))
-        .map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
-    let mut argv: Vec<String> = vec!["smxrun".into(), "run".into(), net.display().to_string()];
-    argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
-    argv.push(report_path.display().to_string());
-    argv.extend(job.args.iter().cloned());
-    let cli = crate::cli::args::Cli::try_parse_from(&argv)
-        .map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
-    let run_args = match cli.command {
-        Some(crate::cli::args::Command::Run(a)) => a,
-        _ => cli.run,
-    };
+    let run_args = run_args(&job, dir.path(), &report_path)?;
     let progress = Progress::new();
     let telling = supervised.then(|| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(&answers)));
     let result = run_net(&run_args, registry, progress);
@@ -99,35 +65,98 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
                 ));
             }
             if supervised && !report_path.exists() {
-                let _ =
-                    protocol::write_refused(&mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+                let _ = protocol::write_refused(&mut *lock(&answers));
             }
             e.code
         }
     };
-    if let Ok(text) = std::fs::read_to_string(&report_path)
-        && let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text)
-    {
-        report["process"] = serde_json::json!(job.process);
-        report["host"] = serde_json::json!(job.host);
-        report["exit_code"] = serde_json::json!(code);
-        report["pid"] = serde_json::json!(std::process::id());
-        report["plan"] = job.plan.clone();
-        let text = serde_json::to_string(&report).unwrap_or_default();
-        match (&args.report, supervised) {
-            (_, true) => {
-                let _ = protocol::write_report(
-                    &mut *answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
-                    &text,
-                );
-            }
-            (Some(path), false) => {
-                std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
-            }
-            (None, false) => Output::open(None)?.write(&text)?,
-        }
-    }
+    hand_in_report(args, &job, &report_path, code, supervised.then_some(&answers))?;
     Ok(code)
+}
+
+/// The job: from `--job`, else the supervisor's line on stdin.
+fn read_job(args: &SliceArgs) -> Result<Job, CliError> {
+    match &args.job {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+            Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
+        }
+        None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected),
+    }
+}
+
+/// Where the slice's answers go: under a supervisor stdout, which is then the answer channel
+/// alone (what boxes print goes to stderr); else nowhere.
+fn answer_channel(supervised: bool) -> Result<Answers, CliError> {
+    let answers: Box<dyn Write + Send> = if supervised {
+        // SAFETY: duplicating and replacing this process's own standard descriptors.
+        unsafe {
+            let saved = libc::dup(1);
+            if saved < 0 || libc::dup2(2, 1) < 0 {
+                return Err(CliError::rejected("cannot set up the slice's answer channel"));
+            }
+            Box::new(std::fs::File::from_raw_fd(saved))
+        }
+    } else {
+        Box::new(std::io::sink())
+    };
+    Ok(Arc::new(std::sync::Mutex::new(answers)))
+}
+
+fn lock(answers: &Answers) -> std::sync::MutexGuard<'_, Box<dyn Write + Send>> {
+    answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The options of `smxrun run` for the job's slice, written as a graph into `dir`, its JSON
+/// report going to `report`.
+fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
+    let net = dir.join(format!("{}.json", job.process));
+    std::fs::write(&net, smx_graph::json::to_json(&job.graph))
+        .map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
+    let mut argv: Vec<String> = vec!["smxrun".into(), "run".into(), net.display().to_string()];
+    argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
+    argv.push(report.display().to_string());
+    argv.extend(job.args.iter().cloned());
+    let cli = crate::cli::args::Cli::try_parse_from(&argv)
+        .map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
+    Ok(match cli.command {
+        Some(crate::cli::args::Command::Run(a)) => a,
+        _ => cli.run,
+    })
+}
+
+/// The slice's report with its process, host, pid, exit code and the split's plan added: to
+/// the supervisor (`answers`), else to `--report` or stdout. No report, nothing handed in.
+fn hand_in_report(
+    args: &SliceArgs,
+    job: &Job,
+    report_path: &Path,
+    code: i32,
+    answers: Option<&Answers>,
+) -> Result<(), CliError> {
+    let Ok(text) = std::fs::read_to_string(report_path) else {
+        return Ok(());
+    };
+    let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(());
+    };
+    report["process"] = serde_json::json!(job.process);
+    report["host"] = serde_json::json!(job.host);
+    report["exit_code"] = serde_json::json!(code);
+    report["pid"] = serde_json::json!(std::process::id());
+    report["plan"] = job.plan.clone();
+    let text = serde_json::to_string(&report).unwrap_or_default();
+    match (answers, &args.report) {
+        (Some(answers), _) => {
+            let _ = protocol::write_report(&mut *lock(answers), &text);
+        }
+        (None, Some(path)) => {
+            std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+        }
+        (None, None) => Output::open(None)?.write(&text)?,
+    }
+    Ok(())
 }
 
 /// A thread that tells the supervisor the slice's progress every
