@@ -66,25 +66,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         let realtime = args.runtime.rt == smx_runtime::Realtime::On
             || job.graph.nodes.iter().any(|n| n.priority > 0)
             || job.args.iter().any(|a| a.contains(".priority="));
-        let mut unit = format!(
-            "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
-            args.file.display()
-        );
-        if let Some(cores) = &process.cores {
-            let list: Vec<String> = cores.iter().map(usize::to_string).collect();
-            unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
-        }
-        // The process starts at normal scheduling, as `smxrun` does: the runtime itself gives
-        // each net with a priority (an `rt` or `tt` net, a `priority` key) SCHED_FIFO at its
-        // own level, which a policy for the whole unit would override for every thread.
-        unit.push_str("CPUSchedulingPolicy=other\n");
-        if realtime {
-            unit.push_str(
-                "# lets the runtime give the nets with a priority SCHED_FIFO\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n",
-            );
-        }
-        // Enabled, it starts with the machine; the orchestrator may start it itself instead.
-        unit.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+        let unit = unit(name, &args.file, &line, process.cores.as_deref(), realtime);
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
     }
@@ -100,6 +82,31 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         reports.join(" ")
     ))?;
     Ok(exit::OK)
+}
+
+/// The systemd unit of process `name`, started by `line`: its cores as `CPUAffinity`, and
+/// when a net of it has a priority (`realtime`) the limits that let the runtime use them.
+fn unit(name: &str, net: &Path, line: &str, cores: Option<&[usize]>, realtime: bool) -> String {
+    let mut unit = format!(
+        "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
+        net.display()
+    );
+    if let Some(cores) = cores {
+        let list: Vec<String> = cores.iter().map(usize::to_string).collect();
+        unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
+    }
+    // The process starts at normal scheduling, as `smxrun` does: the runtime itself gives
+    // each net with a priority (an `rt` or `tt` net, a `priority` key) SCHED_FIFO at its
+    // own level, which a policy for the whole unit would override for every thread.
+    unit.push_str("CPUSchedulingPolicy=other\n");
+    if realtime {
+        unit.push_str(
+            "# lets the runtime give the nets with a priority SCHED_FIFO\nLimitRTPRIO=99\nLimitMEMLOCK=infinity\n",
+        );
+    }
+    // Enabled, it starts with the machine; the orchestrator may start it itself instead.
+    unit.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+    unit
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), CliError> {
