@@ -144,34 +144,7 @@ pub fn whole_snapshot(
         .iter()
         .zip(&halves)
         .filter(|(_, samples)| !samples.is_empty())
-        .map(|(edge, samples)| {
-            let (first, last) = (samples[0], samples[samples.len() - 1]);
-            let written = first.written;
-            // The slices sample apart, up to an interval from each other: a consumer's half
-            // counted later than its producer's shows no more read than written, and what
-            // the difference holds is at most what the channel can.
-            let read = last.read.min(written);
-            let overwritten = samples.iter().map(|c| c.overwritten).sum::<u64>();
-            let dropped = samples.iter().map(|c| c.dropped).sum::<u64>();
-            let fill = if samples.len() == 1 {
-                first.fill
-            } else {
-                written
-                    .saturating_sub(read + overwritten + dropped)
-                    .min(edge.len as u64)
-            };
-            ChannelSample {
-                id: edge.id,
-                from: name(edge.source),
-                to: name(edge.target),
-                len: edge.len as usize,
-                written,
-                read,
-                overwritten,
-                dropped,
-                fill,
-            }
-        })
+        .map(|(edge, samples)| whole_channel(edge, samples, name(edge.source), name(edge.target)))
         .collect();
     let messages = slices
         .iter()
@@ -187,6 +160,37 @@ pub fn whole_snapshot(
         firewalls,
         finished: slices.iter().all(|s| s.is_some_and(|s| s.finished)),
     })
+}
+
+/// One channel of the whole net from its halves' samples (producer's side first; one sample
+/// where the channel is not cut).
+fn whole_channel(edge: &smx_graph::Edge, samples: &[&ChannelSample], from: String, to: String) -> ChannelSample {
+    let (first, last) = (samples[0], samples[samples.len() - 1]);
+    let written = first.written;
+    // The slices sample apart, up to an interval from each other: a consumer's half counted
+    // later than its producer's shows no more read than written, and what the difference
+    // holds is at most what the channel can.
+    let read = last.read.min(written);
+    let overwritten = samples.iter().map(|c| c.overwritten).sum::<u64>();
+    let dropped = samples.iter().map(|c| c.dropped).sum::<u64>();
+    let fill = if samples.len() == 1 {
+        first.fill
+    } else {
+        written
+            .saturating_sub(read + overwritten + dropped)
+            .min(edge.len as u64)
+    };
+    ChannelSample {
+        id: edge.id,
+        from,
+        to,
+        len: edge.len as usize,
+        written,
+        read,
+        overwritten,
+        dropped,
+        fill,
+    }
 }
 
 /// The last live figures of a run over several processes, once it is over: the counts of its
