@@ -266,18 +266,37 @@ fn report_merge_refuses_a_process_given_twice_naming_the_file() {
 fn report_merge_refuses_a_damaged_plan_without_panicking() {
     let dir = tempfile::tempdir().unwrap();
     let [main, b] = split_and_run(dir.path());
-    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&main).unwrap()).unwrap();
-    report["plan"]["slices"][0]["origins"][0] = serde_json::json!({"node": 999});
-    let damaged = write(dir.path(), "damaged.json", &report.to_string());
+    // Both reports carry the same damaged plan, as if the split had written it.
+    let damage = |path: &Path, name: &str| {
+        let mut report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        report["plan"]["slices"][0]["origins"][0] = serde_json::json!({"node": 999});
+        write(dir.path(), name, &report.to_string())
+    };
     let out = smxrun()
         .args(["report", "merge"])
-        .arg(&damaged)
-        .arg(&b)
+        .arg(damage(&main, "main.json"))
+        .arg(damage(&b, "b.json"))
         .output()
         .unwrap();
     assert!(!out.status.success(), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("plan") && !err.contains("panicked"), "{err}");
+    // One damaged beside one whole: two splits, each file named.
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&b)
+        .arg(damage(&main, "main.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "main.json: the report of another split than {}'s",
+            b.display()
+        )),
+        "{err}"
+    );
 }
 
 /// Every `Name#id` in the merged report's lines names a node of the whole net by its id there,
@@ -514,6 +533,20 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     assert_eq!(
         b["host"], "127.0.0.1",
         "the host of a process without a report: {report}"
+    );
+    // A missing file that is no process's report of this split is a mistake, not a death;
+    // a job is not a report.
+    let merge = |files: &[&Path]| smxrun().args(["report", "merge"]).args(files).output().unwrap();
+    let main = out_dir.join("main.report.json");
+    let out = merge(&[&main, &out_dir.join("bb.report.json")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("bb.report.json: no such file"), "{}", text(&out));
+    let out = merge(&[&main, &out_dir.join("b.job")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("b.job: not the report of a slice"),
+        "{}",
+        text(&out)
     );
 }
 

@@ -12,29 +12,40 @@ use crate::cli::words;
 
 pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let ReportCommand::Merge(args) = &args.command;
-    let mut reports = Vec::new();
+    let mut reports: Vec<serde_json::Value> = Vec::new();
     let mut given: Vec<(String, &Path)> = Vec::new();
+    let mut missing: Vec<&Path> = Vec::new();
     for path in &args.reports {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            // The report a process that died never wrote: as if it were left off.
+            // The report a process that died never wrote, once the others say it was theirs.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                crate::cli::say(&format!(
-                    "warning: {}: no such report: its process counts as one that died",
-                    path.display()
-                ));
+                missing.push(path);
                 continue;
             }
             Err(e) => return Err(CliError::rejected(format!("{}: {e}", path.display()))),
         };
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
-        let process = value["process"].as_str().ok_or_else(|| {
+        let not_a_slice_report = || {
             CliError::rejected(format!(
-                "{}: names no process: not the report of a slice that `smxrun split` wrote",
+                "{}: not the report of a slice that `smxrun split` wrote (those are NAME.report.json)",
                 path.display()
             ))
-        })?;
+        };
+        let process = value["process"].as_str().ok_or_else(not_a_slice_report)?;
+        if value.get("format_version").is_none() || value.get("nets").is_none() {
+            return Err(not_a_slice_report());
+        }
+        if let (Some(first), Some((_, first_path))) = (reports.first(), given.first())
+            && first["plan"] != value["plan"]
+        {
+            return Err(CliError::rejected(format!(
+                "{}: the report of another split than {}'s: merge the reports of one split",
+                path.display(),
+                first_path.display()
+            )));
+        }
         // A second report of one process would leave another without one, as if it had died.
         if let Some((_, first)) = given.iter().find(|(p, _)| p == process) {
             return Err(CliError::rejected(format!(
@@ -45,6 +56,19 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         given.push((process.to_string(), path));
         reports.push(value);
+    }
+    for path in missing {
+        let Some(process) = unwritten_report_of(path, reports.first(), &given) else {
+            return Err(CliError::rejected(format!(
+                "{}: no such file, and not the report of a process of this split that left none \
+                 (`smxrun split` names them NAME.report.json)",
+                path.display()
+            )));
+        };
+        crate::cli::say(&format!(
+            "warning: {}: no such report: process '{process}' counts as one that died",
+            path.display()
+        ));
     }
     let merged = merge::from_reports(&reports, &bridges(registry)).map_err(CliError::rejected)?;
     let text = match args.format {
@@ -77,6 +101,18 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
         (false, None) if merged["status"] == "ok" => exit::OK,
         (false, None) => exit::BOX_FAILED,
     })
+}
+
+/// The process whose report `path` would be (`NAME.report.json`, as `smxrun split` names
+/// them) when that process belongs to the split of `first` and no report of it was given: one
+/// that died writes none. `None` for any other missing file.
+fn unwritten_report_of(path: &Path, first: Option<&serde_json::Value>, given: &[(String, &Path)]) -> Option<String> {
+    let name = path.file_name()?.to_str()?.strip_suffix(".report.json")?;
+    let in_split = first?["plan"]["slices"]
+        .as_array()?
+        .iter()
+        .any(|s| s["process"].as_str() == Some(name));
+    (in_split && !given.iter().any(|(p, _)| p == name)).then(|| name.to_string())
 }
 
 /// The implementations that pass what they read on out of the net, for the merged report's
