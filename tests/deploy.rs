@@ -141,6 +141,21 @@ fn a_process_with_cores_of_its_own_runs_on_them() {
     }
 }
 
+/// The cores of `[process.main]` hold also when every net runs in `main`, as one process.
+#[test]
+fn the_cores_of_main_hold_when_it_runs_every_net() {
+    if one_core("the cores of main keeping its nets off core 0") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run_json(dir.path(), NET, "[process.main]\ncores = [1]\n", &["-n", "2000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(report.get("processes").is_none(), "one process: {report}");
+    for net in report["nets"].as_array().unwrap() {
+        assert_eq!(net["core"], 1, "{net}");
+    }
+}
+
 /// Two processes on this machine without cores of their own do not both place their threads on
 /// the same cores: the allowed cores are shared out between them.
 #[test]

@@ -74,7 +74,11 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         report_out.store(true, Ordering::SeqCst);
         return code;
     }
-    let pin = load::pin_mode(&args.runtime.pin)?;
+    let pin = match main_cores(args)? {
+        // As over several processes, a process's own cores beat `--pin`.
+        Some(cores) => smx_runtime::PinMode::List(cores),
+        None => load::pin_mode(&args.runtime.pin)?,
+    };
     // Opened last before the run, so that a net or setting rejected above leaves no file.
     let trace_file = open_trace(args)?;
     let stats_sink = args
@@ -368,6 +372,20 @@ fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLaye
             .map(|b| ("library", b.as_path())),
     );
     super::clobber::refuse_clobbering(&outputs, &inputs)
+}
+
+/// The `cores` of `[process.main]` in the configuration, where it gives them: the one process
+/// that runs every net here is `main`.
+#[cfg(feature = "zmq")]
+fn main_cores(args: &RunArgs) -> Result<Option<Vec<usize>>, CliError> {
+    let Some(config) = &args.config else { return Ok(None) };
+    let processes = smx_deploy::Processes::from_file(config)?;
+    Ok(processes.get(smx_deploy::processes::MAIN).and_then(|p| p.cores.clone()))
+}
+
+#[cfg(not(feature = "zmq"))]
+fn main_cores(_: &RunArgs) -> Result<Option<Vec<usize>>, CliError> {
+    Ok(None)
 }
 
 fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
