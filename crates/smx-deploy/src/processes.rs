@@ -273,7 +273,16 @@ fn cores(value: &DeValue<'_>) -> Result<Vec<usize>, String> {
         })
         .collect::<Result<_, _>>()?;
     if list.is_empty() {
-        return Err(bad());
+        return Err(
+            "must name at least one core, e.g. cores = [2, 3] (leave it out for a share of this machine's)".into(),
+        );
+    }
+    if let Some(twice) = list
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| list[..i].contains(c).then_some(c))
+    {
+        return Err(format!("names core {twice} twice"));
     }
     Ok(list)
 }
@@ -330,6 +339,10 @@ mod tests {
         assert!(err.to_string().contains("1..65534"), "{err}");
         let err = parse("[process.x]\ncores = 3\n").unwrap_err();
         assert!(err.to_string().contains("list of core numbers"), "{err}");
+        let err = parse("[process.x]\ncores = []\n").unwrap_err();
+        assert!(err.to_string().contains("must name at least one core"), "{err}");
+        let err = parse("[process.x]\ncores = [0, 0]\n").unwrap_err();
+        assert!(err.to_string().contains("names core 0 twice"), "{err}");
         let err = parse("[process.\"a b\"]\n").unwrap_err();
         assert!(err.to_string().contains("not a process name"), "{err}");
     }
