@@ -411,8 +411,20 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
         dir.path(),
         NET,
         "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
-        &["-n", "5000"],
+        &["-n", "5000", "--link-timeout", "60s"],
     );
+    // Each link box waits as long as asked for its peer, which an orchestrator starts apart.
+    for name in ["main.job", "sinks.job"] {
+        let job: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join(name)).unwrap()).unwrap();
+        let timeouts: Vec<&str> = job["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .filter(|a| a.starts_with("link") && a.ends_with(".timeout=60000ms"))
+            .collect();
+        assert_eq!(timeouts.len(), 1, "{name}: {job}");
+    }
     for name in ["main.job", "sinks.job", "main.sh", "sinks.sh", "smx-sinks.service"] {
         let mode = std::fs::metadata(out_dir.join(name)).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "{name} is readable by others: {mode:o}");

@@ -232,6 +232,14 @@ fn a_killed_slice_is_the_only_process_blamed() {
         );
         let slices = two_slices(&run);
         let killed = slices[victim];
+        // `ps` tells which child is which process.
+        let cmdline = std::fs::read(format!("/proc/{killed}/cmdline")).unwrap_or_default();
+        let words: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        assert!(
+            words.windows(2).any(|w| w == [&b"--process"[..], dead.as_bytes()]),
+            "{what}: {}",
+            String::from_utf8_lossy(&cmdline)
+        );
         unsafe { libc::kill(killed as i32, libc::SIGKILL) };
         let out = finish(run, &slices);
         assert_eq!(out.status.code(), Some(2), "{what}: {}", text(&out));

@@ -150,6 +150,8 @@ fn start(
         .unwrap_or_default();
     words.push(exe.display().to_string());
     words.push(protocol::SUBCOMMAND.to_string());
+    // For `ps`: which child is which process.
+    words.extend(["--process".to_string(), process.name.clone()]);
     let mut command = Command::new(&words[0]);
     command
         .args(&words[1..])

@@ -447,6 +447,10 @@ pub struct SliceArgs {
     /// Where the slice's JSON report goes with --job (default: stdout)
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// The process the slice runs as, so that `ps` tells the slices apart; the job must be
+    /// that process's
+    #[arg(long, value_name = "NAME")]
+    pub process: Option<String>,
 }
 
 /// `smxrun split NET --config FILE -o DIR`.
@@ -470,6 +474,10 @@ pub struct SplitArgs {
     /// C box libraries (repeatable)
     #[arg(long = "boxes", value_name = "LIB")]
     pub boxes: Vec<PathBuf>,
+    /// How long each link waits for its peer's process to appear (default: 5s over shared
+    /// memory, 10s over tcp): processes that an orchestrator starts apart need longer
+    #[arg(long, value_name = "DURATION", value_parser = smx_box::parse_duration)]
+    pub link_timeout: Option<std::time::Duration>,
     /// As a run's: each slice's process takes them (a process's own `cores` beat --pin), and
     /// the links at the cuts take --channel-len
     #[command(flatten)]

@@ -29,6 +29,12 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
     let job = read_job(args)?;
+    if let Some(process) = args.process.as_ref().filter(|p| **p != job.process) {
+        return Err(CliError::rejected(format!(
+            "--process {process}: the job is process '{}''s",
+            job.process
+        )));
+    }
     let answers = answer_channel(supervised)?;
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use smx_deploy::protocol;
 use smx_runtime::Registry;
@@ -45,13 +46,21 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     set_mode(&dir, 0o700)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
     let mut written = Vec::new();
-    for (process, job) in deployment.jobs(&common_args(&args.runtime, &library_paths)) {
+    for (slice, (process, mut job)) in deployment
+        .split
+        .slices
+        .iter()
+        .zip(deployment.jobs(&common_args(&args.runtime, &library_paths)))
+    {
+        if let Some(timeout) = args.link_timeout {
+            job.args.extend(link_timeouts(slice, &job.graph, timeout));
+        }
         let name = &process.name;
         let job_path = dir.join(format!("{name}.job"));
         write_private(&job_path, &job.to_line())?;
         let report = dir.join(format!("{name}.report.json"));
         let line = format!(
-            "{} {} --job {} --report {}",
+            "{} {} --process {name} --job {} --report {}",
             exe.display(),
             protocol::SUBCOMMAND,
             job_path.display(),
@@ -82,6 +91,23 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         reports.join(" ")
     ))?;
     Ok(exit::OK)
+}
+
+/// `--set` of `timeout` on every link box of `slice` (`graph` is its graph).
+fn link_timeouts(slice: &smx_deploy::slice::Slice, graph: &smx_graph::NetGraph, timeout: Duration) -> Vec<String> {
+    use smx_deploy::slice::Origin;
+    slice
+        .origins
+        .iter()
+        .enumerate()
+        .filter(|(_, origin)| matches!(origin, Origin::LinkSink(_) | Origin::LinkSource(_)))
+        .flat_map(|(id, _)| {
+            [
+                "--set".to_string(),
+                format!("{}#{id}.timeout={}ms", graph.nodes[id].label, timeout.as_millis()),
+            ]
+        })
+        .collect()
 }
 
 /// The systemd unit of process `name`, started by `line`: its cores as `CPUAffinity`, and
