@@ -164,14 +164,17 @@ fn processes_on_this_machine_share_its_cores_out() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
-    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let core = |name: &str| {
-        let net = net_row(&report, "name", name);
-        net["core"].as_u64().unwrap_or_else(|| panic!("{net}"))
-    };
-    assert_ne!(core("Src"), core("Snk"), "{}", report["nets"]);
+    // A child, and one that a `launch` starts on this machine (its host is this machine's).
+    for sinks in ["", "host = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\n"] {
+        let config = format!("[process.sinks]\n{sinks}\n[net.Snk]\nprocess = \"sinks\"\n");
+        let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let core = |name: &str| {
+            let net = net_row(&report, "name", name);
+            net["core"].as_u64().unwrap_or_else(|| panic!("{net}"))
+        };
+        assert_ne!(core("Src"), core("Snk"), "{config}: {}", report["nets"]);
+    }
 }
 
 /// Beside a temporal firewall in `main`, whose cyclic executive has the last core to itself,

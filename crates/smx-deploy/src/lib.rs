@@ -185,7 +185,7 @@ impl Deployment {
             .iter()
             .filter_map(|slice| {
                 let process = self.processes.get(&slice.process)?;
-                let here = process.launch.is_none() && process.cores.is_none();
+                let here = process.on_this_machine() && process.cores.is_none();
                 here.then_some((slice, slice.graph.nodes.len()))
             })
             .collect();

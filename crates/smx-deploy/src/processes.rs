@@ -60,6 +60,20 @@ impl Process {
     pub fn machine(&self) -> Option<&str> {
         self.launch.as_ref().and(self.host.as_deref())
     }
+
+    /// Whether its threads run on this machine's cores: a child here, one that `launch` starts
+    /// in a network namespace here, or one whose host is an address of this machine (a name
+    /// other than `localhost` is taken for another machine, without asking a resolver).
+    pub fn on_this_machine(&self) -> bool {
+        match (&self.launch, &self.host) {
+            (None, _) => true,
+            (Some(launch), _) if in_a_namespace(launch) => true,
+            (Some(_), Some(host)) => {
+                host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|_| is_local(host))
+            }
+            (Some(_), None) => false,
+        }
+    }
 }
 
 /// Every process a configuration declares, `main` always among them.
@@ -182,7 +196,7 @@ impl Processes {
 /// The cores of a process that runs here must be ones this machine lets `smxrun` use: found
 /// only once the process started, the mistake would end a run that already began.
 fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError> {
-    if let (Some(cores), None, Some(at)) = (&process.cores, &process.launch, cores_at) {
+    if let (Some(cores), true, Some(at)) = (&process.cores, process.on_this_machine(), cores_at) {
         check_cores_here(process, cores, at, &crate::cores::allowed())?;
     }
     match (&process.host, &process.launch) {
@@ -371,6 +385,19 @@ mod tests {
         assert!(parse("[process.x]\nhost = \"10.9.0.2\"\nlaunch = \"/usr/sbin/ip netns exec far\"\n").is_ok());
         // Another prefix may start it on this very machine, where its loopback is reachable.
         assert!(parse("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\n").is_ok());
+    }
+
+    #[test]
+    fn a_process_runs_on_this_machine_unless_launched_to_another() {
+        let p = parse(
+            "[process.a]\n[process.b]\nhost = \"127.0.0.1\"\nlaunch = \"env\"\n[process.c]\nhost = \"10.1.1.2\"\n\
+             launch = \"ip netns exec far\"\n[process.d]\nhost = \"192.0.2.9\"\nlaunch = \"env\"\n\
+             [process.e]\nhost = \"far.example\"\nlaunch = \"env\"\n",
+        )
+        .unwrap();
+        let here = |name: &str| p.get(name).unwrap().on_this_machine();
+        assert!(here("main") && here("a") && here("b") && here("c"));
+        assert!(!here("d") && !here("e"));
     }
 
     #[test]
