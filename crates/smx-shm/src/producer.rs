@@ -96,6 +96,23 @@ impl Producer {
         self.books
     }
 
+    /// Waits until a consumer attached, at most what is left of `timeout` since the file was
+    /// made, or until `stop`; whether one attached. Its process's nets and the producer's then
+    /// start together, as the nets of one process do: a producer that ran ahead alone would
+    /// have overwritten what a decoupled channel holds before anyone read it.
+    pub fn wait_for_consumer(&self, stop: &dyn Fn() -> bool) -> bool {
+        let h = self.seg.header();
+        loop {
+            if h.consumer_pid.load(Ordering::Acquire) != 0 {
+                return true;
+            }
+            if stop() || self.created.elapsed() >= self.timeout {
+                return false;
+            }
+            std::thread::sleep(ATTACH_LOOK);
+        }
+    }
+
     pub fn path(&self) -> &Path {
         self.seg.path()
     }
@@ -251,6 +268,10 @@ impl Producer {
         unsafe { &*(self.seg.at(self.seg.layout().descriptor_offset(pos)) as *const Descriptor) }
     }
 }
+
+/// The pause between two looks for the consumer while waiting for it to attach: small beside
+/// a process's start, which takes milliseconds.
+const ATTACH_LOOK: Duration = Duration::from_micros(200);
 
 /// Room for this many messages, a quarter of the ring, is worth a short wait once the ring
 /// was found full.

@@ -76,6 +76,9 @@ impl BoxImpl for ShmSink {
         self.stop = ctx.stop_flag();
         let s = &self.settings;
         let producer = Producer::create(&s.path, s.len, s.max_payload, s.timeout).map_err(|e| s.error(e))?;
+        // Before the run's barrier: this process's nets start once the consumer's has
+        // attached (or `timeout` passed: the books then say it never came).
+        producer.wait_for_consumer(&|| self.stop.load(std::sync::atomic::Ordering::Relaxed));
         self.producer = Some(producer);
         Ok(())
     }

@@ -359,3 +359,22 @@ fn small_payloads_are_lent_in_their_slots_and_large_ones_left_to_next() {
     );
     assert_eq!(taken.copied + taken.in_place, taken.received);
 }
+
+/// The producer's side can wait for its consumer before its nets start: it learns when one
+/// attached, and gives up at its timeout or a stop.
+#[test]
+fn the_producer_waits_for_its_consumer_to_attach_until_timeout_or_stop() {
+    let dir = common::dir();
+    let path = common::link(&dir, "attach");
+    let producer = Producer::create(&path, 4, 64, T).unwrap();
+    assert!(!producer.wait_for_consumer(&|| true), "a stop ends the wait");
+    let opener = {
+        let path = path.clone();
+        std::thread::spawn(move || Consumer::open(&path, T, &never).unwrap())
+    };
+    assert!(producer.wait_for_consumer(&never));
+    drop(opener.join().unwrap());
+    let alone = common::link(&dir, "alone");
+    let producer = Producer::create(&alone, 4, 64, Duration::from_millis(30)).unwrap();
+    assert!(!producer.wait_for_consumer(&never), "none came within the timeout");
+}
