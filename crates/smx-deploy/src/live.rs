@@ -237,14 +237,71 @@ pub fn final_snapshot(report: &serde_json::Value, last: Option<Snapshot>) -> Sna
         messages: count(&report["messages"]).unwrap_or(0),
         nets,
         channels,
-        firewalls: last.map(|l| l.firewalls).unwrap_or_default(),
+        firewalls: last
+            .map(|l| l.firewalls.into_iter().map(|f| final_firewall(f, report)).collect())
+            .unwrap_or_default(),
         finished: true,
+    }
+}
+
+/// A firewall's last live figures (named `PROCESS: NAME`) with the counts of its row in the
+/// merged `report`, where one row alone has its name; else as last sampled.
+fn final_firewall(sampled: FirewallSample, report: &serde_json::Value) -> FirewallSample {
+    let name = sampled.name.split_once(": ").map_or(sampled.name.as_str(), |(_, n)| n);
+    let rows: Vec<&serde_json::Value> = report["firewalls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["name"] == name)
+        .collect();
+    let [row] = rows[..] else { return sampled };
+    let count = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let pairs = || row["pairs"].as_array().into_iter().flatten();
+    FirewallSample {
+        ticks: count(&row["ticks"]),
+        missed_ticks: count(&row["missed_ticks"]),
+        overruns: count(&row["overruns"]),
+        produce_misses: pairs().map(|p| count(&p["produce_misses"])).sum(),
+        consume_misses: pairs().map(|p| count(&p["consume_misses"])).sum(),
+        ..sampled
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_firewall_figures_are_the_reports_where_its_name_is_one_row() {
+        let sampled = FirewallSample {
+            name: "main: tf_10.0us_0".into(),
+            ticks: 90,
+            missed_ticks: 1,
+            overruns: 0,
+            produce_misses: 0,
+            consume_misses: 0,
+        };
+        let row = |name: &str| {
+            serde_json::json!({"name": name, "ticks": 100, "missed_ticks": 3, "overruns": 2,
+                "pairs": [{"produce_misses": 1, "consume_misses": 2}, {"produce_misses": 3, "consume_misses": 0}]})
+        };
+        let report = serde_json::json!({"firewalls": [row("tf_10.0us_0"), row("tf_1.0ms_1")]});
+        let last = final_firewall(sampled.clone(), &report);
+        assert_eq!(
+            (
+                last.name.as_str(),
+                last.ticks,
+                last.missed_ticks,
+                last.overruns,
+                last.produce_misses,
+                last.consume_misses
+            ),
+            ("main: tf_10.0us_0", 100, 3, 2, 4, 2)
+        );
+        // Two processes with a firewall of one name: which row is whose is not known.
+        let report = serde_json::json!({"firewalls": [row("tf_10.0us_0"), row("tf_10.0us_0")]});
+        assert_eq!(final_firewall(sampled.clone(), &report), sampled);
+    }
 
     #[test]
     fn the_progress_sums_the_counted_slices_and_takes_the_longest_time() {
