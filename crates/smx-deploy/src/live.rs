@@ -195,7 +195,7 @@ fn whole_channel(edge: &smx_graph::Edge, samples: &[&ChannelSample], from: Strin
 
 /// The last live figures of a run over several processes, once it is over: the counts of its
 /// merged `report` (what a process that died left unknown is left out, as the report leaves
-/// it `null`), the firewalls of `last`, finished.
+/// it `null`), the firewalls of `last` with the report's counts, finished.
 pub fn final_snapshot(report: &serde_json::Value, last: Option<Snapshot>) -> Snapshot {
     let count = |v: &serde_json::Value| v.as_u64();
     let rows = |key: &str| report[key].as_array().cloned().unwrap_or_default();
