@@ -457,9 +457,14 @@ fn link_text(link: &Value) -> String {
         let _ = write!(text, ", lost at {}", clean(side));
     }
     // What the sending link box took and then dropped (it gave up on its receivers) is part of
-    // `lost`; its own warning counts these.
+    // `lost`, or of `left` when the run was stopped; its own warning counts these.
     if let Some(dropped) = link["sender"]["dropped"].as_u64().filter(|d| *d > 0) {
-        let _ = write!(text, ", {dropped} of them dropped by the sender");
+        let within = if link["lost"].as_u64().unwrap_or(0) > 0 {
+            "lost"
+        } else {
+            "left"
+        };
+        let _ = write!(text, ", {dropped} of the {within} dropped by the sender");
     }
     let latency = &link["latency_ns"];
     if let (Some(p50), Some(p99)) = (latency["p50"].as_u64(), latency["p99"].as_u64()) {
@@ -632,6 +637,17 @@ mod tests {
             "{text}"
         );
     }
+    #[test]
+    fn what_the_sender_dropped_is_named_within_the_lost_or_the_left() {
+        let mut r = report(3, "killed");
+        r["channels"][0]["link"]["sender"] = json!({"dropped": 2});
+        assert!(render(&r).contains("lost at sinks, 2 of the lost dropped by the sender"));
+        let mut r = report(0, "ok");
+        r["channels"][0]["left"] = json!(2);
+        r["channels"][0]["link"]["sender"] = json!({"dropped": 2});
+        assert!(render(&r).contains("shm main -> sinks, 2 of the left dropped by the sender"));
+    }
+
     #[test]
     fn a_host_is_text_left_under_its_header_and_quotes_stay_as_written() {
         let mut r = report(0, "ok");
