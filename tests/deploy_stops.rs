@@ -470,3 +470,48 @@ fn a_refused_process_names_its_box_as_the_whole_net_does() {
     assert!(line.contains("Snk#2: init failed"), "{line}");
     assert!(!line.contains("Snk#0") && !line.contains("Snk#1"), "{line}");
 }
+
+/// A channel wholly inside a process that died keeps what the net says of it (its name, kind
+/// and length) in the report; only its counts are unknown.
+#[test]
+fn a_channel_inside_a_dead_process_keeps_what_the_net_says_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n",
+    );
+    let config = write(
+        dir.path(),
+        "deploy.toml",
+        "[process.b]\n\n[net.Fwd]\nprocess = \"b\"\n\n[net.Snk]\nprocess = \"b\"\n",
+    );
+    let report_path = dir.path().join("report.json");
+    let run = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let slices = two_slices(&run);
+    unsafe { libc::kill(slices[1] as i32, libc::SIGKILL) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "b")["status"], "died", "{report}");
+    let inside = &report["channels"][1];
+    assert_eq!(
+        (&inside["name"], &inside["smx_type"], &inside["len"], &inside["read"]),
+        (
+            &Value::from("data"),
+            &Value::from("FIFO"),
+            &Value::from(1),
+            &Value::Null
+        ),
+        "{inside}"
+    );
+}

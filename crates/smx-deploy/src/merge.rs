@@ -447,7 +447,13 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                     .into_iter()
                     .next()
                     .and_then(|(_, r)| r)
-                    .unwrap_or_else(|| json!({"written": null, "read": null})),
+                    .unwrap_or_else(|| {
+                        // Its process left no books: what the net says of the channel still holds.
+                        let kind = ChannelKind::from_bits(edge.dsrc, edge.ddst);
+                        json!({"name": edge.label, "kind": kind.name(), "smx_type": kind.smx_name(),
+                           "timing": timing_name(edge.timing), "len": edge.len,
+                           "written": null, "read": null})
+                    }),
                 Some(link) => {
                     let h = halves(edge.id);
                     let producer = h
