@@ -276,6 +276,14 @@ fn check_names_placement_errors_with_file_and_line() {
     // The run refuses what check refuses, before anything starts.
     let out = smxrun().arg(&tt).arg("--config").arg(&config).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // A network namespace this machine does not have (where `ip` is there to enter one).
+    if Command::new("ip").arg("-V").output().is_ok() {
+        let err = check("[process.b]\nhost = \"10.9.0.2\"\nlaunch = \"ip netns exec smx-no-such-namespace\"\n");
+        assert!(
+            err.contains("c.toml:1: process 'b': network namespace 'smx-no-such-namespace' does not exist here"),
+            "{err}"
+        );
+    }
 }
 
 const ENDLESS: &str = "[process.sinks]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"sinks\"\n";

@@ -178,6 +178,24 @@ impl Processes {
         Ok(processes)
     }
 
+    /// Refuses a process that `launch` starts in a network namespace this machine does not
+    /// have: its start would fail only once the others run.
+    pub fn check_namespaces(&self) -> Result<(), ConfigError> {
+        for process in &self.list {
+            if let Some(namespace) = process.launch.as_deref().and_then(missing_namespace) {
+                return Err(ConfigError::new(
+                    process.origin.clone(),
+                    format!(
+                        "process '{}': network namespace '{namespace}' does not exist here (`ip netns list` shows \
+                         those that do)",
+                        process.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn get(&self, name: &str) -> Option<&Process> {
         self.list.iter().find(|p| p.name == name)
     }
@@ -231,6 +249,16 @@ fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError>
 fn in_a_namespace(launch: &str) -> bool {
     let words: Vec<&str> = launch.split_whitespace().collect();
     words.first().is_some_and(|w| w.rsplit('/').next() == Some("ip")) && words.get(1) == Some(&"netns")
+}
+
+/// The namespace of an `ip netns exec NS` launch that this machine does not have (`ip netns
+/// add` makes them under /run/netns).
+fn missing_namespace(launch: &str) -> Option<&str> {
+    if !in_a_namespace(launch) {
+        return None;
+    }
+    let namespace = launch.split_whitespace().nth(3)?;
+    (!Path::new("/run/netns").join(namespace).exists()).then_some(namespace)
 }
 
 fn is_loopback(host: &str) -> bool {

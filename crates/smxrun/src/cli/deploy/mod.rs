@@ -68,6 +68,7 @@ pub fn deployment(
         Some(path) => Processes::from_file(path)?,
         None => Processes::default(),
     };
+    processes.check_namespaces()?;
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
     let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
     if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
