@@ -867,6 +867,30 @@ fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() 
         stdout.contains("  link Src#0.data -> Snk#1.data: shm main -> b\n"),
         "{stdout}"
     );
+    // A declared process that holds no net is a warning, counted as one.
+    let idle = write(
+        dir.path(),
+        "idle.toml",
+        "[process.b]\n\n[process.c]\n\n[net.Snk]\nprocess = \"b\"\n",
+    );
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&idle)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("idle.toml:3: process 'c' holds no net"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(0 errors, 1 warning)"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// The drawing of a placed net frames each process around its nets and names each link; a

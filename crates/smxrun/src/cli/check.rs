@@ -90,12 +90,19 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
                 crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
                 return Ok(exit::REJECTED);
             }
-            Ok(Some(deployment)) => {
-                accepted(file, &graph, &counts(0), "")?;
-                Output::open(None)?.write(&placement_lines(&deployment))?;
+            Ok(placed) => {
+                let idle = super::deploy::idle_process_count(args.config.as_deref(), &graph, &settings);
+                let summary = match &compiled {
+                    Some(compiled) => load::counts_with_warnings(compiled, idle),
+                    None if idle == 0 => counts(0),
+                    None => format!("{}, {}", load::plural(0, "error"), load::plural(idle, "warning")),
+                };
+                accepted(file, &graph, &summary, "")?;
+                if let Some(deployment) = placed {
+                    Output::open(None)?.write(&placement_lines(&deployment))?;
+                }
                 return Ok(exit::OK);
             }
-            Ok(None) => {}
         }
     }
     accepted(file, &graph, &counts(0), "")

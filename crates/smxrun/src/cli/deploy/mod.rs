@@ -70,6 +70,9 @@ pub fn deployment(
     };
     processes.check_namespaces()?;
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
+    for line in idle_processes(&processes, &placement) {
+        crate::cli::say(&line);
+    }
     let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
     if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
         return Ok(None);
@@ -135,6 +138,30 @@ fn common_args(args: &RuntimeArgs, libraries: &[PathBuf]) -> Vec<String> {
         common.extend(["--boxes".to_string(), lib.display().to_string()]);
     }
     common
+}
+
+/// A warning for each declared process that holds no net: nothing would run there, which is
+/// rarely what a configuration that names it meant.
+pub fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
+    let used = placement.used();
+    processes
+        .iter()
+        .filter(|p| p.name != smx_deploy::processes::MAIN && !used.contains(&p.name))
+        .map(|p| {
+            format!(
+                "warning: {}: process '{}' holds no net, so nothing runs there (place one with `process = \"{}\"`)",
+                p.origin, p.name, p.name
+            )
+        })
+        .collect()
+}
+
+/// How many [`idle_processes`] warnings [`deployment`] gives for this configuration.
+pub fn idle_process_count(config: Option<&Path>, graph: &NetGraph, settings: &[NetSettings]) -> usize {
+    let Some(processes) = config.and_then(|c| Processes::from_file(c).ok()) else {
+        return 0;
+    };
+    smx_deploy::placement::place(graph, settings, &processes).map_or(0, |p| idle_processes(&processes, &p).len())
 }
 
 /// Runs a deployment: starts every slice, supervises them, prints the one report.
