@@ -39,9 +39,14 @@ fn start_reporting(dir: &Path, config: &str, count: &str) -> (Child, PathBuf) {
     (start(dir, config, &args), report_path)
 }
 
-/// `smxrun net.smx --config deploy.toml ARGS`, started in the background.
+/// `smxrun net.smx --config deploy.toml ARGS` of [`NET`], started in the background.
 fn start(dir: &Path, config: &str, args: &[&str]) -> Child {
-    let net = write(dir, "net.smx", NET);
+    start_net(dir, NET, config, args)
+}
+
+/// [`start`] of the net `net`.
+fn start_net(dir: &Path, net: &str, config: &str, args: &[&str]) -> Child {
+    let net = write(dir, "net.smx", net);
     let config = write(dir, "deploy.toml", config);
     smxrun()
         .arg(&net)
@@ -440,28 +445,18 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
 #[test]
 fn a_refused_process_names_its_box_as_the_whole_net_does() {
     let dir = tempfile::tempdir().unwrap();
-    let net = write(
+    let unwritable = dir.path().join("no-such-dir").join("out.txt");
+    let run = start_net(
         dir.path(),
-        "net.smx",
         "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
          Snk = box smx_snk_dump( in data )\nconnect Src.Fwd.Snk\n",
-    );
-    let unwritable = dir.path().join("no-such-dir").join("out.txt");
-    let config = write(
-        dir.path(),
-        "deploy.toml",
         &format!(
             "[process.b]\n\n[net.Snk]\nprocess = \"b\"\npath = \"{}\"\n",
             unwritable.display()
         ),
+        &["-n", "1000", "-q"],
     );
-    let out = smxrun()
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .args(["-n", "1000", "-q"])
-        .output()
-        .unwrap();
+    let out = finish(run, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = stderr
@@ -478,27 +473,14 @@ fn a_refused_process_names_its_box_as_the_whole_net_does() {
 #[test]
 fn a_channel_inside_a_dead_process_keeps_what_the_net_says_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let net = write(
+    let report_path = dir.path().join("report.json");
+    let run = start_net(
         dir.path(),
-        "net.smx",
         "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
          Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n",
-    );
-    let config = write(
-        dir.path(),
-        "deploy.toml",
         "[process.b]\n\n[net.Fwd]\nprocess = \"b\"\n\n[net.Snk]\nprocess = \"b\"\n",
+        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
     );
-    let report_path = dir.path().join("report.json");
-    let run = smxrun()
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .args(["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let slices = two_slices(&run);
     unsafe { libc::kill(slices[1] as i32, libc::SIGKILL) };
     let out = finish(run, &slices);

@@ -696,44 +696,8 @@ fn duplicates_are_booked_not_passed_on_and_never_ok() {
 /// depends on when its thread ran: the refusal itself is the next test's.)
 #[test]
 fn a_flood_of_subscriptions_is_bounded_and_its_peer_cut_off() {
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_zmq", &[("data", true)]);
-    net.connect(src, "data", snk, "data");
-    let graph = net.build();
-    let registry = smxrun::builtin_registry();
-    let endpoint = free_tcp_endpoint();
-    let mut layers = ConfigLayers::new();
-    for set in [
-        format!("Snk.endpoint={endpoint}"),
-        "Snk.pattern=pubsub".into(),
-        "Snk.linger=0".into(),
-        "Src.count=0".into(),
-    ] {
-        layers.add_set(&set).unwrap();
-    }
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let opts = RunOptions {
-        settings: layers.resolve(&graph, &registry).unwrap(),
-        stop: stop.clone(),
-        ..RunOptions::default()
-    };
     let flood = 2_000_000u64;
-    let address = endpoint.trim_start_matches("tcp://").to_string();
-    let peer = std::thread::spawn(move || {
-        // The run stops also when the peer fails, so that a failure ends the test.
-        struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
-        impl Drop for StopOnDrop {
-            fn drop(&mut self) {
-                std::thread::sleep(Duration::from_millis(500));
-                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-        }
-        let _stop = StopOnDrop(stop);
-        flood_subscriptions(&address, flood)
-    });
-    let report = run(&graph, &registry, &opts).unwrap();
-    let sent = peer.join().unwrap();
+    let (report, sent) = subscribe_to_a_pubsub_sink(flood, Duration::from_millis(500));
     let row = &row(&report, "Snk");
     assert!(
         sent < flood,
@@ -757,6 +721,25 @@ fn a_flood_of_subscriptions_is_bounded_and_its_peer_cut_off() {
 /// and the row `suspect`.
 #[test]
 fn subscriptions_beyond_the_limit_are_refused_and_counted() {
+    let subscriptions = smx_zmq::sender::MAX_SUBSCRIPTIONS + 4_464;
+    // The flood guard lets any peer send 1 MiB.
+    assert!(subscriptions * 11 < 1 << 20, "within the guard's budget");
+    // Time for the sink to read what the peer sent: its loop reads them in batches.
+    let (report, _) = subscribe_to_a_pubsub_sink(subscriptions, Duration::from_secs(3));
+    let row = &row(&report, "Snk");
+    // Those beyond the limit, once the sink read them (the peer's own end, when it closes,
+    // takes back those in force).
+    let refused = n(row, "refused_subscriptions");
+    assert!(refused > 0 && refused <= 4_464, "{row}");
+    assert_eq!(row["verdict"], "suspect", "{row}");
+    assert!(problems(row).contains("subscription(s) refused"), "{row}");
+}
+
+/// Runs `Src` into a PUB/SUB `Snk` on a free tcp port while a peer sends it `subscriptions`
+/// distinct subscriptions ([`flood_subscriptions`]); the run stops `settle` after the peer
+/// ends (also when it fails, so that a failure ends the test). The report and how many the
+/// peer sent before the sink cut it off.
+fn subscribe_to_a_pubsub_sink(subscriptions: u64, settle: Duration) -> (Report, u64) {
     let mut net = NetBuilder::new();
     let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
     let snk = net.add_box("Snk", "smx_snk_zmq", &[("data", true)]);
@@ -779,31 +762,20 @@ fn subscriptions_beyond_the_limit_are_refused_and_counted() {
         stop: stop.clone(),
         ..RunOptions::default()
     };
-    let subscriptions = smx_zmq::sender::MAX_SUBSCRIPTIONS + 4_464;
-    // The flood guard lets any peer send 1 MiB.
-    assert!(subscriptions * 11 < 1 << 20, "within the guard's budget");
     let address = endpoint.trim_start_matches("tcp://").to_string();
     let peer = std::thread::spawn(move || {
-        struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        struct StopOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>, Duration);
         impl Drop for StopOnDrop {
             fn drop(&mut self) {
-                // Time for the sink to read what the peer sent: its loop reads them in batches.
-                std::thread::sleep(Duration::from_secs(3));
+                std::thread::sleep(self.1);
                 self.0.store(true, std::sync::atomic::Ordering::SeqCst);
             }
         }
-        let _stop = StopOnDrop(stop);
+        let _stop = StopOnDrop(stop, settle);
         flood_subscriptions(&address, subscriptions)
     });
     let report = run(&graph, &registry, &opts).unwrap();
-    peer.join().unwrap();
-    let row = &row(&report, "Snk");
-    // Those beyond the limit, once the sink read them (the peer's own end, when it closes,
-    // takes back those in force).
-    let refused = n(row, "refused_subscriptions");
-    assert!(refused > 0 && refused <= 4_464, "{row}");
-    assert_eq!(row["verdict"], "suspect", "{row}");
-    assert!(problems(row).contains("subscription(s) refused"), "{row}");
+    (report, peer.join().unwrap())
 }
 
 /// Speaks ZeroMQ's wire protocol (ZMTP 3.0, no security) as a SUB socket to the tcp `address`

@@ -225,13 +225,10 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
         layers.add_set(set)?;
     }
     if let Some(output) = &args.output {
-        let mut inputs = vec![("net", args.file.as_path())];
-        inputs.extend(args.config.as_deref().map(|c| ("--config file", c)));
-        inputs.extend(
-            args.boxes
-                .iter()
-                .chain(layers.boxes())
-                .map(|b| ("library", b.as_path())),
+        let inputs = super::clobber::inputs(
+            &args.file,
+            args.config.as_deref(),
+            args.boxes.iter().chain(layers.boxes()),
         );
         super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
     }

@@ -31,6 +31,19 @@ fn identity(path: &Path) -> Option<Identity> {
     }
 }
 
+/// A command's inputs, as [`refuse_clobbering`] takes them: the net, the `--config` file, and
+/// every library of boxes (`--boxes` and the configuration's `boxes`).
+pub fn inputs<'a>(
+    net: &'a Path,
+    config: Option<&'a Path>,
+    libraries: impl Iterator<Item = &'a PathBuf>,
+) -> Vec<(&'static str, &'a Path)> {
+    let mut inputs = vec![("net", net)];
+    inputs.extend(config.map(|c| ("--config file", c)));
+    inputs.extend(libraries.map(|b| ("library", b.as_path())));
+    inputs
+}
+
 /// Fails, naming both places, when a destination in `outputs` is a file in `inputs` or the
 /// same file as an earlier destination. Each entry is (what the user called it, the path).
 pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), CliError> {

@@ -363,14 +363,7 @@ fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLaye
     .into_iter()
     .filter_map(|(what, path)| Some((what, path.as_deref()?)))
     .collect();
-    let mut inputs = vec![("net", file)];
-    inputs.extend(args.config.as_deref().map(|c| ("--config file", c)));
-    inputs.extend(
-        args.boxes
-            .iter()
-            .chain(layers.boxes())
-            .map(|b| ("library", b.as_path())),
-    );
+    let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
     super::clobber::refuse_clobbering(&outputs, &inputs)
 }
 
