@@ -616,3 +616,41 @@ fn live_figures_end_with_the_reports_counts_when_a_process_dies() {
     );
     assert_eq!(last["nets"][0]["loop_count"], report["nets"][0]["loop_count"], "{last}");
 }
+
+/// A slice started by hand whose run is refused on its host (here its sink cannot open its
+/// file) leaves a stand-in report saying so: the merge shows the process `refused` with its
+/// exit code, not `died`.
+#[test]
+fn report_merge_shows_a_slice_refused_by_hand_as_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let unwritable = dir.path().join("no-such-dir").join("out.txt");
+    let net = "Src = box smx_src_rand(out data)\nSnk = box smx_snk_dump(in data)\nconnect Src.Snk\n";
+    let config = format!(
+        "[process.b]\n[net.Snk]\nprocess = \"b\"\npath = \"{}\"\n",
+        unwritable.display()
+    );
+    let out_dir = split(dir.path(), net, &config, &["-n", "10", "--link-timeout", "500ms"]);
+    let b = Command::new(out_dir.join("b.sh")).output().unwrap();
+    assert_eq!(b.status.code(), Some(1), "{}", text(&b));
+    assert!(
+        String::from_utf8_lossy(&b.stderr).contains("cannot open"),
+        "{}",
+        text(&b)
+    );
+    let main = Command::new(out_dir.join("main.sh")).output().unwrap();
+    assert!(main.status.code().is_some(), "{}", text(&main));
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    let b = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "b")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&b["status"], &b["exit_code"]),
+        (&Value::from("refused"), &Value::from(1)),
+        "{report}"
+    );
+}

@@ -281,8 +281,11 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
             let report = reports.iter().find(|r| r["process"].as_str() == Some(&s.process));
             // A slice's report holds the exit code its process ended with.
             let exit_code = report.and_then(|r| r["exit_code"].as_i64()).map(|c| c as i32);
+            // A slice whose run was refused before it started leaves a stand-in with why.
+            let refused = report.is_some_and(|r| r["refused"].is_string());
             let status = match (report, exit_code) {
                 (None, _) => "died",
+                (Some(_), _) if refused => "refused",
                 (Some(_), Some(code)) if code != 0 => "ended",
                 (Some(_), _) => "ok",
             };
@@ -295,7 +298,8 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
                 status: status.to_string(),
                 exit_code,
                 signal: None,
-                report: report.map(Value::to_string),
+                // No books: its nets never ran.
+                report: report.filter(|_| !refused).map(Value::to_string),
             }
         })
         .collect();

@@ -34,7 +34,8 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
             ))
         };
         let process = value["process"].as_str().ok_or_else(not_a_slice_report)?;
-        if value.get("format_version").is_none() || value.get("nets").is_none() {
+        let refusal = value["refused"].is_string();
+        if !refusal && (value.get("format_version").is_none() || value.get("nets").is_none()) {
             return Err(not_a_slice_report());
         }
         if let (Some(first), Some((_, first_path))) = (reports.first(), given.first())

@@ -72,6 +72,12 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             }
             if supervised && !report_path.exists() {
                 let _ = protocol::write_refused(&mut *lock(&answers));
+            } else if !report_path.exists() {
+                // Started by hand: the merge learns from this stand-in that the run was
+                // refused, not that the process died.
+                let refusal = serde_json::json!({"refused": names.rename(&e.message)});
+                std::fs::write(&report_path, refusal.to_string())
+                    .map_err(|e| CliError::rejected(format!("{}: {e}", report_path.display())))?;
             }
             e.code
         }
