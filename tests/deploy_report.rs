@@ -522,13 +522,7 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     assert_eq!(merged.status.code(), Some(2), "{}", text(&merged));
     assert!(text(&merged).contains("no such report"), "{}", text(&merged));
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
-    let b = report["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "b")
-        .unwrap()
-        .clone();
+    let b = common::deploy::process(&report, "b").clone();
     assert_eq!(b["status"], "died", "{report}");
     assert_eq!(
         b["host"], "127.0.0.1",
@@ -641,13 +635,7 @@ fn report_merge_shows_a_slice_refused_by_hand_as_refused() {
     assert!(main.status.code().is_some(), "{}", text(&main));
     let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
-    let b = report["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "b")
-        .unwrap()
-        .clone();
+    let b = common::deploy::process(&report, "b").clone();
     assert_eq!(
         (&b["status"], &b["exit_code"]),
         (&Value::from("refused"), &Value::from(1)),
