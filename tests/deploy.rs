@@ -141,6 +141,25 @@ fn a_process_with_cores_of_its_own_runs_on_them() {
     }
 }
 
+/// A process with cores of its own keeps them: the processes without cores on this machine
+/// keep off them.
+#[test]
+fn the_others_keep_off_the_cores_a_process_names() {
+    if one_core("a core named by one process and another left to the rest") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+               Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n";
+    let config = "[process.b]\ncores = [1]\n\n[net.Snk]\nprocess = \"b\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--chain", "off"]);
+    assert!(out.status.success(), "{}", text(&out));
+    for name in ["Src", "Fwd"] {
+        assert_eq!(net_row(&report, "name", name)["core"], 0, "{name}: {}", report["nets"]);
+    }
+    assert_eq!(net_row(&report, "name", "Snk")["core"], 1, "{}", report["nets"]);
+}
+
 /// The cores of `[process.main]` hold also when every net runs in `main`, as one process.
 #[test]
 fn the_cores_of_main_hold_when_it_runs_every_net() {

@@ -171,6 +171,22 @@ impl Deployment {
         self.local_cores(common).note.into_iter().collect()
     }
 
+    /// `allowed` without the cores that processes on this machine name as their own, so that
+    /// the others keep off them; all of `allowed` when they name every one.
+    fn unclaimed_cores(&self, allowed: Vec<usize>) -> Vec<usize> {
+        let claimed: Vec<usize> = self
+            .split
+            .slices
+            .iter()
+            .filter_map(|s| self.processes.get(&s.process))
+            .filter(|p| p.on_this_machine())
+            .filter_map(|p| p.cores.clone())
+            .flatten()
+            .collect();
+        let free: Vec<usize> = allowed.iter().copied().filter(|c| !claimed.contains(c)).collect();
+        if free.is_empty() { allowed } else { free }
+    }
+
     /// The cores for the processes on this machine without `cores`, when the run's placement
     /// is `auto`: shared out among them, or, beside a temporal firewall, all but its
     /// executives' own.
@@ -190,13 +206,15 @@ impl Deployment {
             })
             .collect();
         let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
-        let allowed = cores::allowed();
+        let allowed = self.unclaimed_cores(cores::allowed());
         if !self.split.slices.iter().any(timed) {
             let local: Vec<(String, usize)> = local.iter().map(|(s, boxes)| (s.process.clone(), *boxes)).collect();
-            return LocalCores {
-                shares: cores::share(&local, &allowed),
-                note: None,
-            };
+            let mut shares = cores::share(&local, &allowed);
+            // One process beside others with cores of their own keeps off theirs.
+            if let ([(name, _)], true) = (&local[..], allowed.len() < cores::allowed().len()) {
+                shares.insert(name.clone(), allowed.clone());
+            }
+            return LocalCores { shares, note: None };
         }
         // A temporal firewall's executive needs a core of its own to hold its period: a slice
         // with one keeps the whole machine's placement, and the others keep off its
