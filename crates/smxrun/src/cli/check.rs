@@ -91,14 +91,14 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
                 return Ok(exit::REJECTED);
             }
             Ok(placed) => {
-                let idle = super::deploy::idle_process_count(args.config.as_deref(), &graph, &settings);
+                let idle = placed.warnings;
                 let summary = match &compiled {
                     Some(compiled) => load::counts_with_warnings(compiled, idle),
                     None if idle == 0 => counts(0),
                     None => format!("{}, {}", load::plural(0, "error"), load::plural(idle, "warning")),
                 };
                 accepted(file, &graph, &summary, "")?;
-                if let Some(deployment) = placed {
+                if let Some(deployment) = placed.deployment {
                     Output::open(None)?.write(&placement_lines(&deployment))?;
                 }
                 return Ok(exit::OK);
@@ -283,8 +283,8 @@ fn placed(
     }
     let registry = &registry;
     let settings = layers.resolve(g, registry)?;
-    let deployment = super::deploy::deployment(config, file, g, &settings, registry)?;
-    Ok(deployment.map(|d| super::deploy::placed(&d)))
+    let placed = super::deploy::deployment(config, file, g, &settings, registry)?;
+    Ok(placed.deployment.map(|d| super::deploy::placed(&d)))
 }
 
 #[cfg(not(feature = "zmq"))]

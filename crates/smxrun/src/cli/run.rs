@@ -48,13 +48,15 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         crate::cli::say(&format!("warning: {line}"));
     }
     #[cfg(feature = "zmq")]
-    if let Some(deployment) = super::deploy::deployment(
+    let placed = super::deploy::deployment(
         args.config.as_deref(),
         file,
         &super::deploy::with_channel_len(&graph, args.runtime.channel_len),
         &settings,
         registry,
-    )? {
+    )?;
+    #[cfg(feature = "zmq")]
+    if let Some(deployment) = placed.deployment {
         // Refused here, as one process refuses them before its start: in the slices they
         // would surface only once every process had started.
         let bad_values = load::bad_values(&graph, registry, &settings);
@@ -74,7 +76,11 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         report_out.store(true, Ordering::SeqCst);
         return code;
     }
-    let pin = match main_cores(args)? {
+    #[cfg(feature = "zmq")]
+    let main_cores = placed.main_cores;
+    #[cfg(not(feature = "zmq"))]
+    let main_cores: Option<Vec<usize>> = None;
+    let pin = match main_cores {
         // As over several processes, a process's own cores beat `--pin`.
         Some(cores) => smx_runtime::PinMode::List(cores),
         None => load::pin_mode(&args.runtime.pin)?,
@@ -365,20 +371,6 @@ fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLaye
     .collect();
     let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
     super::clobber::refuse_clobbering(&outputs, &inputs)
-}
-
-/// The `cores` of `[process.main]` in the configuration, where it gives them: the one process
-/// that runs every net here is `main`.
-#[cfg(feature = "zmq")]
-fn main_cores(args: &RunArgs) -> Result<Option<Vec<usize>>, CliError> {
-    let Some(config) = &args.config else { return Ok(None) };
-    let processes = smx_deploy::Processes::from_file(config)?;
-    Ok(processes.get(smx_deploy::processes::MAIN).and_then(|p| p.cores.clone()))
-}
-
-#[cfg(not(feature = "zmq"))]
-fn main_cores(_: &RunArgs) -> Result<Option<Vec<usize>>, CliError> {
-    Ok(None)
 }
 
 fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {

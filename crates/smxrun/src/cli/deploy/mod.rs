@@ -56,26 +56,43 @@ pub fn placed(deployment: &Deployment) -> smx_graph::dot::Placed {
     placed
 }
 
-/// The deployment of a run or check: `None` when every net runs in `main` here.
+/// What the configuration makes of a net's placement.
+pub struct Placed {
+    /// Over several processes (or in one started elsewhere); `None`: every net runs in `main`
+    /// here, as one process.
+    pub deployment: Option<Deployment>,
+    /// The `cores` of `[process.main]`, which that one process then keeps.
+    pub main_cores: Option<Vec<usize>>,
+    /// The warnings said on the way (processes that hold no net).
+    pub warnings: usize,
+}
+
+/// The placement of a run or check, its warnings said.
 pub fn deployment(
     config: Option<&Path>,
     file: &Path,
     graph: &NetGraph,
     settings: &[NetSettings],
     registry: &Registry,
-) -> Result<Option<Deployment>, CliError> {
+) -> Result<Placed, CliError> {
     let processes = match config {
         Some(path) => Processes::from_file(path)?,
         None => Processes::default(),
     };
     processes.check_namespaces()?;
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
-    for line in idle_processes(&processes, &placement) {
-        crate::cli::say(&line);
+    let idle = idle_processes(&processes, &placement);
+    for line in &idle {
+        crate::cli::say(line);
     }
+    let main = processes.get(smx_deploy::processes::MAIN);
     let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
     if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
-        return Ok(None);
+        return Ok(Placed {
+            deployment: None,
+            main_cores: main.and_then(|p| p.cores.clone()),
+            warnings: idle.len(),
+        });
     }
     let problems = smx_deploy::placement::cut_problems(graph, &placement);
     if let Some(first) = problems.first() {
@@ -89,9 +106,13 @@ pub fn deployment(
             first.message
         )));
     }
-    Deployment::new(graph, settings, &processes, &smx_deploy::run_name(), registry)
-        .map(Some)
-        .map_err(CliError::rejected)
+    let deployment =
+        Deployment::new(graph, settings, &processes, &smx_deploy::run_name(), registry).map_err(CliError::rejected)?;
+    Ok(Placed {
+        deployment: Some(deployment),
+        main_cores: None,
+        warnings: idle.len(),
+    })
 }
 
 /// `graph` with `--channel-len` applied to the channels whose length the net file leaves to
@@ -142,7 +163,7 @@ fn common_args(args: &RuntimeArgs, libraries: &[PathBuf]) -> Vec<String> {
 
 /// A warning for each declared process that holds no net: nothing would run there, which is
 /// rarely what a configuration that names it meant.
-pub fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
+fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
     let used = placement.used();
     processes
         .iter()
@@ -154,14 +175,6 @@ pub fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) 
             )
         })
         .collect()
-}
-
-/// How many [`idle_processes`] warnings [`deployment`] gives for this configuration.
-pub fn idle_process_count(config: Option<&Path>, graph: &NetGraph, settings: &[NetSettings]) -> usize {
-    let Some(processes) = config.and_then(|c| Processes::from_file(c).ok()) else {
-        return 0;
-    };
-    smx_deploy::placement::place(graph, settings, &processes).map_or(0, |p| idle_processes(&processes, &p).len())
 }
 
 /// Runs a deployment: starts every slice, supervises them, prints the one report.

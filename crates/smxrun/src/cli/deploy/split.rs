@@ -33,6 +33,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let settings = layers.resolve(&graph, registry)?;
     let graph = with_channel_len(&graph, args.runtime.channel_len);
     let mut deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
+        .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
     // The cores of `--pin` are this machine's, where the processes without `launch` run.
