@@ -230,6 +230,41 @@ fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core()
     );
 }
 
+/// A process with cores of its own keeps them also beside a temporal firewall: the slice with
+/// the firewall places its threads, its cyclic executive too, on the cores no other process
+/// names, in both time-triggered modes, and the report says so.
+#[test]
+fn beside_a_process_with_cores_a_temporal_firewall_keeps_off_them() {
+    if one_core("a core named by one process and another left to a firewall") {
+        return;
+    }
+    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect tt[100us](Src.Snk) | (Src.Snk)\n";
+    let config = "[process.b]\ncores = [1]\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["cyclic", "threads"] {
+        let (out, report) = run_json(dir.path(), net, config, &["-n", "500", "--tt-mode", mode]);
+        assert!(out.status.success(), "{mode}: {}", text(&out));
+        assert_books_balance(&report);
+        for firewall in report["firewalls"].as_array().unwrap() {
+            assert_eq!(firewall["core"], 0, "{mode}: {firewall}");
+        }
+        for net in report["nets"].as_array().unwrap() {
+            let expected = if net["process"] == "b" { 1 } else { 0 };
+            // A net not pinned (a chain that talks to no other thread) has no core, and stays
+            // within its process's cores all the same.
+            if !net["core"].is_null() {
+                assert_eq!(net["core"], expected, "{mode}: {net}");
+            }
+        }
+        let warnings = report["warnings"].to_string();
+        assert!(
+            warnings.contains("placement: main places its threads on core 0, which no other process names"),
+            "{mode}: {warnings}"
+        );
+    }
+}
+
 #[test]
 fn check_names_placement_errors_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,12 +8,13 @@ const NET: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( i
 
 /// `smxrun split` of the two-process net with `options`; the directory written.
 fn split(dir: &Path, options: &[&str]) -> std::path::PathBuf {
-    std::fs::write(dir.join("net.smx"), NET).unwrap();
-    std::fs::write(
-        dir.join("deploy.toml"),
-        "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
-    )
-    .unwrap();
+    split_net(dir, NET, "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n", options)
+}
+
+/// `smxrun split` of `net` placed by `config` with `options`; the directory written.
+fn split_net(dir: &Path, net: &str, config: &str, options: &[&str]) -> std::path::PathBuf {
+    std::fs::write(dir.join("net.smx"), net).unwrap();
+    std::fs::write(dir.join("deploy.toml"), config).unwrap();
     let out_dir = dir.join("out");
     let mut command = Command::new(env!("CARGO_BIN_EXE_smxrun"));
     command
@@ -127,5 +128,43 @@ fn a_split_takes_the_runtime_options_a_run_would_take() {
     assert!(
         text.contains("(500)"),
         "a latency sample of each of the 500 messages: {text}"
+    );
+}
+
+/// A slice with a temporal firewall places its own threads, beside a process with cores of its
+/// own on the rest: its job keeps it to them (and its unit says so); a job whose cores this
+/// machine lacks is refused, naming them, before anything runs.
+#[test]
+fn a_timed_slice_keeps_to_the_cores_no_other_process_names() {
+    if std::thread::available_parallelism().map_or(true, |n| n.get() < 2) {
+        eprintln!("skipped: one core, none to leave to a process of its own");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect tt[100us](Src.Snk) | (Src.Snk)\n";
+    let config = "[process.b]\ncores = [1]\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n";
+    let out = split_net(dir.path(), net, config, &[]);
+    let job = std::fs::read_to_string(out.join("main.job")).unwrap();
+    assert!(job.contains("\"cores_allowed\":[0]"), "{job}");
+    let unit = std::fs::read_to_string(out.join("smx-main.service")).unwrap();
+    assert!(unit.contains("CPUAffinity=0\n"), "{unit}");
+    let b = std::fs::read_to_string(out.join("smx-b.service")).unwrap();
+    assert!(b.contains("CPUAffinity=1\n"), "{b}");
+
+    let elsewhere = job.replace("\"cores_allowed\":[0]", "\"cores_allowed\":[1000]");
+    std::fs::write(out.join("main.job"), elsewhere).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(["__slice", "--job"])
+        .arg(out.join("main.job"))
+        .arg("--report")
+        .arg(dir.path().join("main.report.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("process 'main': its job's cores_allowed: none of the cores [1000] is allowed here"),
+        "{stderr}"
     );
 }

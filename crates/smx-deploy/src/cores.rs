@@ -79,6 +79,22 @@ pub fn beside_executives(
     (shares, Some(note))
 }
 
+/// The report's line for the processes (`kept`, each with a temporal firewall) that place
+/// their own threads within `allowed`, the cores no other process names; nothing when there
+/// are none.
+pub fn kept_to_note(kept: &[String], allowed: &[usize]) -> Option<String> {
+    if kept.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "placement: {} {} threads on {}, which no other process names as its own \
+         (the `cores` of a process decide instead)",
+        kept.join(", "),
+        if kept.len() == 1 { "places its" } else { "place their" },
+        list(allowed),
+    ))
+}
+
 /// "core 3" or "cores 0,1,2".
 fn list(cores: &[usize]) -> String {
     let numbers = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");

@@ -115,10 +115,11 @@ impl Deployment {
     /// the run's own options; a process's `cores` become its `--pin`). Under `--pin auto`, the
     /// processes on this machine that name no cores share the allowed cores out among them
     /// (see `cores`), so that they do not each place their threads on the same ones. A slice
-    /// with a temporal firewall keeps the whole machine instead, and the others keep off the
-    /// cores its cyclic executives have to themselves ([`Deployment::core_notes`] says which).
+    /// with a temporal firewall keeps its own placement instead, over the cores no other
+    /// process names (its job's `cores_allowed`), and the others keep off the cores its cyclic
+    /// executives have to themselves ([`Deployment::core_notes`] says which).
     pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
-        let shares = self.local_cores(common).shares;
+        let LocalCores { shares, kept_to, .. } = self.local_cores(common);
         self.split
             .slices
             .iter()
@@ -150,6 +151,7 @@ impl Deployment {
                     args,
                     plan: self.plan(),
                     stats_every: None,
+                    cores_allowed: kept_to.get(&process.name).cloned(),
                 };
                 (process, job)
             })
@@ -160,15 +162,19 @@ impl Deployment {
 /// The cores of the processes on this machine that name none, and why, for the report.
 #[derive(Debug, Default)]
 struct LocalCores {
+    /// Per process, the cores that replace its `--pin`.
     shares: std::collections::BTreeMap<String, Vec<usize>>,
-    note: Option<String>,
+    /// Per process that keeps its own placement (`--pin auto`, for its cyclic executives), the
+    /// cores it keeps to: those that no other process names.
+    kept_to: std::collections::BTreeMap<String, Vec<usize>>,
+    notes: Vec<String>,
 }
 
 impl Deployment {
     /// What the placement decided about the processes' cores, as lines for the report's
     /// warnings (as each process's runtime says what it decided about its threads).
     pub fn core_notes(&self, common: &[String]) -> Vec<String> {
-        self.local_cores(common).note.into_iter().collect()
+        self.local_cores(common).notes
     }
 
     /// `allowed` without the cores that processes on this machine name as their own, so that
@@ -214,11 +220,15 @@ impl Deployment {
             if let ([(name, _)], true) = (&local[..], allowed.len() < cores::allowed().len()) {
                 shares.insert(name.clone(), allowed.clone());
             }
-            return LocalCores { shares, note: None };
+            return LocalCores {
+                shares,
+                ..LocalCores::default()
+            };
         }
         // A temporal firewall's executive needs a core of its own to hold its period: a slice
-        // with one keeps the whole machine's placement, and the others keep off its
-        // executives' cores, where a spinning executive would hold them back.
+        // with one keeps its own placement over the cores no other process names (its
+        // executives take the last of them), and the others keep off its executives' cores,
+        // where a spinning executive would hold them back.
         let tt_mode = match option("--tt-mode").map(String::as_str) {
             Some("threads") => smx_runtime::TtMode::Threads,
             Some("cyclic") => smx_runtime::TtMode::Cyclic,
@@ -227,15 +237,32 @@ impl Deployment {
         let reserved: Vec<(String, Vec<usize>)> = local
             .iter()
             .filter(|(s, _)| timed(s))
-            .map(|(s, _)| (s.process.clone(), smx_runtime::executive_cores(&s.graph, tt_mode)))
+            .map(|(s, _)| {
+                (
+                    s.process.clone(),
+                    smx_runtime::executive_cores(&s.graph, tt_mode, &allowed),
+                )
+            })
             .collect();
+        let kept_to: std::collections::BTreeMap<String, Vec<usize>> = match allowed.len() < cores::allowed().len() {
+            true => reserved
+                .iter()
+                .map(|(name, _)| (name.clone(), allowed.clone()))
+                .collect(),
+            false => Default::default(),
+        };
+        let kept_note = cores::kept_to_note(&kept_to.keys().cloned().collect::<Vec<_>>(), &allowed);
         let others: Vec<(String, usize)> = local
             .iter()
             .filter(|(s, _)| !timed(s))
             .map(|(s, boxes)| (s.process.clone(), *boxes))
             .collect();
         let (shares, note) = cores::beside_executives(&reserved, &others, &allowed);
-        LocalCores { shares, note }
+        LocalCores {
+            shares,
+            kept_to,
+            notes: kept_note.into_iter().chain(note).collect(),
+        }
     }
 
     /// The whole net, its links and what each slice's nodes and channels stand for: what a

@@ -76,6 +76,11 @@ pub struct Job {
     /// How often the slice sends its live figures (`--stats-every` of the run); `None`: never.
     #[serde(default)]
     pub stats_every: Option<Duration>,
+    /// The cores the slice's process keeps to before it places a thread (`None`: those it was
+    /// started with): for a slice that places its own threads (`--pin auto`, its cyclic
+    /// executives on the last cores) beside processes that name cores of their own.
+    #[serde(default)]
+    pub cores_allowed: Option<Vec<usize>>,
 }
 
 impl Job {
@@ -257,6 +262,7 @@ mod tests {
             args: vec!["--set".into(), "X#0.k=v=w".into()],
             plan: serde_json::Value::Null,
             stats_every: Some(Duration::from_millis(500)),
+            cores_allowed: Some(vec![0, 2]),
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);

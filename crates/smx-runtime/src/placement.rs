@@ -190,7 +190,7 @@ fn median_len(plan: &Plan, own_thread: &[bool]) -> usize {
     lens.get(lens.len() / 2).copied().unwrap_or(0)
 }
 
-fn cores_phrase(cores: usize) -> String {
+pub(crate) fn cores_phrase(cores: usize) -> String {
     if cores == 1 {
         "1 core".to_string()
     } else {

@@ -13,8 +13,7 @@
 /// spawned by a pinned thread inherits the one core. Without the cache a pinned thread could
 /// not pin a child anywhere else.
 pub fn allowed_cores() -> Vec<usize> {
-    static CORES: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    CORES
+    ALLOWED
         .get_or_init(|| {
             let mut cores: Vec<usize> = core_affinity::get_core_ids()
                 .unwrap_or_default()
@@ -25,6 +24,47 @@ pub fn allowed_cores() -> Vec<usize> {
             cores
         })
         .clone()
+}
+
+static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// Narrows the cores this process may run on to `cores` (those of them it may use now), before
+/// anything placed a thread: a process that shares the machine with others keeps off the cores
+/// they name, and its own placement then works within what is left, as within a smaller
+/// machine. Threads spawned afterwards inherit the mask. Refused once [`allowed_cores`] was
+/// read (the placement may have used the wider set), and when none of `cores` is allowed.
+pub fn keep_to_cores(cores: &[usize]) -> Result<(), String> {
+    if ALLOWED.get().is_some() {
+        return Err("the cores were read before they were narrowed".to_string());
+    }
+    let now: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    let kept: Vec<usize> = cores.iter().copied().filter(|c| now.contains(c)).collect();
+    if kept.is_empty() {
+        return Err(format!(
+            "none of the cores {cores:?} is allowed here (allowed: {now:?})"
+        ));
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; every core is below CPU_SETSIZE, since
+    // the system listed it among the allowed ones.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &core in &kept {
+            libc::CPU_SET(core, &mut set);
+        }
+        set
+    };
+    // SAFETY: `set` is a valid cpu_set_t of the size given.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(format!(
+            "cannot keep to cores {kept:?}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 /// Pins the calling thread to `core`.

@@ -15,11 +15,11 @@ use smx_timing::sched;
 /// Threads a run of `graph` needs (nets not run by an executive and the firewalls) and the
 /// cores it may use.
 fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize, usize) {
-    let box_threads = executive.iter().filter(|p| p.is_none()).count();
-    (
-        box_threads + firewall_threads(graph, executive),
-        sched::allowed_cores().len(),
-    )
+    (threads(graph, executive), sched::allowed_cores().len())
+}
+
+fn threads(graph: &NetGraph, executive: &[Option<Duration>]) -> usize {
+    executive.iter().filter(|p| p.is_none()).count() + firewall_threads(graph, executive)
 }
 
 /// Firewall threads of a run: one executive per period when executives run boxes, else
@@ -86,26 +86,35 @@ fn executive_periods(graph: &NetGraph, mode: firewall::TtMode) -> Vec<Option<Dur
 }
 
 /// The cores that a run of `graph` under `--pin auto` keeps for its cyclic executives alone,
-/// with `mode` its `--tt-mode`: the last allowed ones, one per executive, as the placement
-/// reserves them when there are more cores than executives and boxes beside them. Other
-/// processes of the machine leave them free, as the run's own box threads do. Empty when the
-/// run keeps none.
-pub fn executive_cores(graph: &NetGraph, mode: firewall::TtMode) -> Vec<usize> {
-    let (tt_mode, _) = decide_tt_mode(graph, mode, LeverWords::default());
+/// with `mode` its `--tt-mode` and `allowed` the cores its process may use: the last allowed
+/// ones, one per executive, as the placement reserves them when there are more cores than
+/// executives and boxes beside them. Other processes of the machine leave them free, as the
+/// run's own box threads do. Empty when the run keeps none.
+pub fn executive_cores(graph: &NetGraph, mode: firewall::TtMode, allowed: &[usize]) -> Vec<usize> {
+    let (tt_mode, _) = decide_tt_mode_on(graph, mode, LeverWords::default(), allowed.len());
     let executive = executive_periods(graph, tt_mode);
     if executive.iter().all(Option::is_none) {
         return Vec::new();
     }
     let executives = firewall_threads(graph, &executive);
     let own_thread: Vec<bool> = executive.iter().map(Option::is_none).collect();
-    let allowed = sched::allowed_cores();
-    let box_cores = placement::box_cores(&PinMode::Auto, &allowed, executives, &own_thread);
+    let box_cores = placement::box_cores(&PinMode::Auto, allowed, executives, &own_thread);
     allowed[box_cores..].to_vec()
 }
 
 /// `TtMode::Auto` decided for `graph`, with the decision as a line for the report when it
 /// mattered (the net has time-triggered boxes an executive can run).
 fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode, words: LeverWords) -> (firewall::TtMode, Option<String>) {
+    decide_tt_mode_on(graph, mode, words, sched::allowed_cores().len())
+}
+
+/// [`decide_tt_mode`] for a process that may use `cores` cores.
+fn decide_tt_mode_on(
+    graph: &NetGraph,
+    mode: firewall::TtMode,
+    words: LeverWords,
+    cores: usize,
+) -> (firewall::TtMode, Option<String>) {
     use firewall::TtMode;
     if mode != TtMode::Auto {
         return (mode, None);
@@ -114,11 +123,12 @@ fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode, words: LeverWords) -
     if cyclic.iter().all(Option::is_none) {
         return (TtMode::Threads, None);
     }
-    let (threads, cores) = threads_and_cores(graph, &vec![None; graph.nodes.len()]);
+    let threads = threads(graph, &vec![None; graph.nodes.len()]);
     if threads > cores {
         let note = format!(
-            "tt-mode auto: cyclic executive, since {threads} threads would share {cores} cores \
+            "tt-mode auto: cyclic executive, since {threads} threads would share {} \
              ({} keeps a thread per box)",
+            placement::cores_phrase(cores),
             words.name(Lever::TtThreads)
         );
         (TtMode::Cyclic, Some(note))
@@ -141,8 +151,9 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
             } else {
                 let why = wants.then(|| {
                     format!(
-                        "real-time scheduling not used: {threads} threads share {cores} cores, where a SCHED_FIFO \
+                        "real-time scheduling not used: {threads} threads share {}, where a SCHED_FIFO \
                          thread could starve the others on its core ({} forces it)",
+                        placement::cores_phrase(cores),
                         opts.lever_words.name(Lever::RealtimeOn)
                     )
                 });

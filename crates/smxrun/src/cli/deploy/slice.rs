@@ -35,6 +35,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             job.process
         )));
     }
+    if let Some(cores) = &job.cores_allowed {
+        // Before any thread: the ones this slice starts inherit the narrower mask.
+        smx_timing::sched::keep_to_cores(cores)
+            .map_err(|e| CliError::rejected(format!("process '{}': its job's cores_allowed: {e}", job.process)))?;
+    }
     let answers = answer_channel(supervised)?;
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written

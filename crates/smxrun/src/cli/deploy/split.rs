@@ -76,7 +76,8 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         let realtime = args.runtime.rt == smx_runtime::Realtime::On
             || job.graph.nodes.iter().any(|n| n.priority > 0)
             || job.args.iter().any(|a| a.contains(".priority="));
-        let unit = unit(name, &args.file, &line, process.cores.as_deref(), realtime);
+        let cores = process.cores.as_deref().or(job.cores_allowed.as_deref());
+        let unit = unit(name, &args.file, &line, cores, realtime);
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
     }
