@@ -440,7 +440,7 @@ impl ZmqSink {
                 ),
             );
         }
-        if s.stopped {
+        if s.stopped && !s.nobody_to_tell {
             f.add(
                 Verdict::Incomplete,
                 "stopped: the stream ended before its input did, and what ZeroMQ had accepted but no receiver had taken at the stop is delivered nowhere (the receivers' rows count what arrived)",
@@ -478,7 +478,9 @@ impl ZmqSink {
                 ),
             );
         }
-        if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() {
+        // Stopped before anything was sent or any receiver came: nothing to tell, nothing lost.
+        let nothing_lost = s.stopped && s.nobody_to_tell;
+        if self.sender.is_none() && s.markers == 0 && self.endpoint_opened() && !nothing_lost {
             f.add(
                 Verdict::Incomplete,
                 if s.marker_unwaited && s.peers_lost {
@@ -499,19 +501,18 @@ impl ZmqSink {
                 },
             );
         }
-        if s.linger_expired && s.stopped {
+        if s.linger_expired && !nothing_lost {
             f.add(
                 Verdict::Incomplete,
-                "receivers had not confirmed the end when the stop's grace ran out: messages still queued may be lost"
-                    .to_string(),
-            );
-        } else if s.linger_expired {
-            f.add(
-                Verdict::Incomplete,
-                format!(
-                    "receivers had not confirmed the end when linger ({:?}) expired: messages still queued may be lost",
-                    common.linger
-                ),
+                if s.stopped {
+                    "receivers had not confirmed the end when the stop's grace ran out: messages still queued may be lost"
+                        .to_string()
+                } else {
+                    format!(
+                        "receivers had not confirmed the end when linger ({:?}) expired: messages still queued may be lost",
+                        common.linger
+                    )
+                },
             );
         }
     }

@@ -463,6 +463,30 @@ fn a_marker_nobody_takes_is_waited_for_once() {
     assert_eq!((s.markers, s.timeouts, s.marker_unwaited), (0, 1, false), "{s:?}");
 }
 
+/// A sink stopped before it sent anything, with no receiver ever come (its receivers' process
+/// was refused before it started), has nothing to tell and nothing to lose: its missing marker
+/// is no finding. One that sent a message before the stop does have something to lose.
+#[test]
+fn a_sink_stopped_before_it_sent_anything_to_anyone_has_nothing_to_tell() {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut tx = unheard_sink(1);
+    tx.watch_stop(stop.clone());
+    tx.finish();
+    let s = &tx.stats;
+    assert_eq!(
+        (s.sent, s.markers, s.stopped, s.nobody_to_tell),
+        (0, 0, true, true),
+        "{s:?}"
+    );
+
+    let mut tx = unheard_sink(1);
+    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::GaveUp);
+    tx.watch_stop(stop);
+    tx.finish();
+    let s = &tx.stats;
+    assert_eq!((s.sent, s.stopped, s.nobody_to_tell), (1, true, false), "{s:?}");
+}
+
 /// `sync` without subscribers gives up after its `timeout`, once: asked again (as a sink's
 /// cleanup would), it reports the same shortfall without a second wait.
 #[test]

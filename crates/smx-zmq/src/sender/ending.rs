@@ -51,7 +51,13 @@ impl Sender {
         } else {
             "end-of-stream marker"
         };
-        log::warn!(
+        let level = if stopped && self.stats.nobody_to_tell {
+            log::Level::Debug
+        } else {
+            log::Level::Warn
+        };
+        log::log!(
+            level,
             "{}: {what} not sent to {}: {why}",
             self.settings.common.instance,
             self.settings.common.endpoint.written
@@ -63,8 +69,10 @@ impl Sender {
             return;
         }
         let kind = self.flush_before_marker(kind);
-        let Some(sock) = self.socket.take() else { return };
+        let Some(mut sock) = self.socket.take() else { return };
         self.stats.aborted = kind == Kind::Abort;
+        sock.poll_peers();
+        self.stats.nobody_to_tell = self.stats.sent == 0 && sock.handshakes == 0;
         self.poll_subscriptions();
         let mut stop_seen = None;
         self.send_markers(&sock, kind, &mut stop_seen);
@@ -185,6 +193,7 @@ impl Sender {
             let _ = sock.socket.set_linger(left.as_millis() as i32);
         }
         sock.poll_peers();
+        let sock_handshakes = sock.handshakes;
         self.stats.refused = sock.refused;
         self.stats.receivers = sock.most_peers;
         if sock.handshakes == 0 && !matches!(self.settings.common.endpoint.transport, Transport::Inproc { .. }) {
@@ -198,8 +207,9 @@ impl Sender {
         // that libzmq closed.
         self.flood_guard = None;
         let closed = sock.close(linger);
+        self.stats.nobody_to_tell &= sock_handshakes == 0;
         self.stats.linger_expired = !self.stats.peers_lost && (!confirmed || closed.linger_expired);
-        if self.stats.linger_expired {
+        if self.stats.linger_expired && !(self.stats.stopped && self.stats.nobody_to_tell) {
             let within = if self.stats.stopped {
                 "within the stop's grace".to_string()
             } else {

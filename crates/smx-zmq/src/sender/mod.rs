@@ -99,6 +99,10 @@ pub struct SinkStats {
     /// sender to a CURVE receiver, a receiver that never came): they went to nobody. tcp and
     /// ipc only (inproc has no handshake).
     pub undelivered: u64,
+    /// Nothing was sent and no receiver ever completed a handshake: a marker that could not be
+    /// queued or an end that no receiver confirmed then loses nothing, and is not a finding
+    /// (a sender whose receivers' process was refused before it started, stopped with it).
+    pub nobody_to_tell: bool,
 }
 
 /// The result of one send, from best to worst (so `max` combines two).
