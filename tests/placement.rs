@@ -211,3 +211,36 @@ fn an_executive_that_spins_through_its_period_says_so_and_never_sleeps() {
     assert!(!spins_through(&forced), "{:#?}", warnings(&forced));
     assert!(forced["firewalls"][0]["spin_ns"].as_u64() < forced["firewalls"][0]["period_ns"].as_u64());
 }
+
+/// A cyclic executive alone on the core `--pin` lists has it to itself, as on a core that
+/// `--pin auto` reserves: it spins through a period too short to sleep in, rather than sleeping
+/// part of each at real-time priority. Beside a box thread on that core it does neither.
+#[test]
+fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("tt.smx");
+    std::fs::write(
+        &net,
+        "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[10us](Src.Snk)\n",
+    )
+    .unwrap();
+    let args = |net: &str| vec![net.to_string(), "-n".into(), "200".into(), "--pin".into(), "0".into()];
+    let run = |args: Vec<String>| smxrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let alone = run(args(net.to_str().unwrap()));
+    let firewall = &alone["firewalls"][0];
+    assert_eq!(
+        (&firewall["core"], &firewall["spin_ns"], &firewall["priority"]),
+        (&0.into(), &10_000.into(), &Value::Null),
+        "{firewall}"
+    );
+    assert!(
+        warnings(&alone)
+            .iter()
+            .any(|w| w.contains("spins through each 10.0us period")),
+        "{:#?}",
+        warnings(&alone)
+    );
+    let beside = run(args("nets/src_snk.smx"));
+    let firewall = &beside["firewalls"][0];
+    assert_eq!(firewall["spin_ns"], 0, "{firewall}");
+}

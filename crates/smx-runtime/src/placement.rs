@@ -102,7 +102,26 @@ pub fn place(
     for (net, core) in plan.nets.iter_mut().zip(placed) {
         net.core = core;
     }
+    if let PinMode::List(list) = pin {
+        placement.exclusive_executives = executives_alone(list, executives, plan, &own_thread);
+    }
     placement
+}
+
+/// Under `--pin LIST`, whether each cyclic executive (the `i`-th on the list's `i`-th core,
+/// as the firewall threads are placed) has its core to itself: no two on one core, and no box
+/// thread there. Such an executive may spin and take real-time priority, as one on a core
+/// that `--pin auto` reserved.
+fn executives_alone(list: &[usize], executives: usize, plan: &Plan, own_thread: &[bool]) -> bool {
+    if executives == 0 || executives > list.len() {
+        return false;
+    }
+    let theirs = &list[..executives];
+    plan.nets
+        .iter()
+        .zip(own_thread)
+        .filter(|(_, own)| **own)
+        .all(|(net, _)| net.core.is_some_and(|core| !theirs.contains(&core)))
 }
 
 /// Under `--pin auto` without a cyclic executive, unpins the chains that have no channel to a
