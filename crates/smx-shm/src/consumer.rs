@@ -9,15 +9,15 @@
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive,
-    wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake,
+    peer_alive, published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -70,14 +70,10 @@ pub const COPY_LIMIT: usize = 4096;
 pub struct Consumer {
     seg: Arc<Segment>,
     next: u64,
-    /// The producer's `head` as last read: positions below it are published without a look
-    /// at the producer's line, which a busy producer writes after every message.
-    published: u64,
-    /// Payloads read in place and not dropped yet. While there are none, this thread alone
-    /// releases slots, in order, and moves `tail` with a plain store.
-    leases: Arc<AtomicU64>,
     producer_pid: u32,
     clock_offset: u64,
+    /// This side's barrier after a release is light ([`ring::SleepLine::announce_light`]).
+    light: bool,
     copy_limit: usize,
     books: ConsumerBooks,
     closed: bool,
@@ -105,15 +101,15 @@ impl Consumer {
                 pid,
             });
         }
+        let light = h.consumer_sleeps.announce_light();
         h.consumer_state.store(CONSUMER_RUNNING, Ordering::SeqCst);
         let producer_pid = h.producer_pid.load(Ordering::Acquire);
         Ok(Consumer {
             seg: Arc::new(seg),
             next: 0,
-            published: 0,
-            leases: Arc::new(AtomicU64::new(0)),
             producer_pid,
             clock_offset: ring::clock_offset(),
+            light,
             copy_limit: COPY_LIMIT,
             books: ConsumerBooks::default(),
             closed: false,
@@ -133,9 +129,23 @@ impl Consumer {
         self.seg.path()
     }
 
-    /// Positions the producer has published so far.
+    /// Positions the producer has published so far: those taken, and those after them
+    /// whose slots are stamped published (a look at each, for tests and onlookers; the
+    /// consumer itself looks at the next slot only).
     pub fn published(&self) -> u64 {
-        self.seg.header().producer.head.load(Ordering::Acquire)
+        let capacity = self.capacity();
+        (self.next..self.next + capacity)
+            .find(|&pos| !self.is_published(pos))
+            .unwrap_or(self.next + capacity)
+    }
+
+    /// Whether position `pos` is published in its slot (and not taken since).
+    fn is_published(&self, pos: u64) -> bool {
+        self.descriptor(pos).stamp.load(Ordering::Acquire) == published_stamp(pos, self.capacity())
+    }
+
+    fn descriptor(&self, pos: u64) -> &Descriptor {
+        self.seg.descriptor(pos)
     }
 
     pub fn capacity(&self) -> u64 {
@@ -152,29 +162,29 @@ impl Consumer {
             return self.poll(stop);
         }
         let deadline = wait.map(|w| std::time::Instant::now() + w);
-        if self.next < self.published {
+        if self.is_published(self.next) {
             return Next::Message(self.take());
         }
-        // Each look moves the producer's index line to this core, and the producer's next
-        // publication has to take it back: on a ring with room for more than one message the
-        // looks after the first are spaced out, so that several messages gather per look (as
-        // the in-process channels settle, `smx_spsc::default_settle`).
+        // Each look moves the slot's line to this core while the producer may be writing it:
+        // on a ring with room for more than one message the looks after the first are spaced
+        // out, so that several messages gather per look (as the in-process channels settle,
+        // `smx_spsc::default_settle`).
         let settle = (2 * self.capacity().saturating_sub(1)).clamp(1, 32) as u32;
         loop {
             let h = self.seg.header();
-            let next = self.next;
-            let ready = || h.producer.head.load(Ordering::Acquire) > next;
+            let (desc, want) = (self.descriptor(self.next), published_stamp(self.next, self.capacity()));
+            let ready = || desc.stamp.load(Ordering::Acquire) == want;
             let shared = ring::sharing_a_core(&h.consumer_sleeps, &h.producer_sleeps);
             let woke = wait_for(
                 &h.producer.data_word,
-                &h.consumer_sleeps,
+                (&h.consumer_sleeps, &h.producer_sleeps),
                 (settle, shared),
                 ready,
                 || self.why_not(stop, deadline),
             );
             match woke {
                 Ok(()) | Err(Wake::Data) => {
-                    if self.refresh_published() {
+                    if self.is_published(self.next) {
                         return Next::Message(self.take());
                     }
                 }
@@ -195,7 +205,7 @@ impl Consumer {
     /// [`Consumer::next`] without waiting: a message when one is published, the end when the
     /// producer ended (by its state word; its death is noticed by the waits), else `Idle`.
     fn poll(&mut self, stop: &dyn Fn() -> bool) -> Next {
-        if self.next < self.published || self.refresh_published() {
+        if self.is_published(self.next) {
             return Next::Message(self.take());
         }
         let h = self.seg.header();
@@ -206,7 +216,7 @@ impl Consumer {
         };
         match end {
             // Published between the two loads: taken first, so nothing is left behind.
-            Some(_) if self.refresh_published() => Next::Message(self.take()),
+            Some(_) if self.is_published(self.next) => Next::Message(self.take()),
             Some(end) => {
                 self.books.end = Some(end);
                 Next::Ended(end)
@@ -214,12 +224,6 @@ impl Consumer {
             None if stop() => Next::Stopped,
             None => Next::Idle,
         }
-    }
-
-    /// Reads the producer's `head` again; whether a message is published at `next`.
-    fn refresh_published(&mut self) -> bool {
-        self.published = self.seg.header().producer.head.load(Ordering::Acquire);
-        self.published > self.next
     }
 
     /// Tells the producer that nothing more will be taken (the box's consumers ended, or the
@@ -244,8 +248,11 @@ impl Consumer {
             _ => None,
         };
         if let Some(end) = end {
-            let published = h.producer.head.load(Ordering::SeqCst) > self.next;
-            return Some(if published { Wake::Data } else { Wake::End(end) });
+            return Some(if self.is_published(self.next) {
+                Wake::Data
+            } else {
+                Wake::End(end)
+            });
         }
         if stop() {
             return Some(Wake::Stopped);
@@ -258,7 +265,7 @@ impl Consumer {
     /// slot) and frees its slot. `None`, with nothing taken, when no message is published now
     /// or the next one is read in place; [`Consumer::next`] then says what there is.
     pub fn take_small<R>(&mut self, see: impl FnOnce(u64, u64, &[u8]) -> R) -> Option<R> {
-        if self.books.end.is_some() || !(self.next < self.published || self.refresh_published()) {
+        if self.books.end.is_some() || !self.is_published(self.next) {
             return None;
         }
         let slot = self.slot(self.next);
@@ -286,10 +293,8 @@ impl Consumer {
             Message::new(seq, sent_ns, bytes)
         } else {
             self.books.in_place += 1;
-            self.leases.fetch_add(1, Ordering::Relaxed);
             let lease = Arc::new(Lease {
                 seg: Arc::clone(&self.seg),
-                leases: Arc::clone(&self.leases),
                 pos,
                 at,
                 len,
@@ -305,12 +310,7 @@ impl Consumer {
     /// The published message at `pos`, as its descriptor gives it.
     fn slot(&self, pos: u64) -> Slot {
         let layout = self.seg.layout();
-        let ahead = pos + ring::FETCH_AHEAD;
-        if ahead < self.published {
-            ring::prefetch_to_read(self.seg.at(layout.descriptor_offset(ahead)));
-        }
-        // SAFETY: descriptors are atomics within the mapping.
-        let desc = unsafe { &*(self.seg.at(layout.descriptor_offset(pos)) as *const Descriptor) };
+        let desc = self.descriptor(pos);
         let created = desc.created_mono_ns.load(Ordering::Relaxed);
         let len = (desc.len.load(Ordering::Relaxed) as usize).min(layout.max_payload as usize);
         Slot {
@@ -334,15 +334,9 @@ impl Consumer {
         let h = self.seg.header();
         h.consumer.taken.store(self.next, Ordering::Release);
         if release_now {
-            if self.leases.load(Ordering::Acquire) == 0 {
-                // Every earlier slot is free again, and only this thread releases now.
-                debug_assert_eq!(h.release.tail.load(Ordering::Relaxed), pos);
-                h.release.tail.store(pos + 1, Ordering::Release);
-            } else {
-                release(&self.seg, pos);
-            }
+            release(&self.seg, pos);
         }
-        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word);
+        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word, self.light);
     }
 }
 
@@ -360,40 +354,17 @@ impl Drop for Consumer {
     }
 }
 
-/// Frees the slot of `pos` and moves `tail` over every consecutive released position.
+/// Frees the slot of `pos`: stamps it free for the position a lap later.
 fn release(seg: &Segment, pos: u64) {
-    let layout = seg.layout();
-    let h = seg.header();
-    let desc = |p: u64| {
-        // SAFETY: descriptors are atomics within the mapping.
-        unsafe { &*(seg.at(layout.descriptor_offset(p)) as *const Descriptor) }
-    };
-    // SeqCst on the marker and on `tail`: a releaser that finds its predecessor unreleased
-    // leaves the move to that predecessor's releaser, which then sees this marker.
-    desc(pos).released.store(pos + 1, Ordering::SeqCst);
-    let mut moved = false;
-    loop {
-        let tail = h.release.tail.load(Ordering::SeqCst);
-        if desc(tail).released.load(Ordering::SeqCst) != tail + 1 {
-            break;
-        }
-        if h.release
-            .tail
-            .compare_exchange(tail, tail + 1, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            moved = true;
-        }
-    }
-    if moved {
-        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word);
-    }
+    let capacity = seg.layout().capacity;
+    seg.descriptor(pos)
+        .stamp
+        .store(free_stamp(pos + capacity, capacity), Ordering::Release);
 }
 
 /// A slot read in place: alive while any message (or clone) refers to it.
 struct Lease {
     seg: Arc<Segment>,
-    leases: Arc<AtomicU64>,
     pos: u64,
     at: *const u8,
     len: usize,
@@ -406,9 +377,9 @@ unsafe impl Sync for Lease {}
 impl Drop for Lease {
     fn drop(&mut self) {
         release(&self.seg, self.pos);
-        // After the release: while the count is not zero the consumer's thread releases
-        // through the markers too, so no slot is passed over.
-        self.leases.fetch_sub(1, Ordering::Release);
+        let h = self.seg.header();
+        let light = h.consumer_sleeps.light.load(Ordering::Relaxed) != 0;
+        wake_if_sleeping(&h.producer_sleeps, &h.release.space_word, light);
     }
 }
 

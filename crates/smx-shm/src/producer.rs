@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive, wait_for,
-    wake_if_sleeping,
+    self, CONSUMER_CLOSED, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive, published_stamp,
+    wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -64,14 +64,13 @@ pub enum Sent {
 
 pub struct Producer {
     seg: Arc<Segment>,
+    /// Positions published.
     head: u64,
-    /// The first position without room as of the consumer's `tail` last read: positions
-    /// below it are free without a look at the consumer's line, which a busy consumer writes
-    /// after every message.
-    room_until: u64,
     created: Instant,
     timeout: Duration,
     clock_offset: u64,
+    /// This side's barrier after a publication is light ([`ring::SleepLine::announce_light`]).
+    light: bool,
     books: ProducerBooks,
     finished: bool,
 }
@@ -80,10 +79,12 @@ impl Producer {
     /// Creates the link file at `path`: `capacity` slots of at most `max_payload` bytes; a
     /// consumer has `timeout` to attach.
     pub fn create(path: &Path, capacity: u64, max_payload: u64, timeout: Duration) -> Result<Producer, ShmError> {
+        let seg = Segment::create(path, capacity, max_payload)?;
+        let light = seg.header().producer_sleeps.announce_light();
         Ok(Producer {
-            seg: Arc::new(Segment::create(path, capacity, max_payload)?),
+            seg: Arc::new(seg),
+            light,
             head: 0,
-            room_until: capacity,
             created: Instant::now(),
             timeout,
             clock_offset: ring::clock_offset(),
@@ -117,11 +118,6 @@ impl Producer {
         self.seg.path()
     }
 
-    /// Messages published and not yet released by the consumer.
-    pub fn in_ring(&self) -> u64 {
-        self.head - self.seg.header().release.tail.load(Ordering::Acquire)
-    }
-
     /// Copies `payload` into the next slot and publishes it, waiting while the ring is full
     /// (as long as the consumer lives, and `stop` is false).
     pub fn send(&mut self, seq: u64, sent_ns: u64, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, ShmError> {
@@ -152,28 +148,30 @@ impl Producer {
         }
         let h = self.seg.header();
         let head = self.head;
-        if head >= self.room_until {
-            let has_room = || head - h.release.tail.load(Ordering::Acquire) < layout.capacity;
-            if !has_room() {
-                self.books.full_waits += 1;
-                // On a shared core the consumer cannot free a batch while this side spins.
-                let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
-                if !shared {
-                    wait_for_batch(h, head, layout.capacity);
-                }
-                if let Err(end) = wait_for(&h.release.space_word, &h.producer_sleeps, (1, shared), has_room, || {
-                    self.over(stop)
-                }) {
-                    return Ok(Sent::Over(self.settle(end)));
-                }
+        let desc = self.seg.descriptor(head);
+        let free = free_stamp(head, layout.capacity);
+        if desc.stamp.load(Ordering::Acquire) != free {
+            self.books.full_waits += 1;
+            // On a shared core the consumer cannot free a batch while this side spins.
+            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
+            if !shared {
+                wait_for_batch(&self.seg, head, layout.capacity);
             }
-            self.room_until = h.release.tail.load(Ordering::Acquire) + layout.capacity;
+            let has_room = || desc.stamp.load(Ordering::Acquire) == free;
+            if let Err(end) = wait_for(
+                &h.release.space_word,
+                (&h.producer_sleeps, &h.consumer_sleeps),
+                (1, shared),
+                has_room,
+                || self.over(stop),
+            ) {
+                return Ok(Sent::Over(self.settle(end)));
+            }
         }
-        // SAFETY: the slot of `head` is free (the consumer released it: `has_room`) and lies
-        // inside the mapping, with room for `max_payload` bytes; only this producer writes it
-        // until it is published.
+        // SAFETY: the slot of `head` is free (stamped so by its release) and lies inside the
+        // mapping, with room for `max_payload` bytes; only this producer writes it until it is
+        // published.
         fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head, len)), len) });
-        let desc = self.descriptor(head);
         desc.seq.store(seq, Ordering::Relaxed);
         let created = if sent_ns == 0 {
             0
@@ -182,15 +180,14 @@ impl Producer {
         };
         desc.created_mono_ns.store(created, Ordering::Relaxed);
         desc.len.store(len as u64, Ordering::Relaxed);
+        desc.stamp
+            .store(published_stamp(head, layout.capacity), Ordering::Release);
         self.head = head + 1;
-        h.producer.head.store(self.head, Ordering::Release);
-        let ahead = head + ring::FETCH_AHEAD;
-        // Only a slot known free: one the consumer still reads would be taken from under it.
-        if ahead < self.room_until {
-            ring::prefetch_to_write(self.seg.at(layout.descriptor_offset(ahead)));
-        }
+        // The slot a few positions on was last written by the consumer's release: its line
+        // is asked for now, so that the look at its stamp there does not wait for it.
+        ring::prefetch_to_write(self.seg.at(layout.descriptor_offset(head + ring::FETCH_AHEAD)));
         self.books.written += 1;
-        wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word);
+        wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word, self.light);
         Ok(Sent::Published)
     }
 
@@ -210,9 +207,13 @@ impl Producer {
             // The consumer wakes the producer's space word when it takes the last message of
             // an ended stream (and when it closes).
             let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
-            let end = match wait_for(&h.release.space_word, &h.producer_sleeps, (1, shared), drained, || {
-                self.over(stop)
-            }) {
+            let end = match wait_for(
+                &h.release.space_word,
+                (&h.producer_sleeps, &h.consumer_sleeps),
+                (1, shared),
+                drained,
+                || self.over(stop),
+            ) {
                 Ok(()) => ConsumerEnd::Drained,
                 Err(end) => end,
             };
@@ -262,11 +263,6 @@ impl Producer {
         self.books.consumer = Some(end);
         end
     }
-
-    fn descriptor(&self, pos: u64) -> &Descriptor {
-        // SAFETY: descriptors are atomics within the mapping.
-        unsafe { &*(self.seg.at(self.seg.layout().descriptor_offset(pos)) as *const Descriptor) }
-    }
 }
 
 /// The pause between two looks for the consumer while waiting for it to attach: small beside
@@ -282,24 +278,20 @@ fn batch_of(capacity: u64) -> u64 {
 /// Spins briefly, while the consumer takes messages, until a batch of slots is free: a
 /// producer that wrote into each slot as soon as it came free would hand the consumer one
 /// message per cache-line round trip between the two cores. The spin is bounded, and a
-/// consumer that stops taking leaves the producer to the ordinary wait for one slot.
-fn wait_for_batch(h: &ring::Header, head: u64, capacity: u64) {
-    let want = batch_of(capacity);
-    let mut last_tail = h.release.tail.load(Ordering::Acquire);
-    let mut still = 0;
-    while capacity - (head - last_tail) < want && still < BATCH_PATIENCE {
-        std::hint::spin_loop();
-        let tail = h.release.tail.load(Ordering::Acquire);
-        if tail == last_tail {
-            still += 1;
-        } else {
-            last_tail = tail;
-            still = 0;
+/// consumer that stops taking leaves the producer to the ordinary wait for one slot. Slots
+/// come free in order but for those held in place, so the last of the batch stands for all.
+fn wait_for_batch(seg: &Segment, head: u64, capacity: u64) {
+    let last = head + batch_of(capacity) - 1;
+    let (desc, free) = (seg.descriptor(last), free_stamp(last, capacity));
+    for _ in 0..BATCH_PATIENCE {
+        if desc.stamp.load(Ordering::Acquire) == free {
+            return;
         }
+        std::hint::spin_loop();
     }
 }
 
-/// Polls without a slot freed after which the producer stops waiting for a batch.
+/// Polls after which the producer stops waiting for a batch.
 const BATCH_PATIENCE: u32 = 200;
 
 impl Drop for Producer {

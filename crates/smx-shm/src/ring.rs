@@ -1,12 +1,16 @@
 //! The ring in the mapping: its header, its slots, and how each side waits for the other.
 //!
-//! Positions count from 0 and never wrap (64 bits); position `p` lives in slot `p % capacity`.
-//! The producer publishes `head` (positions written), the consumer `taken` (positions made
-//! into messages) and `tail` (positions whose slot is free again). Slots are released out of
-//! order when a payload read in place is dropped later than a copied one, on any thread: each
-//! slot's `released` marker then holds the position released there plus one (never a flag, so
-//! position `p` is never mistaken for `p + capacity`), and `tail` moves only over consecutive
-//! released positions, by compare-and-swap, so each step of it is taken once.
+//! Positions count from 0 and never wrap (64 bits); position `p` lives in slot `p % capacity`,
+//! in lap `p / capacity`. Each slot's `stamp` says whose it is: `2 * lap` while it is free for
+//! the position of that lap, `2 * lap + 1` once that position is published. So a side looks at
+//! the slot it is about to use and at nothing else: the producer at the slot it writes next,
+//! the consumer at the one it takes next, and a message crosses between the cores as the one
+//! line of its slot, as in the in-process queue, instead of that line and the line of a shared
+//! index that the other side writes after every message. Slots are released out of order when
+//! a payload read in place is dropped later than a copied one, on any thread: each release
+//! stamps its own slot free for the next lap, and the producer, which takes the slots in
+//! order, waits at the first one still held. The consumer also counts what it took (`taken`),
+//! on a line of its own that the producer reads only at the end, for the books.
 //!
 //! Waiting: a side that finds nothing to do spins briefly (offering its core now and then, to
 //! a peer that may share it, and after every look when the peer's thread last waited on this
@@ -15,6 +19,17 @@
 //! checking between slices whether its peer ended or died and whether the run stops. The other
 //! side wakes it only when it announced that it sleeps, so a busy link makes no system call
 //! per message.
+//!
+//! That announcement and the other side's look at it are a store-barrier-load pair on each
+//! side (Dekker): either the sleeper's last look sees the message (or the free slot), or the
+//! other side sees the announcement. Where the kernel has it, a side's process registers for
+//! `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)` and says so in its [`SleepLine`]: its barrier
+//! after each message is then only a compiler fence, and the other side, about to sleep, calls
+//! that membarrier, which makes every running thread of the registered processes pass a full
+//! barrier before it returns. The cost moves from every message (a `SeqCst` fence is a locked
+//! instruction) to every sleep, which is a system call already; it is the in-process queue's
+//! handshake (`smx_spsc`), across processes. A side whose process could not register keeps
+//! its fences, and the other side then needs no membarrier for it.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -22,7 +37,7 @@ use std::time::Duration;
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
 /// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 3;
+pub const VERSION: u64 = 4;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -52,15 +67,14 @@ pub struct Ident {
     pub consumer_state: AtomicU32,
 }
 
-/// What the producer writes per message.
+/// The producer's wake-up word.
 #[repr(C, align(64))]
 pub struct ProducerLine {
-    pub head: AtomicU64,
     /// Bumped to wake the consumer (data, an end).
     pub data_word: AtomicU32,
 }
 
-/// What the consumer writes per message.
+/// What the consumer writes per message: the positions it took.
 #[repr(C, align(64))]
 pub struct ConsumerLine {
     pub taken: AtomicU64,
@@ -69,7 +83,6 @@ pub struct ConsumerLine {
 /// What releases write, from any thread of the consumer's process.
 #[repr(C, align(64))]
 pub struct ReleaseLine {
-    pub tail: AtomicU64,
     /// Bumped to wake the producer (space, a close).
     pub space_word: AtomicU32,
 }
@@ -82,6 +95,50 @@ pub struct SleepLine {
     pub sleeps: AtomicU32,
     /// The CPU this side's thread last began a wait on, plus one (0: none yet).
     pub cpu: AtomicU32,
+    /// 1: this side's process is registered for global expedited membarriers and publishes
+    /// without a fence, so the other side calls a membarrier before it sleeps. Set once, before
+    /// this side first touches the ring.
+    pub light: AtomicU32,
+}
+
+impl SleepLine {
+    /// Marks this side's barrier as light when its process could register for membarriers;
+    /// whether it is.
+    pub fn announce_light(&self) -> bool {
+        let light = membarrier::registered();
+        self.light.store(u32::from(light), Ordering::SeqCst);
+        light
+    }
+}
+
+/// The global expedited membarrier, which reaches the threads of every process that registered
+/// for it (the other side of a link is another process).
+mod membarrier {
+    const QUERY: libc::c_int = 0;
+    const GLOBAL_EXPEDITED: libc::c_int = 1 << 1;
+    const REGISTER_GLOBAL_EXPEDITED: libc::c_int = 1 << 2;
+
+    /// Registers this process (once); false where the kernel lacks the command or refuses.
+    pub fn registered() -> bool {
+        static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *OK.get_or_init(|| {
+            // SAFETY: membarrier takes no pointers; an unknown command only fails.
+            let commands = unsafe { libc::syscall(libc::SYS_membarrier, QUERY, 0, 0) };
+            let wanted = (GLOBAL_EXPEDITED | REGISTER_GLOBAL_EXPEDITED) as libc::c_long;
+            commands >= 0
+                && commands & wanted == wanted
+                // SAFETY: as above.
+                && unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_GLOBAL_EXPEDITED, 0, 0) } == 0
+        })
+    }
+
+    /// A full barrier on every running thread of the registered processes.
+    pub fn barrier() {
+        // SAFETY: as above. It cannot fail for a command the query listed; a failure would
+        // leave a light peer without its barrier, so the caller has fenced itself already and
+        // sleeps only for one slice before it looks again.
+        let _ = unsafe { libc::syscall(libc::SYS_membarrier, GLOBAL_EXPEDITED, 0, 0) };
+    }
 }
 
 /// Whether this thread and the other side's last began a wait on the same CPU, noting this
@@ -120,15 +177,27 @@ impl std::ops::Deref for Header {
     }
 }
 
-/// One slot's descriptor. Atomics, as the other process reads them; ordered by `head`.
+/// One slot's descriptor. Atomics, as the other process reads them; ordered by `stamp`.
 #[repr(C, align(32))]
 pub struct Descriptor {
     pub seq: AtomicU64,
     /// Creation time on `CLOCK_MONOTONIC` (the same in every process of the machine); 0: none.
     pub created_mono_ns: AtomicU64,
     pub len: AtomicU64,
-    /// Position released in this slot, plus one.
-    pub released: AtomicU64,
+    /// Whose the slot is: [`free_stamp`] or [`published_stamp`] of a position.
+    pub stamp: AtomicU64,
+}
+
+/// The stamp of a slot free for position `pos` (all zero bytes: free for the first lap).
+#[inline(always)]
+pub fn free_stamp(pos: u64, capacity: u64) -> u64 {
+    2 * (pos / capacity)
+}
+
+/// The stamp of a slot that holds the published position `pos`.
+#[inline(always)]
+pub fn published_stamp(pos: u64, capacity: u64) -> u64 {
+    2 * (pos / capacity) + 1
 }
 
 /// Where everything is in the mapping: the header, then one 64-byte slot per position of the
@@ -213,23 +282,12 @@ impl Header {
     }
 }
 
-/// Slots ahead of the one at hand whose cache lines a side asks for early. Each slot's line
-/// was last touched by the other side's core, so every message costs a transfer between the
-/// cores; asked for a few messages early, the transfers overlap instead of each stalling its
-/// side in turn (the performance page has the figures).
+/// Slots ahead of the one at hand whose cache lines the producer asks for early. Each slot's
+/// line was last written by the consumer's release, so the producer's look at its stamp would
+/// stall on a transfer between the cores for every message; asked for a few messages early,
+/// the transfers overlap instead (the performance page has the figures). The consumer asks
+/// for nothing early: a line it fetched before the producer wrote it would only be taken back.
 pub const FETCH_AHEAD: u64 = 4;
-
-/// Asks for the line at `at` to read it soon (the consumer, for a published slot).
-#[inline(always)]
-pub fn prefetch_to_read(at: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
 
 /// Asks for the line at `at` to write it soon (the producer, for a free slot): the line is
 /// taken from the consumer's cache now, so that the stores into it do not wait for that in
@@ -287,10 +345,17 @@ pub fn futex_wake(word: &AtomicU32) {
 }
 
 /// Wakes the side that announced it sleeps on `word`, after a store of what it waits for.
-/// Both sides fence between their store and their load, so either the sleeper sees the store
-/// or this side sees the announcement.
-pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32) {
-    std::sync::atomic::fence(Ordering::SeqCst);
+/// `light`: this side announced a light barrier ([`SleepLine::announce_light`]), and the
+/// sleeper's membarrier stands in for its fence.
+#[inline(always)]
+pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32, light: bool) {
+    if light {
+        // Keeps the compiler from moving the load above the store before it; the processor
+        // is handled by the sleeper's membarrier.
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
     if sleeps.sleeps.load(Ordering::Relaxed) != 0 {
         futex_wake(word);
     }
@@ -298,10 +363,12 @@ pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32) {
 
 /// Waits until `ready` says so or `give_up` names a reason (checked between sleeps). While it
 /// spins it looks at once and then every `settle` polls; `shared` (the other side's thread is
-/// on this core, [`sharing_a_core`]): it offers the core after every look.
+/// on this core, [`sharing_a_core`]): it offers the core after every look. `peer` is the other
+/// side's line: before a sleep this side calls a membarrier when the other side's barrier is
+/// light.
 pub fn wait_for<R>(
     word: &AtomicU32,
-    sleeps: &SleepLine,
+    (sleeps, peer): (&SleepLine, &SleepLine),
     (settle, shared): (u32, bool),
     mut ready: impl FnMut() -> bool,
     mut give_up: impl FnMut() -> Option<R>,
@@ -325,6 +392,11 @@ pub fn wait_for<R>(
         let seen = word.load(Ordering::SeqCst);
         sleeps.sleeps.store(1, Ordering::Relaxed);
         std::sync::atomic::fence(Ordering::SeqCst);
+        // Read after the fence: a peer that turns light later does so with a SeqCst store,
+        // a full barrier on its side, so it sees this side's announcement.
+        if peer.light.load(Ordering::SeqCst) != 0 {
+            membarrier::barrier();
+        }
         if ready() {
             sleeps.sleeps.store(0, Ordering::Relaxed);
             return Ok(());
@@ -388,6 +460,7 @@ mod tests {
         SleepLine {
             sleeps: AtomicU32::new(0),
             cpu: AtomicU32::new(0),
+            light: AtomicU32::new(0),
         }
     }
 

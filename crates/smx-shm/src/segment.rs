@@ -94,6 +94,12 @@ impl Segment {
         &self.layout
     }
 
+    /// The descriptor of position `pos`'s slot.
+    pub(crate) fn descriptor(&self, pos: u64) -> &crate::ring::Descriptor {
+        // SAFETY: descriptors are atomics within the mapping, one per slot.
+        unsafe { &*(self.at(self.layout().descriptor_offset(pos)) as *const crate::ring::Descriptor) }
+    }
+
     pub(crate) fn header(&self) -> &Header {
         // SAFETY: the mapping is at least a header long and page-aligned; `Header` is atomics.
         unsafe { &*(self.base.as_ptr() as *const Header) }
