@@ -16,7 +16,7 @@ use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Descriptor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake,
     peer_alive, published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
@@ -69,7 +69,8 @@ pub const COPY_LIMIT: usize = 4096;
 
 pub struct Consumer {
     seg: Arc<Segment>,
-    next: u64,
+    /// The next position to take (the positions taken).
+    next: Cursor,
     producer_pid: u32,
     clock_offset: u64,
     /// This side's barrier after a release is light ([`ring::SleepLine::announce_light`]).
@@ -106,7 +107,7 @@ impl Consumer {
         let producer_pid = h.producer_pid.load(Ordering::Acquire);
         Ok(Consumer {
             seg: Arc::new(seg),
-            next: 0,
+            next: Cursor::START,
             producer_pid,
             clock_offset: ring::clock_offset(),
             light,
@@ -134,18 +135,21 @@ impl Consumer {
     /// consumer itself looks at the next slot only).
     pub fn published(&self) -> u64 {
         let capacity = self.capacity();
-        (self.next..self.next + capacity)
+        let next = self.next.pos;
+        (next..next + capacity)
             .find(|&pos| !self.is_published(pos))
-            .unwrap_or(self.next + capacity)
+            .unwrap_or(next + capacity)
     }
 
     /// Whether position `pos` is published in its slot (and not taken since).
     fn is_published(&self, pos: u64) -> bool {
-        self.descriptor(pos).stamp.load(Ordering::Acquire) == published_stamp(pos, self.capacity())
+        self.seg.descriptor(pos).stamp.load(Ordering::Acquire) == published_stamp(pos, self.capacity())
     }
 
-    fn descriptor(&self, pos: u64) -> &Descriptor {
-        self.seg.descriptor(pos)
+    /// Whether the next position is published: a look at its slot's stamp.
+    #[inline(always)]
+    fn next_published(&self) -> bool {
+        self.seg.slot_descriptor(self.next.slot).stamp.load(Ordering::Acquire) == self.next.published()
     }
 
     pub fn capacity(&self) -> u64 {
@@ -162,7 +166,7 @@ impl Consumer {
             return self.poll(stop);
         }
         let deadline = wait.map(|w| std::time::Instant::now() + w);
-        if self.is_published(self.next) {
+        if self.next_published() {
             return Next::Message(self.take());
         }
         // Each look moves the slot's line to this core while the producer may be writing it:
@@ -172,7 +176,7 @@ impl Consumer {
         let settle = (2 * self.capacity().saturating_sub(1)).clamp(1, 32) as u32;
         loop {
             let h = self.seg.header();
-            let (desc, want) = (self.descriptor(self.next), published_stamp(self.next, self.capacity()));
+            let (desc, want) = (self.seg.slot_descriptor(self.next.slot), self.next.published());
             let ready = || desc.stamp.load(Ordering::Acquire) == want;
             let shared = ring::sharing_a_core(&h.consumer_sleeps, &h.producer_sleeps);
             let woke = wait_for(
@@ -184,7 +188,7 @@ impl Consumer {
             );
             match woke {
                 Ok(()) | Err(Wake::Data) => {
-                    if self.is_published(self.next) {
+                    if self.next_published() {
                         return Next::Message(self.take());
                     }
                 }
@@ -205,7 +209,7 @@ impl Consumer {
     /// [`Consumer::next`] without waiting: a message when one is published, the end when the
     /// producer ended (by its state word; its death is noticed by the waits), else `Idle`.
     fn poll(&mut self, stop: &dyn Fn() -> bool) -> Next {
-        if self.is_published(self.next) {
+        if self.next_published() {
             return Next::Message(self.take());
         }
         let h = self.seg.header();
@@ -216,7 +220,7 @@ impl Consumer {
         };
         match end {
             // Published between the two loads: taken first, so nothing is left behind.
-            Some(_) if self.is_published(self.next) => Next::Message(self.take()),
+            Some(_) if self.next_published() => Next::Message(self.take()),
             Some(end) => {
                 self.books.end = Some(end);
                 Next::Ended(end)
@@ -248,7 +252,7 @@ impl Consumer {
             _ => None,
         };
         if let Some(end) = end {
-            return Some(if self.is_published(self.next) {
+            return Some(if self.next_published() {
                 Wake::Data
             } else {
                 Wake::End(end)
@@ -265,10 +269,10 @@ impl Consumer {
     /// slot) and frees its slot. `None`, with nothing taken, when no message is published now
     /// or the next one is read in place; [`Consumer::next`] then says what there is.
     pub fn take_small<R>(&mut self, see: impl FnOnce(u64, u64, &[u8]) -> R) -> Option<R> {
-        if self.books.end.is_some() || !self.is_published(self.next) {
+        if self.books.end.is_some() || !self.next_published() {
             return None;
         }
-        let slot = self.slot(self.next);
+        let slot = self.slot();
         if slot.len > self.copy_limit {
             return None;
         }
@@ -284,7 +288,7 @@ impl Consumer {
     /// Makes the message of position `next` (published) and moves on.
     fn take(&mut self) -> Message {
         let pos = self.next;
-        let Slot { seq, sent_ns, len, at } = self.slot(pos);
+        let Slot { seq, sent_ns, len, at } = self.slot();
         let copied = len <= self.copy_limit;
         let msg = if copied {
             // SAFETY: the slot is published and not released: the producer does not touch it.
@@ -307,10 +311,10 @@ impl Consumer {
         msg
     }
 
-    /// The published message at `pos`, as its descriptor gives it.
-    fn slot(&self, pos: u64) -> Slot {
+    /// The published message at the next position, as its descriptor gives it.
+    fn slot(&self) -> Slot {
         let layout = self.seg.layout();
-        let desc = self.descriptor(pos);
+        let desc = self.seg.slot_descriptor(self.next.slot);
         let created = desc.created_mono_ns.load(Ordering::Relaxed);
         let len = (desc.len.load(Ordering::Relaxed) as usize).min(layout.max_payload as usize);
         Slot {
@@ -321,7 +325,7 @@ impl Consumer {
                 created.saturating_sub(self.clock_offset).max(1)
             },
             len,
-            at: self.seg.at(layout.payload_offset(pos, len)) as *const u8,
+            at: self.seg.at(layout.payload_offset(self.next.slot, len)) as *const u8,
         }
     }
 
@@ -329,10 +333,10 @@ impl Consumer {
     /// payload was copied), else its message's last drop frees it.
     fn advance(&mut self, release_now: bool) {
         let pos = self.next;
-        self.next = pos + 1;
+        self.next.advance(self.seg.layout().capacity);
         self.books.received += 1;
         let h = self.seg.header();
-        h.consumer.taken.store(self.next, Ordering::Release);
+        h.consumer.taken.store(self.next.pos, Ordering::Release);
         if release_now {
             release(&self.seg, pos);
         }
@@ -355,17 +359,16 @@ impl Drop for Consumer {
 }
 
 /// Frees the slot of `pos`: stamps it free for the position a lap later.
-fn release(seg: &Segment, pos: u64) {
-    let capacity = seg.layout().capacity;
-    seg.descriptor(pos)
+fn release(seg: &Segment, pos: Cursor) {
+    seg.slot_descriptor(pos.slot)
         .stamp
-        .store(free_stamp(pos + capacity, capacity), Ordering::Release);
+        .store(pos.free() + 2, Ordering::Release);
 }
 
 /// A slot read in place: alive while any message (or clone) refers to it.
 struct Lease {
     seg: Arc<Segment>,
-    pos: u64,
+    pos: Cursor,
     at: *const u8,
     len: usize,
 }

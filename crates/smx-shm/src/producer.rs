@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive, published_stamp,
-    wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive, wait_for,
+    wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -64,8 +64,8 @@ pub enum Sent {
 
 pub struct Producer {
     seg: Arc<Segment>,
-    /// Positions published.
-    head: u64,
+    /// The next position to publish (the positions published).
+    head: Cursor,
     created: Instant,
     timeout: Duration,
     clock_offset: u64,
@@ -84,7 +84,7 @@ impl Producer {
         Ok(Producer {
             seg: Arc::new(seg),
             light,
-            head: 0,
+            head: Cursor::START,
             created: Instant::now(),
             timeout,
             clock_offset: ring::clock_offset(),
@@ -134,7 +134,7 @@ impl Producer {
         fill: impl FnOnce(&mut [u8]),
         stop: &dyn Fn() -> bool,
     ) -> Result<Sent, ShmError> {
-        let layout = self.seg.layout().clone();
+        let layout = self.seg.layout();
         if len as u64 > layout.max_payload {
             return Err(ShmError::TooLarge {
                 len,
@@ -148,14 +148,14 @@ impl Producer {
         }
         let h = self.seg.header();
         let head = self.head;
-        let desc = self.seg.descriptor(head);
-        let free = free_stamp(head, layout.capacity);
+        let desc = self.seg.slot_descriptor(head.slot);
+        let free = head.free();
         if desc.stamp.load(Ordering::Acquire) != free {
             self.books.full_waits += 1;
             // On a shared core the consumer cannot free a batch while this side spins.
             let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
             if !shared {
-                wait_for_batch(&self.seg, head, layout.capacity);
+                wait_for_batch(&self.seg, head.pos, layout.capacity);
             }
             let has_room = || desc.stamp.load(Ordering::Acquire) == free;
             if let Err(end) = wait_for(
@@ -171,7 +171,7 @@ impl Producer {
         // SAFETY: the slot of `head` is free (stamped so by its release) and lies inside the
         // mapping, with room for `max_payload` bytes; only this producer writes it until it is
         // published.
-        fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head, len)), len) });
+        fill(unsafe { std::slice::from_raw_parts_mut(self.seg.at(layout.payload_offset(head.slot, len)), len) });
         desc.seq.store(seq, Ordering::Relaxed);
         let created = if sent_ns == 0 {
             0
@@ -180,12 +180,12 @@ impl Producer {
         };
         desc.created_mono_ns.store(created, Ordering::Relaxed);
         desc.len.store(len as u64, Ordering::Relaxed);
-        desc.stamp
-            .store(published_stamp(head, layout.capacity), Ordering::Release);
-        self.head = head + 1;
+        desc.stamp.store(head.published(), Ordering::Release);
         // The slot a few positions on was last written by the consumer's release: its line
         // is asked for now, so that the look at its stamp there does not wait for it.
-        ring::prefetch_to_write(self.seg.at(layout.descriptor_offset(head + ring::FETCH_AHEAD)));
+        let ahead = head.slot_ahead(ring::FETCH_AHEAD, layout.capacity);
+        ring::prefetch_to_write(self.seg.at(layout.slot_offset(ahead)));
+        self.head.advance(layout.capacity);
         self.books.written += 1;
         wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word, self.light);
         Ok(Sent::Published)
@@ -202,7 +202,7 @@ impl Producer {
         h.producer_state.store(state, Ordering::SeqCst);
         futex_wake(&h.producer.data_word);
         if self.books.consumer.is_none() {
-            let head = self.head;
+            let head = self.head.pos;
             let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
             // The consumer wakes the producer's space word when it takes the last message of
             // an ended stream (and when it closes).
@@ -254,7 +254,7 @@ impl Producer {
             return end;
         }
         let taken = self.seg.header().consumer.taken.load(Ordering::Acquire);
-        let untaken = self.head.saturating_sub(taken);
+        let untaken = self.head.pos.saturating_sub(taken);
         match end {
             ConsumerEnd::Drained => {}
             ConsumerEnd::Closed | ConsumerEnd::Stopped => self.books.left = untaken,

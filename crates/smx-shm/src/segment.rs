@@ -96,8 +96,14 @@ impl Segment {
 
     /// The descriptor of position `pos`'s slot.
     pub(crate) fn descriptor(&self, pos: u64) -> &crate::ring::Descriptor {
+        self.slot_descriptor(pos % self.layout().capacity)
+    }
+
+    /// The descriptor of slot `slot` (below the capacity).
+    #[inline(always)]
+    pub(crate) fn slot_descriptor(&self, slot: u64) -> &crate::ring::Descriptor {
         // SAFETY: descriptors are atomics within the mapping, one per slot.
-        unsafe { &*(self.at(self.layout().descriptor_offset(pos)) as *const crate::ring::Descriptor) }
+        unsafe { &*(self.at(self.layout().slot_offset(slot)) as *const crate::ring::Descriptor) }
     }
 
     pub(crate) fn header(&self) -> &Header {
