@@ -16,8 +16,8 @@ use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake,
-    peer_alive, published_stamp, wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive,
+    published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 

@@ -211,7 +211,11 @@ pub struct Cursor {
 }
 
 impl Cursor {
-    pub const START: Cursor = Cursor { pos: 0, slot: 0, lap: 0 };
+    pub const START: Cursor = Cursor {
+        pos: 0,
+        slot: 0,
+        lap: 0,
+    };
 
     /// Its slot's stamp while free for this position ([`free_stamp`]).
     #[inline(always)]
@@ -545,6 +549,20 @@ mod tests {
             (0..libc::CPU_SETSIZE as usize)
                 .filter(|c| libc::CPU_ISSET(*c, &set))
                 .collect()
+        }
+    }
+
+    #[test]
+    fn a_cursor_keeps_the_slot_and_lap_of_its_position() {
+        for capacity in [1u64, 3, 4, 7] {
+            let mut cursor = Cursor::START;
+            for pos in 0..3 * capacity + 2 {
+                assert_eq!((cursor.pos, cursor.slot), (pos, pos % capacity));
+                assert_eq!(cursor.free(), free_stamp(pos, capacity));
+                assert_eq!(cursor.published(), published_stamp(pos, capacity));
+                assert_eq!(cursor.slot_ahead(FETCH_AHEAD, capacity), (pos + FETCH_AHEAD) % capacity);
+                cursor.advance(capacity);
+            }
         }
     }
 

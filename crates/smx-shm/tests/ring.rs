@@ -378,3 +378,53 @@ fn the_producer_waits_for_its_consumer_to_attach_until_timeout_or_stop() {
     let producer = Producer::create(&alone, 4, 64, Duration::from_millis(30)).unwrap();
     assert!(!producer.wait_for_consumer(&never), "none came within the timeout");
 }
+
+/// Each slot's stamp tells its laps apart: rings of 1 to 5 slots (lengths that do not divide
+/// the count, and one slot reused for every message) carry many laps in order, none twice.
+#[test]
+fn rings_of_every_small_length_carry_many_laps_in_order() {
+    let dir = common::dir();
+    for capacity in 1..=5u64 {
+        let path = common::link(&dir, &format!("laps{capacity}"));
+        let count = 3_001u64;
+        let mut producer = Producer::create(&path, capacity, 64, T).unwrap();
+        let p = path.clone();
+        let reader = std::thread::spawn(move || {
+            let mut consumer = Consumer::open(&p, T, &never).unwrap();
+            let mut seqs = Vec::new();
+            loop {
+                // Both ways of taking: a payload lent where it lies, and a message made of it.
+                if let Some(seq) = consumer.take_small(|seq, _, bytes| {
+                    check(seq, bytes, 8);
+                    seq
+                }) {
+                    seqs.push(seq);
+                    continue;
+                }
+                match consumer.next(None, &never) {
+                    Next::Message(m) => {
+                        check(m.seq, m.payload(), 8);
+                        seqs.push(m.seq);
+                    }
+                    Next::Ended(end) => return (seqs, end),
+                    other => panic!("{other:?}"),
+                }
+            }
+        });
+        for seq in 0..count {
+            assert_eq!(
+                producer.send(seq, 0, &payload(seq, 8), &never).unwrap(),
+                Sent::Published
+            );
+        }
+        let books = producer.finish(false, &never);
+        let (seqs, end) = reader.join().unwrap();
+        assert_eq!(end, ProducerEnd::Ended, "{capacity} slots");
+        assert_eq!(seqs, (0..count).collect::<Vec<_>>(), "{capacity} slots");
+        assert_eq!(
+            (books.written, books.lost, books.left),
+            (count, 0, 0),
+            "{capacity} slots"
+        );
+    }
+}
