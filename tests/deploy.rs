@@ -3,7 +3,7 @@
 //! by network namespaces the tests make themselves (skipped when not root).
 
 mod common;
-use common::deploy::{alive, children_of, process, smxrun, split, text, wait_for, write};
+use common::deploy::{alive, by_process, children_of, process, smxrun, split, text, wait_for, write};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -366,10 +366,8 @@ fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
         slices = children_of(parent.id());
         slices.len() == 2
     });
-    // The slices start in placement order: main, then sinks.
-    slices.sort();
-    let sinks = slices[1];
     std::thread::sleep(Duration::from_millis(300));
+    let sinks = by_process(slices.clone())[1];
     unsafe { libc::kill(sinks as i32, libc::SIGKILL) };
     let out = parent.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

@@ -4,7 +4,7 @@
 //! cause, and leaves no process behind.
 
 mod common;
-use common::deploy::{alive, children_of, process, smxrun, text, wait_for, write};
+use common::deploy::{alive, by_process, children_of, process, smxrun, text, wait_for, write};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -92,10 +92,9 @@ fn two_slices(run: &Child) -> Vec<u32> {
         slices = children_of(run.id());
         slices.len() == 2
     });
-    slices.sort();
-    // Both are running their nets, not still starting.
+    // Both are running their nets, not still starting (nor yet to exec the slice).
     std::thread::sleep(Duration::from_millis(300));
-    slices
+    by_process(slices)
 }
 
 fn error_lines(out: &Output) -> Vec<String> {

@@ -85,6 +85,27 @@ pub fn children_of(parent: u32) -> Vec<u32> {
     found
 }
 
+/// The process a slice runs (its `__slice --process NAME`), if `pid` is one.
+pub fn slice_process(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let words: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    let at = words.iter().position(|w| w == "--process")?;
+    words.get(at + 1).cloned()
+}
+
+/// Slices' pids in the order of their processes' names, `main` first (pids alone give no
+/// order: they wrap around).
+pub fn by_process(mut slices: Vec<u32>) -> Vec<u32> {
+    slices.sort_by_key(|&pid| {
+        let name = slice_process(pid).unwrap_or_default();
+        (name != "main", name)
+    });
+    slices
+}
+
 pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| !s[s.rfind(')').unwrap_or(0) + 1..].trim_start().starts_with('Z'))

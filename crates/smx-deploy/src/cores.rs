@@ -3,8 +3,8 @@
 //! the same cores. Instead the allowed cores are shared out, each process getting a contiguous
 //! share in proportion to its boxes (at least one core); where there are more processes than
 //! cores, one core each, in turn, the processes with the most boxes first. Beside a slice with
-//! a temporal firewall, which keeps the whole machine, the others keep off its cyclic
-//! executives' cores.
+//! a temporal firewall, which places its own threads over the cores no other process names,
+//! the others keep off its cyclic executives' cores.
 
 use std::collections::BTreeMap;
 

@@ -117,6 +117,9 @@ fn executives_alone(list: &[usize], executives: usize, plan: &Plan, own_thread: 
         return false;
     }
     let theirs = &list[..executives];
+    if (1..theirs.len()).any(|i| theirs[..i].contains(&theirs[i])) {
+        return false;
+    }
     plan.nets
         .iter()
         .zip(own_thread)
@@ -396,6 +399,20 @@ pub fn group_cores(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn executives_have_listed_cores_to_themselves_only_on_distinct_cores() {
+        let plan = Plan {
+            nets: Vec::new(),
+            channels: Vec::new(),
+        };
+        assert!(executives_alone(&[0], 1, &plan, &[]));
+        assert!(executives_alone(&[0, 1], 2, &plan, &[]));
+        // A core listed twice would give two executives one core, each thinking it its own.
+        assert!(!executives_alone(&[0, 0], 2, &plan, &[]));
+        assert!(!executives_alone(&[0], 2, &plan, &[]));
+        assert!(!executives_alone(&[0, 1], 0, &plan, &[]));
+    }
 
     #[test]
     fn pairs_get_producer_and_consumer_on_different_cores() {

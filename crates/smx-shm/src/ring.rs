@@ -23,13 +23,13 @@
 //! That announcement and the other side's look at it are a store-barrier-load pair on each
 //! side (Dekker): either the sleeper's last look sees the message (or the free slot), or the
 //! other side sees the announcement. Where the kernel has it, a side's process registers for
-//! `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)` and says so in its [`SleepLine`]: its barrier
-//! after each message is then only a compiler fence, and the other side, about to sleep, calls
-//! that membarrier, which makes every running thread of the registered processes pass a full
-//! barrier before it returns. The cost moves from every message (a `SeqCst` fence is a locked
-//! instruction) to every sleep, which is a system call already; it is the in-process queue's
-//! handshake (`smx_spsc`), across processes. A side whose process could not register keeps
-//! its fences, and the other side then needs no membarrier for it.
+//! `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)` and says so in its [`SleepLine`]; once both
+//! sides did, a side's barrier after each message is only a compiler fence, and the side about
+//! to sleep calls that membarrier, which makes every running thread of the registered
+//! processes pass a full barrier before it returns. The cost moves from every message (a
+//! `SeqCst` fence is a locked instruction) to every sleep, which is a system call already; it
+//! is the in-process queue's handshake (`smx_spsc`), across processes. While either side could
+//! not register (an old kernel, a sandbox that filters the call), both keep their fences.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -95,18 +95,22 @@ pub struct SleepLine {
     pub sleeps: AtomicU32,
     /// The CPU this side's thread last began a wait on, plus one (0: none yet).
     pub cpu: AtomicU32,
-    /// 1: this side's process is registered for global expedited membarriers and publishes
-    /// without a fence, so the other side calls a membarrier before it sleeps. Set once, before
-    /// this side first touches the ring.
+    /// 1: this side's process is registered for global expedited membarriers and can issue
+    /// them: it publishes without a fence once the other side can too, and the other side
+    /// calls a membarrier before it sleeps. Set once, before this side first touches the ring,
+    /// and never cleared.
     pub light: AtomicU32,
 }
 
 impl SleepLine {
-    /// Marks this side's barrier as light when its process could register for membarriers;
-    /// whether it is.
+    /// Marks this side's barrier as light when its process could register for membarriers
+    /// and issue one; whether it is.
     pub fn announce_light(&self) -> bool {
         let light = membarrier::registered();
         self.light.store(u32::from(light), Ordering::SeqCst);
+        // A full barrier on every processor: the loads of the waits that follow (the other
+        // side's announcement that it sleeps) come after this store.
+        std::sync::atomic::fence(Ordering::SeqCst);
         light
     }
 }
@@ -118,7 +122,8 @@ mod membarrier {
     const GLOBAL_EXPEDITED: libc::c_int = 1 << 1;
     const REGISTER_GLOBAL_EXPEDITED: libc::c_int = 1 << 2;
 
-    /// Registers this process (once); false where the kernel lacks the command or refuses.
+    /// Registers this process (once) and issues one barrier; false where the kernel lacks the
+    /// commands or refuses either (a sandbox that filters the call).
     pub fn registered() -> bool {
         static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         *OK.get_or_init(|| {
@@ -129,15 +134,16 @@ mod membarrier {
                 && commands & wanted == wanted
                 // SAFETY: as above.
                 && unsafe { libc::syscall(libc::SYS_membarrier, REGISTER_GLOBAL_EXPEDITED, 0, 0) } == 0
+                && barrier()
         })
     }
 
-    /// A full barrier on every running thread of the registered processes.
-    pub fn barrier() {
-        // SAFETY: as above. It cannot fail for a command the query listed; a failure would
-        // leave a light peer without its barrier, so the caller has fenced itself already and
-        // sleeps only for one slice before it looks again.
-        let _ = unsafe { libc::syscall(libc::SYS_membarrier, GLOBAL_EXPEDITED, 0, 0) };
+    /// A full barrier on every running thread of the registered processes; whether it was
+    /// issued. A side whose process issued one when it announced itself light issues them
+    /// later too (the same process, the same filters).
+    pub fn barrier() -> bool {
+        // SAFETY: as above.
+        unsafe { libc::syscall(libc::SYS_membarrier, GLOBAL_EXPEDITED, 0, 0) == 0 }
     }
 }
 
@@ -399,11 +405,12 @@ pub fn futex_wake(word: &AtomicU32) {
 }
 
 /// Wakes the side that announced it sleeps on `word`, after a store of what it waits for.
-/// `light`: this side announced a light barrier ([`SleepLine::announce_light`]), and the
-/// sleeper's membarrier stands in for its fence.
+/// `light`: this side announced a light barrier ([`SleepLine::announce_light`]); when the other
+/// side did too, it can and will issue the membarrier that stands in for this side's fence.
 #[inline(always)]
 pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32, light: bool) {
-    if light {
+    // The other side's flag only ever goes from 0 to 1, and a stale 0 only costs a fence.
+    if light && sleeps.light.load(Ordering::Relaxed) != 0 {
         // Keeps the compiler from moving the load above the store before it; the processor
         // is handled by the sleeper's membarrier.
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
@@ -446,8 +453,8 @@ pub fn wait_for<R>(
         let seen = word.load(Ordering::SeqCst);
         sleeps.sleeps.store(1, Ordering::Relaxed);
         std::sync::atomic::fence(Ordering::SeqCst);
-        // Read after the fence: a peer that turns light later does so with a SeqCst store,
-        // a full barrier on its side, so it sees this side's announcement.
+        // Read after the fence: a peer that turns light later follows its store with a full
+        // fence, so its later look at this side's announcement sees it.
         if peer.light.load(Ordering::SeqCst) != 0 {
             membarrier::barrier();
         }
