@@ -224,9 +224,7 @@ fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
         "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[10us](Src.Snk)\n",
     )
     .unwrap();
-    let args = |net: &str| vec![net.to_string(), "-n".into(), "200".into(), "--pin".into(), "0".into()];
-    let run = |args: Vec<String>| smxrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let alone = run(args(net.to_str().unwrap()));
+    let alone = smxrun(&[net.to_str().unwrap(), "-n", "200", "--pin", "0"]);
     let firewall = &alone["firewalls"][0];
     assert_eq!(
         (&firewall["core"], &firewall["spin_ns"], &firewall["priority"]),
@@ -240,7 +238,7 @@ fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
         "{:#?}",
         warnings(&alone)
     );
-    let beside = run(args("nets/src_snk.smx"));
+    let beside = smxrun(&["nets/src_snk.smx", "-n", "200", "--pin", "0"]);
     let firewall = &beside["firewalls"][0];
     assert_eq!(firewall["spin_ns"], 0, "{firewall}");
 }
