@@ -10,7 +10,12 @@
 //! * `src.snk on two cores`: `Src` on a thread of its own and `Snk` on the other core, the
 //!   producer's side of the net in one process;
 //! * `ring, length L`: the link's ring alone, `Producer::send` of 8 bytes into
-//!   `Consumer::next` on two threads pinned to two cores.
+//!   `Consumer::next` on two threads pinned to two cores;
+//! * `ring with src's work, length 32`: a loop that does what `Src` does for each message (a
+//!   clock read, 8 random bytes built in the slot: `Producer::send_in_place`) against a
+//!   consumer that looks at each message where it lies (`Consumer::take_small`), as the
+//!   link's source does: the ring between the two processes of the split `Src.Snk` at length
+//!   64, without the runtime around it.
 
 mod common;
 
@@ -92,6 +97,61 @@ fn pin(core: usize) {
     let _ = core_affinity::set_for_current(core_affinity::CoreId { id: core });
 }
 
+/// ns per message of `Src`'s work into the ring of `len` slots, each taken where it lies by a
+/// consumer on the other core.
+fn ring_with_work_ns(len: u64) -> f64 {
+    let dir = tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let path = dir.path().join("ring");
+    let never = || false;
+    let mut producer = Producer::create(&path, len, 64, Duration::from_secs(5)).unwrap();
+    let reader = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            pin(1);
+            let never = || false;
+            let mut consumer = Consumer::open(&path, Duration::from_secs(5), &never).unwrap();
+            let mut got = 0u64;
+            loop {
+                if consumer
+                    .take_small(|_, _, bytes| std::hint::black_box(bytes.len()))
+                    .is_some()
+                {
+                    got += 1;
+                    continue;
+                }
+                match consumer.next(None, &never) {
+                    Next::Message(_) => got += 1,
+                    _ => return got,
+                }
+            }
+        })
+    };
+    pin(0);
+    producer.wait_for_consumer(&never);
+    let mut state = 1u64;
+    let start = Instant::now();
+    for seq in 0..messages() {
+        let sent = smx_box::now_ns();
+        let fill = |slot: &mut [u8]| {
+            // SplitMix64, as `smx_src_rand` makes its bytes.
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            slot.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+        };
+        assert_eq!(
+            producer.send_in_place(seq, sent, 8, fill, &never).unwrap(),
+            Sent::Published
+        );
+    }
+    producer.finish(false, &never);
+    assert_eq!(reader.join().unwrap(), messages());
+    start.elapsed().as_nanos() as f64 / messages() as f64
+}
+
 /// ns per message through the ring of `len` slots between two threads on cores 0 and 1.
 fn ring_ns(len: u64) -> f64 {
     let dir = tempfile::tempdir_in("/dev/shm")
@@ -148,6 +208,7 @@ fn main() {
         ),
         ("ring, length 1", Box::new(|| ring_ns(1))),
         ("ring, length 64", Box::new(|| ring_ns(64))),
+        ("ring with src's work, length 32", Box::new(|| ring_with_work_ns(32))),
     ];
     let mut samples = vec![Vec::new(); cases.len()];
     for _ in 0..rounds {
@@ -162,7 +223,7 @@ fn main() {
     for ((name, _), mut ns) in cases.iter().zip(samples) {
         ns.sort_by(f64::total_cmp);
         println!(
-            "{name:<26} {:>7.1} ({:.1}-{:.1})",
+            "{name:<32} {:>7.1} ({:.1}-{:.1})",
             ns[ns.len() / 2],
             ns[0],
             ns[ns.len() - 1]
