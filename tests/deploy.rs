@@ -160,6 +160,39 @@ fn the_others_keep_off_the_cores_a_process_names() {
     assert_eq!(net_row(&report, "name", "Snk")["core"], 1, "{}", report["nets"]);
 }
 
+/// Where the processes that name cores name every core of the machine, the others have none to
+/// keep to: they run on all of them, and the report says so.
+#[test]
+fn processes_that_name_every_core_leave_the_others_to_share_them_and_the_report_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let every: Vec<String> = smx_timing::sched::allowed_cores()
+        .iter()
+        .map(usize::to_string)
+        .collect();
+    let config = format!(
+        "[process.b]\ncores = [{}]\n\n[net.Snk]\nprocess = \"b\"\n",
+        every.join(", ")
+    );
+    let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("name every core it has, so main runs on all of them"),
+        "{warnings}"
+    );
+    // One core left free: nothing to say.
+    if every.len() > 1 {
+        let config = format!("[process.b]\ncores = [{}]\n\n[net.Snk]\nprocess = \"b\"\n", every[0]);
+        let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            !report["warnings"].to_string().contains("name every core"),
+            "{}",
+            report["warnings"]
+        );
+    }
+}
+
 /// The cores of `[process.main]` hold also when every net runs in `main`, as one process.
 #[test]
 fn the_cores_of_main_hold_when_it_runs_every_net() {

@@ -180,23 +180,59 @@ impl Deployment {
     /// `allowed` without the cores that processes on this machine name as their own, so that
     /// the others keep off them; all of `allowed` when they name every one.
     fn unclaimed_cores(&self, allowed: Vec<usize>) -> Vec<usize> {
-        let claimed: Vec<usize> = self
-            .split
+        let claimed = self.claimed_cores();
+        let free: Vec<usize> = allowed.iter().copied().filter(|c| !claimed.contains(c)).collect();
+        if free.is_empty() { allowed } else { free }
+    }
+
+    /// The cores that processes on this machine name as their own.
+    fn claimed_cores(&self) -> Vec<usize> {
+        self.split
             .slices
             .iter()
             .filter_map(|s| self.processes.get(&s.process))
             .filter(|p| p.on_this_machine())
             .filter_map(|p| p.cores.clone())
             .flatten()
+            .collect()
+    }
+
+    /// [`Deployment::placed_cores`], and a line for the report when the processes without
+    /// `cores` have none left to keep to: those that name cores name every one, so the others
+    /// run on all of them, beside those processes, whose threads (a cyclic executive that
+    /// counts its core as its own) then share their cores.
+    fn local_cores(&self, common: &[String]) -> LocalCores {
+        let mut placed = self.placed_cores(common);
+        let claimed = self.claimed_cores();
+        let without: Vec<&str> = self
+            .split
+            .slices
+            .iter()
+            .filter_map(|s| self.processes.get(&s.process))
+            .filter(|p| p.on_this_machine() && p.cores.is_none())
+            .map(|p| p.name.as_str())
             .collect();
-        let free: Vec<usize> = allowed.iter().copied().filter(|c| !claimed.contains(c)).collect();
-        if free.is_empty() { allowed } else { free }
+        let auto = common
+            .iter()
+            .position(|a| a == "--pin")
+            .and_then(|at| common.get(at + 1))
+            .is_none_or(|p| p == "auto");
+        let allowed = cores::allowed();
+        if auto && !without.is_empty() && !allowed.is_empty() && allowed.iter().all(|c| claimed.contains(c)) {
+            let (names, one) = (without.join(", "), without.len() == 1);
+            placed.notes.push(format!(
+                "placement: the `cores` of the processes on this machine name every core it has, so {names} \
+                 {} on all of them, beside those processes (`cores` of its own for each decide instead)",
+                if one { "runs" } else { "run" },
+            ));
+        }
+        placed
     }
 
     /// The cores for the processes on this machine without `cores`, when the run's placement
     /// is `auto`: shared out among them, or, beside a temporal firewall, all but its
     /// executives' own.
-    fn local_cores(&self, common: &[String]) -> LocalCores {
+    fn placed_cores(&self, common: &[String]) -> LocalCores {
         let option = |name: &str| common.iter().position(|a| a == name).and_then(|at| common.get(at + 1));
         if option("--pin").is_some_and(|p| p != "auto") {
             return LocalCores::default();
