@@ -97,9 +97,10 @@ fn pin(core: usize) {
     let _ = core_affinity::set_for_current(core_affinity::CoreId { id: core });
 }
 
-/// ns per message of `Src`'s work into the ring of `len` slots, each taken where it lies by a
-/// consumer on the other core.
-fn ring_with_work_ns(len: u64) -> f64 {
+/// ns per message of `send` (the producer's loop, given each sequence number) into the ring of
+/// `len` slots, on core 0, against `take` (the consumer's loop, returning what it took) on
+/// core 1.
+fn ring_run(len: u64, take: fn(&mut Consumer) -> u64, mut send: impl FnMut(&mut Producer, u64) -> Sent) -> f64 {
     let dir = tempfile::tempdir_in("/dev/shm")
         .or_else(|_| tempfile::tempdir())
         .unwrap();
@@ -111,28 +112,55 @@ fn ring_with_work_ns(len: u64) -> f64 {
         std::thread::spawn(move || {
             pin(1);
             let never = || false;
-            let mut consumer = Consumer::open(&path, Duration::from_secs(5), &never).unwrap();
-            let mut got = 0u64;
-            loop {
-                if consumer
-                    .take_small(|_, _, bytes| std::hint::black_box(bytes.len()))
-                    .is_some()
-                {
-                    got += 1;
-                    continue;
-                }
-                match consumer.next(None, &never) {
-                    Next::Message(_) => got += 1,
-                    _ => return got,
-                }
-            }
+            take(&mut Consumer::open(&path, Duration::from_secs(5), &never).unwrap())
         })
     };
     pin(0);
     producer.wait_for_consumer(&never);
-    let mut state = 1u64;
     let start = Instant::now();
     for seq in 0..messages() {
+        assert_eq!(send(&mut producer, seq), Sent::Published);
+    }
+    producer.finish(false, &never);
+    assert_eq!(reader.join().unwrap(), messages());
+    start.elapsed().as_nanos() as f64 / messages() as f64
+}
+
+/// ns per message through the ring of `len` slots between two threads on cores 0 and 1.
+fn ring_ns(len: u64) -> f64 {
+    fn take(consumer: &mut Consumer) -> u64 {
+        let mut got = 0u64;
+        while let Next::Message(_) = consumer.next(None, &|| false) {
+            got += 1;
+        }
+        got
+    }
+    ring_run(len, take, |producer, seq| {
+        producer.send(seq, 1, &[7u8; 8], &|| false).unwrap()
+    })
+}
+
+/// ns per message of `Src`'s work into the ring of `len` slots, each taken where it lies by a
+/// consumer on the other core.
+fn ring_with_work_ns(len: u64) -> f64 {
+    fn take(consumer: &mut Consumer) -> u64 {
+        let mut got = 0u64;
+        loop {
+            if consumer
+                .take_small(|_, _, bytes| std::hint::black_box(bytes.len()))
+                .is_some()
+            {
+                got += 1;
+                continue;
+            }
+            match consumer.next(None, &|| false) {
+                Next::Message(_) => got += 1,
+                _ => return got,
+            }
+        }
+    }
+    let mut state = 1u64;
+    ring_run(len, take, |producer, seq| {
         let sent = smx_box::now_ns();
         let fill = |slot: &mut [u8]| {
             // SplitMix64, as `smx_src_rand` makes its bytes.
@@ -142,45 +170,8 @@ fn ring_with_work_ns(len: u64) -> f64 {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             slot.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
         };
-        assert_eq!(
-            producer.send_in_place(seq, sent, 8, fill, &never).unwrap(),
-            Sent::Published
-        );
-    }
-    producer.finish(false, &never);
-    assert_eq!(reader.join().unwrap(), messages());
-    start.elapsed().as_nanos() as f64 / messages() as f64
-}
-
-/// ns per message through the ring of `len` slots between two threads on cores 0 and 1.
-fn ring_ns(len: u64) -> f64 {
-    let dir = tempfile::tempdir_in("/dev/shm")
-        .or_else(|_| tempfile::tempdir())
-        .unwrap();
-    let path = dir.path().join("ring");
-    let never = || false;
-    let mut producer = Producer::create(&path, len, 64, Duration::from_secs(5)).unwrap();
-    let reader = {
-        let path = path.clone();
-        std::thread::spawn(move || {
-            pin(1);
-            let never = || false;
-            let mut consumer = Consumer::open(&path, Duration::from_secs(5), &never).unwrap();
-            let mut got = 0u64;
-            while let Next::Message(_) = consumer.next(None, &never) {
-                got += 1;
-            }
-            got
-        })
-    };
-    pin(0);
-    let start = Instant::now();
-    for seq in 0..messages() {
-        assert_eq!(producer.send(seq, 1, &[7u8; 8], &never).unwrap(), Sent::Published);
-    }
-    producer.finish(false, &never);
-    assert_eq!(reader.join().unwrap(), messages());
-    start.elapsed().as_nanos() as f64 / messages() as f64
+        producer.send_in_place(seq, sent, 8, fill, &|| false).unwrap()
+    })
 }
 
 fn main() {
