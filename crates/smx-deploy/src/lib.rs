@@ -159,6 +159,16 @@ impl Deployment {
     }
 }
 
+/// The value after `name` in the run's options.
+fn option<'a>(common: &'a [String], name: &str) -> Option<&'a String> {
+    common.iter().position(|a| a == name).and_then(|at| common.get(at + 1))
+}
+
+/// Whether the run places its threads itself (`--pin auto`, the default).
+fn pin_auto(common: &[String]) -> bool {
+    option(common, "--pin").is_none_or(|p| p == "auto")
+}
+
 /// The cores of the processes on this machine that name none, and why, for the report.
 #[derive(Debug, Default)]
 struct LocalCores {
@@ -185,6 +195,15 @@ impl Deployment {
         if free.is_empty() { allowed } else { free }
     }
 
+    /// The slices of processes on this machine that name no cores of their own.
+    fn slices_without_cores_here(&self) -> impl Iterator<Item = &slice::Slice> {
+        self.split.slices.iter().filter(|slice| {
+            self.processes
+                .get(&slice.process)
+                .is_some_and(|p| p.on_this_machine() && p.cores.is_none())
+        })
+    }
+
     /// The cores that processes on this machine name as their own.
     fn claimed_cores(&self) -> Vec<usize> {
         self.split
@@ -204,21 +223,10 @@ impl Deployment {
     fn local_cores(&self, common: &[String]) -> LocalCores {
         let mut placed = self.placed_cores(common);
         let claimed = self.claimed_cores();
-        let without: Vec<&str> = self
-            .split
-            .slices
-            .iter()
-            .filter_map(|s| self.processes.get(&s.process))
-            .filter(|p| p.on_this_machine() && p.cores.is_none())
-            .map(|p| p.name.as_str())
-            .collect();
-        let auto = common
-            .iter()
-            .position(|a| a == "--pin")
-            .and_then(|at| common.get(at + 1))
-            .is_none_or(|p| p == "auto");
+        let without: Vec<&str> = self.slices_without_cores_here().map(|s| s.process.as_str()).collect();
         let allowed = cores::allowed();
-        if auto && !without.is_empty() && !allowed.is_empty() && allowed.iter().all(|c| claimed.contains(c)) {
+        if pin_auto(common) && !without.is_empty() && !allowed.is_empty() && allowed.iter().all(|c| claimed.contains(c))
+        {
             let (names, one) = (without.join(", "), without.len() == 1);
             placed.notes.push(format!(
                 "placement: the `cores` of the processes on this machine name every core it has, so {names} \
@@ -233,19 +241,12 @@ impl Deployment {
     /// is `auto`: shared out among them, or, beside a temporal firewall, all but its
     /// executives' own.
     fn placed_cores(&self, common: &[String]) -> LocalCores {
-        let option = |name: &str| common.iter().position(|a| a == name).and_then(|at| common.get(at + 1));
-        if option("--pin").is_some_and(|p| p != "auto") {
+        if !pin_auto(common) {
             return LocalCores::default();
         }
         let local: Vec<(&slice::Slice, usize)> = self
-            .split
-            .slices
-            .iter()
-            .filter_map(|slice| {
-                let process = self.processes.get(&slice.process)?;
-                let here = process.on_this_machine() && process.cores.is_none();
-                here.then_some((slice, slice.graph.nodes.len()))
-            })
+            .slices_without_cores_here()
+            .map(|slice| (slice, slice.graph.nodes.len()))
             .collect();
         let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
         let allowed = self.unclaimed_cores(cores::allowed());
@@ -265,7 +266,7 @@ impl Deployment {
         // with one keeps its own placement over the cores no other process names (its
         // executives take the last of them), and the others keep off its executives' cores,
         // where a spinning executive would hold them back.
-        let tt_mode = match option("--tt-mode").map(String::as_str) {
+        let tt_mode = match option(common, "--tt-mode").map(String::as_str) {
             Some("threads") => smx_runtime::TtMode::Threads,
             Some("cyclic") => smx_runtime::TtMode::Cyclic,
             _ => smx_runtime::TtMode::Auto,

@@ -13,17 +13,18 @@
 /// spawned by a pinned thread inherits the one core. Without the cache a pinned thread could
 /// not pin a child anywhere else.
 pub fn allowed_cores() -> Vec<usize> {
-    ALLOWED
-        .get_or_init(|| {
-            let mut cores: Vec<usize> = core_affinity::get_core_ids()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|c| c.id)
-                .collect();
-            cores.sort_unstable();
-            cores
-        })
-        .clone()
+    ALLOWED.get_or_init(mask_cores).clone()
+}
+
+/// The cores of the calling thread's mask now, in ascending order.
+fn mask_cores() -> Vec<usize> {
+    let mut cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    cores.sort_unstable();
+    cores
 }
 
 static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
@@ -37,11 +38,7 @@ pub fn keep_to_cores(cores: &[usize]) -> Result<(), String> {
     if ALLOWED.get().is_some() {
         return Err("the cores were read before they were narrowed".to_string());
     }
-    let now: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+    let now = mask_cores();
     let kept: Vec<usize> = cores.iter().copied().filter(|c| now.contains(c)).collect();
     if kept.is_empty() {
         return Err(format!(
