@@ -473,6 +473,98 @@ fn a_head_that_computes_for_longer_than_a_clock_tick_has_its_follower_run_after_
     assert_eq!(most_ahead, 0, "each message was read before the head's next step");
 }
 
+/// A follower that keeps what it took until its input is empty ([`BoxImpl::idle`]) gives it
+/// back while the head runs on without writing: its drain came after a tick of the coarse
+/// clock, and the next one finds its input empty.
+#[test]
+fn a_follower_releases_what_it_holds_while_its_head_runs_on_without_writing() {
+    const PORT: &[PortSpec] = &[PortSpec::new("data")];
+    let released = Arc::new(AtomicBool::new(false));
+    let mut registry = registry();
+    let r = released.clone();
+    registry.register(BoxSpec::named("once").outputs(PORT).never_waits().factory(move |_| {
+        Ok(Box::new(Once {
+            wrote: false,
+            saw_release: false,
+            released: r.clone(),
+            started: std::time::Instant::now(),
+        }))
+    }));
+    let r = released.clone();
+    registry.register(BoxSpec::named("keeper").inputs(PORT).chainable().factory(move |_| {
+        Ok(Box::new(Keeper {
+            held: None,
+            released: r.clone(),
+        }))
+    }));
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Once", "once", &[("data", false)]);
+    let snk = net.add_box("Keeper", "keeper", &[("data", true)]);
+    net.connect_with(src, "data", snk, "data", Link::default());
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 0, ChainMode::Auto)).unwrap();
+    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert_eq!(report.status, Status::Ok);
+    assert_eq!(
+        report.net("Once").unwrap().stats.u64("released_while_running"),
+        Some(1),
+        "the follower kept its message until the head had ended"
+    );
+}
+
+/// Writes one message, then steps without writing until its follower released it (or
+/// [`Once::PATIENCE`] passed), and ends.
+struct Once {
+    wrote: bool,
+    /// The follower had released the message when this box decided to end.
+    saw_release: bool,
+    released: Arc<AtomicBool>,
+    started: std::time::Instant,
+}
+
+impl Once {
+    const PATIENCE: Duration = Duration::from_secs(20);
+}
+
+impl BoxImpl for Once {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if !self.wrote {
+            self.wrote = true;
+            let _ = io.write(OutPort(0), smx_box::Message::now(0, b"x"));
+            return Ok(Flow::Return);
+        }
+        self.saw_release = self.released.load(Ordering::SeqCst);
+        let done = self.saw_release || self.started.elapsed() > Self::PATIENCE;
+        Ok(if done { Flow::End } else { Flow::Return })
+    }
+
+    fn stats(&self) -> smx_box::Stats {
+        smx_box::Stats::new().with("released_while_running", u64::from(self.saw_release))
+    }
+}
+
+/// Keeps the message it read until its idle, which says so.
+struct Keeper {
+    held: Option<smx_box::Message>,
+    released: Arc<AtomicBool>,
+}
+
+impl BoxImpl for Keeper {
+    fn step(&mut self, io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        if let Some(msg) = io.read(InPort(0)) {
+            self.held = Some(msg);
+        }
+        Ok(Flow::Return)
+    }
+
+    fn idle(&mut self) -> Result<Flow, BoxError> {
+        if self.held.take().is_some() {
+            self.released.store(true, Ordering::SeqCst);
+        }
+        Ok(Flow::Return)
+    }
+}
+
 /// Over a channel long enough for threads of one core to take turns, a follower chains behind
 /// a head whose step writes all it has at hand, and behind no other head that may wait.
 #[test]

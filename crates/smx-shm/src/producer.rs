@@ -54,6 +54,13 @@ pub struct ProducerBooks {
     pub consumer: Option<ConsumerEnd>,
 }
 
+/// What came of one [`Producer::publish`]: [`Sent`] with no error value to build or drop.
+enum Publication {
+    Published,
+    Over(ConsumerEnd),
+    TooLarge,
+}
+
 /// What became of one [`Producer::send`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sent {
@@ -134,17 +141,51 @@ impl Producer {
         fill: impl FnOnce(&mut [u8]),
         stop: &dyn Fn() -> bool,
     ) -> Result<Sent, ShmError> {
+        match self.publish(seq, sent_ns, len, fill, stop) {
+            Publication::Published => Ok(Sent::Published),
+            Publication::Over(end) => Ok(Sent::Over(self.settle(end))),
+            Publication::TooLarge => Err(ShmError::TooLarge {
+                len,
+                max_payload: self.seg.layout().max_payload,
+            }),
+        }
+    }
+
+    /// [`Producer::send_in_place`] for a message a box's feeder hands over on its write: whether
+    /// it was published. Anything else (a payload too large, a consumer that will take nothing
+    /// more, the run's stop) returns before `fill` runs and books nothing, so that the caller
+    /// can hand the message to [`Producer::send_in_place`] to be booked and reported. It is
+    /// the path of every message of a chained producer, so it builds no error value.
+    #[inline]
+    pub fn pass_in_place(
+        &mut self,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        stop: impl Fn() -> bool,
+    ) -> bool {
+        matches!(self.publish(seq, sent_ns, len, fill, stop), Publication::Published)
+    }
+
+    /// Waits for the next slot, lets `fill` write the payload there and publishes it.
+    #[inline(always)]
+    fn publish(
+        &mut self,
+        seq: u64,
+        sent_ns: u64,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        stop: impl Fn() -> bool,
+    ) -> Publication {
         let layout = self.seg.layout();
         if len as u64 > layout.max_payload {
-            return Err(ShmError::TooLarge {
-                len,
-                max_payload: layout.max_payload,
-            });
+            return Publication::TooLarge;
         }
         // The cheap signs first: the consumer's liveness is a look into /proc, paid only while
         // waiting for room (a dead consumer takes nothing, so its ring fills and the wait asks).
-        if let Some(end) = self.closed_or_stopped(stop) {
-            return Ok(Sent::Over(self.settle(end)));
+        if let Some(end) = self.closed_or_stopped(&stop) {
+            return Publication::Over(end);
         }
         let h = self.seg.header();
         let head = self.head;
@@ -163,9 +204,9 @@ impl Producer {
                 (&h.producer_sleeps, &h.consumer_sleeps),
                 (1, shared),
                 has_room,
-                || self.over(stop),
+                || self.over(&stop),
             ) {
-                return Ok(Sent::Over(self.settle(end)));
+                return Publication::Over(end);
             }
         }
         // SAFETY: the slot of `head` is free (stamped so by its release) and lies inside the
@@ -188,7 +229,7 @@ impl Producer {
         self.head.advance(layout.capacity);
         self.books.written += 1;
         wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word, self.light);
-        Ok(Sent::Published)
+        Publication::Published
     }
 
     /// Ends the stream (`failed`: abnormally) and waits until the consumer took everything,
@@ -226,7 +267,7 @@ impl Producer {
 
     /// Why the consumer will take nothing more, if it will not.
     /// The consumer closed, or the run stops: two loads, no system call.
-    fn closed_or_stopped(&self, stop: &dyn Fn() -> bool) -> Option<ConsumerEnd> {
+    fn closed_or_stopped(&self, stop: impl Fn() -> bool) -> Option<ConsumerEnd> {
         let h = self.seg.header();
         if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
             return Some(ConsumerEnd::Closed);
@@ -234,7 +275,7 @@ impl Producer {
         stop().then_some(ConsumerEnd::Stopped)
     }
 
-    fn over(&self, stop: &dyn Fn() -> bool) -> Option<ConsumerEnd> {
+    fn over(&self, stop: impl Fn() -> bool) -> Option<ConsumerEnd> {
         let h = self.seg.header();
         if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
             return Some(ConsumerEnd::Closed);
@@ -314,7 +355,7 @@ const STREAM_FROM: usize = 32 * 1024;
 /// slot's lines were last read by the consumer's core, and an ordinary store would first fetch
 /// each line back from there, while a streaming store writes the line without reading it.
 /// The closing fence orders the stores before the publication that follows.
-fn copy_into_slot(slot: &mut [u8], payload: &[u8]) {
+pub(crate) fn copy_into_slot(slot: &mut [u8], payload: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     if payload.len() >= STREAM_FROM {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};

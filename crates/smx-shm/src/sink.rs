@@ -52,24 +52,6 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
     }))
 }
 
-impl ShmSink {
-    /// Publishes a message offered by the feeder's write with `send`. Anything but a
-    /// publication (a payload too large, a consumer that will take nothing more, the run's
-    /// stop) returns before the payload is written, and the message goes on through the
-    /// channel to [`ShmSink::step`], which books it and ends or fails the box as for any
-    /// message it reads.
-    fn publish_passed(
-        &mut self,
-        send: impl FnOnce(&mut Producer, &dyn Fn() -> bool) -> Result<Sent, crate::ShmError>,
-    ) -> bool {
-        let Some(producer) = self.producer.as_mut() else {
-            return false;
-        };
-        let stop = &self.stop;
-        matches!(send(producer, &|| stop.load(Ordering::Relaxed)), Ok(Sent::Published))
-    }
-}
-
 impl BoxImpl for ShmSink {
     fn init(&mut self, ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
         self.port = Some(ctx.input("data")?);
@@ -114,13 +96,24 @@ impl BoxImpl for ShmSink {
         Ok(Flow::Return)
     }
 
+    // A message offered by the feeder's write is published from it. Anything but a
+    // publication (a payload too large, a consumer that will take nothing more, the run's
+    // stop) returns before the payload is written, and the message goes on through the
+    // channel to `step`, which books it and ends or fails the box as for any message it reads.
     fn pass_on(&mut self, msg: &Message) -> bool {
         // The copy of a step's send: a large payload with the stores that suit it.
-        self.publish_passed(|producer, stop| producer.send(msg.seq, msg.sent_ns, msg.payload(), stop))
+        let payload = msg.payload();
+        self.pass_on_filled(msg.seq, msg.sent_ns, payload.len(), &mut |slot| {
+            crate::producer::copy_into_slot(slot, payload)
+        })
     }
 
     fn pass_on_filled(&mut self, seq: u64, sent_ns: u64, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        self.publish_passed(|producer, stop| producer.send_in_place(seq, sent_ns, len, fill, stop))
+        let Some(producer) = self.producer.as_mut() else {
+            return false;
+        };
+        let stop = &self.stop;
+        producer.pass_in_place(seq, sent_ns, len, fill, || stop.load(Ordering::Relaxed))
     }
 
     fn abort(&mut self, _why: &str) {

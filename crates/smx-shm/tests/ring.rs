@@ -158,6 +158,38 @@ fn a_message_larger_than_a_slot_is_an_error_naming_the_key() {
     assert_eq!(producer.books().written, 0);
 }
 
+/// A message handed over on its feeder's write is published as a send would publish it; what
+/// a send would refuse or end on (too large, a closed consumer, the run's stop) is declined
+/// before the payload is written, and books nothing, so the box's own step can book it.
+#[test]
+fn a_pass_publishes_as_a_send_does_and_declines_what_a_send_would_not_publish() {
+    let dir = common::dir();
+    let path = common::link(&dir, "pass");
+    let mut producer = Producer::create(&path, 4, 8, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    let fill = |slot: &mut [u8]| slot.copy_from_slice(b"abc");
+    assert!(producer.pass_in_place(7, 0, 3, fill, never));
+    let Next::Message(msg) = consumer.next(None, &never) else {
+        panic!("the passed message arrives");
+    };
+    assert_eq!((msg.seq, msg.payload()), (7, &b"abc"[..]));
+    let untouched = |_: &mut [u8]| panic!("a declined message is not written");
+    assert!(!producer.pass_in_place(8, 0, 9, untouched, never), "larger than a slot");
+    assert!(!producer.pass_in_place(8, 0, 3, untouched, || true), "the run stops");
+    consumer.close();
+    assert!(
+        !producer.pass_in_place(8, 0, 3, untouched, never),
+        "the consumer closed"
+    );
+    assert_eq!(producer.books().written, 1);
+    assert_eq!((producer.books().left, producer.books().consumer), (0, None));
+    assert_eq!(
+        producer.send(8, 0, b"abc", &never).unwrap(),
+        Sent::Over(ConsumerEnd::Closed),
+        "the send then books the end"
+    );
+}
+
 #[test]
 fn a_stop_ends_the_wait_for_room() {
     let dir = common::dir();

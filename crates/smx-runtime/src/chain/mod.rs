@@ -50,6 +50,7 @@
 //!   (`--chain auto`, the default), never under `--trace` (whose timeline is per box thread),
 //!   and never with `--chain off`.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use smx_box::io::host::Ports;
@@ -194,18 +195,23 @@ fn joints(members: &[Member]) -> Vec<Joint> {
 }
 
 /// The chain's loop: the head as its own thread would fire it, its followers drained before it
-/// may wait and whenever it ran ahead for a tick of the coarse clock (see [`RunAhead`]); once
-/// the head has ended, the followers to their ends.
+/// may wait and whenever it ran ahead for a tick of the coarse clock while they had something
+/// to do (see [`RunAhead`]); once the head has ended, the followers to their ends.
 fn run_links(links: &mut [Link], stop: &AtomicBool) {
+    let pending = Cell::new(false);
+    let lane = Lane {
+        stop,
+        pending: &pending,
+    };
     let mut ahead = RunAhead::new();
     loop {
-        let running = if ahead.may_go_on(&mut links[0]) {
+        let running = if ahead.may_go_on(&mut links[0], &pending) {
             let since = ahead.since;
-            fire_while(links, stop, true, |head| still_ahead(head, since))
+            fire_while(links, lane, true, |head| still_ahead(head, since, &pending))
         } else {
-            drain_followers(links, stop);
-            ahead.drained();
-            fire(links, stop, true)
+            let stepped = drain_followers(links, lane);
+            ahead.drained(&pending, stepped);
+            fire(links, lane, true)
         };
         if !running {
             break;
@@ -213,8 +219,19 @@ fn run_links(links: &mut [Link], stop: &AtomicBool) {
     }
     // The head has closed its outputs: each follower drains its input and sees the end.
     for k in 1..links.len() {
-        while fire(&mut links[k..], stop, true) {}
+        while fire(&mut links[k..], lane, true) {}
     }
+}
+
+/// What every step of a chain shares: the run's stop, and whether the followers have
+/// something to do: a message written into a follower's channel since they last drained
+/// (rather than taken from the write by a follower, [`ChainPorts::pass_on`]), or a follower
+/// that stepped in that drain and may hold what it took until it finds its input empty
+/// ([`BoxImpl::idle`]).
+#[derive(Clone, Copy)]
+struct Lane<'a> {
+    stop: &'a AtomicBool,
+    pending: &'a Cell<bool>,
 }
 
 /// Whether a chain's head may step again before its followers run.
@@ -225,7 +242,10 @@ fn run_links(links: &mut [Link], stop: &AtomicBool) {
 /// so each box's code and data stay in the cache for a whole batch. Before a head that may wait,
 /// the followers take what it left, as a consumer thread would while its producer waits. The
 /// coarse clock bounds how long a message can sit behind a head that keeps running but writes
-/// rarely (a long computation per step): the followers run at least once per kernel tick.
+/// rarely (a long computation per step): the followers run at least once per kernel tick. The
+/// clock is read only while the followers have something to do ([`Lane::pending`]): a head
+/// whose every write went out at once through its follower ([`ChainPorts::pass_on`]) leaves
+/// them nothing, and the read would cost it a few nanoseconds a message.
 struct RunAhead {
     since: u64,
 }
@@ -237,45 +257,53 @@ impl RunAhead {
         }
     }
 
-    fn may_go_on(&self, head: &mut Link) -> bool {
-        head.never_waits && still_ahead(&mut head.driver, self.since)
+    fn may_go_on(&self, head: &mut Link, pending: &Cell<bool>) -> bool {
+        head.never_waits && still_ahead(&mut head.driver, self.since, pending)
     }
 
-    fn drained(&mut self) {
+    /// After the followers drained; `stepped`: one of them took something, which it may hold.
+    fn drained(&mut self, pending: &Cell<bool>, stepped: bool) {
+        pending.set(stepped);
         self.since = smx_timing::coarse_ns();
     }
 }
 
-/// For a head that never waits: its firing rule will not wait, and the coarse clock still reads
-/// `since`.
+/// For a head that never waits: its firing rule will not wait, and its followers have had
+/// nothing to do or the coarse clock still reads `since`.
 #[inline(always)]
-fn still_ahead(head: &mut Driver, since: u64) -> bool {
-    head.ready() && smx_timing::coarse_ns() == since
+fn still_ahead(head: &mut Driver, since: u64, pending: &Cell<bool>) -> bool {
+    head.ready() && (!pending.get() || smx_timing::coarse_ns() == since)
 }
 
-/// [`drain_all`] of the links after the head.
-fn drain_followers(links: &mut [Link], stop: &AtomicBool) {
-    if let Some((_, followers)) = links.split_first_mut() {
-        drain_all(followers, stop);
+/// [`drain_all`] of the links after the head; whether one of them stepped.
+fn drain_followers(links: &mut [Link], lane: Lane<'_>) -> bool {
+    match links.split_first_mut() {
+        Some((_, followers)) => drain_all(followers, lane),
+        None => false,
     }
 }
 
 /// Steps each of `links` in turn while its input holds something (a pass of the chain's tail);
 /// one that got nothing releases what it holds, as on a thread of its own it would now wait.
-fn drain_all(links: &mut [Link], stop: &AtomicBool) {
+/// Whether one of them stepped.
+fn drain_all(links: &mut [Link], lane: Lane<'_>) -> bool {
+    let mut stepped = false;
     for k in 0..links.len() {
-        if !drain(&mut links[k..], stop) {
+        if drain(&mut links[k..], lane) {
+            stepped = true;
+        } else {
             links[k].driver.release_held();
         }
     }
+    stepped
 }
 
 /// Fires the first of `links` while its firing rule lets it step; whether it stepped.
-fn drain(links: &mut [Link], stop: &AtomicBool) -> bool {
+fn drain(links: &mut [Link], lane: Lane<'_>) -> bool {
     if !links[0].driver.ready() {
         return false;
     }
-    fire_while(links, stop, false, Driver::ready);
+    fire_while(links, lane, false, Driver::ready);
     true
 }
 
@@ -283,7 +311,7 @@ fn drain(links: &mut [Link], stop: &AtomicBool) -> bool {
 ///
 /// The links after it release what they hold across steps ([`BoxImpl::idle`]) first unless
 /// this step is sure not to wait: the box never waits and its firing rule will not either.
-fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
+fn fire(links: &mut [Link], lane: Lane<'_>, block: bool) -> bool {
     let Some((first, rest)) = links.split_first_mut() else {
         return false;
     };
@@ -296,15 +324,16 @@ fn fire(links: &mut [Link], stop: &AtomicBool, block: bool) -> bool {
         never_waits: first.never_waits,
         release_first: false,
         rest,
+        pending: lane.pending,
     };
-    first.driver.fire_via(stop, block, &mut via)
+    first.driver.fire_via(lane.stop, block, &mut via)
 }
 
 /// Fires the first of `links` as [`fire`] does, again and again while `more` says so after a
 /// firing, under one unwind guard. With `block`, only for a box that never waits and whose
 /// firing rule will not wait, as `more` must keep it: the links after it are not asked to
 /// release what they hold. Without, a box that may wait has them release before each step.
-fn fire_while(links: &mut [Link], stop: &AtomicBool, block: bool, more: impl FnMut(&mut Driver) -> bool) -> bool {
+fn fire_while(links: &mut [Link], lane: Lane<'_>, block: bool, more: impl FnMut(&mut Driver) -> bool) -> bool {
     let Some((first, rest)) = links.split_first_mut() else {
         return false;
     };
@@ -314,8 +343,9 @@ fn fire_while(links: &mut [Link], stop: &AtomicBool, block: bool, more: impl FnM
         never_waits: first.never_waits,
         release_first: !first.never_waits,
         rest,
+        pending: lane.pending,
     };
-    first.driver.fire_via_while(stop, block, &mut via, more)
+    first.driver.fire_via_while(lane.stop, block, &mut via, more)
 }
 
 /// Asks every link of `links` to release what it holds.
@@ -333,6 +363,7 @@ struct Through<'a> {
     /// The links after it release what they hold before each step.
     release_first: bool,
     rest: &'a mut [Link],
+    pending: &'a Cell<bool>,
 }
 
 impl StepOn for Through<'_> {
@@ -345,7 +376,10 @@ impl StepOn for Through<'_> {
             joint: self.joint,
             never_waits: self.never_waits,
             rest: self.rest,
-            stop,
+            lane: Lane {
+                stop,
+                pending: self.pending,
+            },
         };
         step_once(instance, &mut view, count, stop)
     }
@@ -360,7 +394,7 @@ struct ChainPorts<'a> {
     joint: &'a Joint,
     never_waits: bool,
     rest: &'a mut [Link],
-    stop: &'a AtomicBool,
+    lane: Lane<'a>,
 }
 
 impl ChainPorts<'_> {
@@ -384,7 +418,7 @@ impl ChainPorts<'_> {
 
     /// Offers a message written to `port` to the follower at `at` when it takes messages
     /// from writes ([`Driver::pass_on`]); whether it took it.
-    #[inline]
+    #[inline(always)]
     fn pass_on(&mut self, port: usize, at: usize, sent_ns: u64, pass: impl FnOnce(&mut dyn BoxImpl) -> bool) -> bool {
         let follower = &mut self.rest[at];
         if !follower.passes_on {
@@ -406,16 +440,17 @@ impl ChainPorts<'_> {
         let ChainPorts {
             ports,
             rest,
-            stop,
+            lane,
             never_waits,
             ..
         } = self;
+        lane.pending.set(true);
         let end = at + 1 + rest[at].joint.subtree;
         let behind = &mut rest[at..end];
         let mut made_room = false;
         let written = write(ports, &mut || {
             made_room = true;
-            drain_all(behind, stop);
+            drain_all(behind, *lane);
         });
         if made_room && !*never_waits {
             release(behind);
