@@ -145,7 +145,11 @@ impl<T: Clone> Reader<T> {
     /// [`Reader::read`] that lends the message to `see` instead of returning it
     /// ([`smx_spsc::Consumer::try_pop_with`]); `None` when there was nothing to read. Counted
     /// as `read` counts.
-    #[inline]
+    // Always inlined: as a call of its own it took the caller's closure through memory, its
+    // captures stored as words and loaded again as wider moves, and that reload waited for the
+    // stores to land on every read (docs/performance.md, "A read that waited for its own
+    // stores").
+    #[inline(always)]
     pub fn read_with<R>(&mut self, see: impl FnOnce(&T) -> R) -> Option<R> {
         let Some(rx) = &mut self.rx else {
             return self.duplicate().map(|last| see(&last));
