@@ -367,6 +367,7 @@ struct Through<'a> {
 }
 
 impl StepOn for Through<'_> {
+    #[inline(always)]
     fn step(&mut self, instance: &mut dyn BoxImpl, ports: &mut PortSet, count: u64, stop: &AtomicBool) -> Stepped {
         if self.release_first {
             release(self.rest);
