@@ -109,8 +109,8 @@ fn two_processes_on_this_machine_make_one_report() {
     assert_books_balance(&report);
 }
 
-/// A link has its channel's length, also one that `--channel-len` gives: the ring holds half
-/// of it and the consumer's half the other half (the producer's half one more), so the
+/// A link has its channel's length, also one that `--channel-len` gives: the ring holds three
+/// quarters of it and the consumer's half a quarter (the producer's half one more), so the
 /// producer is held back after about the channel's length across the cut, as in one process.
 #[test]
 fn a_link_holds_its_channels_length() {
@@ -120,7 +120,7 @@ fn a_link_holds_its_channels_length() {
     assert!(out.status.success(), "{}", text(&out));
     let channel = &report["channels"][0];
     assert_eq!(channel["len"], 64, "{channel}");
-    assert_eq!(channel["link"]["sender"]["len"], 32, "the ring: {channel}");
+    assert_eq!(channel["link"]["sender"]["len"], 48, "the ring: {channel}");
     assert_eq!(channel["read"], 2000);
     assert_books_balance(&report);
 }

@@ -335,11 +335,13 @@ struct ShmLengths {
 
 /// Together the ring, the consumer's half and the producer's half (one message) hold the
 /// channel's length and one more, so the producer is held back across the cut about where it
-/// would be in one process. The consumer's half takes half the length: a chain there
+/// would be in one process. The consumer's half takes a quarter of the length: a chain there
 /// (the link's source box and the consumer on one thread) then steps the consumer once per
-/// batch of messages instead of once per message, which is what limits the link's rate (the
-/// performance page has the figures). The producer's half keeps one message: its box's writes
-/// go into the ring from the write itself (`SpecBuilder::passes_on`).
+/// batch of messages instead of once per message, which is what limited the link's rate, and
+/// the ring keeps the rest, room for the producer while the consumer's chain works through a
+/// batch (the performance page has the figures of a quarter against a half). The producer's
+/// half keeps one message: its box's writes go into the ring from the write itself
+/// (`SpecBuilder::passes_on`).
 fn shm_lengths(len: u32, consumer_decoupled: bool) -> ShmLengths {
     let len = len.max(1);
     if consumer_decoupled {
@@ -348,9 +350,9 @@ fn shm_lengths(len: u32, consumer_decoupled: bool) -> ShmLengths {
             consumer_half: len,
         };
     }
-    let consumer_half = (len / 2).max(1);
+    let consumer_half = (len / 4).max(1);
     ShmLengths {
-        ring: len - len / 2,
+        ring: (len - consumer_half).max(1),
         consumer_half,
     }
 }
@@ -464,8 +466,9 @@ mod tests {
             let l = shm_lengths(len, false);
             (l.ring, l.consumer_half)
         };
-        assert_eq!(split(64), (32, 32));
-        assert_eq!(split(5), (3, 2));
+        assert_eq!(split(64), (48, 16));
+        assert_eq!(split(5), (4, 1));
+        assert_eq!(split(3), (2, 1));
         assert_eq!(split(2), (1, 1));
         // Neither ever holds nothing; a length of 0 is taken as 1.
         assert_eq!(split(1), (1, 1));

@@ -7,8 +7,8 @@
 //! and each message's sequence number and creation time.
 //!
 //! **Keys.** `path` (both; the file, e.g. `/dev/shm/smx-RUN-EDGE`, unique per run and link),
-//! `len` (sink; the ring's length: `smxrun` gives it half the cut channel's length and the
-//! consumer's half of the channel the other half), `max_payload` (sink; bytes per slot,
+//! `len` (sink; the ring's length: `smxrun` gives it three quarters of the cut channel's length
+//! and the consumer's half of the channel a quarter), `max_payload` (sink; bytes per slot,
 //! default 64 KiB: a larger message fails the sink with an error naming the key), `timeout`
 //! (both; how long to wait for the peer to appear, default 5 s), `copy_limit` (source; see
 //! below).
