@@ -69,9 +69,10 @@ fn a_split_takes_the_channel_length_a_run_would_take() {
     let default = std::fs::read_to_string(split(dir.path(), &[]).join("main.job")).unwrap();
     std::fs::remove_dir_all(dir.path().join("out")).unwrap();
     let out = split(dir.path(), &["--channel-len", "64"]);
-    // The ring holds half the channel's length, and each slice runs with the length.
+    // The ring holds three quarters of the channel's length, and each slice runs with the
+    // length.
     let long = std::fs::read_to_string(out.join("main.job")).unwrap();
-    assert!(long.contains("len=32") && !default.contains("len=32"), "{long}");
+    assert!(long.contains("len=48") && !default.contains("len=48"), "{long}");
     let sinks = std::fs::read_to_string(out.join("sinks.job")).unwrap();
     assert!(sinks.contains("\"--channel-len\",\"64\""), "{sinks}");
 }
