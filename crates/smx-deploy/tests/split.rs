@@ -261,14 +261,14 @@ fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
     assert_eq!(s.slices[0].graph.nodes[2].func, smx_deploy::slice::SHM_SINK);
     assert_eq!(s.slices[1].graph.nodes[1].func, smx_deploy::slice::SHM_SOURCE);
     assert!(link.endpoint.starts_with("/dev/shm/smx-t-"), "{}", link.endpoint);
-    // Both ends name the one file; the producer's end makes the ring of half the channel's
-    // length, and the consumer's half of the channel holds the other half.
+    // Both ends name the one file; the producer's end makes the ring of three quarters of the
+    // channel's length, and the consumer's half of the channel holds a quarter.
     let path = format!("link1_in#1.path={}", link.endpoint);
     assert!(s.slices[1].sets.contains(&path), "{:?}", s.slices[1].sets);
     let path = format!("link1_out#2.path={}", link.endpoint);
     assert!(s.slices[0].sets.contains(&path), "{:?}", s.slices[0].sets);
     assert!(
-        s.slices[0].sets.contains(&"link1_out#2.len=2".to_string()),
+        s.slices[0].sets.contains(&"link1_out#2.len=3".to_string()),
         "{:?}",
         s.slices[0].sets
     );
@@ -278,7 +278,7 @@ fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
         half.expect("the link box's half of the channel").len
     };
     assert_eq!(half(0, 2), 1, "the producer's half");
-    assert_eq!(half(1, 1), 2, "the consumer's half");
+    assert_eq!(half(1, 1), 1, "the consumer's half");
     // Between hosts it is still ZeroMQ.
     let procs = processes("[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n");
     let placement = place(&graph, &settings, &procs).unwrap();

@@ -153,7 +153,7 @@ impl Producer {
 
     /// [`Producer::send_in_place`] for a message a box's feeder hands over on its write: whether
     /// it was published. Anything else (a payload too large, a consumer that will take nothing
-    /// more, the run's stop) returns before `fill` runs and books nothing, so that the caller
+    /// more, the run's stop) returns before `fill` runs and books no message, so that the caller
     /// can hand the message to [`Producer::send_in_place`] to be booked and reported. It is
     /// the path of every message of a chained producer, so it builds no error value.
     #[inline]
