@@ -13,6 +13,10 @@ use serde_json::Value;
 
 const NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
+/// A time-triggered pair beside a plain one: `Snk#3` is the plain pair's sink.
+const TT_NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+                      connect tt[100us](Src.Snk) | (Src.Snk)\n";
+
 /// Runs `smxrun NET --config CONFIG --report json ARGS` and returns the exit and the report.
 fn run_json(dir: &Path, net: &str, config: &str, args: &[&str]) -> (Output, Value) {
     let net = write(dir, "net.smx", net);
@@ -237,11 +241,9 @@ fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core()
     if one_core("none to keep for an executive") {
         return;
     }
-    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
-               connect tt[100us](Src.Snk) | (Src.Snk)\n";
     let config = "[process.sinks]\n\n[net.\"Snk#3\"]\nprocess = \"sinks\"\n";
     let dir = tempfile::tempdir().unwrap();
-    let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--tt-mode", "cyclic"]);
+    let (out, report) = run_json(dir.path(), TT_NET, config, &["-n", "2000", "--tt-mode", "cyclic"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_books_balance(&report);
     let executive = report["firewalls"][0]["core"].as_u64().expect("the executive's core");
@@ -254,7 +256,7 @@ fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core()
     );
     let sinks = net_row(&report, "process", "sinks");
     assert_ne!(sinks["core"].as_u64(), Some(executive), "{sinks}");
-    let (out, report) = run_json(dir.path(), net, config, &["-n", "2000", "--tt-mode", "threads"]);
+    let (out, report) = run_json(dir.path(), TT_NET, config, &["-n", "2000", "--tt-mode", "threads"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         !report["warnings"].to_string().contains("cyclic executive of main"),
@@ -271,12 +273,10 @@ fn beside_a_process_with_cores_a_temporal_firewall_keeps_off_them() {
     if one_core("a core named by one process and another left to a firewall") {
         return;
     }
-    let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
-               connect tt[100us](Src.Snk) | (Src.Snk)\n";
     let config = "[process.b]\ncores = [1]\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n";
     let dir = tempfile::tempdir().unwrap();
     for mode in ["cyclic", "threads"] {
-        let (out, report) = run_json(dir.path(), net, config, &["-n", "500", "--tt-mode", mode]);
+        let (out, report) = run_json(dir.path(), TT_NET, config, &["-n", "500", "--tt-mode", mode]);
         assert!(out.status.success(), "{mode}: {}", text(&out));
         assert_books_balance(&report);
         for firewall in report["firewalls"].as_array().unwrap() {
