@@ -488,6 +488,11 @@ impl ZmqSink {
                         "the {} marker was not delivered: tried once, as every receiver's connection was cut",
                         if s.aborted { "abort" } else { "end-of-stream" },
                     )
+                } else if s.peers_lost {
+                    format!(
+                        "the {} marker was not delivered: every receiver's connection was cut while it waited for room",
+                        if s.aborted { "abort" } else { "end-of-stream" },
+                    )
                 } else if s.marker_unwaited {
                     format!(
                         "the {} marker was not delivered: tried once, not waited for, as no receiver had come within timeout {:?}",

@@ -355,6 +355,35 @@ fn with_heartbeats_a_blocked_send_gives_up_when_the_receiver_is_gone() {
     assert!(tx.stats.dropped_timeout >= 1);
 }
 
+/// With heartbeats on, the end-of-stream marker is not waited for once every receiver's
+/// connection is cut: its host went away, the marker can never be taken, and the wait ends by
+/// the heartbeats rather than after the whole `timeout` (a process in the middle of a line
+/// whose host dropped off the network would otherwise wait until it is stopped).
+#[test]
+fn with_heartbeats_the_marker_is_not_waited_for_once_the_receiver_is_gone() {
+    let mut common = common(Pattern::Pipeline, "tcp://127.0.0.1:*", true, 1, Duration::from_secs(30));
+    common.heartbeat = Duration::from_millis(50);
+    let mut tx = Sender::open(sink_settings(common, false, 1)).unwrap();
+    let ctx = zmq::Context::new();
+    let pull = ctx.socket(zmq::PULL).unwrap();
+    pull.connect(tx.endpoint()).unwrap();
+    // One message across, so the receiver's connection is known to the sender.
+    assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::Accepted);
+    pull.set_rcvtimeo(10_000).unwrap();
+    pull.recv_multipart(0).unwrap();
+    pull.set_linger(0).unwrap();
+    drop(pull);
+    drop(ctx);
+    tx.finish();
+    let s = &tx.stats;
+    assert!(s.peers_lost, "{s:?}");
+    assert_eq!(
+        (s.markers, s.timeouts),
+        (0, 0),
+        "ended by the heartbeats, not the timeout: {s:?}"
+    );
+}
+
 #[test]
 fn an_absent_sender_ends_the_source_by_timeout() {
     let port = crate::loopback::free_loopback_port().unwrap();

@@ -33,6 +33,11 @@ impl Sender {
         let no_room = matches!(e, zmq::Error::EAGAIN | zmq::Error::EINTR);
         let why = if stopped {
             format!("within {STOP_GRACE:?} of the stop: {}", socket::explain(e))
+        } else if no_room && waited && self.stats.peers_lost {
+            format!(
+                "every receiver's connection was cut while it waited for room (no answer to heartbeats every {:?})",
+                self.settings.common.heartbeat
+            )
         } else if no_room && !waited {
             self.stats.marker_unwaited = self.stats.markers == 0;
             if self.stats.peers_lost {
@@ -75,7 +80,7 @@ impl Sender {
         self.stats.nobody_to_tell = self.stats.sent == 0 && sock.handshakes == 0;
         self.poll_subscriptions();
         let mut stop_seen = None;
-        self.send_markers(&sock, kind, &mut stop_seen);
+        self.send_markers(&mut sock, kind, &mut stop_seen);
         // The watch connection stays up while the receivers take what is queued: its end
         // would tell them this sender is gone while its messages are still on their way.
         let mut watch = self.watch.take();
@@ -108,8 +113,10 @@ impl Sender {
     }
 
     /// Queues the marker [`eos::REPEATS`] times, each within the wait for a peer (one try once
-    /// the sender gave up on a peer), cut short by a stop (noted in `stop_seen`).
-    fn send_markers(&mut self, sock: &BoxSocket, kind: Kind, stop_seen: &mut Option<Instant>) {
+    /// the sender gave up on a peer), cut short by a stop (noted in `stop_seen`) and, with
+    /// heartbeats on, by every receiver's connection being cut: a host that went away takes
+    /// nothing more, and its queue, full, would hold the marker back until `timeout`.
+    fn send_markers(&mut self, sock: &mut BoxSocket, kind: Kind, stop_seen: &mut Option<Instant>) {
         let marker = EndOfStream {
             topics: self.topics.clone(),
         }
@@ -117,6 +124,9 @@ impl Sender {
         // A sender that gave up on a peer does not wait for one again: the marker gets one try.
         let waited = !self.gave_up;
         let full = self.peer_deadline();
+        let heartbeat = self.settings.common.heartbeat;
+        let mut alone_since = None;
+        let mut watch = self.watch.take();
         'repeat: for repeat in 0..eos::REPEATS {
             let header = Header {
                 kind,
@@ -129,7 +139,15 @@ impl Sender {
                 let deadline = self.cut(full, stop_seen);
                 match sock.socket.send(CONTROL_TOPIC, zmq::SNDMORE) {
                     Ok(()) => break,
-                    Err(zmq::Error::EAGAIN | zmq::Error::EINTR) if Instant::now() < deadline => continue,
+                    Err(e @ (zmq::Error::EAGAIN | zmq::Error::EINTR)) if Instant::now() < deadline => {
+                        let watched = watch.as_mut().unwrap_or(&mut *sock);
+                        if !heartbeat.is_zero() && receivers_lost(watched, &mut alone_since, heartbeat) {
+                            self.stats.peers_lost = true;
+                            self.gave_up = true;
+                            self.marker_not_sent(kind, e, false, waited);
+                            break 'repeat;
+                        }
+                    }
                     Err(e) => {
                         self.marker_not_sent(kind, e, stop_seen.is_some(), waited);
                         break 'repeat;
@@ -147,6 +165,7 @@ impl Sender {
                 self.stats.markers += 1;
             }
         }
+        self.watch = watch;
     }
 
     /// Waits (up to `linger`, or what is left of a stop's grace) for the receivers to confirm

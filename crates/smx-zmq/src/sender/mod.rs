@@ -86,8 +86,8 @@ pub struct SinkStats {
     /// [`Sender::gave_up`]), so a run without a peer spends about one `timeout`, not one per
     /// wait.
     pub timeouts: u64,
-    /// With heartbeats on: a send waited while every receiver's connection was cut (its
-    /// process died, or its host stopped answering), and the sender gave up on them.
+    /// With heartbeats on: a send or the marker waited while every receiver's connection was
+    /// cut (its process died, or its host stopped answering), and the sender gave up on them.
     pub peers_lost: bool,
     /// No marker was queued, and it was tried only briefly, not for `timeout`: the sender had
     /// given up on a peer already.
