@@ -13,7 +13,33 @@ use crate::slice::{Origin, Split};
 /// The latest progress and live figures of each slice, in the order of the jobs: written by
 /// the supervision while the progress line and the live figures' writer read them.
 #[derive(Debug, Default)]
-pub struct Live(Mutex<Vec<Told>>);
+pub struct Live(Mutex<Heard>);
+
+#[derive(Debug, Default)]
+struct Heard {
+    slices: Vec<Told>,
+    /// The latest time given out: the next is never earlier. A slice's time runs on from when
+    /// it was told, and a telling that arrives late (its pipe read after a busy moment) says
+    /// less than that; the lines of `--stats-every` and the progress line must not go back.
+    given: Duration,
+}
+
+impl Heard {
+    /// The time the longest-running slice's nets have run, as of now: each slice's time goes
+    /// on from when it was told, so that lines and rates follow this clock and not the moments
+    /// the slices' figures happened to arrive; never earlier than the time given out before.
+    fn elapsed(&mut self) -> Option<Duration> {
+        let now = self
+            .slices
+            .iter()
+            .filter_map(|t| t.progress)
+            .map(|(_, t, heard)| t.saturating_add(heard.elapsed()))
+            .max()?
+            .max(self.given);
+        self.given = now;
+        Some(now)
+    }
+}
 
 #[derive(Debug, Default, Clone)]
 struct Told {
@@ -24,7 +50,8 @@ struct Told {
 
 impl Live {
     fn told(&self, slice: usize, tell: impl FnOnce(&mut Told)) {
-        let mut told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let told = &mut heard.slices;
         if told.len() <= slice {
             told.resize(slice + 1, Told::default());
         }
@@ -42,21 +69,11 @@ impl Live {
         });
     }
 
-    /// The time the longest-running slice's nets have run, as of now: each slice's time goes
-    /// on from when it was told, so that lines and rates follow this clock and not the moments
-    /// the slices' figures happened to arrive.
-    fn elapsed(told: &[Told]) -> Option<Duration> {
-        told.iter()
-            .filter_map(|t| t.progress)
-            .map(|(_, t, heard)| t.saturating_add(heard.elapsed()))
-            .max()
-    }
-
     /// The longest time any slice told its nets had run, as it told it: a slice that died
     /// before its report ran at least that long.
     pub fn told_wall(&self) -> Option<Duration> {
-        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        told.iter().filter_map(|t| t.progress).map(|(_, t, _)| t).max()
+        let heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        heard.slices.iter().filter_map(|t| t.progress).map(|(_, t, _)| t).max()
     }
 
     /// The whole run's messages so far, the sum over the slices marked in `counted` (those
@@ -65,9 +82,10 @@ impl Live {
     /// have run, as of now (each slice's time goes on from when it was told). `None` before
     /// any slice told its progress.
     pub fn sample(&self, counted: &[bool]) -> Option<(u64, Duration)> {
-        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let elapsed = Live::elapsed(&told)?;
-        let messages = told
+        let mut heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let elapsed = heard.elapsed()?;
+        let messages = heard
+            .slices
             .iter()
             .zip(counted)
             .filter(|(_, counts)| **counts)
@@ -78,12 +96,14 @@ impl Live {
 
     /// The live figures of the whole net from the slices' latest ones ([`whole_snapshot`]).
     pub fn snapshot(&self, split: &Split, graph: &NetGraph, counted: &[bool]) -> Option<Snapshot> {
-        let told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let slices: Vec<Option<&Snapshot>> = (0..split.slices.len())
-            .map(|s| told.get(s).and_then(|t| t.stats.as_ref()))
+            .map(|s| heard.slices.get(s).and_then(|t| t.stats.as_ref()))
             .collect();
         let mut whole = whole_snapshot(split, graph, counted, &slices)?;
-        whole.elapsed = Live::elapsed(&told).unwrap_or(whole.elapsed).max(whole.elapsed);
+        let told = whole.elapsed;
+        whole.elapsed = heard.elapsed().unwrap_or(told).max(told);
+        heard.given = whole.elapsed;
         Some(whole)
     }
 }
@@ -323,5 +343,19 @@ mod tests {
         assert!(live.sample(&[true, true]).unwrap().1 >= elapsed + Duration::from_millis(20));
         assert_eq!(live.told_wall(), Some(Duration::from_secs(700)));
         assert_eq!(Live::default().told_wall(), None);
+    }
+
+    #[test]
+    fn the_time_given_out_never_goes_back_when_a_slice_tells_late() {
+        let live = Live::default();
+        live.record(0, 10, Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(30));
+        let (_, first) = live.sample(&[true]).unwrap();
+        assert!(first >= Duration::from_millis(70), "{first:?}");
+        // The slice's next telling was on its way while this side's clock ran on.
+        live.record(0, 20, Duration::from_millis(45));
+        let (messages, second) = live.sample(&[true]).unwrap();
+        assert_eq!(messages, 20);
+        assert!(second >= first, "{second:?} after {first:?}");
     }
 }
