@@ -318,17 +318,24 @@ fn with_heartbeats_a_killed_sender_ends_the_source_as_peer_lost() {
     assert_eq!((t.received, t.lost, t.unannounced), (99, 1, 1));
 }
 
-/// With heartbeats on, a send blocked on a full queue gives up once its only receiver's
-/// connection is cut, and books what it could not send.
-#[test]
-fn with_heartbeats_a_blocked_send_gives_up_when_the_receiver_is_gone() {
-    let mut common = common(Pattern::Pipeline, "tcp://127.0.0.1:*", true, 1, Duration::from_secs(20));
+/// A pipeline sink over tcp with heartbeats every 50 ms and the given `timeout`, a queue of one
+/// message, and a raw receiver connected to it (one message of queue too) in its own context.
+fn heartbeat_sink_and_receiver(timeout: Duration) -> (Sender, zmq::Context, zmq::Socket) {
+    let mut common = common(Pattern::Pipeline, "tcp://127.0.0.1:*", true, 1, timeout);
     common.heartbeat = Duration::from_millis(50);
-    let mut tx = Sender::open(sink_settings(common, false, 1)).unwrap();
+    let tx = Sender::open(sink_settings(common, false, 1)).unwrap();
     let ctx = zmq::Context::new();
     let pull = ctx.socket(zmq::PULL).unwrap();
     pull.set_rcvhwm(1).unwrap();
     pull.connect(tx.endpoint()).unwrap();
+    (tx, ctx, pull)
+}
+
+/// With heartbeats on, a send blocked on a full queue gives up once its only receiver's
+/// connection is cut, and books what it could not send.
+#[test]
+fn with_heartbeats_a_blocked_send_gives_up_when_the_receiver_is_gone() {
+    let (mut tx, ctx, pull) = heartbeat_sink_and_receiver(Duration::from_secs(20));
     let stop = || false;
     let (done_tx, done_rx) = mpsc::channel();
     let closer = thread::spawn(move || {
@@ -361,12 +368,7 @@ fn with_heartbeats_a_blocked_send_gives_up_when_the_receiver_is_gone() {
 /// whose host dropped off the network would otherwise wait until it is stopped).
 #[test]
 fn with_heartbeats_the_marker_is_not_waited_for_once_the_receiver_is_gone() {
-    let mut common = common(Pattern::Pipeline, "tcp://127.0.0.1:*", true, 1, Duration::from_secs(30));
-    common.heartbeat = Duration::from_millis(50);
-    let mut tx = Sender::open(sink_settings(common, false, 1)).unwrap();
-    let ctx = zmq::Context::new();
-    let pull = ctx.socket(zmq::PULL).unwrap();
-    pull.connect(tx.endpoint()).unwrap();
+    let (mut tx, ctx, pull) = heartbeat_sink_and_receiver(Duration::from_secs(30));
     // One message across, so the receiver's connection is known to the sender.
     assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::Accepted);
     pull.set_rcvtimeo(10_000).unwrap();
