@@ -1,7 +1,7 @@
 //! Which process each node of a net runs in, and which channels cannot cross a cut.
 
 use smx_graph::{Edge, NetGraph, NodeKind, Timing};
-use smx_runtime::config::{ConfigError, NetSettings};
+use smx_runtime::config::{ConfigError, NetSettings, Origin};
 
 use crate::processes::{MAIN, Processes};
 
@@ -87,12 +87,66 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
             process_of[node] = feeder.and_then(|f| process_of[f].clone());
         }
     }
-    Ok(Placement {
+    let placement = Placement {
         process_of: process_of
             .into_iter()
             .map(|p| p.unwrap_or_else(|| MAIN.to_string()))
             .collect(),
-    })
+    };
+    check_reachable(graph, &placement, processes)?;
+    Ok(placement)
+}
+
+/// A link is bound by its consumer's process and dialled by its producer's at the consumer's
+/// `host`. A process here without a `host` has only the loopback address to offer, which a
+/// producer on another machine (or in a network namespace) would dial at home: its messages
+/// would never arrive. So such a consumer must say the address the producer reaches it at.
+fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
+    for e in placement.cuts(graph) {
+        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
+        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
+            continue;
+        };
+        let Some(far) = from.machine().filter(|_| to.host.is_none()) else {
+            continue;
+        };
+        let (source, target) = (&graph.nodes[e.source], &graph.nodes[e.target]);
+        let example = match route_address(far) {
+            Some(here) => format!("host = \"{here}\" (this machine's address on its route to {far})"),
+            None => "host = \"ADDRESS\"".to_string(),
+        };
+        let origin = if to.origin == Origin::BuiltIn {
+            from.origin.clone()
+        } else {
+            to.origin.clone()
+        };
+        return Err(ConfigError::new(
+            origin,
+            format!(
+                "process '{b}' has no `host`, but channel {}.{} -> {}.{} comes to it from process '{a}' on {far}, \
+                 which would dial its own loopback address: give [process.{b}] the address {far} reaches this \
+                 machine at, e.g. {example}",
+                source.label, e.source_port, target.label, e.target_port
+            ),
+        )
+        .key("host"));
+    }
+    Ok(())
+}
+
+/// The address this machine sends from towards `host` (a route lookup: connecting a UDP
+/// socket sends nothing); `None` without a route, or for a host name that does not resolve.
+fn route_address(host: &str) -> Option<std::net::IpAddr> {
+    use std::net::{ToSocketAddrs, UdpSocket};
+    let peer = (host, 9).to_socket_addrs().ok()?.next()?;
+    let any: std::net::IpAddr = if peer.is_ipv4() {
+        std::net::Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        std::net::Ipv6Addr::UNSPECIFIED.into()
+    };
+    let socket = UdpSocket::bind((any, 0)).ok()?;
+    socket.connect(peer).ok()?;
+    Some(socket.local_addr().ok()?.ip()).filter(|ip| !ip.is_unspecified())
 }
 
 /// Where routing node `node` goes, once its neighbours are placed: with its feeders when they

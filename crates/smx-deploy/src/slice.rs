@@ -184,6 +184,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
     } else if same_machine {
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {
+        // A consumer here without a host is fed only from here (`placement` refuses the rest).
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
         let port = ports.take_pair(host, to.port);
         let host = if host.contains(':') {

@@ -225,6 +225,41 @@ fn a_temporal_firewall_cannot_be_cut() {
 }
 
 #[test]
+fn a_consumer_here_without_a_host_is_refused_when_its_producer_is_on_another_machine() {
+    // A on host p feeds B in main: main's links would be dialled at p's own loopback.
+    let (graph, mut settings) = net();
+    settings[0].process = Some(("p".into(), Place::BuiltIn));
+    settings[2].process = None;
+    let far = "[process.p]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n";
+    let err = place(&graph, &settings, &processes(far)).unwrap_err().to_string();
+    assert!(
+        err.starts_with("d.toml:1: key 'host': process 'main' has no `host`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("channel smx_rn.data -> B.data comes to it from process 'p' on 192.0.2.1"),
+        "{err}"
+    );
+    // Declared without a host, the consumer's own table is the place to fix.
+    let err = place(&graph, &settings, &processes(&format!("{far}[process.main]\n"))).unwrap_err();
+    assert!(
+        err.to_string().starts_with("d.toml:4: key 'host': process 'main'"),
+        "{err}"
+    );
+    // With the address the producer reaches this machine at, the link can be made.
+    let placement = place(
+        &graph,
+        &settings,
+        &processes(&format!("{far}[process.main]\nhost = \"127.0.0.1\"\n")),
+    );
+    assert_eq!(placement.unwrap().process_of, vec!["p", "p", "main"]);
+    // The other way round the producer here dials the far host: nothing to say.
+    settings[0].process = None;
+    settings[2].process = Some(("p".into(), Place::BuiltIn));
+    assert!(place(&graph, &settings, &processes(far)).is_ok());
+}
+
+#[test]
 fn an_undeclared_process_is_refused_where_it_was_named() {
     let (graph, mut settings) = net();
     settings[2].process = Some((
