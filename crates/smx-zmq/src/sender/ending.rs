@@ -182,7 +182,7 @@ impl Sender {
         mut watch: Option<&mut BoxSocket>,
     ) {
         // Receivers whose connections were cut confirm nothing and take nothing more.
-        let linger = if self.stats.peers_lost {
+        let mut linger = if self.stats.peers_lost {
             let _ = sock.socket.set_linger(0);
             Duration::ZERO
         } else {
@@ -201,15 +201,16 @@ impl Sender {
         });
         if lost {
             self.stats.peers_lost = true;
+            linger = Duration::ZERO;
             let _ = sock.socket.set_linger(0);
         }
-        if self.cut(Instant::now() + linger, &mut stop_seen) < Instant::now() + linger
-            && let Some(at) = stop_seen
-        {
+        self.cut(Instant::now(), &mut stop_seen);
+        if let Some(at) = stop_seen.filter(|_| !linger.is_zero()) {
             // Stopped: what receivers have not taken within the grace is not waited for (the
-            // whole end of the stream fits in one grace, however it was spent).
-            let left = (at + STOP_GRACE).saturating_duration_since(Instant::now());
-            let _ = sock.socket.set_linger(left.as_millis() as i32);
+            // whole end of the stream fits in one grace, however it was spent), and the close
+            // judges its wait by that shorter linger.
+            linger = linger.min((at + STOP_GRACE).saturating_duration_since(Instant::now()));
+            let _ = sock.socket.set_linger(linger.as_millis() as i32);
         }
         sock.poll_peers();
         let sock_handshakes = sock.handshakes;
