@@ -1,8 +1,9 @@
 //! The report rows of the link boxes (section `shm`), so a report shows a link's books.
 //!
 //! The sink's row: `written` (published into the ring) = what the source received + `left`
-//! (not taken: the source closed, or the run stopped) + `lost` (not taken: the source's
-//! process died, or no source ever attached). `dropped` counts messages the sink read from its
+//! (not taken: the source closed, or the run stopped and the sink cut the ring, after which the
+//! source takes none of it) + `lost` (not taken: the source's process died, or no source ever
+//! attached). `dropped` counts messages the sink read from its
 //! input but could not publish because the source's side was over. The source's row:
 //! `received` (= `copied` + `in_place`), how the stream ended, and `peer_died` when the
 //! producer's process died without ending it (the merge of both rows then counts what the
@@ -34,8 +35,9 @@ pub fn sink_row(s: &Settings, b: &ProducerBooks, dropped: u64, aborted: bool) ->
             problems.push(format!("no consumer attached within timeout {:?}", s.timeout));
         }
         Some(ConsumerEnd::Closed) if b.left > 0 => problems.push(format!("the consumer closed, {} left", b.left)),
-        // Exact books: what the consumer had not taken at the stop is `left`, as in a channel
-        // of one process, and that side's own books count every message it took.
+        // Exact books: what the consumer had not taken when the ring was cut is `left`, as in
+        // a channel of one process, and it takes none of it after: its own books count every
+        // message it took.
         Some(ConsumerEnd::Stopped) if b.left > 0 => {
             problems.push(format!("stopped with {} message(s) left in the ring", b.left))
         }
@@ -84,6 +86,12 @@ pub fn source_row(s: &Settings, b: &ConsumerBooks, stopped: bool) -> Stats {
         (Some(ProducerEnd::Failed), _) => (
             "incomplete",
             "the producer ended the stream early (failed or stopped)".into(),
+        ),
+        // The producer's run stopped first and cut the ring: what it published from the cut on
+        // is its `left`, none of it taken here.
+        (Some(ProducerEnd::Stopped), _) => (
+            "ok",
+            "the producer's run stopped: what this side had not taken then is left in the producer's books".into(),
         ),
         (Some(ProducerEnd::Died), _) => (
             "incomplete",

@@ -16,8 +16,8 @@ use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, futex_wake, peer_alive,
-    published_stamp, wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, CUT_NONE, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED,
+    futex_wake, peer_alive, published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -30,6 +30,9 @@ pub enum ProducerEnd {
     Failed,
     /// Its process died without ending the stream; everything published was taken.
     Died,
+    /// Its run stopped and it cut the ring: what was published from the cut on is its `left`,
+    /// and none of it was taken.
+    Stopped,
 }
 
 impl ProducerEnd {
@@ -38,6 +41,7 @@ impl ProducerEnd {
             ProducerEnd::Ended => "end of stream",
             ProducerEnd::Failed => "producer failed",
             ProducerEnd::Died => "producer died",
+            ProducerEnd::Stopped => "producer stopped",
         }
     }
 }
@@ -167,7 +171,7 @@ impl Consumer {
         }
         let deadline = wait.map(|w| std::time::Instant::now() + w);
         if self.next_published() {
-            return Next::Message(self.take());
+            return self.take();
         }
         // Each look moves the slot's line to this core while the producer may be writing it:
         // on a ring with room for more than one message the looks after the first are spaced
@@ -189,7 +193,7 @@ impl Consumer {
             match woke {
                 Ok(()) | Err(Wake::Data) => {
                     if self.next_published() {
-                        return Next::Message(self.take());
+                        return self.take();
                     }
                 }
                 Err(Wake::End(end)) => {
@@ -210,7 +214,7 @@ impl Consumer {
     /// producer ended (by its state word; its death is noticed by the waits), else `Idle`.
     fn poll(&mut self, stop: &dyn Fn() -> bool) -> Next {
         if self.next_published() {
-            return Next::Message(self.take());
+            return self.take();
         }
         let h = self.seg.header();
         let end = match h.producer_state.load(Ordering::SeqCst) {
@@ -220,7 +224,7 @@ impl Consumer {
         };
         match end {
             // Published between the two loads: taken first, so nothing is left behind.
-            Some(_) if self.next_published() => Next::Message(self.take()),
+            Some(_) if self.next_published() => self.take(),
             Some(end) => {
                 self.books.end = Some(end);
                 Next::Ended(end)
@@ -273,7 +277,7 @@ impl Consumer {
             return None;
         }
         let slot = self.slot();
-        if slot.len > self.copy_limit {
+        if slot.len > self.copy_limit || !self.claim() {
             return None;
         }
         // SAFETY: the slot is published and not released: the producer does not touch it.
@@ -285,8 +289,12 @@ impl Consumer {
         Some(seen)
     }
 
-    /// Makes the message of position `next` (published) and moves on.
-    fn take(&mut self) -> Message {
+    /// Makes the message of position `next` (published) and moves on; the end instead when
+    /// the producer cut the ring before it.
+    fn take(&mut self) -> Next {
+        if !self.claim() {
+            return Next::Ended(ProducerEnd::Stopped);
+        }
         let pos = self.next;
         let Slot { seq, sent_ns, len, at } = self.slot();
         let copied = len <= self.copy_limit;
@@ -308,7 +316,45 @@ impl Consumer {
             unsafe { Message::from_foreign(seq, sent_ns, object.cast(), &LEASE) }
         };
         self.advance(copied);
-        msg
+        Next::Message(msg)
+    }
+
+    /// Counts the next position (published) as taken before anything of it is handed on,
+    /// unless the producer cut the ring before it: then nothing more is taken and the stream
+    /// is over. The claim is stored before the look at the cut, and the producer marks the cut
+    /// before it reads the claims, so the two agree on every position.
+    #[inline(always)]
+    fn claim(&mut self) -> bool {
+        let h = self.seg.header();
+        h.consumer.taken.store(self.next.pos + 1, Ordering::Relaxed);
+        ring::store_then_look(self.light, &h.producer_sleeps);
+        h.cut.load(Ordering::Relaxed) == CUT_NONE || self.claim_at_cut()
+    }
+
+    /// [`Consumer::claim`] once the producer cut the ring: the claim stands when it lies below
+    /// the cut's limit; else it is withdrawn and the stream ends.
+    #[cold]
+    fn claim_at_cut(&mut self) -> bool {
+        if self.next.pos < self.cut_limit() {
+            return true;
+        }
+        self.seg.header().consumer.taken.store(self.next.pos, Ordering::Relaxed);
+        self.books.end = Some(ProducerEnd::Stopped);
+        false
+    }
+
+    /// The position from which the producer's cut leaves everything to it, once written: it
+    /// follows the mark at once, unless the producer died in between (then nothing more is
+    /// taken; its books died with it).
+    fn cut_limit(&self) -> u64 {
+        let cut = &self.seg.header().cut;
+        loop {
+            match cut.load(Ordering::Acquire) {
+                CUT_PENDING if peer_alive(self.producer_pid) => std::thread::yield_now(),
+                CUT_PENDING => return self.next.pos,
+                word => return ring::cut_limit(word),
+            }
+        }
     }
 
     /// The published message at the next position, as its descriptor gives it.
@@ -336,7 +382,6 @@ impl Consumer {
         self.next.advance(self.seg.layout().capacity);
         self.books.received += 1;
         let h = self.seg.header();
-        h.consumer.taken.store(self.next.pos, Ordering::Release);
         if release_now {
             release(&self.seg, pos);
         }

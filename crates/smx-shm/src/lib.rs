@@ -27,9 +27,12 @@
 //! link costs at most one copy whatever the size.
 //!
 //! **Books** (report section `shm`, see `books`): the sink's `written` = the source's
-//! `received` + `left` (the source closed or the run stopped with messages in the ring) +
-//! `lost` (the source's process died, or none attached within `timeout`). The source ends with
-//! the stream, or with `peer_died` when the producer's process died without ending it.
+//! `received` + `left` (the source closed, or the run stopped, with messages in the ring) +
+//! `lost` (the source's process died, or none attached within `timeout`), each message in one
+//! of them. On a stop the source's process may run on: the sink gives it a short grace to take
+//! what is in the ring, then cuts the ring, and what the source had not taken then is `left`
+//! and is never taken. The source ends with the stream, with the cut (`producer stopped`), or
+//! with `peer_died` when the producer's process died without ending it.
 //!
 //! **Why not iceoryx2.** The boxes need a payload a [`smx_box::Message`] can own and move
 //! across threads and drop anywhere, blocking waits that wake on the peer's death and on the

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive, wait_for,
-    wake_if_sleeping,
+    self, CONSUMER_CLOSED, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive,
+    wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -24,7 +24,8 @@ pub enum ConsumerEnd {
     Died,
     /// No consumer attached within `timeout`: everything published is `lost`.
     Absent,
-    /// The run stopped first: what was not taken is `left`.
+    /// The run stopped first: what the consumer had not taken when the producer cut the ring
+    /// (after a short grace to take it) is `left`, and the consumer takes none of it.
     Stopped,
 }
 
@@ -40,7 +41,8 @@ impl ConsumerEnd {
     }
 }
 
-/// The producer's books: `written` = what the consumer took + `left` + `lost`.
+/// The producer's books: `written` = what the consumer took + `left` + `lost`, exactly: once
+/// they are settled the consumer takes nothing more that they count as `left` or `lost`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProducerBooks {
     /// Messages published into the ring.
@@ -199,13 +201,7 @@ impl Producer {
                 wait_for_batch(&self.seg, head.pos, layout.capacity);
             }
             let has_room = || desc.stamp.load(Ordering::Acquire) == free;
-            if let Err(end) = wait_for(
-                &h.release.space_word,
-                (&h.producer_sleeps, &h.consumer_sleeps),
-                (1, shared),
-                has_room,
-                || self.over(&stop),
-            ) {
+            if let Err(end) = self.wait_on_space(shared, has_room, || self.over(&stop)) {
                 return Publication::Over(end);
             }
         }
@@ -233,7 +229,8 @@ impl Producer {
     }
 
     /// Ends the stream (`failed`: abnormally) and waits until the consumer took everything,
-    /// closed, died, or never came within `timeout`; then removes the file. Idempotent.
+    /// closed, died, or never came within `timeout`; on `stop`, a grace to take what is in
+    /// the ring, then the cut. Then removes the file. Idempotent.
     pub fn finish(&mut self, failed: bool, stop: &dyn Fn() -> bool) -> ProducerBooks {
         if self.finished {
             return self.books;
@@ -243,18 +240,7 @@ impl Producer {
         h.producer_state.store(state, Ordering::SeqCst);
         futex_wake(&h.producer.data_word);
         if self.books.consumer.is_none() {
-            let head = self.head.pos;
-            let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
-            // The consumer wakes the producer's space word when it takes the last message of
-            // an ended stream (and when it closes).
-            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
-            let end = match wait_for(
-                &h.release.space_word,
-                (&h.producer_sleeps, &h.consumer_sleeps),
-                (1, shared),
-                drained,
-                || self.over(stop),
-            ) {
+            let end = match self.wait_until_drained(|| self.over(stop)) {
                 Ok(()) => ConsumerEnd::Drained,
                 Err(end) => end,
             };
@@ -265,36 +251,83 @@ impl Producer {
         self.books
     }
 
-    /// Why the consumer will take nothing more, if it will not.
-    /// The consumer closed, or the run stops: two loads, no system call.
+    /// Waits until the consumer took every message published, or `give_up` says why not.
+    fn wait_until_drained(&self, give_up: impl FnMut() -> Option<ConsumerEnd>) -> Result<(), ConsumerEnd> {
+        let h = self.seg.header();
+        let head = self.head.pos;
+        let drained = || h.consumer.taken.load(Ordering::Acquire) >= head;
+        // The consumer wakes the producer's space word when it takes a message while the
+        // producer sleeps (and when it closes).
+        self.wait_on_space(
+            ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps),
+            drained,
+            give_up,
+        )
+    }
+
+    /// Waits on the space word (which the consumer bumps as it takes, releases and closes)
+    /// until `ready`, or until `give_up` names the consumer's end.
+    fn wait_on_space(
+        &self,
+        shared: bool,
+        ready: impl FnMut() -> bool,
+        give_up: impl FnMut() -> Option<ConsumerEnd>,
+    ) -> Result<(), ConsumerEnd> {
+        let h = self.seg.header();
+        wait_for(
+            &h.release.space_word,
+            (&h.producer_sleeps, &h.consumer_sleeps),
+            (1, shared),
+            ready,
+            give_up,
+        )
+    }
+
+    /// Why the consumer will take nothing more, if it will not: the end already booked, the
+    /// consumer's close, or the run's stop. A few loads, no system call.
+    #[inline(always)]
     fn closed_or_stopped(&self, stop: impl Fn() -> bool) -> Option<ConsumerEnd> {
-        let h = self.seg.header();
-        if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
-            return Some(ConsumerEnd::Closed);
-        }
-        stop().then_some(ConsumerEnd::Stopped)
-    }
-
-    fn over(&self, stop: impl Fn() -> bool) -> Option<ConsumerEnd> {
-        let h = self.seg.header();
-        if h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
-            return Some(ConsumerEnd::Closed);
-        }
-        match h.consumer_pid.load(Ordering::Acquire) {
-            0 if self.created.elapsed() >= self.timeout => return Some(ConsumerEnd::Absent),
-            0 => {}
-            pid if !peer_alive(pid) => return Some(ConsumerEnd::Died),
-            _ => {}
-        }
-        stop().then_some(ConsumerEnd::Stopped)
-    }
-
-    /// Books what was not taken when the consumer's side ended.
-    fn settle(&mut self, end: ConsumerEnd) -> ConsumerEnd {
         if self.books.consumer.is_some() {
-            return end;
+            return self.books.consumer;
         }
-        let taken = self.seg.header().consumer.taken.load(Ordering::Acquire);
+        if self.seg.header().consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED {
+            return Some(ConsumerEnd::Closed);
+        }
+        stop().then_some(ConsumerEnd::Stopped)
+    }
+
+    /// [`Producer::closed_or_stopped`], and before the stop the consumer's absence past
+    /// `timeout` or its death: a look into /proc, for the waits, between their sleeps.
+    fn over(&self, stop: impl Fn() -> bool) -> Option<ConsumerEnd> {
+        self.closed_or_stopped(|| false)
+            .or_else(|| self.absent_or_dead())
+            .or_else(|| stop().then_some(ConsumerEnd::Stopped))
+    }
+
+    fn absent_or_dead(&self) -> Option<ConsumerEnd> {
+        match self.seg.header().consumer_pid.load(Ordering::Acquire) {
+            0 => (self.created.elapsed() >= self.timeout).then_some(ConsumerEnd::Absent),
+            pid => (!peer_alive(pid)).then_some(ConsumerEnd::Died),
+        }
+    }
+
+    /// Books what was not taken when the consumer's side ended: after a stop, what it had not
+    /// taken at the cut; else what it had taken by then, which is final (it closed or died, or
+    /// took everything). Once booked, the books stay as they are.
+    fn settle(&mut self, end: ConsumerEnd) -> ConsumerEnd {
+        if let Some(booked) = self.books.consumer {
+            return booked;
+        }
+        let end = if end == ConsumerEnd::Stopped {
+            self.grace_after_stop()
+        } else {
+            end
+        };
+        let taken = if end == ConsumerEnd::Stopped {
+            self.cut()
+        } else {
+            self.seg.header().consumer.taken.load(Ordering::Acquire)
+        };
         let untaken = self.head.pos.saturating_sub(taken);
         match end {
             ConsumerEnd::Drained => {}
@@ -304,7 +337,38 @@ impl Producer {
         self.books.consumer = Some(end);
         end
     }
+
+    /// After a stop the consumer's process may still run (a supervisor stops the processes
+    /// upstream first) and take what is in the ring: it has [`STOP_GRACE`] to take it all,
+    /// and a close or death meanwhile is its end. `Stopped` otherwise, also when it took
+    /// everything: the run stopped first, and the cut that follows finds nothing left.
+    fn grace_after_stop(&self) -> ConsumerEnd {
+        let deadline = Instant::now() + STOP_GRACE;
+        match self.wait_until_drained(|| self.over(|| Instant::now() >= deadline)) {
+            Ok(()) | Err(ConsumerEnd::Stopped) => ConsumerEnd::Stopped,
+            Err(end) => end,
+        }
+    }
+
+    /// Cuts the ring on a stop: the consumer takes no position from the returned one on (what
+    /// it had taken or claimed then), so that each message is either taken or left.
+    fn cut(&self) -> u64 {
+        let h = self.seg.header();
+        h.cut.store(CUT_PENDING, Ordering::SeqCst);
+        // The consumer's claim is a store before its look at the cut: either it sees the mark,
+        // or its claim is seen here.
+        ring::barrier_for_peer(self.light);
+        let taken = h.consumer.taken.load(Ordering::SeqCst).min(self.head.pos);
+        h.cut.store(ring::cut_word(taken), Ordering::Release);
+        futex_wake(&h.producer.data_word);
+        taken
+    }
 }
+
+/// How long a stopped producer waits for its consumer to take what is in the ring before it
+/// cuts the ring: long enough for a consumer that runs on to drain it, short beside the time
+/// a supervisor gives a stopped process.
+const STOP_GRACE: Duration = Duration::from_millis(200);
 
 /// The pause between two looks for the consumer while waiting for it to attach: small beside
 /// a process's start, which takes milliseconds.

@@ -12,6 +12,14 @@
 //! order, waits at the first one still held. The consumer also counts what it took (`taken`),
 //! on a line of its own that the producer reads only at the end, for the books.
 //!
+//! A stop ends the producer while the consumer's process may run on and take more (a
+//! supervisor stops the processes upstream first). So that each message is booked once, taken
+//! or left, the producer then cuts the ring ([`Ident::cut`]): the consumer claims a position
+//! (counts it in `taken`) before it looks at the cut, and the producer marks the cut before it
+//! reads `taken`, a store-barrier-load pair on each side as below. A claim the producer did not
+//! see finds the cut and takes nothing; a consumer that finds the cut marked but its limit not
+//! yet written waits the few instructions until it is.
+//!
 //! Waiting: a side that finds nothing to do spins briefly (offering its core now and then, to
 //! a peer that may share it, and after every look when the peer's thread last waited on this
 //! very CPU: see [`sharing_a_core`]), then announces that it sleeps and sleeps on a futex word
@@ -37,7 +45,7 @@ use std::time::Duration;
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
 /// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 4;
+pub const VERSION: u64 = 5;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -53,6 +61,20 @@ pub const PRODUCER_ENDED: u32 = 2;
 pub const PRODUCER_FAILED: u32 = 3;
 pub const CONSUMER_RUNNING: u32 = 1;
 pub const CONSUMER_CLOSED: u32 = 2;
+/// [`Ident::cut`]: the producer has not cut the ring.
+pub const CUT_NONE: u64 = 0;
+/// [`Ident::cut`]: the producer is reading how far the consumer took; the limit follows.
+pub const CUT_PENDING: u64 = u64::MAX;
+
+/// The word of a cut that lets the consumer take the positions below `limit`.
+pub fn cut_word(limit: u64) -> u64 {
+    limit + 1
+}
+
+/// The positions below the result are the consumer's to take, per a cut's word (not a marker).
+pub fn cut_limit(word: u64) -> u64 {
+    word - 1
+}
 
 /// The identity line: written once by the creator (the magic last), the pids and states later.
 #[repr(C, align(64))]
@@ -65,6 +87,9 @@ pub struct Ident {
     pub consumer_pid: AtomicU32,
     pub producer_state: AtomicU32,
     pub consumer_state: AtomicU32,
+    /// Written by the producer only on a stop: [`CUT_NONE`], [`CUT_PENDING`], or the
+    /// [`cut_word`] of the position from which the consumer takes nothing.
+    pub cut: AtomicU64,
 }
 
 /// The producer's wake-up word.
@@ -338,6 +363,7 @@ impl Header {
         self.max_payload.store(layout.max_payload, Ordering::Relaxed);
         self.producer_pid.store(creator, Ordering::Relaxed);
         self.producer_state.store(PRODUCER_RUNNING, Ordering::Relaxed);
+        self.cut.store(CUT_NONE, Ordering::Relaxed);
         self.magic.store(MAGIC, Ordering::Release);
     }
 }
@@ -409,16 +435,33 @@ pub fn futex_wake(word: &AtomicU32) {
 /// side did too, it can and will issue the membarrier that stands in for this side's fence.
 #[inline(always)]
 pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32, light: bool) {
+    store_then_look(light, sleeps);
+    if sleeps.sleeps.load(Ordering::Relaxed) != 0 {
+        futex_wake(word);
+    }
+}
+
+/// The barrier between this side's store and its look at what the other side stores (its
+/// half of a store-barrier-load pair). `light`: this side announced a light barrier; when the
+/// other side (`peer`) did too, the other side issues a membarrier instead
+/// ([`barrier_for_peer`]), and here only the compiler is kept from reordering.
+#[inline(always)]
+pub fn store_then_look(light: bool, peer: &SleepLine) {
     // The other side's flag only ever goes from 0 to 1, and a stale 0 only costs a fence.
-    if light && sleeps.light.load(Ordering::Relaxed) != 0 {
-        // Keeps the compiler from moving the load above the store before it; the processor
-        // is handled by the sleeper's membarrier.
+    if light && peer.light.load(Ordering::Relaxed) != 0 {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     } else {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
-    if sleeps.sleeps.load(Ordering::Relaxed) != 0 {
-        futex_wake(word);
+}
+
+/// The barrier of the side that stores and then looks when the other side's half
+/// ([`store_then_look`]) may be a compiler fence alone: a membarrier when this side can issue
+/// one (`light`), which passes every thread of the other process through a full barrier.
+pub fn barrier_for_peer(light: bool) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if light {
+        membarrier::barrier();
     }
 }
 

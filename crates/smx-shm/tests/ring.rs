@@ -195,7 +195,7 @@ fn a_stop_ends_the_wait_for_room() {
     let dir = common::dir();
     let path = common::link(&dir, "stop");
     let mut producer = Producer::create(&path, 1, 64, T).unwrap();
-    let _consumer = Consumer::open(&path, T, &never).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
     producer.send(0, 0, b"a", &never).unwrap();
     let stop = || true;
     assert_eq!(
@@ -203,6 +203,86 @@ fn a_stop_ends_the_wait_for_room() {
         Sent::Over(ConsumerEnd::Stopped)
     );
     assert_eq!(producer.books().left, 1);
+    // The message booked as left is not taken afterwards.
+    assert!(matches!(consumer.next(None, &never), Next::Ended(ProducerEnd::Stopped)));
+    assert_eq!(consumer.books().received, 0);
+    assert!(
+        !producer.pass_in_place(2, 0, 1, |_| panic!("not written"), never),
+        "the link is over"
+    );
+    assert_eq!(producer.books().written, 1);
+}
+
+/// The consumer's process runs on after the producer's stopped (a supervisor stops the
+/// processes upstream first): what the producer books as left is never taken afterwards, so
+/// each message is either received or left.
+#[test]
+fn after_a_stop_each_message_is_either_received_or_left() {
+    let dir = common::dir();
+    let path = common::link(&dir, "stopped");
+    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    for seq in 0..4 {
+        assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
+    }
+    assert!(matches!(consumer.next(None, &never), Next::Message(_)));
+    let books = producer.finish(false, &|| true);
+    assert_eq!(books.consumer, Some(ConsumerEnd::Stopped));
+    assert_eq!((books.written, books.left, books.lost), (4, 3, 0));
+    assert!(matches!(consumer.next(None, &never), Next::Ended(ProducerEnd::Stopped)));
+    assert_eq!(consumer.books().received, 1);
+}
+
+/// A consumer that goes on taking while its producer stops: wherever the cut falls among its
+/// takes, the producer's books and the consumer's agree.
+#[test]
+fn a_stop_while_the_consumer_takes_keeps_exact_books() {
+    let dir = common::dir();
+    for (round, pause) in [Duration::ZERO, Duration::from_millis(3)].into_iter().enumerate() {
+        let path = common::link(&dir, &format!("busy{round}"));
+        let count = 256;
+        let mut producer = Producer::create(&path, count, 64, T).unwrap();
+        let p = path.clone();
+        let opened = Arc::new(AtomicBool::new(false));
+        let o = opened.clone();
+        let reader = std::thread::spawn(move || {
+            let mut consumer = Consumer::open(&p, T, &never).unwrap();
+            o.store(true, Ordering::SeqCst);
+            let mut seqs = Vec::new();
+            loop {
+                if let Some(seq) = consumer.take_small(|seq, _, _| seq) {
+                    seqs.push(seq);
+                } else {
+                    match consumer.next(None, &never) {
+                        Next::Message(m) => seqs.push(m.seq),
+                        Next::Ended(end) => return (seqs, end, consumer.books()),
+                        other => panic!("{other:?}"),
+                    }
+                }
+                std::thread::sleep(pause);
+            }
+        });
+        while !opened.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        for seq in 0..count {
+            assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
+        }
+        let books = producer.finish(false, &|| true);
+        let (seqs, end, taken) = reader.join().unwrap();
+        assert_eq!(seqs, (0..taken.received).collect::<Vec<_>>());
+        assert_eq!(
+            taken.received + books.left + books.lost,
+            books.written,
+            "{books:?} {taken:?}"
+        );
+        let want = if books.left > 0 {
+            ProducerEnd::Stopped
+        } else {
+            ProducerEnd::Ended
+        };
+        assert_eq!(end, want, "{books:?}");
+    }
 }
 
 #[test]
