@@ -8,6 +8,7 @@
 //! then replaced.
 
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -47,13 +48,11 @@ impl Segment {
             }
             Err(e) => return Err(ShmError::io(path, "create", e)),
         };
-        let sized = unsafe { libc::ftruncate(fd, layout.total as libc::off_t) };
+        let sized = unsafe { libc::ftruncate(fd.as_raw_fd(), layout.total as libc::off_t) };
         if sized != 0 {
             let e = std::io::Error::last_os_error();
-            unsafe {
-                libc::close(fd);
-                libc::unlink(c_path.as_ptr());
-            }
+            drop(fd);
+            unsafe { libc::unlink(c_path.as_ptr()) };
             return Err(ShmError::io(path, "size", e));
         }
         let seg = map(fd, layout.total as usize, path, layout.clone()).inspect_err(|_| unsafe {
@@ -63,15 +62,18 @@ impl Segment {
         Ok(seg)
     }
 
-    /// Opens the file at `path` once it exists and its header says it is ready, waiting at most
-    /// `timeout` (and no longer than `stop` allows).
+    /// Opens the file at `path` once it exists, its header says it is ready and its creator
+    /// lives, waiting at most `timeout` (and no longer than `stop` allows). A file whose
+    /// creator died is waited past: the next producer replaces it.
     pub fn open(path: &Path, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Segment, ShmError> {
         let c_path = c_path(path)?;
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(seg) = try_open(&c_path, path)? {
-                return Ok(seg);
-            }
+            let stale = match try_open(&c_path, path)? {
+                Attempt::Ready(seg) => return Ok(seg),
+                Attempt::NotYet => false,
+                Attempt::Stale => true,
+            };
             if stop() {
                 return Err(ShmError::Stopped);
             }
@@ -79,7 +81,11 @@ impl Segment {
                 return Err(ShmError::NoPeer {
                     path: path.to_path_buf(),
                     timeout,
-                    what: "no producer created the link file",
+                    what: if stale {
+                        "only a link file of a dead producer is there, and no live producer replaced it"
+                    } else {
+                        "no producer created the link file"
+                    },
                 });
             }
             std::thread::sleep(Duration::from_millis(2));
@@ -141,7 +147,7 @@ fn c_path(path: &Path) -> Result<CString, ShmError> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| ShmError::config("path", "contains a NUL byte"))
 }
 
-fn open_exclusive(c_path: &CString) -> std::io::Result<libc::c_int> {
+fn open_exclusive(c_path: &CString) -> std::io::Result<OwnedFd> {
     let fd = unsafe {
         libc::open(
             c_path.as_ptr(),
@@ -150,28 +156,28 @@ fn open_exclusive(c_path: &CString) -> std::io::Result<libc::c_int> {
         )
     };
     if fd < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(fd)
+        return Err(std::io::Error::last_os_error());
     }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Maps `fd` (and closes it: the mapping keeps the file).
-fn map(fd: libc::c_int, len: usize, path: &Path, layout: Layout) -> Result<Segment, ShmError> {
+fn map(fd: OwnedFd, len: usize, path: &Path, layout: Layout) -> Result<Segment, ShmError> {
     let ptr = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED,
-            fd,
+            fd.as_raw_fd(),
             0,
         )
     };
     let err = std::io::Error::last_os_error();
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    unsafe { libc::fstat(fd, &mut st) };
-    unsafe { libc::close(fd) };
+    unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
+    drop(fd);
     if ptr == libc::MAP_FAILED {
         return Err(ShmError::io(path, "map", err));
     }
@@ -194,17 +200,17 @@ struct Identity {
     size: u64,
 }
 
-/// The file's header as read without mapping: magic, version, capacity, max payload, creator pid.
+/// The header of the file at `c_path` as read without mapping (`None`: shorter than a header).
 fn read_identity(c_path: &CString) -> std::io::Result<Option<Identity>> {
-    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    identity_of(&open_fd(c_path, libc::O_RDONLY)?)
+}
+
+/// The header of the open file `fd` (`None`: shorter than a header, or no `fstat`).
+fn identity_of(fd: &OwnedFd) -> std::io::Result<Option<Identity>> {
     let mut buf = [0u8; 40];
-    let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    let n = unsafe { libc::pread(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let stat_ok = unsafe { libc::fstat(fd, &mut st) } == 0;
-    unsafe { libc::close(fd) };
+    let stat_ok = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0;
     if n != buf.len() as isize || !stat_ok {
         return Ok(None);
     }
@@ -220,28 +226,55 @@ fn read_identity(c_path: &CString) -> std::io::Result<Option<Identity>> {
     }))
 }
 
-/// `Some` once the file exists, is ours (our magic and version) and its creator finished it.
-fn try_open(c_path: &CString, path: &Path) -> Result<Option<Segment>, ShmError> {
-    let ident = match read_identity(c_path) {
-        Ok(ident) => ident,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+fn open_fd(c_path: &CString, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    let fd = unsafe { libc::open(c_path.as_ptr(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// What one look at the path found for a consumer.
+enum Attempt {
+    Ready(Segment),
+    /// No file yet, or one whose creator has not finished it (or that is no link file at all:
+    /// only time tells).
+    NotYet,
+    /// A link file whose creator's process is dead: left by a producer killed before its
+    /// cleanup, about to be replaced by the next one.
+    Stale,
+}
+
+/// Looks at the file at `path`: ready once it exists, is ours (our magic and version), its
+/// creator finished it and still lives. The header is read from the descriptor then mapped,
+/// so the file judged is the file mapped.
+fn try_open(c_path: &CString, path: &Path) -> Result<Attempt, ShmError> {
+    let fd = match open_fd(c_path, libc::O_RDWR) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Attempt::NotYet),
         Err(e) => return Err(ShmError::io(path, "open", e)),
     };
+    let ident = identity_of(&fd).map_err(|e| ShmError::io(path, "open", e))?;
     let Some(Identity {
         magic,
         version,
         capacity,
         max_payload,
+        creator,
         size,
         ..
     }) = ident
     else {
-        return Ok(None);
+        return Ok(Attempt::NotYet);
     };
     if magic != MAGIC {
         // Not ready yet (the magic is written last), or not a link file at all: only time
         // tells, so a foreign file ends the wait by the timeout, named in its error.
-        return Ok(None);
+        return Ok(Attempt::NotYet);
+    }
+    if !peer_alive(creator) {
+        return Ok(Attempt::Stale);
     }
     if version != VERSION {
         return Err(ShmError::Foreign {
@@ -259,16 +292,12 @@ fn try_open(c_path: &CString, path: &Path) -> Result<Option<Segment>, ShmError> 
             why: format!("{size} bytes, its header needs {}", layout.total),
         });
     }
-    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(ShmError::io(path, "open", std::io::Error::last_os_error()));
-    }
     let seg = map(fd, layout.total as usize, path, layout)?;
     // Seen ready through the file; the mapping is the same memory, read here with Acquire.
     if seg.header().magic.load(Ordering::Acquire) != MAGIC {
-        return Ok(None);
+        return Ok(Attempt::NotYet);
     }
-    Ok(Some(seg))
+    Ok(Attempt::Ready(seg))
 }
 
 /// An existing file at `path` is removed only when it is a link file whose creator is dead.

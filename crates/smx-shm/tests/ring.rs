@@ -310,15 +310,45 @@ fn a_live_link_is_refused_and_a_stale_one_of_a_dead_process_replaced() {
     // A link file whose creator died: a copy of a live one with a dead process's pid.
     let mut bytes = std::fs::read(&path).unwrap();
     drop(live);
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let dead = child.id();
-    child.wait().unwrap();
-    bytes[32..36].copy_from_slice(&dead.to_ne_bytes());
+    bytes[32..36].copy_from_slice(&common::dead_pid().to_ne_bytes());
     std::fs::write(&path, &bytes).unwrap();
     smx_shm::check_free(&path).unwrap();
     let again = Producer::create(&path, 2, 64, T).unwrap();
     drop(again);
     assert!(!path.exists());
+}
+
+/// A link file left by a producer that was killed (here: a copy of a live one's file with a
+/// dead process's pid) is not attached to: the consumer waits on, and attaches to the file
+/// of the next producer, which replaces it.
+#[test]
+fn a_consumer_waits_past_the_file_of_a_dead_producer_for_the_new_one() {
+    let dir = common::dir();
+    let path = common::link(&dir, "restart");
+    let live = Producer::create(&path, 2, 64, T).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    drop(live);
+    bytes[32..36].copy_from_slice(&common::dead_pid().to_ne_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Consumer::open(&path, Duration::from_millis(50), &never)
+        .err()
+        .expect("a dead producer's file is not attached to");
+    assert!(
+        matches!(err, ShmError::NoPeer { .. }) && err.to_string().contains("dead"),
+        "{err}"
+    );
+    let p = path.clone();
+    let reader = std::thread::spawn(move || {
+        let mut consumer = Consumer::open(&p, T, &never).unwrap();
+        match consumer.next(None, &never) {
+            Next::Message(m) => m.seq,
+            other => panic!("{other:?}"),
+        }
+    });
+    let mut producer = Producer::create(&path, 2, 64, T).unwrap();
+    assert!(producer.wait_for_consumer(&never));
+    assert_eq!(producer.send(7, 0, b"x", &never).unwrap(), Sent::Published);
+    assert_eq!(reader.join().unwrap(), 7);
 }
 
 #[test]
