@@ -40,14 +40,7 @@ impl Segment {
         let layout = Layout::new(capacity, max_payload).map_err(|why| ShmError::config("len", why))?;
         check_room(path, layout.total)?;
         let c_path = c_path(path)?;
-        let fd = match open_exclusive(&c_path) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-                remove_if_stale(path)?;
-                open_exclusive(&c_path).map_err(|e| ShmError::io(path, "create", e))?
-            }
-            Err(e) => return Err(ShmError::io(path, "create", e)),
-        };
+        let fd = create_file(&c_path, path)?;
         let sized = unsafe { libc::ftruncate(fd.as_raw_fd(), layout.total as libc::off_t) };
         if sized != 0 {
             let e = std::io::Error::last_os_error();
@@ -128,9 +121,8 @@ impl Segment {
     /// consumer after the creator died). The mapping stays valid for both sides.
     pub fn unlink(&self) {
         let Ok(c) = c_path(&self.path) else { return };
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::stat(c.as_ptr(), &mut st) } == 0 && (st.st_dev, st.st_ino) == self.file_id {
-            unsafe { libc::unlink(c.as_ptr()) };
+        if let Err(e) = unlink_if_same(&c, self.file_id) {
+            log::warn!("{}: cannot remove the link file: {e}", self.path.display());
         }
     }
 }
@@ -190,7 +182,7 @@ fn map(fd: OwnedFd, len: usize, path: &Path, layout: Layout) -> Result<Segment, 
     })
 }
 
-/// A link file's header as read without mapping it, and the file's size.
+/// A link file's header as read without mapping it, and the file's size and identity.
 struct Identity {
     magic: u64,
     version: u64,
@@ -198,6 +190,8 @@ struct Identity {
     max_payload: u64,
     creator: u32,
     size: u64,
+    /// Device and inode: the file judged, told apart from one that took its place since.
+    file_id: (u64, u64),
 }
 
 /// The header of the file at `c_path` as read without mapping (`None`: shorter than a header).
@@ -223,6 +217,7 @@ fn identity_of(fd: &OwnedFd) -> std::io::Result<Option<Identity>> {
         max_payload: word(3),
         creator: pid,
         size: st.st_size as u64,
+        file_id: (st.st_dev, st.st_ino),
     }))
 }
 
@@ -300,32 +295,125 @@ fn try_open(c_path: &CString, path: &Path) -> Result<Attempt, ShmError> {
     Ok(Attempt::Ready(seg))
 }
 
-/// An existing file at `path` is removed only when it is a link file whose creator is dead.
-fn remove_if_stale(path: &Path) -> Result<(), ShmError> {
-    let c = c_path(path)?;
-    let ident = read_identity(&c).map_err(|e| ShmError::io(path, "inspect", e))?;
-    let refuse = |why: String| {
-        Err(ShmError::Exists {
-            path: path.to_path_buf(),
-            why,
-        })
+/// What is at a link's path before its producer makes the file there.
+enum Existing {
+    Absent,
+    /// A link file whose creator's process is dead: the producer may replace it.
+    Stale {
+        pid: u32,
+        file_id: (u64, u64),
+    },
+    /// A link file of a process that runs.
+    Live {
+        pid: u32,
+    },
+    /// Anything else: never touched.
+    Foreign,
+}
+
+/// Looks at what is at `path`.
+fn classify(c_path: &CString, path: &Path) -> Result<Existing, ShmError> {
+    let ident = match read_identity(c_path) {
+        Ok(ident) => ident,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Existing::Absent),
+        Err(e) => return Err(ShmError::io(path, "inspect", e)),
     };
-    match ident {
+    Ok(match ident {
+        // A creator writes its pid before the magic: a link file without one is no file of ours.
         Some(Identity {
             magic: MAGIC,
             creator: pid,
+            file_id,
             ..
-        }) if pid != 0 && !peer_alive(pid) => {
-            log::info!("{}: removing a stale link file of dead process {pid}", path.display());
-            unsafe { libc::unlink(c.as_ptr()) };
+        }) if pid != 0 => {
+            if peer_alive(pid) {
+                Existing::Live { pid }
+            } else {
+                Existing::Stale { pid, file_id }
+            }
+        }
+        _ => Existing::Foreign,
+    })
+}
+
+/// Why an existing file that is not stale is refused.
+fn refusal(path: &Path, existing: &Existing) -> Option<ShmError> {
+    let why = match existing {
+        Existing::Absent | Existing::Stale { .. } => return None,
+        Existing::Live { pid } => format!("a link file of process {pid}, which is alive"),
+        Existing::Foreign => "not a link file of smx (left untouched)".into(),
+    };
+    Some(ShmError::Exists {
+        path: path.to_path_buf(),
+        why,
+    })
+}
+
+/// Creates the file at `path` exclusively, replacing a stale link file there. A file that
+/// takes the place of the one removed is judged in turn.
+fn create_file(c_path: &CString, path: &Path) -> Result<OwnedFd, ShmError> {
+    for _ in 0..CREATE_ATTEMPTS {
+        match open_exclusive(c_path) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => remove_if_stale(c_path, path)?,
+            Err(e) => return Err(ShmError::io(path, "create", e)),
+        }
+    }
+    Err(ShmError::Exists {
+        path: path.to_path_buf(),
+        why: "another file took its place each time a stale one was removed".into(),
+    })
+}
+
+/// Looks at a path before giving up on it: another process may make a file there each time.
+const CREATE_ATTEMPTS: usize = 3;
+
+/// An existing file at `path` is removed only when it is a link file whose creator is dead,
+/// and only while it is still the file judged so.
+fn remove_if_stale(c_path: &CString, path: &Path) -> Result<(), ShmError> {
+    let existing = classify(c_path, path)?;
+    if let Some(refused) = refusal(path, &existing) {
+        return Err(refused);
+    }
+    let Existing::Stale { pid, file_id } = existing else {
+        return Ok(());
+    };
+    match unlink_if_same(c_path, file_id) {
+        Ok(true) => {
+            log::info!("{}: removed a stale link file of dead process {pid}", path.display());
             Ok(())
         }
-        Some(Identity {
-            magic: MAGIC,
-            creator: pid,
-            ..
-        }) => refuse(format!("a link file of process {pid}, which is alive")),
-        _ => refuse("not a link file of smx (left untouched)".into()),
+        Ok(false) => Ok(()),
+        Err(e) => Err(ShmError::Exists {
+            path: path.to_path_buf(),
+            why: format!("a link file of dead process {pid}, which cannot be removed: {e}"),
+        }),
+    }
+}
+
+/// Removes the file at `c_path` if it is the file `file_id` (device and inode); whether it
+/// did. A file that is gone, or that another took the place of, is left as it is. (A file
+/// that takes the place between the look and the removal is not told apart: unlinking knows
+/// only names.)
+fn unlink_if_same(c_path: &CString, file_id: (u64, u64)) -> std::io::Result<bool> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::stat(c_path.as_ptr(), &mut st) } != 0 {
+        return gone_is_fine(std::io::Error::last_os_error());
+    }
+    if (st.st_dev, st.st_ino) != file_id {
+        return Ok(false);
+    }
+    if unsafe { libc::unlink(c_path.as_ptr()) } != 0 {
+        return gone_is_fine(std::io::Error::last_os_error());
+    }
+    Ok(true)
+}
+
+fn gone_is_fine(e: std::io::Error) -> std::io::Result<bool> {
+    if e.raw_os_error() == Some(libc::ENOENT) {
+        Ok(false)
+    } else {
+        Err(e)
     }
 }
 
@@ -361,31 +449,8 @@ fn check_room(path: &Path, total: u64) -> Result<(), ShmError> {
 
 /// Whether creating a link file at `path` would succeed now (the validator's check).
 pub fn check_free(path: &Path) -> Result<(), ShmError> {
-    let c = c_path(path)?;
-    match read_identity(&c) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-        Err(e) => return Err(ShmError::io(path, "inspect", e)),
-        Ok(Some(Identity {
-            magic: MAGIC,
-            creator: pid,
-            ..
-        })) if pid != 0 && !peer_alive(pid) => {}
-        Ok(Some(Identity {
-            magic: MAGIC,
-            creator: pid,
-            ..
-        })) => {
-            return Err(ShmError::Exists {
-                path: path.to_path_buf(),
-                why: format!("a link file of process {pid}, which is alive"),
-            });
-        }
-        Ok(_) => {
-            return Err(ShmError::Exists {
-                path: path.to_path_buf(),
-                why: "not a link file of smx (left untouched)".into(),
-            });
-        }
+    if let Some(refused) = refusal(path, &classify(&c_path(path)?, path)?) {
+        return Err(refused);
     }
     let dir = path
         .parent()
@@ -398,4 +463,33 @@ pub fn check_free(path: &Path) -> Result<(), ShmError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_id(path: &Path) -> (u64, u64) {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).unwrap();
+        (meta.dev(), meta.ino())
+    }
+
+    /// A file that took the place of the one judged stale is not removed in its stead.
+    #[test]
+    fn only_the_file_judged_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("link");
+        std::fs::write(&path, b"judged").unwrap();
+        let judged = file_id(&path);
+        let newcomer = dir.path().join("newcomer");
+        std::fs::write(&newcomer, b"newcomer").unwrap();
+        std::fs::rename(&newcomer, &path).unwrap();
+        let c = c_path(&path).unwrap();
+        assert!(!unlink_if_same(&c, judged).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"newcomer");
+        assert!(unlink_if_same(&c, file_id(&path)).unwrap());
+        assert!(!path.exists());
+        assert!(!unlink_if_same(&c, judged).unwrap(), "a file that is gone is fine");
+    }
 }

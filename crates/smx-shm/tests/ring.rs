@@ -351,6 +351,46 @@ fn a_consumer_waits_past_the_file_of_a_dead_producer_for_the_new_one() {
     assert_eq!(reader.join().unwrap(), 7);
 }
 
+/// A stale link file that this process may not remove (another user's, in a sticky directory
+/// such as /dev/shm) is refused with the reason, naming the path, and left as it is.
+#[test]
+fn a_stale_link_file_that_cannot_be_removed_is_refused_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::dir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let path = shared.join("theirs");
+    let live = Producer::create(&path, 2, 64, T).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    drop(live);
+    bytes[32..36].copy_from_slice(&common::dead_pid().to_ne_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let p = path.clone();
+    let err = std::thread::spawn(move || {
+        // Another user, on this thread alone: root's file-system rights go with its fs uid.
+        // Any other user cannot remove files from a directory it may not write.
+        if unsafe { libc::geteuid() } == 0 {
+            unsafe { libc::setfsuid(65534) };
+        } else {
+            let dir = p.parent().unwrap();
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        }
+        Producer::create(&p, 2, 64, T).err().expect("refused")
+    })
+    .join()
+    .unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains(&path.display().to_string()) && text.contains("cannot be removed") && text.contains("dead"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
 #[test]
 fn a_consumer_without_producer_gives_up_naming_the_path() {
     let dir = common::dir();
