@@ -25,8 +25,12 @@ pub enum ShmError {
     },
     /// A consumer is attached already.
     Taken { path: PathBuf, pid: u32 },
-    /// A message larger than a slot.
-    TooLarge { len: usize, max_payload: u64 },
+    /// A message larger than a slot; `shrunk`: the slots are smaller than `max_payload` asked,
+    /// for want of room in the file system (`shrink_to_fit`).
+    TooLarge { len: usize, max_payload: u64, shrunk: bool },
+    /// The file system of the link file (`dir`) is too small for the channel's length even
+    /// with the smallest slots a ring is shrunk to: the ring `needs` more than half the `free`.
+    NoRoom { dir: PathBuf, needs: u64, free: u64 },
     /// The run stops.
     Stopped,
 }
@@ -64,9 +68,30 @@ impl std::fmt::Display for ShmError {
                 "path `{}`: process {pid} is attached as the consumer already (one consumer per link)",
                 path.display()
             ),
-            ShmError::TooLarge { len, max_payload } => write!(
+            ShmError::TooLarge {
+                len,
+                max_payload,
+                shrunk: false,
+            } => write!(
                 f,
                 "a message of {len} bytes is larger than key `max_payload` ({max_payload} bytes)"
+            ),
+            ShmError::TooLarge {
+                len,
+                max_payload,
+                shrunk: true,
+            } => write!(
+                f,
+                "a message of {len} bytes is larger than the ring's slots ({max_payload} bytes): the link file's \
+                 file system had room for no larger slots at this channel's length (shrink_to_fit)"
+            ),
+            ShmError::NoRoom { dir, needs, free } => write!(
+                f,
+                "{} has {free} bytes free, and the ring needs {needs} even with slots of {} KiB (at most half \
+                 the free room is taken): it is too small for this channel's length (give it more room, e.g. \
+                 a container's --shm-size, or shorten the channel)",
+                dir.display(),
+                crate::segment::SHRINK_FLOOR / 1024
             ),
             ShmError::Stopped => write!(f, "stopped"),
         }

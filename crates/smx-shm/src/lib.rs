@@ -9,9 +9,13 @@
 //! **Keys.** `path` (both; the file, e.g. `/dev/shm/smx-RUN-EDGE`, unique per run and link),
 //! `len` (sink; the ring's length: `smxrun` gives it three quarters of the cut channel's length
 //! and the consumer's half of the channel a quarter), `max_payload` (sink; bytes per slot,
-//! default 64 KiB: a larger message fails the sink with an error naming the key), `timeout`
-//! (both; how long to wait for the peer to appear, default 5 s), `copy_limit` (source; see
-//! below).
+//! default 64 KiB: a larger message fails the sink with an error naming the key),
+//! `shrink_to_fit` (sink; default false: when the file system has too little room for `len`
+//! slots of `max_payload`, more than half its free room, the slots are made smaller, a
+//! multiple of 64 bytes and at least 64 KiB, so that the ring takes at most that half; the sink
+//! warns once, and a larger message fails it with an error naming that limit and the room it
+//! came from), `timeout` (both; how long to wait for the peer to appear, default 5 s),
+//! `copy_limit` (source; see below).
 //!
 //! **The file.** The sink creates it with `O_CREAT | O_EXCL`, mode 0600, sized by `ftruncate`
 //! (tmpfs is sparse: only touched pages cost memory), and removes it at its end. A file already

@@ -82,15 +82,41 @@ pub struct Producer {
     light: bool,
     books: ProducerBooks,
     finished: bool,
+    /// The slots hold less than `max_payload` asked, for want of room in the file system.
+    shrunk: bool,
 }
 
 impl Producer {
     /// Creates the link file at `path`: `capacity` slots of at most `max_payload` bytes; a
     /// consumer has `timeout` to attach.
     pub fn create(path: &Path, capacity: u64, max_payload: u64, timeout: Duration) -> Result<Producer, ShmError> {
-        let seg = Segment::create(path, capacity, max_payload)?;
+        Producer::make(
+            Segment::create(path, capacity, max_payload, false)?,
+            max_payload,
+            timeout,
+        )
+    }
+
+    /// [`Producer::create`], with smaller slots than `max_payload` where the file system has
+    /// too little room for the ring (more than half its free room); none below 64 KiB.
+    /// [`Producer::max_payload`] says what the slots hold.
+    pub fn create_to_fit(
+        path: &Path,
+        capacity: u64,
+        max_payload: u64,
+        timeout: Duration,
+    ) -> Result<Producer, ShmError> {
+        Producer::make(
+            Segment::create(path, capacity, max_payload, true)?,
+            max_payload,
+            timeout,
+        )
+    }
+
+    fn make(seg: Segment, asked: u64, timeout: Duration) -> Result<Producer, ShmError> {
         let light = seg.header().producer_sleeps.announce_light();
         Ok(Producer {
+            shrunk: seg.layout().max_payload < asked,
             seg: Arc::new(seg),
             light,
             head: Cursor::START,
@@ -104,6 +130,16 @@ impl Producer {
 
     pub fn books(&self) -> ProducerBooks {
         self.books
+    }
+
+    /// The largest payload a slot holds.
+    pub fn max_payload(&self) -> u64 {
+        self.seg.layout().max_payload
+    }
+
+    /// Whether the slots hold less than asked, for want of room ([`Producer::create_to_fit`]).
+    pub fn shrunk(&self) -> bool {
+        self.shrunk
     }
 
     /// Waits until a consumer attached, at most what is left of `timeout` since the file was
@@ -149,6 +185,7 @@ impl Producer {
             Publication::TooLarge => Err(ShmError::TooLarge {
                 len,
                 max_payload: self.seg.layout().max_payload,
+                shrunk: self.shrunk,
             }),
         }
     }

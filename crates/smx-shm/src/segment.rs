@@ -35,10 +35,11 @@ unsafe impl Sync for Segment {}
 
 impl Segment {
     /// Creates the file of a ring of `capacity` slots of `max_payload` bytes at `path`, mapped
-    /// and with its header written (ready for a consumer).
-    pub fn create(path: &Path, capacity: u64, max_payload: u64) -> Result<Segment, ShmError> {
-        let layout = Layout::new(capacity, max_payload).map_err(|why| ShmError::config("len", why))?;
-        check_room(path, layout.total)?;
+    /// and with its header written (ready for a consumer). `shrink_to_fit`: smaller slots
+    /// where the file system has too little room for these ([`fit`]); the layout says which.
+    pub fn create(path: &Path, capacity: u64, max_payload: u64, shrink_to_fit: bool) -> Result<Segment, ShmError> {
+        let (dir, free) = free_room(path)?;
+        let layout = fit(capacity, max_payload, free, shrink_to_fit).map_err(|e| e.at(&dir, free))?;
         let c_path = c_path(path)?;
         let fd = create_file(&c_path, path)?;
         let sized = unsafe { libc::ftruncate(fd.as_raw_fd(), layout.total as libc::off_t) };
@@ -417,10 +418,8 @@ fn gone_is_fine(e: std::io::Error) -> std::io::Result<bool> {
     }
 }
 
-/// Refuses a ring that the file system cannot hold: a page of tmpfs that cannot be allocated
-/// when first touched kills the process with SIGBUS, so a ring larger than the free space is
-/// an error before the start instead.
-fn check_room(path: &Path, total: u64) -> Result<(), ShmError> {
+/// The directory of `path` and the bytes free in its file system.
+fn free_room(path: &Path) -> Result<(PathBuf, u64), ShmError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -434,17 +433,68 @@ fn check_room(path: &Path, total: u64) -> Result<(), ShmError> {
             std::io::Error::last_os_error(),
         ));
     }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
-    if total > free {
-        return Err(ShmError::config(
-            "max_payload",
-            format!(
-                "the ring needs {total} bytes (len x max_payload), {} has {free} free",
-                dir.display()
+    Ok((dir.to_path_buf(), st.f_bavail as u64 * st.f_frsize as u64))
+}
+
+/// The smallest slots a ring is shrunk to: below them a link would fail on ordinary messages,
+/// and the file system is too small for the channel's length instead.
+pub const SHRINK_FLOOR: u64 = 64 * 1024;
+
+/// Why no ring fits, before the directory and its free room are known.
+#[derive(Debug, PartialEq, Eq)]
+enum NoFit {
+    /// The layout itself cannot be (too many slots, too large a mapping).
+    Layout(String),
+    /// The ring needs `total` bytes, more than all the free room.
+    Room { total: u64 },
+    /// Even with slots of [`SHRINK_FLOOR`] the ring needs `total` bytes, more than half the
+    /// free room.
+    Floor { total: u64 },
+}
+
+impl NoFit {
+    fn at(self, dir: &Path, free: u64) -> ShmError {
+        match self {
+            NoFit::Layout(why) => ShmError::config("len", why),
+            NoFit::Room { total } => ShmError::config(
+                "max_payload",
+                format!(
+                    "the ring needs {total} bytes (len x max_payload), {} has {free} free",
+                    dir.display()
+                ),
             ),
-        ));
+            NoFit::Floor { total } => ShmError::NoRoom {
+                dir: dir.to_path_buf(),
+                needs: total,
+                free,
+            },
+        }
     }
-    Ok(())
+}
+
+/// The layout of a ring of `capacity` slots of `max_payload` bytes in a file system with
+/// `free` bytes free. A page of tmpfs that cannot be allocated when first touched kills the
+/// process with SIGBUS, so a ring larger than the free room is refused before the start.
+/// `shrink_to_fit`: a ring larger than half the free room (the rest is left to the other
+/// links and to everything else there) gets the largest slots, a multiple of 64 bytes, with
+/// which it fits in that half, but none below [`SHRINK_FLOOR`].
+fn fit(capacity: u64, max_payload: u64, free: u64, shrink_to_fit: bool) -> Result<Layout, NoFit> {
+    let full = Layout::new(capacity, max_payload).map_err(NoFit::Layout)?;
+    let half = free / 2;
+    if shrink_to_fit && full.total > half {
+        let slot = half.saturating_sub(full.payloads) / capacity / 64 * 64;
+        if slot >= SHRINK_FLOOR {
+            return Layout::new(capacity, slot).map_err(NoFit::Layout);
+        }
+        if max_payload > SHRINK_FLOOR || full.total > free {
+            let floor = Layout::new(capacity, SHRINK_FLOOR).map_err(NoFit::Layout)?;
+            return Err(NoFit::Floor { total: floor.total });
+        }
+    }
+    if full.total > free {
+        return Err(NoFit::Room { total: full.total });
+    }
+    Ok(full)
 }
 
 /// Whether creating a link file at `path` would succeed now (the validator's check).
@@ -468,6 +518,64 @@ pub fn check_free(path: &Path) -> Result<(), ShmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+
+    /// A ring of 64 MiB slots too large for half the free room gets the largest slots, a
+    /// multiple of 64 bytes, with which it fits in that half.
+    #[test]
+    fn a_ring_too_large_for_the_room_is_shrunk_to_half_of_it() {
+        for (capacity, free) in [(768, 24 * GIB), (1, 64 * MIB), (768, 100 * MIB + 12_345)] {
+            let fitted = fit(capacity, 64 * MIB, free, true).unwrap();
+            let slot = fitted.max_payload;
+            assert!(
+                (SHRINK_FLOOR..64 * MIB).contains(&slot) && slot.is_multiple_of(64),
+                "{slot}"
+            );
+            assert!(fitted.total <= free / 2, "{fitted:?}");
+            let larger = Layout::new(capacity, slot + 64).unwrap();
+            assert!(larger.total > free / 2, "the largest that fits: {fitted:?}");
+        }
+    }
+
+    /// Without the key, and where the ring fits in half the room, the slots are as asked, and
+    /// a ring larger than all the room is refused naming `max_payload`.
+    #[test]
+    fn a_ring_that_fits_or_may_not_shrink_keeps_its_slots() {
+        let asked = fit(768, 64 * MIB, 24 * GIB, false);
+        assert_eq!(
+            asked,
+            Err(NoFit::Room {
+                total: Layout::new(768, 64 * MIB).unwrap().total
+            })
+        );
+        assert_eq!(fit(4, 64 * MIB, 24 * GIB, true).unwrap().max_payload, 64 * MIB);
+        assert_eq!(fit(4, 64 * MIB, 24 * GIB, false).unwrap().max_payload, 64 * MIB);
+        let text = NoFit::Room { total: 1 }.at(Path::new("/dev/shm"), 0).to_string();
+        assert!(text.contains("max_payload"), "{text}");
+    }
+
+    /// Slots are never shrunk below 64 KiB: a file system too small for the channel's length
+    /// with them is refused, saying so. Slots asked no larger than that are kept where all
+    /// the room holds them, as without the key.
+    #[test]
+    fn a_ring_is_never_shrunk_below_the_floor() {
+        let refused = fit(768, 64 * MIB, 64 * MIB, true).unwrap_err();
+        let needs = Layout::new(768, SHRINK_FLOOR).unwrap().total;
+        assert_eq!(refused, NoFit::Floor { total: needs });
+        let text = refused.at(Path::new("/dev/shm"), 64 * MIB).to_string();
+        assert!(
+            text.contains("/dev/shm")
+                && text.contains(&needs.to_string())
+                && text.contains(&(64 * MIB).to_string())
+                && text.contains("too small for this channel's length")
+                && !text.contains("max_payload"),
+            "{text}"
+        );
+        assert_eq!(fit(768, 4096, 4 * MIB, true).unwrap().max_payload, 4096);
+        assert!(matches!(fit(768, 4096, MIB, true), Err(NoFit::Floor { .. })));
+    }
 
     fn file_id(path: &Path) -> (u64, u64) {
         use std::os::unix::fs::MetadataExt;

@@ -18,7 +18,10 @@ const LEN: ConfigKey = ConfigKey::int("len")
     .help("slots of the ring: the cut channel's length (a full ring holds back the producer)");
 const MAX_PAYLOAD: ConfigKey = ConfigKey::int("max_payload")
     .default_value("65536")
-    .help("bytes per slot: a larger message fails the sink naming this key");
+    .help("bytes per slot: a larger message fails the sink naming this key (with shrink_to_fit, slots may be smaller where the file system has too little room)");
+const SHRINK_TO_FIT: ConfigKey = ConfigKey::bool("shrink_to_fit")
+    .default_value("false")
+    .help("when the file system (e.g. /dev/shm) has too little room for len x max_payload, make smaller slots (a multiple of 64 bytes, at least 64 KiB) so that the ring takes at most half its free room; a larger message then fails the sink");
 const TIMEOUT: ConfigKey = ConfigKey::duration("timeout")
     .default_value("5s")
     .help("how long to wait for the peer to appear (the source for the file, the sink for an attached source)");
@@ -26,7 +29,7 @@ const COPY_LIMIT: ConfigKey = ConfigKey::int("copy_limit")
     .default_value("4096")
     .help("source: payloads up to this many bytes are copied out of the ring, larger ones are read in place");
 
-pub const SINK_KEYS: &[ConfigKey] = &[PATH, LEN, MAX_PAYLOAD, TIMEOUT];
+pub const SINK_KEYS: &[ConfigKey] = &[PATH, LEN, MAX_PAYLOAD, SHRINK_TO_FIT, TIMEOUT];
 pub const SOURCE_KEYS: &[ConfigKey] = &[PATH, TIMEOUT, COPY_LIMIT];
 
 #[derive(Debug, Clone)]
@@ -35,6 +38,7 @@ pub struct Settings {
     pub path: PathBuf,
     pub len: u64,
     pub max_payload: u64,
+    pub shrink_to_fit: bool,
     pub timeout: Duration,
     pub copy_limit: usize,
 }
@@ -66,6 +70,10 @@ impl Settings {
             return Err(config.error("max_payload", "0: a slot must hold at least one byte"));
         }
         crate::ring::Layout::new(len, max_payload).map_err(|why| config.error("max_payload", why))?;
+        let shrink_to_fit = match config.get("shrink_to_fit") {
+            Some(_) => config.bool("shrink_to_fit")?,
+            None => false,
+        };
         let timeout = match config.get("timeout") {
             Some(_) => config.duration("timeout")?,
             None => Duration::from_secs(5),
@@ -76,6 +84,7 @@ impl Settings {
             path,
             len,
             max_payload,
+            shrink_to_fit,
             timeout,
             copy_limit,
         })

@@ -57,7 +57,23 @@ impl BoxImpl for ShmSink {
         self.port = Some(ctx.input("data")?);
         self.stop = ctx.stop_flag();
         let s = &self.settings;
-        let producer = Producer::create(&s.path, s.len, s.max_payload, s.timeout).map_err(|e| s.error(e))?;
+        let producer = if s.shrink_to_fit {
+            Producer::create_to_fit(&s.path, s.len, s.max_payload, s.timeout)
+        } else {
+            Producer::create(&s.path, s.len, s.max_payload, s.timeout)
+        }
+        .map_err(|e| s.error(e))?;
+        if producer.shrunk() {
+            log::warn!(
+                "{}: the file system of {} has too little room for {} slots of {} bytes: the ring's slots \
+                 hold {} bytes, and a larger message fails the link",
+                s.instance,
+                s.path.display(),
+                s.len,
+                s.max_payload,
+                producer.max_payload()
+            );
+        }
         // Before the run's barrier: this process's nets start once the consumer's has
         // attached (or `timeout` passed: the books then say it never came).
         producer.wait_for_consumer(&|| self.stop.load(std::sync::atomic::Ordering::Relaxed));

@@ -158,6 +158,51 @@ fn a_message_larger_than_a_slot_is_an_error_naming_the_key() {
     assert_eq!(producer.books().written, 0);
 }
 
+/// The free room of the file system that holds `dir`.
+fn free_room(dir: &std::path::Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+    st.f_bavail as u64 * st.f_frsize as u64
+}
+
+/// A ring too large for the file system is made with smaller slots when asked to fit, and a
+/// message larger than those fails naming the room, not a key; without being asked, the ring
+/// is refused naming `max_payload`.
+#[test]
+fn a_ring_too_large_for_the_room_is_made_with_smaller_slots_when_asked() {
+    let dir = common::dir();
+    let path = common::link(&dir, "roomy");
+    let capacity = 1024;
+    let asked = (free_room(dir.path()) / capacity * 4).next_multiple_of(64);
+    let err = Producer::create(&path, capacity, asked, T).err().expect("no room");
+    assert!(err.to_string().contains("max_payload"), "{err}");
+    let mut producer = match Producer::create_to_fit(&path, capacity, asked, Duration::from_millis(10)) {
+        Ok(producer) => producer,
+        Err(err) => {
+            assert!(err.to_string().contains("too small for this channel's length"), "{err}");
+            println!("the file system is too small for 1024 slots of 64 KiB: only the refusal is seen");
+            return;
+        }
+    };
+    let slot = producer.max_payload();
+    assert!(
+        producer.shrunk() && (64 * 1024..asked).contains(&slot) && slot.is_multiple_of(64),
+        "{slot}"
+    );
+    let err = producer.send(0, 0, &vec![0u8; slot as usize + 1], &never).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, ShmError::TooLarge { shrunk: true, .. })
+            && text.contains(&slot.to_string())
+            && text.contains("room")
+            && !text.contains("max_payload"),
+        "{text}"
+    );
+    assert_eq!(producer.send(1, 0, b"small", &never).unwrap(), Sent::Published);
+}
+
 /// A message handed over on its feeder's write is published as a send would publish it; what
 /// a send would refuse or end on (too large, a closed consumer, the run's stop) is declined
 /// before the payload is written, and books nothing, so the box's own step can book it.
