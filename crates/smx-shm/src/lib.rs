@@ -20,7 +20,8 @@
 //! **The file.** The sink creates it with `O_CREAT | O_EXCL`, mode 0600, sized by `ftruncate`
 //! (tmpfs is sparse: only touched pages cost memory), and removes it at its end. A file already
 //! at `path` is refused, unless it is a link file whose creator's process is dead (then it is
-//! replaced); nothing else is ever removed. The source waits for the file, its ready word and
+//! replaced, as the consumer removes the file of a creator it saw die); nothing else is ever
+//! removed. The source waits for the file, its ready word and
 //! a live creator: a file whose creator died is waited past, for the one that replaces it.
 //!
 //! **Copies.** The sink copies each payload once, from the message into its slot; a payload

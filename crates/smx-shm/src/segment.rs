@@ -3,9 +3,11 @@
 //! The file lives on tmpfs (`/dev/shm`), so sizing it with `ftruncate` costs nothing until a
 //! page is touched: a ring of 64 slots of 64 KiB occupies only what its messages filled. The
 //! creator opens it with `O_CREAT | O_EXCL` and mode 0600, so it never takes over a file that
-//! is someone else's, and only it removes the file again. A file left by a link whose creator
-//! died (killed before its cleanup) is recognised by its header and its creator's pid, and only
-//! then replaced.
+//! is someone else's, and removes it at its end. A file left by a link whose creator died
+//! (killed before its cleanup) is recognised by its header and its creator's pid; only such a
+//! file is removed by anyone else: by the next creator, which replaces it, or by the consumer
+//! that saw its creator die. Each removal first checks that the path still names the file
+//! judged (device and inode).
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
