@@ -216,13 +216,7 @@ impl Consumer {
         if self.next_published() {
             return self.take();
         }
-        let h = self.seg.header();
-        let end = match h.producer_state.load(Ordering::SeqCst) {
-            PRODUCER_ENDED => Some(ProducerEnd::Ended),
-            PRODUCER_FAILED => Some(ProducerEnd::Failed),
-            _ => None,
-        };
-        match end {
+        match self.producer_said() {
             // Published between the two loads: taken first, so nothing is left behind.
             Some(_) if self.next_published() => self.take(),
             Some(end) => {
@@ -231,6 +225,15 @@ impl Consumer {
             }
             None if stop() => Next::Stopped,
             None => Next::Idle,
+        }
+    }
+
+    /// How the producer ended the stream by its state word, if it did.
+    fn producer_said(&self) -> Option<ProducerEnd> {
+        match self.seg.header().producer_state.load(Ordering::SeqCst) {
+            PRODUCER_ENDED => Some(ProducerEnd::Ended),
+            PRODUCER_FAILED => Some(ProducerEnd::Failed),
+            _ => None,
         }
     }
 
@@ -248,13 +251,9 @@ impl Consumer {
     /// Why the wait is over although nothing is ready. A producer that ended or died may have
     /// published more since `ready` looked: then `Data`, so nothing published is left behind.
     fn why_not(&self, stop: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> Option<Wake> {
-        let h = self.seg.header();
-        let end = match h.producer_state.load(Ordering::SeqCst) {
-            PRODUCER_ENDED => Some(ProducerEnd::Ended),
-            PRODUCER_FAILED => Some(ProducerEnd::Failed),
-            _ if !peer_alive(self.producer_pid) => Some(ProducerEnd::Died),
-            _ => None,
-        };
+        let end = self
+            .producer_said()
+            .or_else(|| (!peer_alive(self.producer_pid)).then_some(ProducerEnd::Died));
         if let Some(end) = end {
             return Some(if self.next_published() {
                 Wake::Data
@@ -270,8 +269,9 @@ impl Consumer {
 
     /// [`Consumer::next`] without waiting, of a payload of up to `copy_limit` bytes: lends it
     /// where it lies to `see` (which copies it where it goes, a message built in a channel's
-    /// slot) and frees its slot. `None`, with nothing taken, when no message is published now
-    /// or the next one is read in place; [`Consumer::next`] then says what there is.
+    /// slot) and frees its slot. `None`, with nothing taken, when no message is published now,
+    /// the next one is read in place, or the producer's cut ended the stream before it;
+    /// [`Consumer::next`] then says what there is.
     pub fn take_small<R>(&mut self, see: impl FnOnce(u64, u64, &[u8]) -> R) -> Option<R> {
         if self.books.end.is_some() || !self.next_published() {
             return None;
