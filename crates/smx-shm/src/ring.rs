@@ -520,7 +520,9 @@ pub fn wait_for<R>(
 /// Whether process `pid` still runs. A process that exited but was not reaped yet (a zombie)
 /// counts as dead: it will never touch the ring again.
 pub fn peer_alive(pid: u32) -> bool {
-    if pid == 0 {
+    // 0 is no process, and a number above the largest pid (read from a file anyone may have
+    // written) would turn negative and name a process group, or every process, to `kill`.
+    if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }
     // SAFETY: signal 0 only checks.
@@ -599,6 +601,14 @@ mod tests {
             (0..libc::CPU_SETSIZE as usize)
                 .filter(|c| libc::CPU_ISSET(*c, &set))
                 .collect()
+        }
+    }
+
+    #[test]
+    fn no_process_and_numbers_beyond_any_pid_are_dead() {
+        assert!(peer_alive(std::process::id()));
+        for pid in [0, i32::MAX as u32 + 1, u32::MAX] {
+            assert!(!peer_alive(pid), "{pid}");
         }
     }
 
