@@ -156,6 +156,92 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     }
 }
 
+/// A `launch` that never reads its slice's job, where the job is larger than a pipe holds,
+/// holds up nothing: the supervisor writes the job as the pipe takes it, so the run still ends
+/// once the other process has given up on it, or at a stop, with its report, and the `launch`
+/// command's process group is killed.
+#[test]
+fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
+    // 200 pairs: process b's job holds its slice and the whole net's plan, far beyond the
+    // 64 KiB of a pipe.
+    let pairs = vec!["(Src.Snk)"; 200].join(" | ");
+    let net = format!("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect {pairs}\n");
+    for stop in [false, true] {
+        let what = if stop { "stopped" } else { "by itself" };
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let launch = executable(
+            dir.path(),
+            "hang.sh",
+            &format!(
+                "#!/bin/sh\necho $$ > {0}.tmp\nsleep 300 &\necho $! >> {0}.tmp\nmv {0}.tmp {0}\nwait\n",
+                pids.display()
+            ),
+        );
+        // Every net in b but the first source, which feeds b over a link.
+        let config = format!(
+            "[process.b]\nhost = \"127.0.0.1\"\nport = 47340\nlaunch = \"{}\"\n\n[default]\nprocess = \"b\"\n\n[net.\"Src#0\"]\nprocess = \"main\"\n",
+            launch.display()
+        );
+        let split_dir = dir.path().join("split");
+        std::fs::create_dir(&split_dir).unwrap();
+        let jobs = common::deploy::split(&split_dir, &net, &config, &[]);
+        let job_len = std::fs::metadata(jobs.join("b.job")).unwrap().len();
+        assert!(job_len > 4 * 65536, "{what}: the job of b is {job_len} bytes");
+        let report_path = dir.path().join("report.json");
+        let args = [
+            "-n",
+            "1000",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+        ];
+        let run = start_net(dir.path(), &net, &config, &args);
+        wait_for("the launch command to start", || pids.exists());
+        let launched: Vec<u32> = std::fs::read_to_string(&pids)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let mut main = Vec::new();
+        wait_for("the slice of main", || {
+            main = children_of(run.id())
+                .into_iter()
+                .filter(|pid| common::deploy::slice_process(*pid).as_deref() == Some("main"))
+                .collect();
+            !main.is_empty()
+        });
+        if stop {
+            // Well after main's slice said it started.
+            std::thread::sleep(Duration::from_millis(300));
+            unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+        }
+        let out = finish(run, &[&launched[..], &main[..]].concat());
+        assert_eq!(
+            out.status.code(),
+            Some(if stop { 130 } else { 2 }),
+            "{what}: {}",
+            text(&out)
+        );
+        let report = report(&report_path);
+        let b = process(&report, "b");
+        assert_eq!(b["status"], "killed", "{what}: {b}");
+        assert!(b["pid"].is_null(), "{what}: it never said it runs: {b}");
+        assert!(
+            error_lines(&out)
+                .iter()
+                .any(|l| l.starts_with("error: process 'b' killed") && l.contains("never said it started")),
+            "{what}: {}",
+            text(&out)
+        );
+        for pid in launched.into_iter().chain(main) {
+            wait_for("the processes of the run to be gone", || !alive(pid));
+        }
+    }
+}
+
 /// A stop asked for at `smxrun` (SIGINT or SIGTERM) is a stopped run, as in one process: its
 /// processes are stopped, not failed, no error blames them, and `smxrun` alone says the run was
 /// interrupted.

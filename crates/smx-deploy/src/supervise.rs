@@ -5,8 +5,14 @@
 //! stops the slices in order), with `PR_SET_PDEATHSIG` (SIGTERM) so that it stops with the
 //! supervisor even when that is killed with SIGKILL, and with its stdin as the control pipe: a slice ends
 //! at that pipe's end of file, which also reaches a slice behind a `launch` connection.
+//!
+//! The job goes down that pipe as the pipe takes it, from the watch loop, never in one write
+//! that could wait: a job can be larger than a pipe holds, and a `launch` that does not read
+//! yet (`ssh` at a password prompt) would otherwise hold up the watching, the stops and the
+//! kill of a slice that never started.
 
-use std::io::{BufReader, Write};
+use std::io::{BufReader, ErrorKind, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -78,6 +84,9 @@ struct Running {
     process: Process,
     child: Child,
     stdin: Option<ChildStdin>,
+    /// The job's line, and how much of it went down `stdin` so far.
+    job: Vec<u8>,
+    sent: usize,
     status: Option<ExitStatus>,
     pid: Option<u32>,
     report: Option<String>,
@@ -101,11 +110,13 @@ pub fn supervise(
     let (events, inbox) = mpsc::channel::<(usize, Event)>();
     let mut running: Vec<Running> = Vec::new();
     for (i, (process, job)) in jobs.into_iter().enumerate() {
-        match start(exe, &process, &job, i, events.clone()) {
+        match start(exe, &process, i, events.clone()) {
             Ok((child, stdin)) => running.push(Running {
                 process,
                 child,
                 stdin: Some(stdin),
+                job: job.to_line().into_bytes(),
+                sent: 0,
                 status: None,
                 pid: None,
                 report: None,
@@ -131,6 +142,9 @@ pub fn supervise(
         }
     }
     drop(events);
+    for r in &mut running {
+        send_job(r);
+    }
     let ending = watch(&mut running, &inbox, stop, live);
     let outcomes = running.into_iter().map(outcome).collect();
     Ok((outcomes, ending))
@@ -139,7 +153,6 @@ pub fn supervise(
 fn start(
     exe: &Path,
     process: &Process,
-    job: &Job,
     index: usize,
     events: mpsc::Sender<(usize, Event)>,
 ) -> std::io::Result<(Child, ChildStdin)> {
@@ -171,10 +184,14 @@ fn start(
         });
     }
     let mut child = command.spawn()?;
-    let mut stdin = child.stdin.take().expect("piped");
+    let stdin = child.stdin.take().expect("piped");
     let stdout = child.stdout.take().expect("piped");
-    // A slice that dies before reading its job makes this write fail; the watch notices its end.
-    let _ = stdin.write_all(job.to_line().as_bytes()).and_then(|()| stdin.flush());
+    // The job is written as the pipe takes it ([`send_job`]): a write never waits.
+    // SAFETY: file status flags of a pipe end this process owns; the slice's end keeps its own.
+    unsafe {
+        let fd = stdin.as_raw_fd();
+        libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
+    }
     std::thread::Builder::new()
         .name(format!("smx-watch-{index}"))
         .spawn(move || {
@@ -188,7 +205,51 @@ fn start(
     Ok((child, stdin))
 }
 
-/// The supervision loop: events, exits, stops, deaths, failures, kills.
+/// Writes to a slice's stdin what the pipe takes of the rest of its job, without waiting. A
+/// slice that is gone before reading all of it makes the write fail: the rest is dropped, and
+/// the watch notices its end.
+fn send_job(r: &mut Running) {
+    let Some(stdin) = r.stdin.as_mut() else { return };
+    while r.sent < r.job.len() {
+        match stdin.write(&r.job[r.sent..]) {
+            Ok(n) if n > 0 => r.sent += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            _ => break,
+        }
+    }
+    r.job = Vec::new();
+    r.sent = 0;
+}
+
+/// Waits up to `most` for a pipe with a job still to write to take more (or for its reader to
+/// be gone); without one, sleeps `most`.
+fn pause(running: &[Running], most: Duration) {
+    let mut fds: Vec<libc::pollfd> = running
+        .iter()
+        .filter(|r| r.sent < r.job.len())
+        .filter_map(|r| r.stdin.as_ref())
+        .map(|stdin| libc::pollfd {
+            fd: stdin.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        })
+        .collect();
+    if fds.is_empty() {
+        std::thread::sleep(most);
+        return;
+    }
+    // SAFETY: `fds` is a valid array of its length for the duration of the call.
+    unsafe {
+        libc::poll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            most.as_millis() as libc::c_int,
+        );
+    }
+}
+
+/// The supervision loop: jobs sent, events, exits, stops, deaths, failures, kills.
 fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: &AtomicBool, live: &Live) -> Ending {
     let mut ending = Ending::Finished;
     let mut kill_at: Option<Instant> = None;
@@ -196,6 +257,9 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     let mut stop_from: Option<Instant> = None;
     let mut kill_unstarted_at: Option<Instant> = None;
     loop {
+        for r in running.iter_mut() {
+            send_job(r);
+        }
         while let Ok((i, event)) = inbox.try_recv() {
             match event {
                 Event::Started(pid) => running[i].pid = Some(pid),
@@ -265,7 +329,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             }
             kill_at = None;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        pause(running, Duration::from_millis(10));
     }
 }
 
@@ -315,7 +379,11 @@ fn plain_error(e: &std::io::Error) -> String {
     }
 }
 
+/// Closes the slice's control pipe, which stops it; what of its job was not written yet is
+/// dropped.
 fn close(r: &mut Running) {
+    r.job = Vec::new();
+    r.sent = 0;
     if r.stdin.take().is_some() {
         r.closed_at = Some(Instant::now());
     }
