@@ -129,6 +129,20 @@ fn a_link_holds_its_channels_length() {
     assert_books_balance(&report);
 }
 
+/// A channel too long for a ring of slots of the largest message in the room of /dev/shm still
+/// crosses: its ring takes smaller slots, and the sink says so.
+#[test]
+fn a_channel_too_long_for_the_room_of_dev_shm_crosses_with_smaller_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    // A ring of 3072 slots of 64 MiB, 192 GiB: more than half of any /dev/shm this runs on.
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000", "--channel-len", "4096"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("too little room"), "{}", text(&out));
+    assert_eq!(report["channels"][0]["read"], 2000);
+    assert_books_balance(&report);
+}
+
 /// A process's `cores` replace the run's `--pin` in its slice, also when the run gives one.
 #[test]
 fn a_process_with_cores_of_its_own_runs_on_them() {

@@ -252,12 +252,15 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
     if link.transport == Transport::Shm {
         // One ring in a file of this run, of the channel's length less what the consumer's
         // half holds (`shm_lengths`); slots hold the largest message a link carries (the file
-        // is sparse: a slot costs only what its messages fill).
+        // is sparse: a slot costs only what its messages fill), or less where that many slots
+        // of it would not fit in the room of /dev/shm (a long channel, a container's small
+        // /dev/shm), which the sink says when it starts.
         let path = format!("path={}", link.endpoint);
         let sink = vec![
             path.clone(),
             format!("len={}", shm_lengths(edge.len, edge.ddst).ring),
             format!("max_payload={SHM_MAX_PAYLOAD}"),
+            "shrink_to_fit=true".to_string(),
         ];
         return Ok((sink, vec![path]));
     }
