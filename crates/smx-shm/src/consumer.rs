@@ -16,8 +16,8 @@ use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, CUT_NONE, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED,
-    futex_wake, peer_alive, published_stamp, wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, CUT_NONE, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer,
+    futex_wake, published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -75,7 +75,7 @@ pub struct Consumer {
     seg: Arc<Segment>,
     /// The next position to take (the positions taken).
     next: Cursor,
-    producer_pid: u32,
+    producer: Peer,
     clock_offset: u64,
     /// This side's barrier after a release is light ([`ring::SleepLine::announce_light`]).
     light: bool,
@@ -108,11 +108,11 @@ impl Consumer {
         }
         let light = h.consumer_sleeps.announce_light();
         h.consumer_state.store(CONSUMER_RUNNING, Ordering::SeqCst);
-        let producer_pid = h.producer_pid.load(Ordering::Acquire);
+        let producer = Peer::watch(h.producer_pid.load(Ordering::Acquire));
         Ok(Consumer {
             seg: Arc::new(seg),
             next: Cursor::START,
-            producer_pid,
+            producer,
             clock_offset: ring::clock_offset(),
             light,
             copy_limit: COPY_LIMIT,
@@ -253,7 +253,7 @@ impl Consumer {
     fn why_not(&self, stop: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> Option<Wake> {
         let end = self
             .producer_said()
-            .or_else(|| (!peer_alive(self.producer_pid)).then_some(ProducerEnd::Died));
+            .or_else(|| (!self.producer.alive()).then_some(ProducerEnd::Died));
         if let Some(end) = end {
             return Some(if self.next_published() {
                 Wake::Data
@@ -350,7 +350,7 @@ impl Consumer {
         let cut = &self.seg.header().cut;
         loop {
             match cut.load(Ordering::Acquire) {
-                CUT_PENDING if peer_alive(self.producer_pid) => std::thread::yield_now(),
+                CUT_PENDING if self.producer.alive() => std::thread::yield_now(),
                 CUT_PENDING => return self.next.pos,
                 word => return ring::cut_limit(word),
             }

@@ -44,7 +44,7 @@
 //! across threads and drop anywhere, blocking waits that wake on the peer's death and on the
 //! run's stop as well as on data, and exact books of what was in flight when a peer died. A
 //! ring written for that over one mapping (futex waits in slices, a liveness check of the
-//! peer's pid between slices) is a few hundred lines; an outside framework's service, node and
+//! peer's process between slices) is a few hundred lines; an outside framework's service, node and
 //! sample lifetimes would have to be bent to each of these.
 //!
 //! * `segment`: the file and its mapping.

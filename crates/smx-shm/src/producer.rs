@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, free_stamp, futex_wake, peer_alive,
+    self, CONSUMER_CLOSED, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer, free_stamp, futex_wake,
     wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
@@ -84,6 +84,8 @@ pub struct Producer {
     finished: bool,
     /// The slots hold less than `max_payload` asked, for want of room in the file system.
     shrunk: bool,
+    /// The consumer's process, once it attached.
+    consumer: std::sync::OnceLock<Peer>,
 }
 
 impl Producer {
@@ -117,6 +119,7 @@ impl Producer {
         let light = seg.header().producer_sleeps.announce_light();
         Ok(Producer {
             shrunk: seg.layout().max_payload < asked,
+            consumer: std::sync::OnceLock::new(),
             seg: Arc::new(seg),
             light,
             head: Cursor::START,
@@ -344,7 +347,7 @@ impl Producer {
     fn absent_or_dead(&self) -> Option<ConsumerEnd> {
         match self.seg.header().consumer_pid.load(Ordering::Acquire) {
             0 => (self.created.elapsed() >= self.timeout).then_some(ConsumerEnd::Absent),
-            pid => (!peer_alive(pid)).then_some(ConsumerEnd::Died),
+            pid => (!self.consumer.get_or_init(|| Peer::watch(pid)).alive()).then_some(ConsumerEnd::Died),
         }
     }
 

@@ -39,6 +39,7 @@
 //! is the in-process queue's handshake (`smx_spsc`), across processes. While either side could
 //! not register (an old kernel, a sandbox that filters the call), both keep their fences.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -517,6 +518,62 @@ pub fn wait_for<R>(
     }
 }
 
+/// The other side's process, watched from the moment this side learned its pid: through a
+/// pidfd where the kernel gives one, so that after the peer's death a new process given the
+/// same pid is not taken for it (a wait would then last until the run's stop); by the pid
+/// alone where there is none.
+pub struct Peer {
+    pid: u32,
+    watch: Watch,
+}
+
+enum Watch {
+    Pidfd(OwnedFd),
+    /// The process was gone when this side learned its pid.
+    Gone,
+    Pid,
+}
+
+impl Peer {
+    pub fn watch(pid: u32) -> Peer {
+        let watch = if pid == 0 || pid > i32::MAX as u32 {
+            Watch::Gone
+        } else {
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+            match std::io::Error::last_os_error().raw_os_error() {
+                _ if fd >= 0 => {
+                    // SAFETY: a descriptor just opened, owned by nothing else.
+                    Watch::Pidfd(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+                }
+                Some(libc::ESRCH) => Watch::Gone,
+                // An old kernel or a sandbox that filters the call.
+                _ => Watch::Pid,
+            }
+        };
+        Peer { pid, watch }
+    }
+
+    /// Whether the process still runs; a zombie counts as dead, as in [`peer_alive`].
+    pub fn alive(&self) -> bool {
+        match &self.watch {
+            Watch::Pidfd(fd) => {
+                // A pidfd turns readable when its process exits.
+                let mut look = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd; a timeout of 0 only looks.
+                let ready = unsafe { libc::poll(&mut look, 1, 0) };
+                !(ready == 1 && look.revents & libc::POLLIN != 0)
+            }
+            Watch::Gone => false,
+            Watch::Pid => peer_alive(self.pid),
+        }
+    }
+}
+
 /// Whether process `pid` still runs. A process that exited but was not reaped yet (a zombie)
 /// counts as dead: it will never touch the ring again.
 pub fn peer_alive(pid: u32) -> bool {
@@ -610,6 +667,25 @@ mod tests {
         for pid in [0, i32::MAX as u32 + 1, u32::MAX] {
             assert!(!peer_alive(pid), "{pid}");
         }
+    }
+
+    /// A watched process is alive while it runs, and dead from its exit on, before it is
+    /// reaped (a zombie) and after.
+    #[test]
+    fn a_watched_peer_is_dead_from_its_exit_on() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let peer = Peer::watch(child.id());
+        assert!(peer.alive());
+        child.kill().unwrap();
+        // SAFETY: a zeroed siginfo_t for waitid to fill; it waits for the child's exit
+        // without reaping it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let waited = unsafe { libc::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED | libc::WNOWAIT) };
+        assert_eq!(waited, 0);
+        assert!(!peer.alive(), "a zombie is dead");
+        child.wait().unwrap();
+        assert!(!peer.alive());
+        assert!(!Peer::watch(0).alive() && !Peer::watch(u32::MAX).alive());
     }
 
     #[test]
