@@ -946,6 +946,61 @@ fn a_bad_value_is_refused_before_any_process_starts() {
     assert!(out.stdout.is_empty(), "{}", text(&out));
 }
 
+/// A net without nodes (a graph file can hold one) under `--config` runs as it runs without
+/// one, as one process with nothing in it; `check` accepts it, `split` says there is nothing to
+/// split.
+#[test]
+fn a_net_without_nodes_runs_as_one_process_under_a_placement_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "empty.json", r#"{"nodes":[],"edges":[]}"#);
+    let config = write(dir.path(), "deploy.toml", "[process.b]\n\n[default]\nprocess = \"b\"\n");
+    let total = |out: &Output| {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout.lines().find(|l| l.starts_with("Total:")).map(str::to_string);
+        line.unwrap_or_else(|| panic!("no Total line: {}", text(out)))
+    };
+    let alone = smxrun().arg(&net).args(["-q", "-n", "10"]).output().unwrap();
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone));
+    assert!(total(&alone).ends_with("status ok"), "{}", text(&alone));
+    let placed = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-q", "-n", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(placed.status.code(), Some(0), "{}", text(&placed));
+    assert!(total(&placed).ends_with("status ok"), "{}", text(&placed));
+    let check = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("accepted: 0 boxes"),
+        "{}",
+        text(&check)
+    );
+    let split = smxrun()
+        .arg("split")
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(split.status.code(), Some(1), "{}", text(&split));
+    assert!(
+        String::from_utf8_lossy(&split.stderr).contains("there is nothing to split"),
+        "{}",
+        text(&split)
+    );
+}
+
 #[test]
 fn check_of_a_net_over_processes_says_where_each_net_runs_and_what_links_them() {
     let dir = tempfile::tempdir().unwrap();

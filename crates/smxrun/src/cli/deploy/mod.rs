@@ -86,8 +86,13 @@ pub fn deployment(
         crate::cli::say(line);
     }
     let main = processes.get(smx_deploy::processes::MAIN);
-    let main_only = !placement.is_split() && processes.get(&placement.used()[0]).is_some_and(|p| p.launch.is_none());
-    if main_only && placement.used()[0] == smx_deploy::processes::MAIN {
+    // A net without nodes runs nowhere else either: as one process, as without `--config`.
+    let main_only = match placement.used().as_slice() {
+        [] => true,
+        [only] => only == smx_deploy::processes::MAIN && processes.get(only).is_some_and(|p| p.launch.is_none()),
+        _ => false,
+    };
+    if main_only {
         return Ok(Placed {
             deployment: None,
             main_cores: main.and_then(|p| p.cores.clone()),

@@ -32,6 +32,12 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     load::reject_unknown_implementations(&args.file, &graph, registry, &libraries.names())?;
     let settings = layers.resolve(&graph, registry)?;
     let graph = with_channel_len(&graph, args.runtime.channel_len);
+    if graph.nodes.is_empty() {
+        return Err(CliError::rejected(format!(
+            "{}: the net holds no box: there is nothing to split",
+            args.file.display()
+        )));
+    }
     let mut deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
         .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
