@@ -93,9 +93,7 @@ impl Default for Processes {
 impl Processes {
     /// The processes of a `--config` file (only `main` when it has no `[process.NAME]`).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(at(path, 0), format!("cannot read config file: {e}")))?;
-        Self::from_toml(path, &text)
+        Self::from_toml(path, &smx_runtime::config::read_text(path)?)
     }
 
     /// Like [`Processes::from_file`] for text in memory; `path` names it in errors.
@@ -134,7 +132,11 @@ impl Processes {
                     ConfigError::new(origin.clone(), format!("process '{name}': {m}")).key(key.get_ref().as_ref())
                 };
                 match (key.get_ref().as_ref(), value.get_ref()) {
-                    ("host", DeValue::String(s)) if !s.trim().is_empty() => process.host = Some(s.trim().to_string()),
+                    ("host", DeValue::String(s)) if !s.trim().is_empty() => {
+                        let host = s.trim();
+                        check_host(host).map_err(|m| bad(&m))?;
+                        process.host = Some(host.to_string());
+                    }
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
                         let launch = s.trim().to_string();
                         let command = launch.split_whitespace().next().unwrap_or_default();
@@ -182,14 +184,10 @@ impl Processes {
     /// have: its start would fail only once the others run.
     pub fn check_namespaces(&self) -> Result<(), ConfigError> {
         for process in &self.list {
-            if let Some(namespace) = process.launch.as_deref().and_then(missing_namespace) {
+            if let Some(problem) = process.launch.as_deref().and_then(namespace_problem) {
                 return Err(ConfigError::new(
                     process.origin.clone(),
-                    format!(
-                        "process '{}': network namespace '{namespace}' does not exist here (`ip netns list` shows \
-                         those that do)",
-                        process.name
-                    ),
+                    format!("process '{}': {problem}", process.name),
                 ));
             }
         }
@@ -251,14 +249,19 @@ fn in_a_namespace(launch: &str) -> bool {
     words.first().is_some_and(|w| w.rsplit('/').next() == Some("ip")) && words.get(1) == Some(&"netns")
 }
 
-/// The namespace of an `ip netns exec NS` launch that this machine does not have (`ip netns
-/// add` makes them under /run/netns).
-fn missing_namespace(launch: &str) -> Option<&str> {
+/// What is wrong with an `ip netns exec NS` launch: no namespace named, or one this machine
+/// does not have (`ip netns add` makes them under /run/netns).
+fn namespace_problem(launch: &str) -> Option<String> {
     if !in_a_namespace(launch) {
         return None;
     }
-    let namespace = launch.split_whitespace().nth(3)?;
-    (!Path::new("/run/netns").join(namespace).exists()).then_some(namespace)
+    let Some(namespace) = launch.split_whitespace().nth(3) else {
+        return Some(format!(
+            "launch '{launch}' names no network namespace (e.g. launch = \"ip netns exec NS\")"
+        ));
+    };
+    (!Path::new("/run/netns").join(namespace).exists())
+        .then(|| format!("network namespace '{namespace}' does not exist here (`ip netns list` shows those that do)"))
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -297,6 +300,28 @@ fn runs_here(command: &str) -> bool {
 }
 
 /// True when `host` resolves to an address of this machine (a socket can be bound to it).
+/// A host is an IP address or a host name alone: it goes into endpoints (`tcp://HOST:PORT`)
+/// and `launch` suggestions, where a port, a scheme or a space would make one that no
+/// program can reach, found only when the run starts.
+fn check_host(host: &str) -> Result<(), String> {
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let label_fine = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if host.len() <= 253 && host.split('.').all(label_fine) {
+        return Ok(());
+    }
+    Err(format!(
+        "'{host}' is not an IP address or a host name: give the address alone, e.g. host = \"10.0.0.2\" or \
+         host = \"::1\" (the port goes in `port`)"
+    ))
+}
+
 pub fn is_local(host: &str) -> bool {
     (host, 0)
         .to_socket_addrs()
@@ -426,6 +451,52 @@ mod tests {
         let here = |name: &str| p.get(name).unwrap().on_this_machine();
         assert!(here("main") && here("a") && here("b") && here("c"));
         assert!(!here("d") && !here("e"));
+    }
+
+    #[test]
+    fn a_namespace_launch_must_name_a_namespace_this_machine_has() {
+        assert!(
+            namespace_problem("ip netns exec")
+                .unwrap()
+                .contains("names no network namespace")
+        );
+        let missing = namespace_problem("/sbin/ip netns exec smx-no-such-namespace").unwrap();
+        assert!(
+            missing.contains("'smx-no-such-namespace' does not exist here"),
+            "{missing}"
+        );
+        assert_eq!(namespace_problem("ssh user@far"), None);
+    }
+
+    #[test]
+    fn a_host_is_an_address_or_a_name_alone() {
+        for fine in [
+            "10.0.0.2",
+            "::1",
+            "fe80::1",
+            "sensor",
+            "sensor-2.lab.example",
+            "localhost",
+        ] {
+            assert_eq!(check_host(fine), Ok(()), "{fine}");
+        }
+        for bad in [
+            "127.0.0.1:9000",
+            "tcp://127.0.0.1",
+            "*",
+            "no such host",
+            "[::1]",
+            "-a.b",
+            "a..b",
+        ] {
+            assert!(check_host(bad).is_err(), "{bad}");
+        }
+        let e = parse("[process.x]\nhost = \"127.0.0.1:9000\"\nlaunch = \"env\"\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("d.toml:2: key 'host': process 'x': '127.0.0.1:9000' is not"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -52,17 +52,30 @@ pub const PROCESS_TABLE: &str = "process";
 /// The one top-level key: the box libraries to load (`boxes = ["libmine.so"]`).
 pub const BOXES_KEY: &str = "boxes";
 
-/// Reads and parses `path`. A missing, unreadable or malformed file is an error naming it.
-pub fn read(path: &Path) -> Result<Vec<Entry>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let cause = match e.kind() {
-            std::io::ErrorKind::NotFound => "config file not found".to_string(),
-            std::io::ErrorKind::InvalidData => "config file is not UTF-8 text".to_string(),
-            _ => format!("cannot read config file: {e}"),
-        };
-        ConfigError::new(file_origin(path, 0), cause)
-    })?;
-    parse(path, &text)
+/// The largest config file read: far beyond any real one, and a device or FIFO given as the
+/// file cannot make a read go on for ever.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// The text of the config file at `path`. A missing, unreadable, non-UTF-8 or too large file
+/// is an error naming it.
+pub fn read_text(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let fail = |cause: String| ConfigError::new(file_origin(path, 0), cause);
+    let cause = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => "config file not found".to_string(),
+        _ => format!("cannot read config file: {e}"),
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(cause(e)))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(cause(e)))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(fail(format!(
+            "config file larger than the limit of {MAX_CONFIG_BYTES} bytes (16 MiB)"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| fail("config file is not UTF-8 text".to_string()))
 }
 
 /// Parses the text of a config file; `path` is only used to name places in errors.
@@ -208,6 +221,15 @@ mod tests {
         parse(Path::new("run.toml"), text)
     }
 
+    #[test]
+    fn a_device_given_as_the_config_file_is_refused_once_past_the_limit() {
+        let err = read_text(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "/dev/zero: config file larger than the limit of 16777216 bytes (16 MiB)"
+        );
+    }
+
     fn line(e: &Entry) -> usize {
         match e.origin {
             Origin::File { line, .. } => line,
@@ -277,7 +299,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_named() {
-        let err = read(Path::new("/nonexistent/smx.toml")).unwrap_err();
+        let err = read_text(Path::new("/nonexistent/smx.toml")).unwrap_err();
         assert_eq!(err.to_string(), "/nonexistent/smx.toml: config file not found");
     }
 }

@@ -56,11 +56,9 @@ impl ConfigLayers {
     /// Layers with the settings of a `--config` TOML file. A missing or malformed file is an
     /// error naming it (and the line, for malformed TOML).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let file = file::read(path)?;
-        // The file was read and parsed above, so reading it again only fails in a race.
-        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let text = file::read_text(path)?;
         Ok(ConfigLayers {
-            file,
+            file: file::parse(path, &text)?,
             boxes: box_libraries(path, &text)?,
             ..ConfigLayers::default()
         })

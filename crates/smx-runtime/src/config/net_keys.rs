@@ -92,13 +92,15 @@ pub fn apply(settings: &mut NetSettings, name: &str, text: &str, cores: Option<&
     Ok(())
 }
 
-/// A process name becomes part of file names, unit names and endpoints, so it is kept to
-/// letters, digits, `_` and `-`.
+/// A process name becomes part of file names, unit names, endpoints and the command line
+/// that starts its slice, so it is kept to letters, digits, `_` and `-`, and starts with a
+/// letter or digit (a leading `-` would read as an option there).
 pub fn check_process_name(name: &str) -> Result<(), String> {
     let fine = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if name.is_empty() || name.len() > 32 || !name.chars().all(fine) {
+    let starts_fine = name.starts_with(|c: char| c.is_ascii_alphanumeric());
+    if name.len() > 32 || !starts_fine || !name.chars().all(fine) {
         return Err(format!(
-            "'{name}' is not a process name: 1 to 32 letters, digits, '_' or '-'"
+            "'{name}' is not a process name: 1 to 32 letters, digits, '_' or '-', starting with a letter or digit"
         ));
     }
     Ok(())
@@ -113,6 +115,16 @@ fn parse_int<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_name_starts_with_a_letter_or_digit_as_it_goes_on_a_command_line() {
+        for fine in ["main", "b", "7", "sensor_2", "far-away"] {
+            assert_eq!(check_process_name(fine), Ok(()), "{fine}");
+        }
+        for bad in ["", "-x", "--help", "_x", "a b", "a/b", &"x".repeat(33)] {
+            assert!(check_process_name(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn values_in_range_are_stored() {
