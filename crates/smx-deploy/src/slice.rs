@@ -165,7 +165,7 @@ pub fn split(
         }
         let from = processes.get(&slices[a].process).expect("placed on a declared process");
         let to = processes.get(&slices[b].process).expect("placed on a declared process");
-        let link = plan_link(edge, from, to, run, same_machine, &mut ports);
+        let link = plan_link(edge, from, to, run, same_machine, &mut ports)?;
         let (sink_sets, source_sets) = link_settings(&link, edge, keys)?;
         add_link_end(&mut slices[a], &link, edge, new_id[edge.source], &sink_sets, true);
         add_link_end(&mut slices[b], &link, edge, new_id[edge.target], &source_sets, false);
@@ -176,7 +176,14 @@ pub fn split(
 
 /// Transport and endpoint of the link of `edge`. The consumer's side binds, so a producer that
 /// starts first waits for it instead of losing what it sends.
-fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transport, ports: &mut TcpPorts) -> Link {
+fn plan_link(
+    edge: &Edge,
+    from: &Process,
+    to: &Process,
+    run: &str,
+    local: Transport,
+    ports: &mut TcpPorts,
+) -> Result<Link, String> {
     let same_machine = from.machine() == to.machine();
     let transport = if same_machine { local } else { Transport::Zmq };
     let (endpoint, curve) = if same_machine && transport == Transport::Shm {
@@ -186,7 +193,17 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
     } else {
         // A consumer here without a host is fed only from here (`placement` refuses the rest).
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
-        let port = ports.take_pair(host, to.port);
+        let port = ports.take_pair(host, to.port).ok_or_else(|| {
+            let place = match &to.origin {
+                smx_runtime::config::Origin::BuiltIn => String::new(),
+                at => format!("{at}: "),
+            };
+            format!(
+                "{place}key 'port': process '{}': its links take two tcp ports each from port {} up, and the \
+                 ports below 65536 are too few for them all: give it a lower `port`",
+                to.name, to.port
+            )
+        })?;
         let host = if host.contains(':') {
             format!("[{host}]")
         } else {
@@ -194,7 +211,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         };
         (format!("tcp://{host}:{port}"), true)
     };
-    Link {
+    Ok(Link {
         edge: edge.id,
         from_process: from.name.clone(),
         to_process: to.name.clone(),
@@ -204,7 +221,7 @@ fn plan_link(edge: &Edge, from: &Process, to: &Process, run: &str, local: Transp
         same_clock: same_machine,
         sink_label: format!("link{}_out", edge.id),
         source_label: format!("link{}_in", edge.id),
-    }
+    })
 }
 
 /// The tcp ports the links bind, per host. Two processes on one host whose tables give the
@@ -214,16 +231,14 @@ struct TcpPorts(std::collections::HashSet<(String, u16)>);
 
 impl TcpPorts {
     /// Takes the first port from `first` up on `host` that is free together with the next one
-    /// (two per link: the messages', and the watch connection's beside it). With none left,
-    /// 65535, whose watch connection [`watch_endpoint`] then refuses.
-    fn take_pair(&mut self, host: &str, first: u16) -> u16 {
+    /// (two per link: the messages', and the watch connection's beside it); `None` when the
+    /// ports up to 65535 are all taken.
+    fn take_pair(&mut self, host: &str, first: u16) -> Option<u16> {
         let free = |p: u16| !self.0.contains(&(host.to_string(), p));
-        let port = (first..u16::MAX).find(|&p| free(p) && free(p + 1)).unwrap_or(u16::MAX);
+        let port = (first..u16::MAX).find(|&p| free(p) && free(p + 1))?;
         self.0.insert((host.to_string(), port));
-        if port < u16::MAX {
-            self.0.insert((host.to_string(), port + 1));
-        }
-        port
+        self.0.insert((host.to_string(), port + 1));
+        Some(port)
     }
 }
 

@@ -213,6 +213,34 @@ fn processes_on_one_host_bind_ports_of_their_own() {
 }
 
 #[test]
+fn links_that_need_ports_past_65535_are_refused_at_the_port_key() {
+    // A -> rn -> B and rn -> C, B and C on one host from port 65533: the second pair is missing.
+    let (mut graph, mut settings) = net();
+    graph.nodes.push(node(3, "C", NodeKind::Box));
+    graph.edges.push(edge(2, 1, 3));
+    settings.push(NetSettings::default());
+    settings[2].process = Some(("b".into(), Place::BuiltIn));
+    settings[3].process = Some(("b".into(), Place::BuiltIn));
+    let procs = processes("[process.b]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\nport = 65533\n");
+    let placement = place(&graph, &settings, &procs).unwrap();
+    let err = split(
+        &graph,
+        &settings,
+        &placement,
+        &procs,
+        "t",
+        Transport::Zmq,
+        &mut CountingKeys(0),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "d.toml:1: key 'port': process 'b': its links take two tcp ports each from port 65533 up, and the ports \
+         below 65536 are too few for them all: give it a lower `port`"
+    );
+}
+
+#[test]
 fn a_temporal_firewall_cannot_be_cut() {
     let (mut graph, settings) = net();
     graph.edges[1].timing = Timing::TimeTriggered;
