@@ -234,6 +234,11 @@ fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
             .and_then(|()| socket.set_heartbeat_ttl(ms(peer_timeout)))
             .map_err(|e| cause("cannot set heartbeats on", e))?;
     }
+    // libzmq takes IPv4 only unless asked: an endpoint with an IPv6 address (`tcp://[::1]:N`)
+    // would be refused as "no such local address". Asked, it takes both.
+    if common.endpoint.written.starts_with("tcp://[") {
+        socket.set_ipv6(true).map_err(|e| cause("cannot allow IPv6 on", e))?;
+    }
     // A receiver that starts before its sender has bound retries the connection at this
     // interval. libzmq's 100 ms default delayed the first message of a net whose two halves
     // start together by up to 100 ms (a third of a million-message run's wall time).
