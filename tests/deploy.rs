@@ -502,6 +502,56 @@ fn sigterm_stops_every_process_and_the_report_covers_the_run() {
     }
 }
 
+/// A slice started by hand whose job it cannot take (cores this machine does not have, another
+/// process's job, no directory of its own) writes a stand-in report that says why, and the merge counts the process as
+/// `refused`, not as one that died.
+#[test]
+fn a_slice_started_by_hand_that_cannot_take_its_job_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(
+        dir.path(),
+        NET,
+        "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
+        &[],
+    );
+    let job_path = out_dir.join("sinks.job");
+    let mut job: Value = serde_json::from_str(&std::fs::read_to_string(&job_path).unwrap()).unwrap();
+    job["cores_allowed"] = serde_json::json!([1_000_000]);
+    let far_cores = write(dir.path(), "far_cores.job", &job.to_string());
+    let report_path = out_dir.join("sinks.report.json");
+    // A temporary directory that is not there: the slice cannot make its own in it.
+    let no_tmp = dir.path().join("no-such-dir");
+    for (why, job, started_as, tmp) in [
+        ("cores_allowed", &far_cores, "sinks", std::env::temp_dir()),
+        ("--process", &job_path, "main", std::env::temp_dir()),
+        ("cannot make the slice's directory", &job_path, "sinks", no_tmp),
+    ] {
+        let _ = std::fs::remove_file(&report_path);
+        let out = smxrun()
+            .args(["__slice", "--process", started_as, "--job"])
+            .arg(job)
+            .arg("--report")
+            .arg(&report_path)
+            .env("TMPDIR", tmp)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{why}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("error: process 'sinks': ") && stderr.contains(why),
+            "{why}: {stderr}"
+        );
+        let stand_in: Value = serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+        assert!(
+            stand_in["refused"].as_str().is_some_and(|r| r.contains(why)),
+            "{why}: {stand_in}"
+        );
+        let merged = common::deploy::merge_json(&out_dir, &["main", "sinks"]);
+        let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+        assert_eq!(process(&report, "sinks")["status"], "refused", "{why}: {report}");
+    }
+}
+
 #[test]
 fn a_64_mib_payload_crosses_processes() {
     let dir = tempfile::tempdir().unwrap();

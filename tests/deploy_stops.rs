@@ -525,6 +525,41 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     drop(taken);
 }
 
+/// A slice that cannot take its job (here its `launch` starts it as another process than the
+/// job's) refuses it as it refuses a run: the process is `refused`, says why, and the run exits
+/// 1, rather than a process that died without saying it started.
+#[test]
+fn a_slice_started_as_another_process_refuses_its_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = executable(
+        dir.path(),
+        "other.sh",
+        "#!/bin/sh\nexe=\"$1\"\nexec \"$exe\" __slice --process elsewhere\n",
+    );
+    let config = format!(
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47350\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
+        launch.display()
+    );
+    let (run, report_path) = start_reporting(dir.path(), &config, "1000");
+    let out = finish(run, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.lines().any(|l| l.starts_with("b: error: --process elsewhere")),
+        "{stderr}"
+    );
+    let errors = error_lines(&out);
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.starts_with("error: process 'b'") && l.contains(" refused")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("never said it started"), "{stderr}");
+    let report = report(&report_path);
+    assert_eq!(process(&report, "b")["status"], "refused", "{report}");
+}
+
 /// A process's own lines name its boxes as the whole net does: its slice numbers its nodes
 /// from 0, and `Snk#0` would name `Src` in the report and in `--set`.
 #[test]

@@ -25,21 +25,11 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 
 /// Runs the slice of a job (from stdin under a supervisor, else from `--job`) as `smxrun run`
 /// runs a net, and hands its report, with the process, host, pid, exit code and the split's
-/// plan added, to the supervisor (or writes it to `--report`).
+/// plan added, to the supervisor (or writes it to `--report`). Once the job is read, whatever
+/// keeps its nets from starting is a refusal: the supervisor (or the merge) learns why.
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
     let job = read_job(args)?;
-    if let Some(process) = args.process.as_ref().filter(|p| **p != job.process) {
-        return Err(CliError::rejected(format!(
-            "--process {process}: the job is process '{}''s",
-            job.process
-        )));
-    }
-    if let Some(cores) = &job.cores_allowed {
-        // Before any thread: the ones this slice starts inherit the narrower mask.
-        smx_timing::sched::keep_to_cores(cores)
-            .map_err(|e| CliError::rejected(format!("process '{}': its job's cores_allowed: {e}", job.process)))?;
-    }
     let answers = answer_channel(supervised)?;
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
@@ -49,46 +39,133 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
         let names = names.clone();
         crate::cli::speak_as(&job.process, move |line| names.rename(line));
-        stop_at_end_of_stdin();
     }
+    let answers = supervised.then_some(&answers);
+    let slice = Slice {
+        args,
+        job: &job,
+        names: &names,
+        answers,
+    };
+    let ready = admit(args, &job).and_then(|()| {
+        if supervised {
+            stop_at_end_of_stdin();
+        }
+        workspace(&job)
+    });
+    let (dir, run_args) = match ready {
+        Ok(ready) => ready,
+        Err(e) => return slice.refuse(&e).map(|()| e.code),
+    };
+    let progress = Progress::new();
+    let telling = answers.map(|a| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(a)));
+    let result = run_net(&run_args, registry, progress);
+    drop(telling);
+    let report = read_report(&dir.path().join(REPORT));
+    match (result, report) {
+        (Ok(code), Some(report)) => slice.hand_in(report, code).map(|()| code),
+        (Ok(code), None) => Ok(code),
+        (Err(e), Some(report)) => {
+            slice.say_error(&e);
+            slice.hand_in(report, e.code).map(|()| e.code)
+        }
+        (Err(e), None) => slice.refuse(&e).map(|()| e.code),
+    }
+}
+
+/// The name of the slice's report in its private directory.
+const REPORT: &str = "report.json";
+
+/// What a slice knows of itself once its job is read: to say its errors and hand in its report.
+struct Slice<'a> {
+    args: &'a SliceArgs,
+    job: &'a Job,
+    names: &'a SliceNames,
+    /// The supervisor's channel; `None`: started by hand.
+    answers: Option<&'a Answers>,
+}
+
+impl Slice<'_> {
+    fn say_error(&self, e: &CliError) {
+        // Under a supervisor every line of this process begins with its name already.
+        if self.answers.is_some() {
+            crate::cli::say(&format!("error: {}", e.message));
+        } else {
+            crate::cli::say(&format!(
+                "error: process '{}': {}",
+                self.job.process,
+                self.names.rename(&e.message)
+            ));
+        }
+    }
+
+    /// The slice's run was refused before its nets started: it says why, and tells the
+    /// supervisor so, or, started by hand, hands in a stand-in report from which the merge
+    /// learns that the run was refused, not that the process died.
+    fn refuse(&self, e: &CliError) -> Result<(), CliError> {
+        self.say_error(e);
+        match self.answers {
+            Some(answers) => {
+                let _ = protocol::write_refused(&mut *lock(answers));
+                Ok(())
+            }
+            None => self.hand_in(serde_json::json!({"refused": self.names.rename(&e.message)}), e.code),
+        }
+    }
+
+    /// The slice's report with its process, host, pid, exit code and the split's plan added: to
+    /// the supervisor, else to `--report` or stdout.
+    fn hand_in(&self, mut report: serde_json::Value, code: i32) -> Result<(), CliError> {
+        report["process"] = serde_json::json!(self.job.process);
+        report["host"] = serde_json::json!(self.job.host);
+        report["exit_code"] = serde_json::json!(code);
+        report["pid"] = serde_json::json!(std::process::id());
+        report["plan"] = self.job.plan.clone();
+        let text = serde_json::to_string(&report).unwrap_or_default();
+        match (self.answers, &self.args.report) {
+            (Some(answers), _) => {
+                let _ = protocol::write_report(&mut *lock(answers), &text);
+            }
+            (None, Some(path)) => {
+                std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
+            }
+            (None, None) => Output::open(None)?.write(&text)?,
+        }
+        Ok(())
+    }
+}
+
+/// Whether this process may run the job: it is the job of the process it was started as, and
+/// its cores can be kept to. Before any thread: the ones this slice starts inherit the
+/// narrower mask.
+fn admit(args: &SliceArgs, job: &Job) -> Result<(), CliError> {
+    if let Some(process) = args.process.as_ref().filter(|p| **p != job.process) {
+        return Err(CliError::rejected(format!(
+            "--process {process}: the job is process '{}''s",
+            job.process
+        )));
+    }
+    if let Some(cores) = &job.cores_allowed {
+        smx_timing::sched::keep_to_cores(cores)
+            .map_err(|e| CliError::rejected(format!("process '{}': its job's cores_allowed: {e}", job.process)))?;
+    }
+    Ok(())
+}
+
+/// The slice's private directory (its graph and its report) and the options its net runs with.
+fn workspace(job: &Job) -> Result<(tempfile::TempDir, RunArgs), CliError> {
     protocol::remove_stale_slice_dirs(&std::env::temp_dir());
     let dir = tempfile::Builder::new()
         .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
         .tempdir()
         .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
-    let report_path = dir.path().join("report.json");
-    let run_args = run_args(&job, dir.path(), &report_path)?;
-    let progress = Progress::new();
-    let telling = supervised.then(|| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(&answers)));
-    let result = run_net(&run_args, registry, progress);
-    drop(telling);
-    let code = match result {
-        Ok(code) => code,
-        Err(e) => {
-            // Under a supervisor every line of this process begins with its name already.
-            if supervised {
-                crate::cli::say(&format!("error: {}", e.message));
-            } else {
-                crate::cli::say(&format!(
-                    "error: process '{}': {}",
-                    job.process,
-                    names.rename(&e.message)
-                ));
-            }
-            if supervised && !report_path.exists() {
-                let _ = protocol::write_refused(&mut *lock(&answers));
-            } else if !report_path.exists() {
-                // Started by hand: the merge learns from this stand-in that the run was
-                // refused, not that the process died.
-                let refusal = serde_json::json!({"refused": names.rename(&e.message)});
-                std::fs::write(&report_path, refusal.to_string())
-                    .map_err(|e| CliError::rejected(format!("{}: {e}", report_path.display())))?;
-            }
-            e.code
-        }
-    };
-    hand_in_report(args, &job, &report_path, code, supervised.then_some(&answers))?;
-    Ok(code)
+    let run_args = run_args(job, dir.path(), &dir.path().join(REPORT))?;
+    Ok((dir, run_args))
+}
+
+/// The report the slice's run wrote, if it wrote one that reads as JSON.
+fn read_report(path: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// The job: from `--job`, else the supervisor's line on stdin.
@@ -141,39 +218,6 @@ fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
         Some(crate::cli::args::Command::Run(a)) => a,
         _ => cli.run,
     })
-}
-
-/// The slice's report with its process, host, pid, exit code and the split's plan added: to
-/// the supervisor (`answers`), else to `--report` or stdout. No report, nothing handed in.
-fn hand_in_report(
-    args: &SliceArgs,
-    job: &Job,
-    report_path: &Path,
-    code: i32,
-    answers: Option<&Answers>,
-) -> Result<(), CliError> {
-    let Ok(text) = std::fs::read_to_string(report_path) else {
-        return Ok(());
-    };
-    let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Ok(());
-    };
-    report["process"] = serde_json::json!(job.process);
-    report["host"] = serde_json::json!(job.host);
-    report["exit_code"] = serde_json::json!(code);
-    report["pid"] = serde_json::json!(std::process::id());
-    report["plan"] = job.plan.clone();
-    let text = serde_json::to_string(&report).unwrap_or_default();
-    match (answers, &args.report) {
-        (Some(answers), _) => {
-            let _ = protocol::write_report(&mut *lock(answers), &text);
-        }
-        (None, Some(path)) => {
-            std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
-        }
-        (None, None) => Output::open(None)?.write(&text)?,
-    }
-    Ok(())
 }
 
 /// A thread that tells the supervisor the slice's progress every
