@@ -262,6 +262,9 @@ fn watch_endpoint(endpoint: &str) -> Result<String, String> {
 /// each end gives up one more later, so a lost host ends the run within two seconds.
 pub const LINK_HEARTBEAT: std::time::Duration = std::time::Duration::from_millis(200);
 
+/// How long a link's sink may wait at its end for its receiver to take what is in flight.
+pub const LINK_LINGER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The configuration of the two link boxes as `key=value`, CURVE keys made here.
 fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<String>, Vec<String>), String> {
     if link.transport == Transport::Shm {
@@ -299,6 +302,11 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
         side.push(format!("heartbeat={}ms", LINK_HEARTBEAT.as_millis()));
         side.push(format!("watch={watch}"));
     }
+    // So the sink's end waits for its receiver as long as the receiver lives, as a write into
+    // a full channel waits in one process: a slow consumer still taking what the network
+    // buffered would otherwise miss the end of a fixed linger and fail a run that lost nothing.
+    // A lost receiver (the heartbeats) and the run's stop end the wait.
+    sink.push(format!("linger={}s", LINK_LINGER.as_secs()));
     // A coupled channel holds back its producer when full: the link's queues are kept to the
     // channel's length on both sides, so the producer is held back after a bounded number more.
     if !edge.dsrc {

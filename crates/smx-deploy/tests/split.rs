@@ -178,6 +178,8 @@ fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
         sink_sets.iter().any(|x| x.ends_with(".curve_secret=secret2")),
         "{sink_sets:?}"
     );
+    // The sink's end waits for a live receiver, not a fixed linger.
+    assert!(sink_sets.iter().any(|x| x.ends_with(".linger=86400s")), "{sink_sets:?}");
     // The plan that goes into reports holds no key.
     let d = Deployment::new(&graph, &settings, &procs, "t", &smx_runtime::Registry::default()).unwrap();
     assert!(!d.plan().to_string().contains("curve_secret"));
