@@ -169,3 +169,72 @@ fn a_timed_slice_keeps_to_the_cores_no_other_process_names() {
         "{stderr}"
     );
 }
+
+/// Paths with a space, quotes, `%` and `$` reach the slices whole: the scripts run, the printed
+/// merge command merges, and the unit quotes each word as systemd reads it.
+#[test]
+fn a_split_into_a_directory_with_a_space_and_quotes_writes_commands_that_keep_its_paths_whole() {
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("with space 'quoted' 50% $HOME");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("net.smx"), NET).unwrap();
+    std::fs::write(
+        dir.join("deploy.toml"),
+        "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let smxrun = env!("CARGO_BIN_EXE_smxrun");
+    let out = Command::new(smxrun)
+        .arg("split")
+        .arg(dir.join("net.smx"))
+        .arg("--config")
+        .arg(dir.join("deploy.toml"))
+        .args(["-n", "100", "-o"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let children: Vec<_> = ["sinks", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let merge = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("when all have ended: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let bin = Path::new(smxrun).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let merged = Command::new("sh")
+        .args(["-c", merge])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{merge}: {}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert!(String::from_utf8_lossy(&merged.stdout).contains("Total:"), "{merge}");
+    // systemd: a word with a space in double quotes, `%` and `$` doubled.
+    let unit = std::fs::read_to_string(out_dir.join("smx-sinks.service")).unwrap();
+    let job = out_dir.join("sinks.job").display().to_string();
+    let job = job.replace('%', "%%").replace('$', "$$");
+    assert!(unit.contains(&format!(" --job \"{job}\" ")), "{unit}");
+    let net = dir.join("net.smx").display().to_string().replace('%', "%%");
+    assert!(
+        unit.contains(&format!("Description=smx: process 'sinks' of {net}\n")),
+        "{unit}"
+    );
+}

@@ -66,37 +66,55 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         let job_path = dir.join(format!("{name}.job"));
         write_private(&job_path, &job.to_line())?;
         let report = dir.join(format!("{name}.report.json"));
-        let line = format!(
-            "{} {} --process {name} --job {} --report {}",
-            exe.display(),
-            protocol::SUBCOMMAND,
-            job_path.display(),
-            report.display()
-        );
-        let launch = process.launch.as_deref().map(|l| format!("{l} ")).unwrap_or_default();
+        // The words of the command that runs the slice, as the supervisor would start it.
+        let command: Vec<String> = vec![
+            exe.display().to_string(),
+            protocol::SUBCOMMAND.to_string(),
+            "--process".to_string(),
+            name.clone(),
+            "--job".to_string(),
+            job_path.display().to_string(),
+            "--report".to_string(),
+            report.display().to_string(),
+        ];
+        // `launch` split on whitespace, as the supervisor splits it.
+        let launched: Vec<&str> = process
+            .launch
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .chain(command.iter().map(String::as_str))
+            .collect();
+        let script = dir.join(format!("{name}.sh"));
         write_private(
-            &dir.join(format!("{name}.sh")),
-            &format!("#!/bin/sh\n# starts process '{name}' of the split net\nexec {launch}{line}\n"),
+            &script,
+            &format!(
+                "#!/bin/sh\n# starts process '{name}' of the split net\nexec {}\n",
+                shell_line(&launched)
+            ),
         )?;
-        set_mode(&dir.join(format!("{name}.sh")), 0o700)?;
+        set_mode(&script, 0o700)?;
         let realtime = args.runtime.rt == smx_runtime::Realtime::On
             || job.graph.nodes.iter().any(|n| n.priority > 0)
             || job.args.iter().any(|a| a.contains(".priority="));
         let cores = process.cores.as_deref().or(job.cores_allowed.as_deref());
-        let unit = unit(name, &args.file, &line, cores, realtime);
+        let unit = unit(name, &args.file, &command, cores, realtime);
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
-        written.push(format!("{name}: {}", dir.join(format!("{name}.sh")).display()));
+        written.push(format!("{name}: {}", shell_word(&script.display().to_string())));
     }
-    let reports: Vec<String> = deployment
-        .split
-        .slices
-        .iter()
-        .map(|s| dir.join(format!("{}.report.json", s.process)).display().to_string())
-        .collect();
+    let mut merge: Vec<String> = ["smxrun", "report", "merge"].map(str::to_string).to_vec();
+    merge.extend(
+        deployment
+            .split
+            .slices
+            .iter()
+            .map(|s| dir.join(format!("{}.report.json", s.process)).display().to_string()),
+    );
+    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
     Output::open(None)?.write(&format!(
-        "{}\nwhen all have ended: smxrun report merge {}\n",
+        "{}\nwhen all have ended: {}\n",
         written.join("\n"),
-        reports.join(" ")
+        shell_line(&merge)
     ))?;
     Ok(exit::OK)
 }
@@ -118,12 +136,16 @@ fn link_timeouts(slice: &smx_deploy::slice::Slice, graph: &smx_graph::NetGraph, 
         .collect()
 }
 
-/// The systemd unit of process `name`, started by `line`: its cores as `CPUAffinity`, and
-/// when a net of it has a priority (`realtime`) the limits that let the runtime use them.
-fn unit(name: &str, net: &Path, line: &str, cores: Option<&[usize]>, realtime: bool) -> String {
+/// The systemd unit of process `name`, started by the words of `command`: its cores as
+/// `CPUAffinity`, and when a net of it has a priority (`realtime`) the limits that let the
+/// runtime use them.
+fn unit(name: &str, net: &Path, command: &[String], cores: Option<&[usize]>, realtime: bool) -> String {
+    let exec: Vec<String> = command.iter().map(|w| unit_word(w)).collect();
     let mut unit = format!(
-        "[Unit]\nDescription=smx: process '{name}' of {}\n\n[Service]\nType=exec\nExecStart={line}\n",
-        net.display()
+        "[Unit]\nDescription=smx: process '{}' of {}\n\n[Service]\nType=exec\nExecStart={}\n",
+        unit_text(name),
+        unit_text(&net.display().to_string()),
+        exec.join(" ")
     );
     if let Some(cores) = cores {
         let list: Vec<String> = cores.iter().map(usize::to_string).collect();
@@ -141,6 +163,45 @@ fn unit(name: &str, net: &Path, line: &str, cores: Option<&[usize]>, realtime: b
     // Enabled, it starts with the machine; the orchestrator may start it itself instead.
     unit.push_str("\n[Install]\nWantedBy=multi-user.target\n");
     unit
+}
+
+/// Whether `word` means itself to a POSIX shell and to systemd, unquoted.
+fn plain_word(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-+=@,./:".contains(c))
+}
+
+/// `word` as one word of a POSIX shell: as it is when it has nothing the shell reads, else in
+/// single quotes, each `'` in it closed, escaped and opened again.
+fn shell_word(word: &str) -> String {
+    if plain_word(word) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The words as one line of a POSIX shell.
+fn shell_line(words: &[&str]) -> String {
+    words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// `word` as one word of a unit's command line: `%` (a specifier) and `$` (a variable)
+/// doubled, and, when it is not plain, in double quotes with backslashes, double quotes and
+/// line breaks escaped as C escapes.
+fn unit_word(word: &str) -> String {
+    let doubled = word.replace('%', "%%").replace('$', "$$");
+    if plain_word(word) {
+        return doubled;
+    }
+    let escaped = doubled.replace('\\', r"\\").replace('"', r#"\""#).replace('\n', r"\n");
+    format!("\"{escaped}\"")
+}
+
+/// `text` as a unit's value takes it: `%` doubled (it starts a specifier), on one line.
+fn unit_text(text: &str) -> String {
+    text.replace('%', "%%").replace('\n', " ")
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), CliError> {
@@ -161,4 +222,26 @@ fn set_mode(path: &Path, mode: u32) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_word_is_quoted_only_when_the_shell_would_read_it() {
+        assert_eq!(shell_word("/usr/bin/smxrun"), "/usr/bin/smxrun");
+        assert_eq!(shell_word("/tmp/with space"), "'/tmp/with space'");
+        assert_eq!(shell_word("it's $HOME"), r"'it'\''s $HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_unit_word_keeps_specifiers_variables_quotes_and_backslashes_literal() {
+        assert_eq!(unit_word("/usr/bin/smxrun"), "/usr/bin/smxrun");
+        assert_eq!(unit_word("/tmp/with space"), "\"/tmp/with space\"");
+        assert_eq!(unit_word("50%"), "\"50%%\"");
+        assert_eq!(unit_word("$HOME"), "\"$$HOME\"");
+        assert_eq!(unit_word(r#"a"b\c"#), r#""a\"b\\c""#);
+    }
 }
