@@ -411,6 +411,60 @@ fn a_launch_command_that_cannot_start_is_named() {
     }
 }
 
+/// When one process cannot be started, those started before it are killed and leave nothing
+/// behind: no ring in /dev/shm, no private directory.
+#[test]
+fn a_launch_command_that_cannot_start_leaves_no_file_of_the_others_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // Found, but it cannot be started: its interpreter is missing.
+    let runner = executable(dir.path(), "runner", "#!/nonexistent/interpreter\n");
+    // Src#0 in main feeds Snk#1 in c over shared memory; the second pair runs in b, whose launch
+    // command cannot start. main and c start before b.
+    let net = write(
+        dir.path(),
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src.Snk) | (Src.Snk)\n",
+    );
+    let config = write(
+        dir.path(),
+        "deploy.toml",
+        &format!(
+            "[process.c]\n\n[process.b]\nhost = \"127.0.0.1\"\nlaunch = \"{}\"\n\n[net.\"Snk#1\"]\nprocess = \"c\"\n\n\
+             [net.\"Src#2\"]\nprocess = \"b\"\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n",
+            runner.display()
+        ),
+    );
+    let run = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "0", "-q"])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let supervisor = run.id();
+    let out = finish(run, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("error: cannot start process 'b'"),
+        "{}",
+        text(&out)
+    );
+    let rings: Vec<_> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&format!("smx-{supervisor}-")))
+        .collect();
+    assert!(rings.is_empty(), "{rings:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// A stop of a net over three processes in a line, with messages on their way over both links:
 /// what was on its way is left, as a stop leaves messages in a channel of one process, and
 /// nothing is booked as lost.

@@ -98,15 +98,24 @@ struct Running {
     asked: bool,
 }
 
+/// A slice's process that could not be started, and how those started before it ended: killed,
+/// their files to be removed as those of any killed slice ([`crate::Deployment::clean_up`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotStarted {
+    pub error: String,
+    pub outcomes: Vec<Outcome>,
+}
+
 /// Starts every job (`order`: the processes upstream first, the order they are stopped in),
 /// supervises them until all ended, and returns how each ended and why the run ended. Their
-/// progress goes to `live` as they tell it.
+/// progress goes to `live` as they tell it. The jobs go out once every process has started, so
+/// a start that fails finds no slice that made anything yet.
 pub fn supervise(
     exe: &Path,
     jobs: Vec<(Process, Job)>,
     stop: &AtomicBool,
     live: &Live,
-) -> Result<(Vec<Outcome>, Ending), String> {
+) -> Result<(Vec<Outcome>, Ending), NotStarted> {
     let (events, inbox) = mpsc::channel::<(usize, Event)>();
     let mut running: Vec<Running> = Vec::new();
     for (i, (process, job)) in jobs.into_iter().enumerate() {
@@ -133,11 +142,14 @@ pub fn supervise(
                     Some(launch) => format!("launch command '{launch}'"),
                     None => format!("command '{}'", exe.display()),
                 };
-                return Err(format!(
-                    "cannot start process '{}' with {command}: {}",
-                    process.name,
-                    plain_error(&e)
-                ));
+                return Err(NotStarted {
+                    error: format!(
+                        "cannot start process '{}' with {command}: {}",
+                        process.name,
+                        plain_error(&e)
+                    ),
+                    outcomes: running.into_iter().map(outcome).collect(),
+                });
             }
         }
     }
@@ -192,7 +204,7 @@ fn start(
         let fd = stdin.as_raw_fd();
         libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
     }
-    std::thread::Builder::new()
+    let watcher = std::thread::Builder::new()
         .name(format!("smx-watch-{index}"))
         .spawn(move || {
             let mut out = BufReader::new(stdout);
@@ -201,7 +213,12 @@ fn start(
                     break;
                 }
             }
-        })?;
+        });
+    if let Err(e) = watcher {
+        // Unwatched, it would run on untracked: it goes, with what its `launch` started.
+        kill_group(&mut child);
+        return Err(e);
+    }
     Ok((child, stdin))
 }
 
@@ -392,13 +409,20 @@ fn close(r: &mut Running) {
 /// Kills the slice's whole process group (the `launch` command and what it started).
 fn kill(r: &mut Running) {
     r.killed = true;
-    let pid = r.child.id() as i32;
+    if let Some(status) = kill_group(&mut r.child) {
+        r.status = Some(status);
+    }
+}
+
+/// Kills a child's process group (it leads one of its own) and reaps it.
+fn kill_group(child: &mut Child) -> Option<ExitStatus> {
+    let pid = child.id() as i32;
     // SAFETY: plain system calls on a child this process started.
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
         libc::kill(pid, libc::SIGKILL);
     }
-    let _ = r.child.wait().map(|s| r.status = Some(s));
+    child.wait().ok()
 }
 
 fn outcome(r: Running) -> Outcome {

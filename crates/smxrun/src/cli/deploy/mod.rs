@@ -216,11 +216,13 @@ pub fn run(
     line.finish();
     let (outcomes, ending) = match supervised {
         Ok(done) => done,
-        Err(e) => {
+        Err(not_started) => {
+            // The slices started before it were killed: their files go as a killed slice's do.
+            deployment.clean_up(&not_started.outcomes);
             if let Some(lines) = stats_lines {
                 lines.finish();
             }
-            return Err(CliError::rejected(e));
+            return Err(CliError::rejected(not_started.error));
         }
     };
     deployment.clean_up(&outcomes);
