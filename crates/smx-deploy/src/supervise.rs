@@ -183,14 +183,21 @@ fn start(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+    // SAFETY: a plain system call that reads this process's pid.
+    let supervisor = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             libc::setpgid(0, 0);
             // SIGTERM, not SIGKILL: the slice stops as on Ctrl-C, removes its files, and a slice
             // that cannot stop still exits once its stop timer runs out.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // A supervisor that died between the fork and the line above sent no signal: the
+            // child then has another parent, and goes before it becomes a slice nobody watches.
+            if libc::getppid() != supervisor {
+                libc::_exit(1);
             }
             Ok(())
         });
