@@ -599,7 +599,9 @@ fn a_slice_started_as_another_process_refuses_its_job() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.lines().any(|l| l.starts_with("b: error: --process elsewhere")),
+        stderr
+            .lines()
+            .any(|l| l == "b: error: --process elsewhere: the job is the slice of process 'b'"),
         "{stderr}"
     );
     let errors = error_lines(&out);

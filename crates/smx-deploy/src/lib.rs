@@ -12,7 +12,7 @@
 //!   each over its stdin and stdout ([`protocol`]);
 //! * merges the slices' reports into one for the whole net ([`merge::merge`], [`text::render`]).
 //!
-//! [`Deployment`] strings these together for the command line and for benchmarks.
+//! [`Deployment`] strings these together for the command line (`smxrun`'s `cli/deploy/`).
 
 mod cores;
 pub mod live;

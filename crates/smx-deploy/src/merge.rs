@@ -18,8 +18,9 @@ use crate::slice::{Link, Origin, Split};
 
 use crate::supervise::Outcome;
 
-/// The JSON layout of a whole-net report of several processes: `format_version` 3 plus
-/// `processes`, `process` on each net row and `link` on each cut channel.
+/// The JSON layout of a whole-net report of several processes: that of one process's report
+/// (its `format_version` 3) plus `processes`, `process` on each net row and `link` on each cut
+/// channel.
 pub const FORMAT_VERSION: u64 = 4;
 
 /// The slices' reports of one run (by process name; `None` where a process left none).

@@ -141,7 +141,7 @@ impl Slice<'_> {
 fn admit(args: &SliceArgs, job: &Job) -> Result<(), CliError> {
     if let Some(process) = args.process.as_ref().filter(|p| **p != job.process) {
         return Err(CliError::rejected(format!(
-            "--process {process}: the job is process '{}''s",
+            "--process {process}: the job is the slice of process '{}'",
             job.process
         )));
     }
