@@ -231,6 +231,29 @@ fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) 
 pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, String> {
     let first = reports.first().ok_or("no report given")?;
     let plan = &first["plan"];
+    let (graph, split) = planned_split(plan)?;
+    check_reports(reports, plan, &split)?;
+    let outcomes: Vec<Outcome> = split
+        .slices
+        .iter()
+        .map(|s| {
+            let report = reports.iter().find(|r| r["process"].as_str() == Some(&s.process));
+            outcome_of(&s.process, report, plan)
+        })
+        .collect();
+    Ok(merge(&Parts {
+        graph: &graph,
+        split: &split,
+        outcomes: &outcomes,
+        bridges,
+        notes: &[],
+        told_wall: None,
+    }))
+}
+
+/// The whole net and its split as a report's `plan` gives them (the slices without their
+/// graphs and settings), checked to hold together.
+fn planned_split(plan: &Value) -> Result<(NetGraph, Split), String> {
     let graph: NetGraph = serde_json::from_value(plan["graph"].clone()).map_err(|_| {
         "the report holds no plan of a split net: merge the reports of slices that `smxrun split` wrote".to_string()
     })?;
@@ -246,6 +269,13 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         });
     }
     check_plan(&graph, &links, &slices)?;
+    Ok((graph, Split { slices, links }))
+}
+
+/// Whether every report is one of a process of `split`, of the split `plan` describes, and
+/// given once: a second report of one process would leave another without its report, and that
+/// process would read as died.
+fn check_reports(reports: &[Value], plan: &Value, split: &Split) -> Result<(), String> {
     let mut seen: Vec<&str> = Vec::new();
     for r in reports {
         let process = r["process"]
@@ -256,19 +286,33 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
                 "the report of process '{process}' belongs to another split than the first one's"
             ));
         }
-        if !slices.iter().any(|s| s.process == process) {
+        if !split.slices.iter().any(|s| s.process == process) {
             return Err(format!(
                 "the report of process '{process}' names no process of the split"
             ));
         }
         if seen.contains(&process) {
-            // A second report of one process would leave another without its report, and
-            // that process would read as died.
             return Err(format!("the report of process '{process}' is given twice"));
         }
         seen.push(process);
     }
-    let planned_host = |process: &str| {
+    Ok(())
+}
+
+/// How `process` ended, as its report (`None`: it left none) says, its host by the report or
+/// else by the `plan`.
+fn outcome_of(process: &str, report: Option<&Value>, plan: &Value) -> Outcome {
+    // A slice's report holds the exit code its process ended with.
+    let exit_code = report.and_then(|r| r["exit_code"].as_i64()).map(|c| c as i32);
+    // A slice whose run was refused before it started leaves a stand-in with why.
+    let refused = report.is_some_and(|r| r["refused"].is_string());
+    let status = match (report, exit_code) {
+        (None, _) => "died",
+        (Some(_), _) if refused => "refused",
+        (Some(_), Some(code)) if code != 0 => "ended",
+        (Some(_), _) => "ok",
+    };
+    let planned_host = || {
         plan["slices"]
             .as_array()
             .into_iter()
@@ -276,43 +320,18 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
             .find(|s| s["process"] == process)
             .and_then(|s| s["host"].as_str().map(str::to_string))
     };
-    let outcomes: Vec<Outcome> = slices
-        .iter()
-        .map(|s| {
-            let report = reports.iter().find(|r| r["process"].as_str() == Some(&s.process));
-            // A slice's report holds the exit code its process ended with.
-            let exit_code = report.and_then(|r| r["exit_code"].as_i64()).map(|c| c as i32);
-            // A slice whose run was refused before it started leaves a stand-in with why.
-            let refused = report.is_some_and(|r| r["refused"].is_string());
-            let status = match (report, exit_code) {
-                (None, _) => "died",
-                (Some(_), _) if refused => "refused",
-                (Some(_), Some(code)) if code != 0 => "ended",
-                (Some(_), _) => "ok",
-            };
-            Outcome {
-                process: s.process.clone(),
-                host: report
-                    .and_then(|r| r["host"].as_str().map(str::to_string))
-                    .or_else(|| planned_host(&s.process)),
-                pid: report.and_then(|r| r["pid"].as_u64()).map(|p| p as u32),
-                status: status.to_string(),
-                exit_code,
-                signal: None,
-                // No books: its nets never ran.
-                report: report.filter(|_| !refused).map(Value::to_string),
-            }
-        })
-        .collect();
-    let split = Split { slices, links };
-    Ok(merge(&Parts {
-        graph: &graph,
-        split: &split,
-        outcomes: &outcomes,
-        bridges,
-        notes: &[],
-        told_wall: None,
-    }))
+    Outcome {
+        process: process.to_string(),
+        host: report
+            .and_then(|r| r["host"].as_str().map(str::to_string))
+            .or_else(planned_host),
+        pid: report.and_then(|r| r["pid"].as_u64()).map(|p| p as u32),
+        status: status.to_string(),
+        exit_code,
+        signal: None,
+        // No books: its nets never ran.
+        report: report.filter(|_| !refused).map(Value::to_string),
+    }
 }
 
 /// Whether a plan read from a report holds together: every id it gives names a node, a
