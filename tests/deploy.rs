@@ -1200,6 +1200,10 @@ fn check_takes_the_settings_a_run_takes() {
         stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk': unknown process 'b'"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("declare it with a [process.b] table in the --config file"),
+        "{stderr}"
+    );
     let config = write(dir.path(), "deploy.toml", "[process.b]\n");
     let out = check(&["--config", config.to_str().unwrap(), "--set", "Snk.process=b"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -48,7 +48,14 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     for (node, s) in graph.nodes.iter().zip(settings) {
         if let Some((name, origin)) = &s.process {
             if processes.get(name).is_none() {
-                return Err(ConfigError::new(origin.clone(), format!("unknown process '{name}'"))
+                let unknown = match processes.names().len() {
+                    // Only `main`: perhaps no --config, or one that declares no process.
+                    1 => format!(
+                        "unknown process '{name}': declare it with a [process.{name}] table in the --config file"
+                    ),
+                    _ => format!("unknown process '{name}'"),
+                };
+                return Err(ConfigError::new(origin.clone(), unknown)
                     .net(&node.label)
                     .key("process")
                     .choices(processes.names()));
