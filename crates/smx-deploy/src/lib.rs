@@ -74,18 +74,12 @@ impl Deployment {
             local,
             &mut slice::CurveKeys,
         )?;
-        let bridges = registry
-            .specs()
-            .into_iter()
-            .filter(|spec| spec.bridge)
-            .map(|spec| spec.name.to_string())
-            .collect();
         Ok(Deployment {
             graph: graph.clone(),
             processes: processes.clone(),
             placement,
             split,
-            bridges,
+            bridges: bridges(registry),
             asked: String::new(),
         })
     }
@@ -157,6 +151,17 @@ impl Deployment {
             })
             .collect()
     }
+}
+
+/// The implementations of `registry` that pass what they read on out of the net (a ZeroMQ
+/// sink), for the merged report's count of messages ([`merge::Parts::bridges`]).
+pub fn bridges(registry: &smx_runtime::Registry) -> Vec<String> {
+    registry
+        .specs()
+        .into_iter()
+        .filter(|spec| spec.bridge)
+        .map(|spec| spec.name.to_string())
+        .collect()
 }
 
 /// The value after `name` in the run's options.

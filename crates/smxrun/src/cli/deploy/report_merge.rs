@@ -26,7 +26,7 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
             path.display()
         ));
     }
-    let merged = merge::from_reports(&given.reports, &bridges(registry)).map_err(CliError::rejected)?;
+    let merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
     Ok(exit_code(&merged))
 }
@@ -145,15 +145,4 @@ fn unwritten_report_of(path: &Path, first: Option<&serde_json::Value>, given: &[
         .iter()
         .any(|s| s["process"].as_str() == Some(name));
     (in_split && !given.iter().any(|(p, _)| p == name)).then(|| name.to_string())
-}
-
-/// The implementations that pass what they read on out of the net, for the merged report's
-/// count of messages.
-fn bridges(registry: &Registry) -> Vec<String> {
-    registry
-        .specs()
-        .into_iter()
-        .filter(|spec| spec.bridge)
-        .map(|spec| spec.name.to_string())
-        .collect()
 }
