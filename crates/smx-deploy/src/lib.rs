@@ -89,10 +89,7 @@ impl Deployment {
     /// messages. A slice whose only sinks are links would count what its links carry, which
     /// the consumers' slices count again.
     pub fn counted_slices(&self) -> Vec<bool> {
-        let mut feeds = vec![false; self.graph.nodes.len()];
-        for edge in &self.graph.edges {
-            feeds[edge.source] = true;
-        }
+        let feeds = feeds(&self.graph);
         self.split
             .slices
             .iter()
@@ -162,6 +159,16 @@ pub fn bridges(registry: &smx_runtime::Registry) -> Vec<String> {
         .filter(|spec| spec.bridge)
         .map(|spec| spec.name.to_string())
         .collect()
+}
+
+/// Per node of `graph`, whether a channel leaves it: one that feeds none is a sink of the whole
+/// net.
+pub(crate) fn feeds(graph: &NetGraph) -> Vec<bool> {
+    let mut feeds = vec![false; graph.nodes.len()];
+    for edge in &graph.edges {
+        feeds[edge.source] = true;
+    }
+    feeds
 }
 
 /// The value after `name` in the run's options.

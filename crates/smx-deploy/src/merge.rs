@@ -195,10 +195,7 @@ fn clocks_comparable(parts: &Parts<'_>, reports: &[Option<Value>], link: &Link) 
 /// (a box with no outgoing channel, a bridge out of the net only when every sink is one) on
 /// its first connected input in port order, so a link's half never counts as a sink.
 fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) -> u64 {
-    let mut has_output = vec![false; graph.nodes.len()];
-    for e in &graph.edges {
-        has_output[e.source] = true;
-    }
+    let feeds = crate::feeds(graph);
     let first_input = |node: &smx_graph::Node| {
         node.ports.iter().find_map(|port| {
             graph
@@ -210,7 +207,7 @@ fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) 
     let sinks: Vec<(&smx_graph::Node, &smx_graph::Edge)> = graph
         .nodes
         .iter()
-        .filter(|n| !has_output[n.id])
+        .filter(|n| !feeds[n.id])
         .filter_map(|n| first_input(n).map(|e| (n, e)))
         .collect();
     let is_bridge = |n: &smx_graph::Node| bridges.contains(&n.func);
