@@ -66,11 +66,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
             }
             return Err(CliError::silent(super::exit::REJECTED));
         }
-        // The cores of `--pin` are this machine's, as its processes take them.
-        let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
-        if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
-            load::pin_mode(&args.runtime.pin)?;
-        }
+        super::deploy::check_pin_here(&deployment, &args.runtime.pin)?;
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
         report_out.store(true, Ordering::SeqCst);

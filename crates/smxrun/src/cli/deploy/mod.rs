@@ -56,6 +56,16 @@ pub fn placed(deployment: &Deployment) -> smx_graph::dot::Placed {
     placed
 }
 
+/// `--pin` checked as one process checks it, when a slice runs on this machine (without
+/// `launch`): its cores are this machine's.
+pub fn check_pin_here(deployment: &Deployment, pin: &super::args::Pin) -> Result<(), CliError> {
+    let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
+    if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
+        super::load::pin_mode(pin)?;
+    }
+    Ok(())
+}
+
 /// What the configuration makes of a net's placement.
 pub struct Placed {
     /// Over several processes (or in one started elsewhere); `None`: every net runs in `main`

@@ -13,7 +13,7 @@ use crate::cli::exit::{self, CliError};
 use crate::cli::output::Output;
 use crate::cli::{load, words};
 
-use super::{common_args, deployment, with_channel_len};
+use super::{check_pin_here, common_args, deployment, with_channel_len};
 
 /// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
 /// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
@@ -42,11 +42,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
-    // The cores of `--pin` are this machine's, where the processes without `launch` run.
-    let runs_here = |name: &str| deployment.processes.get(name).is_some_and(|p| p.launch.is_none());
-    if deployment.split.slices.iter().any(|s| runs_here(&s.process)) {
-        load::pin_mode(&args.runtime.pin)?;
-    }
+    check_pin_here(&deployment, &args.runtime.pin)?;
     let dir = &args.output;
     std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
