@@ -176,6 +176,12 @@ fn option<'a>(common: &'a [String], name: &str) -> Option<&'a String> {
     common.iter().position(|a| a == name).and_then(|at| common.get(at + 1))
 }
 
+/// The cores of the run's `--pin` list; `None` for `auto` (the default) and `off`.
+fn pin_list(common: &[String]) -> Option<Vec<usize>> {
+    let pin = option(common, "--pin").filter(|p| !matches!(p.as_str(), "auto" | "off"))?;
+    pin.split(',').map(|core| core.trim().parse().ok()).collect()
+}
+
 /// Whether the run places its threads itself (`--pin auto`, the default).
 fn pin_auto(common: &[String]) -> bool {
     option(common, "--pin").is_none_or(|p| p == "auto")
@@ -249,10 +255,30 @@ impl Deployment {
         placed
     }
 
+    /// The cores of the run's `--pin` list for the processes on this machine without `cores`:
+    /// shared out among them as the machine's cores are under `auto` (given whole to each,
+    /// every process would begin its threads on the list's first core, where they would all
+    /// meet while the others idled), keeping off the cores other processes name.
+    fn shared_pin_list(&self, list: Vec<usize>) -> LocalCores {
+        let local: Vec<(String, usize)> = self
+            .slices_without_cores_here()
+            .map(|slice| (slice.process.clone(), slice.graph.nodes.len()))
+            .collect();
+        let claimed = self.claimed_cores();
+        let free: Vec<usize> = list.iter().copied().filter(|c| !claimed.contains(c)).collect();
+        LocalCores {
+            shares: cores::share(&local, if free.is_empty() { &list } else { &free }),
+            ..LocalCores::default()
+        }
+    }
+
     /// The cores for the processes on this machine without `cores`, when the run's placement
     /// is `auto`: shared out among them, or, beside a temporal firewall, all but its
     /// executives' own.
     fn placed_cores(&self, common: &[String]) -> LocalCores {
+        if let Some(list) = pin_list(common) {
+            return self.shared_pin_list(list);
+        }
         if !pin_auto(common) {
             return LocalCores::default();
         }

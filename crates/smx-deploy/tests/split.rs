@@ -359,3 +359,30 @@ fn processes_of_one_machine_share_memory_when_the_link_boxes_are_there() {
     .unwrap();
     assert_eq!(s.links[0].transport, Transport::Zmq);
 }
+
+#[test]
+fn a_pin_list_is_shared_out_among_the_processes_here_as_the_machines_cores_are() {
+    let (graph, settings) = net();
+    let procs = processes("[process.p]\n");
+    let d = Deployment::new(&graph, &settings, &procs, "t", &smx_runtime::Registry::default()).unwrap();
+    let common = ["--pin".to_string(), "0,1".to_string()];
+    let pins: Vec<String> = d
+        .jobs(&common)
+        .iter()
+        .map(|(_, job)| {
+            let at = job.args.iter().position(|a| a == "--pin").expect("a --pin");
+            assert_eq!(job.args.iter().filter(|a| *a == "--pin").count(), 1, "{:?}", job.args);
+            job.args[at + 1].clone()
+        })
+        .collect();
+    // Each process its own core of the list, not the whole list each, where every process
+    // would begin on core 0.
+    assert_eq!(pins, ["0", "1"]);
+    // `off` and `auto` are not lists: nothing to share.
+    let off = ["--pin".to_string(), "off".to_string()];
+    assert!(
+        d.jobs(&off)
+            .iter()
+            .all(|(_, job)| job.args.windows(2).any(|w| w == ["--pin", "off"]))
+    );
+}
