@@ -221,6 +221,27 @@ fn report_merge_shows_what_was_asked_and_counts_in_words() {
 }
 
 #[test]
+fn report_merge_into_a_missing_directory_names_that_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let missing = dir.path().join("missing").join("merged.txt");
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&main)
+        .arg(&b)
+        .arg("-o")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot write '{}'", missing.display())) && !err.contains(".smxrun-"),
+        "{err}"
+    );
+}
+
+#[test]
 fn report_merge_refuses_the_smx_format() {
     let dir = tempfile::tempdir().unwrap();
     let [main, b] = split_and_run(dir.path());

@@ -238,3 +238,95 @@ fn a_split_into_a_directory_with_a_space_and_quotes_writes_commands_that_keep_it
         "{unit}"
     );
 }
+
+/// `smxrun split NET --config CONFIG -o OUT` in `dir`, with the two-process net.
+fn split_into(dir: &Path, out: &Path) -> std::process::Output {
+    std::fs::write(dir.join("net.smx"), NET).unwrap();
+    std::fs::write(
+        dir.join("deploy.toml"),
+        "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
+    )
+    .unwrap();
+    Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("split")
+        .arg(dir.join("net.smx"))
+        .arg("--config")
+        .arg(dir.join("deploy.toml"))
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A directory that holds a file split did not write is refused, naming the directory and the
+/// file, which stays as it was; a directory that is there keeps its mode.
+#[test]
+fn a_split_never_overwrites_a_file_it_did_not_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("ne");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::set_permissions(&out_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(out_dir.join("main.sh"), "mine\n").unwrap();
+    let out = split_into(dir.path(), &out_dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&out_dir.display().to_string()) && err.contains("'main.sh'"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(out_dir.join("main.sh")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_dir(&out_dir).unwrap().count(),
+        1,
+        "nothing written beside it"
+    );
+    assert_eq!(mode(&out_dir), 0o755);
+
+    // Empty, it is filled and keeps its mode.
+    std::fs::remove_file(out_dir.join("main.sh")).unwrap();
+    let out = split_into(dir.path(), &out_dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&out_dir), 0o755);
+    assert_eq!(mode(&out_dir.join("main.job")), 0o600);
+
+    // A second split replaces the first's files and its slices' reports, and only those.
+    std::fs::write(out_dir.join("main.report.json"), "{}").unwrap();
+    let job = std::fs::read_to_string(out_dir.join("main.job")).unwrap();
+    let out = split_into(dir.path(), &out_dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(std::fs::read_to_string(out_dir.join("main.job")).unwrap(), job);
+    assert!(
+        !out_dir.join("main.report.json").exists(),
+        "the earlier split's report goes"
+    );
+    std::fs::write(out_dir.join("notes.txt"), "mine\n").unwrap();
+    let out = split_into(dir.path(), &out_dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("'notes.txt'"), "{err}");
+    assert!(out_dir.join("main.job").exists() && out_dir.join("notes.txt").exists());
+
+    // A directory split makes is private.
+    let made = dir.path().join("parent").join("made");
+    let out = split_into(dir.path(), &made);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&made), 0o700);
+}
+
+#[test]
+fn a_split_into_a_file_says_it_takes_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "mine\n").unwrap();
+    let out = split_into(dir.path(), &file);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("afile: not a directory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
+}

@@ -12,6 +12,9 @@ use crate::cli::words;
 
 pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let ReportCommand::Merge(args) = &args.command;
+    if let Some(output) = &args.output {
+        check_output(output)?;
+    }
     let given = read_reports(&args.reports)?;
     for path in &given.missing {
         let process = unwritten_report_of(path, given.reports.first(), &given.processes).ok_or_else(|| {
@@ -29,6 +32,38 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
     Ok(exit_code(&merged))
+}
+
+/// Whether `-o FILE` can be written: its directory is there (a file is written beside it
+/// first and then renamed, whose name an error would otherwise show).
+fn check_output(output: &Path) -> Result<(), CliError> {
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(CliError::rejected(format!(
+            "cannot write '{}': '{}' is not a directory",
+            output.display(),
+            dir.display()
+        ))),
+        Err(e) => Err(CliError::rejected(format!(
+            "cannot write '{}': its directory '{}': {}",
+            output.display(),
+            dir.display(),
+            plain_error(&e)
+        ))),
+    }
+}
+
+/// An error as the system words it, without Rust's `(os error N)`.
+fn plain_error(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match e.raw_os_error() {
+        Some(code) => text.replace(&format!(" (os error {code})"), ""),
+        None => text,
+    }
 }
 
 /// The reports given, read: those there, in the order given, and the paths of those missing.

@@ -43,10 +43,8 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
     check_pin_here(&deployment, &args.runtime.pin)?;
-    let dir = &args.output;
-    std::fs::create_dir_all(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
-    let dir = std::fs::canonicalize(dir).map_err(|e| CliError::rejected(format!("{}: {e}", dir.display())))?;
-    set_mode(&dir, 0o700)?;
+    let names: Vec<&str> = deployment.split.slices.iter().map(|s| s.process.as_str()).collect();
+    let dir = output_dir(&args.output, &names)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
     let mut written = Vec::new();
     for (slice, (process, mut job)) in deployment
@@ -113,6 +111,95 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         shell_line(&merge)
     ))?;
     Ok(exit::OK)
+}
+
+/// The name of the file in which a split lists the files it wrote into its directory: a later
+/// split into that directory replaces those and refuses a directory that holds any other.
+const WRITTEN: &str = ".smx-split";
+
+/// The files a split of `processes` writes, and the reports its slices write, in its directory.
+fn split_files(processes: &[&str]) -> Vec<String> {
+    let mut files = Vec::new();
+    for name in processes {
+        files.extend([
+            format!("{name}.job"),
+            format!("{name}.sh"),
+            format!("smx-{name}.service"),
+            format!("{name}.report.json"),
+        ]);
+    }
+    files
+}
+
+/// The directory `-o` names, ready for the files of a split of `processes`: made (mode 0700: it
+/// holds the links' secret keys) when it is not there; else it must be empty or hold only what a
+/// split wrote there before (as its list [`WRITTEN`] says), which goes, so that no report or
+/// slice of that split is taken for one of this. A directory that is there keeps its mode, and
+/// a file split did not write is never touched.
+fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliError> {
+    let fail = |e: std::io::Error| CliError::rejected(format!("{}: {e}", dir.display()));
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(CliError::rejected(format!(
+                "{}: not a directory: -o names the directory split writes its files into",
+                dir.display()
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use std::os::unix::fs::DirBuilderExt;
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(fail)?;
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(dir).map_err(fail)?;
+            let dir = std::fs::canonicalize(dir).map_err(fail)?;
+            write_list(&dir, processes)?;
+            return Ok(dir);
+        }
+        Err(e) => return Err(fail(e)),
+    }
+    let dir = std::fs::canonicalize(dir).map_err(fail)?;
+    let mut present: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(fail)? {
+        present.push(entry.map_err(fail)?.file_name().to_string_lossy().into_owned());
+    }
+    present.sort();
+    let listed = std::fs::read_to_string(dir.join(WRITTEN)).ok();
+    let earlier: Vec<&str> = listed
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    if let Some(foreign) = present.iter().find(|p| *p != WRITTEN && !earlier.contains(&p.as_str())) {
+        return Err(CliError::rejected(format!(
+            "{}: the directory holds '{foreign}', which `smxrun split` did not write: split writes \
+             into a new or empty directory, or into one an earlier split wrote, whose files it replaces; it \
+             never overwrites another file",
+            dir.display()
+        )));
+    }
+    // The earlier split's files go before its list: a split cut short is still recognised.
+    for name in present.iter().filter(|p| *p != WRITTEN) {
+        let path = dir.join(name);
+        std::fs::remove_file(&path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+    }
+    write_list(&dir, processes)?;
+    Ok(dir)
+}
+
+/// The list of the files a split of `processes` writes into `dir`, and its slices' reports.
+fn write_list(dir: &Path, processes: &[&str]) -> Result<(), CliError> {
+    let mut text = "# the files `smxrun split` wrote here and those its slices write; a later split into this \
+                    directory replaces them\n"
+        .to_string();
+    for file in split_files(processes) {
+        text.push_str(&file);
+        text.push('\n');
+    }
+    let path = dir.join(WRITTEN);
+    let _ = std::fs::remove_file(&path);
+    write_private(&path, &text)
 }
 
 /// `--set` of `timeout` on every link box of `slice` (`graph` is its graph).
@@ -205,8 +292,7 @@ fn write_private(path: &Path, text: &str) -> Result<(), CliError> {
     let fail = |e: std::io::Error| CliError::rejected(format!("{}: {e}", path.display()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)
         .map_err(fail)?;
