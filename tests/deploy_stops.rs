@@ -363,6 +363,79 @@ fn a_killed_slice_is_the_only_process_blamed() {
     }
 }
 
+/// A chain over four processes whose last is killed: the others were stopped because of it,
+/// also those that ended before the stop reached them because their consumers closed, and
+/// the nets whose stream that cut short are `stopped`, not `ok`.
+#[test]
+fn the_processes_a_death_ends_are_stopped_not_ok() {
+    let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+               Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Fwd.Snk\n";
+    let config = "[process.a]\n[process.b]\n[process.c]\n[net.\"Fwd#1\"]\nprocess = \"a\"\n\
+                  [net.\"Fwd#2\"]\nprocess = \"b\"\n[net.Snk]\nprocess = \"c\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let report_path = dir.path().join("report.json");
+    let run = start_net(
+        dir.path(),
+        net,
+        config,
+        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+    );
+    let mut slices = Vec::new();
+    wait_for("four slices", || {
+        slices = children_of(run.id());
+        slices.len() == 4
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let victim = slices
+        .iter()
+        .copied()
+        .find(|pid| common::deploy::slice_process(*pid).as_deref() == Some("c"))
+        .unwrap();
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "c")["status"], "died", "{report}");
+    for name in ["main", "a"] {
+        assert_eq!(process(&report, name)["status"], "stopped", "{name}: {report}");
+    }
+    let b = process(&report, "b")["status"].as_str().unwrap().to_string();
+    assert!(b == "stopped" || b == "ended", "b {b}: {report}");
+    for (id, net) in report["nets"].as_array().unwrap().iter().enumerate().take(2) {
+        assert_eq!(net["status"], "stopped", "net {id}: {report}");
+    }
+    for pid in slices {
+        wait_for("the slice to be gone", || !alive(pid));
+    }
+}
+
+/// A split's slice stopped by its orchestrator (SIGTERM, as `systemctl stop` sends) merges as
+/// `stopped`, as a supervised run stopped so says, not as a failure.
+#[test]
+fn a_split_slice_stopped_by_sigterm_merges_as_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = common::deploy::split(dir.path(), NET, TWO, &["-n", "0"]);
+    let consumer = std::process::Command::new(out_dir.join("b.sh"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut producer = std::process::Command::new(out_dir.join("main.sh"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both run once the producer's report would have something in it.
+    std::thread::sleep(Duration::from_millis(800));
+    unsafe { libc::kill(producer.id() as i32, libc::SIGTERM) };
+    assert_eq!(producer.wait().unwrap().code(), Some(130));
+    let consumer = consumer.wait_with_output().unwrap();
+    assert!(consumer.status.success(), "{}", text(&consumer));
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&merged)));
+    assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
+    assert_eq!(process(&report, "b")["status"], "ok", "{report}");
+    assert_eq!(report["status"], "stopped", "{report}");
+}
+
 /// A run whose every process was killed still says how long its nets ran: as long as the
 /// processes last told their supervisor, not the zero of reports nobody wrote.
 #[test]

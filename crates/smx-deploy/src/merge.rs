@@ -303,9 +303,12 @@ fn outcome_of(process: &str, report: Option<&Value>, plan: &Value) -> Outcome {
     let exit_code = report.and_then(|r| r["exit_code"].as_i64()).map(|c| c as i32);
     // A slice whose run was refused before it started leaves a stand-in with why.
     let refused = report.is_some_and(|r| r["refused"].is_string());
+    // Stopped by a signal (an orchestrator's SIGTERM, a Ctrl-C), as a supervisor stops it.
+    let stopped = report.is_some_and(|r| r["status"] == "stopped") || exit_code == Some(crate::supervise::STOPPED_EXIT);
     let status = match (report, exit_code) {
         (None, _) => "died",
         (Some(_), _) if refused => "refused",
+        (Some(_), _) if stopped => "stopped",
         (Some(_), Some(code)) if code != 0 => "ended",
         (Some(_), _) => "ok",
     };
@@ -416,6 +419,14 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
         })
         .collect();
     for (slice, report) in parts.split.slices.iter().zip(reports) {
+        let stopped = parts
+            .outcomes
+            .iter()
+            .any(|o| o.process == slice.process && o.status == "stopped");
+        let cut = match (stopped, report) {
+            (true, Some(report)) => cut_off(report),
+            _ => Vec::new(),
+        };
         for (slice_id, origin) in slice.origins.iter().enumerate() {
             let Origin::Node(id) = *origin else { continue };
             let row = report.as_ref().and_then(|r| {
@@ -427,6 +438,10 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             if let Some(row) = row {
                 rows[id] = row.clone();
                 rows[id]["id"] = json!(id);
+                // Stopped, as a stop stops a source in one process, by another process's end.
+                if row["status"] == "ok" && cut.contains(&(slice_id as u64)) {
+                    rows[id]["status"] = json!("stopped");
+                }
             } else if parts
                 .outcomes
                 .iter()
@@ -438,6 +453,34 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
         }
     }
     rows
+}
+
+/// The slice ids of the nets in a slice's `report` whose stream another process cut short: those
+/// that feed, through the slice's channels, a link sink whose consumer closed before it took the
+/// end of the stream (it ended, or was stopped, first).
+fn cut_off(report: &Value) -> Vec<u64> {
+    let nets = report["nets"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut cut: Vec<u64> = nets
+        .iter()
+        .filter(|n| n["stats"]["role"] == "sink" && n["stats"]["peer"] == "closed")
+        .filter_map(|n| n["id"].as_u64())
+        .collect();
+    let channels = report["channels"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut next = 0;
+    while next < cut.len() {
+        let to = cut[next];
+        next += 1;
+        for from in channels
+            .iter()
+            .filter(|c| c["to_id"].as_u64() == Some(to))
+            .filter_map(|c| c["from_id"].as_u64())
+        {
+            if !cut.contains(&from) {
+                cut.push(from);
+            }
+        }
+    }
+    cut
 }
 
 /// Each channel of the whole net once, in id order; cut channels with their `link`.

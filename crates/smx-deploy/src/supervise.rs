@@ -96,6 +96,12 @@ struct Running {
     refused: bool,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
+    /// The pass of the watch loop in which its end was seen.
+    seen_in: u64,
+    /// It ended, with a report, once another slice had died or refused its run: whatever ended
+    /// it (the stop, or its links cut by that slice's end, before the stop reached it) came of
+    /// that slice's end, not of its own run.
+    after_cause: bool,
 }
 
 /// A slice's process that could not be started, and how those started before it ended: killed,
@@ -133,6 +139,8 @@ pub fn supervise(
                 killed: false,
                 refused: false,
                 asked: false,
+                seen_in: 0,
+                after_cause: false,
             }),
             Err(e) => {
                 for r in &mut running {
@@ -280,7 +288,13 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     // Once a slice ended by itself with a non-zero exit code: when the others are stopped.
     let mut stop_from: Option<Instant> = None;
     let mut kill_unstarted_at: Option<Instant> = None;
+    // The pass in which a slice died or refused its run; those that end with it or after it
+    // ended because of it (a slice whose links it cut may end before the supervisor sees its
+    // end, but not before it ended, so no earlier than in the same pass).
+    let mut pass: u64 = 0;
+    let mut cause_pass: Option<u64> = None;
     loop {
+        pass += 1;
         for r in running.iter_mut() {
             send_job(r);
         }
@@ -298,6 +312,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 && let Ok(Some(status)) = running[i].child.try_wait()
             {
                 running[i].status = Some(status);
+                running[i].seen_in = pass;
                 running[i].asked = running[i].closed_at.is_some() || ending == Ending::Stopped;
                 // The watcher thread may still be handing over the report that came just
                 // before the exit.
@@ -312,6 +327,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                     } else {
                         Ending::Died(name)
                     };
+                    cause_pass = Some(pass);
                     for r in running.iter_mut() {
                         close(r);
                     }
@@ -322,6 +338,14 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             }
         }
         if running.iter().all(|r| r.status.is_some()) {
+            if let (Some(at), Ending::Died(cause) | Ending::Refused(cause)) = (cause_pass, &ending) {
+                for r in running
+                    .iter_mut()
+                    .filter(|r| r.process.name != *cause && r.report.is_some())
+                {
+                    r.after_cause = r.seen_in >= at;
+                }
+            }
             return ending;
         }
         let stop_asked = stop.load(Ordering::SeqCst);
@@ -432,9 +456,19 @@ fn kill_group(child: &mut Child) -> Option<ExitStatus> {
     child.wait().ok()
 }
 
+/// The exit code of a slice whose run was stopped (as `smxrun`'s on a stop).
+pub const STOPPED_EXIT: i32 = 130;
+
 fn outcome(r: Running) -> Outcome {
     let status = r.status.expect("every slice ended");
     let status_word = match (&r.report, status.success(), r.killed) {
+        // Stopped because another slice died or refused its run: `stopped`, also when its own
+        // end came before the stop reached it because that slice's end cut its links short
+        // (its consumer closed); `ended` when it found its links cut and its books say so.
+        (Some(_), _, false) if r.after_cause => match status.code() {
+            Some(0 | STOPPED_EXIT) => "stopped",
+            _ => "ended",
+        },
         (Some(_), true, _) => "ok",
         (Some(_), false, false) if r.asked => "stopped",
         (Some(_), false, _) => "ended",
