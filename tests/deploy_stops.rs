@@ -97,6 +97,17 @@ fn two_slices(run: &Child) -> Vec<u32> {
     by_process(slices)
 }
 
+/// The exit code of a run in which a process refused its run: 1 when no net ran anywhere, 2
+/// when the nets of another process had started before it learnt of the refusal.
+fn refused_exit(report: &Value) -> i32 {
+    let ran = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["loop_count"].as_u64().is_some_and(|c| c > 0));
+    if ran { 2 } else { 1 }
+}
+
 fn error_lines(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr)
         .lines()
@@ -620,7 +631,7 @@ fn a_slice_whose_consumer_is_killed_fails() {
 
 /// A process whose run is refused on its host before it starts (here the port of its link is
 /// taken there) is `refused`, not `died`: it says why, the others are stopped, and the run
-/// exits 1 as a refused run of one process does.
+/// exits 1 as a refused run of one process does when nothing ran, else 2.
 #[test]
 fn a_process_whose_port_is_taken_is_refused_not_dead() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -631,7 +642,8 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     let dir = tempfile::tempdir().unwrap();
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = run.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(out.status.code(), Some(refused_exit(&report)), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The process's own line says why, under its name: the processes share one terminal.
     assert!(
@@ -646,7 +658,6 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
         stderr.contains("error: process 'b'") && stderr.contains("refused"),
         "{stderr}"
     );
-    let report = report(&report_path);
     assert_eq!(process(&report, "b")["status"], "refused", "{report}");
     assert_ne!(process(&report, "main")["status"], "died", "{report}");
     drop(taken);
@@ -654,7 +665,7 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
 
 /// A slice that cannot take its job (here its `launch` starts it as another process than the
 /// job's) refuses it as it refuses a run: the process is `refused`, says why, and the run exits
-/// 1, rather than a process that died without saying it started.
+/// as a refused run does, rather than as one with a process that died without saying it started.
 #[test]
 fn a_slice_started_as_another_process_refuses_its_job() {
     let dir = tempfile::tempdir().unwrap();
@@ -669,7 +680,12 @@ fn a_slice_started_as_another_process_refuses_its_job() {
     );
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = finish(run, &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(refused_exit(&report(&report_path))),
+        "{}",
+        text(&out)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr
@@ -695,6 +711,7 @@ fn a_slice_started_as_another_process_refuses_its_job() {
 fn a_refused_process_names_its_box_as_the_whole_net_does() {
     let dir = tempfile::tempdir().unwrap();
     let unwritable = dir.path().join("no-such-dir").join("out.txt");
+    let report_path = dir.path().join("report.json");
     let run = start_net(
         dir.path(),
         "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
@@ -703,10 +720,23 @@ fn a_refused_process_names_its_box_as_the_whole_net_does() {
             "[process.b]\n\n[net.Snk]\nprocess = \"b\"\npath = \"{}\"\n",
             unwritable.display()
         ),
-        &["-n", "1000", "-q"],
+        &[
+            "-n",
+            "1000",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+        ],
     );
     let out = finish(run, &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(refused_exit(&report(&report_path))),
+        "{}",
+        text(&out)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = stderr
         .lines()
@@ -715,6 +745,70 @@ fn a_refused_process_names_its_box_as_the_whole_net_does() {
     // Snk#2 in the whole net; its slice holds it and a link box, numbered 0 and 1.
     assert!(line.contains("Snk#2: init failed"), "{line}");
     assert!(!line.contains("Snk#0") && !line.contains("Snk#1"), "{line}");
+}
+
+/// A run with a process whose box cannot start (a dump into a missing directory) exits 1 only
+/// when nothing ran: where the nets of another process had started before the refusal reached
+/// it, the run exits 2 and the report shows what they ran.
+#[test]
+fn a_refused_run_exits_1_only_when_nothing_ran() {
+    let net = "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\nconnect Src.Dmp\n";
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let config = format!(
+            "[process.b]\n[net.Dmp]\nprocess = \"b\"\npath = \"{}\"\n",
+            dir.path().join("missing").join("x").display()
+        );
+        let report_path = dir.path().join("report.json");
+        let run = start_net(
+            dir.path(),
+            net,
+            &config,
+            &["-n", "3", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+        );
+        let out = finish(run, &[]);
+        let report = report(&report_path);
+        assert_eq!(process(&report, "b")["status"], "refused", "{report}");
+        assert_eq!(out.status.code(), Some(refused_exit(&report)), "{}", text(&out));
+    }
+}
+
+/// Slices started apart (a split's scripts): when one refuses its run, the other does not end
+/// as a clean run that carried nothing: nothing crossed its link, and its exit says so.
+#[test]
+fn a_split_slice_whose_peer_refused_its_run_does_not_end_clean() {
+    let dump = "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\nconnect Src.Dmp\n";
+    let config = |bad: &str| format!("[process.b]\n[net.Dmp]\nprocess = \"b\"\npath = \"{bad}\"\n");
+    // The consumer's process refuses (its dump cannot open its file), or the producer's does.
+    let other = "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\n\
+                 Snk = box smx_snk_null( in data )\nconnect Src.Snk | Src.Dmp\n";
+    let other_config = |bad: &str| format!("[process.b]\n[net.Snk]\nprocess = \"b\"\n[net.Dmp]\npath = \"{bad}\"\n");
+    for (net, refused, survivor) in [(dump, "b", "main"), (other, "main", "b")] {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("missing").join("x").display().to_string();
+        let placed = if refused == "b" {
+            config(&bad)
+        } else {
+            other_config(&bad)
+        };
+        let out_dir = common::deploy::split(dir.path(), net, &placed, &["-n", "3", "--link-timeout", "1s"]);
+        let start = |name: &str| {
+            std::process::Command::new(out_dir.join(format!("{name}.sh")))
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (first, second) = (start(refused), start(survivor));
+        let first = first.wait_with_output().unwrap();
+        let second = second.wait_with_output().unwrap();
+        assert_eq!(first.status.code(), Some(1), "{refused}: {}", text(&first));
+        assert_ne!(second.status.code(), Some(0), "{survivor}: {}", text(&second));
+        let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+        let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&merged)));
+        assert_eq!(process(&report, refused)["status"], "refused", "{report}");
+        assert_ne!(process(&report, survivor)["status"], "ok", "{report}");
+        assert_ne!(merged.status.code(), Some(0), "{}", text(&merged));
+    }
 }
 
 /// A channel wholly inside a process that died keeps what the net says of it (its name, kind

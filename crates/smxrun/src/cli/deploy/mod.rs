@@ -256,7 +256,19 @@ pub fn run(
     if ending == supervise::Ending::Stopped {
         crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
     }
-    Ok(exit_code(&ending, &causes))
+    Ok(exit_code(&ending, &causes, ran(&report)))
+}
+
+/// Whether a net of the whole net ran a step: a process refused its run, but one whose nets had
+/// started already (a shared-memory link's producer starts them once the consumer's link box
+/// has attached, which may come before another box of the consumer's process fails its start)
+/// may have run them until it found that link closed.
+fn ran(report: &serde_json::Value) -> bool {
+    report["nets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|n| n["loop_count"].as_u64().is_some_and(|c| c > 0))
 }
 
 /// The options whose output belongs to one process.
@@ -329,12 +341,16 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
     )
 }
 
-/// The run's exit code from how the supervision ended and the processes that ended it.
-fn exit_code(ending: &supervise::Ending, causes: &[&supervise::Outcome]) -> i32 {
+/// The run's exit code from how the supervision ended, the processes that ended it and whether
+/// any net ran (`ran`).
+fn exit_code(ending: &supervise::Ending, causes: &[&supervise::Outcome], ran: bool) -> i32 {
     match ending {
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
-        // It said why on its own line; nothing of the net ran there.
+        // It said why on its own line; nothing of the net ran there, and 1 says that nothing
+        // ran anywhere: where another process's nets ran before it learnt of the refusal, the
+        // run failed as one with a box that could not start while others ran.
+        supervise::Ending::Refused(_) if ran => exit::BOX_FAILED,
         supervise::Ending::Refused(_) => exit::REJECTED,
         // One that never started did not run a net: its launch command's exit code is not one
         // of smxrun's.

@@ -63,7 +63,14 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     drop(telling);
     let report = read_report(&dir.path().join(REPORT));
     match (result, report) {
-        (Ok(code), Some(report)) => slice.hand_in(report, code).map(|()| code),
+        (Ok(code), Some(mut report)) => {
+            let code = if supervised {
+                code
+            } else {
+                slice.links_that_carried_nothing(&mut report, code)
+            };
+            slice.hand_in(report, code).map(|()| code)
+        }
         (Ok(code), None) => Ok(code),
         (Err(e), Some(report)) => {
             slice.say_error(&e);
@@ -111,6 +118,45 @@ impl Slice<'_> {
             }
             None => self.hand_in(serde_json::json!({"refused": self.names.rename(&e.message)}), e.code),
         }
+    }
+
+    /// Started apart from its peers (by an orchestrator), a slice whose links carried nothing
+    /// did not run as part of the whole net: the process at a link's other end never came, or
+    /// came and refused its run (its box could not start), or stopped before its nets ran. Its
+    /// clean exit would hide that, so it ends with books not clean (3), as a ZeroMQ link that
+    /// delivered or received nothing does, each such link named on stderr and in the report's
+    /// warnings; with no supervisor, nothing else would tell the orchestrator.
+    fn links_that_carried_nothing(&self, report: &mut serde_json::Value, code: i32) -> i32 {
+        let count = |stats: &serde_json::Value, key: &str| stats[key].as_u64().unwrap_or(0);
+        let mut lines = Vec::new();
+        for net in report["nets"].as_array().into_iter().flatten() {
+            let stats = &net["stats"];
+            let name = net["name"].as_str().unwrap_or_default();
+            // A link box's figures name its role and its peer's end.
+            let Some(peer) = stats["peer"].as_str() else { continue };
+            let taken = count(stats, "written").saturating_sub(count(stats, "left") + count(stats, "lost"));
+            let nothing = match stats["role"].as_str() {
+                Some("sink") => count(stats, "written") > 0 && taken == 0,
+                Some("source") => count(stats, "received") == 0,
+                _ => false,
+            };
+            if nothing {
+                lines.push(format!(
+                    "{name}: nothing crossed the link (its peer: {peer}): the process at its other end ran \
+                     none of its nets (it may have refused its run: its report says why), or none past the start"
+                ));
+            }
+        }
+        if lines.is_empty() || code != 0 {
+            return code;
+        }
+        for line in &lines {
+            crate::cli::say(&format!("warning: process '{}': {line}", self.job.process));
+        }
+        if let Some(warnings) = report["warnings"].as_array_mut() {
+            warnings.extend(lines.into_iter().map(serde_json::Value::from));
+        }
+        crate::cli::exit::BOOKS_NOT_CLEAN
     }
 
     /// The slice's report with its process, host, pid, exit code and the split's plan added: to
