@@ -106,3 +106,35 @@ fn a_port_the_implementation_needs_is_cited_at_the_declaration_by_check_graph_an
         );
     }
 }
+
+#[test]
+fn check_ends_a_configuration_mistake_with_its_verdict_as_any_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let unknown_key = net_file(&dir, "key.toml", "[net.Snk]\nbogus = 1\n");
+    let malformed = net_file(&dir, "bad.toml", "[net.Snk\n");
+    for (args, error) in [
+        (
+            vec!["--config", &unknown_key],
+            "key.toml:2: key 'bogus' of net 'Snk': unknown key",
+        ),
+        (vec!["--config", &malformed], "bad.toml:1: malformed TOML"),
+        (
+            vec!["--set", "Snk.bogus=1"],
+            "--set 'Snk.bogus=1': key 'bogus' of net 'Snk': unknown key",
+        ),
+    ] {
+        let out = smxrun(&[&["check", &net][..], &args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(error), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{net}: rejected (1 error")),
+            "{args:?}: {stderr}"
+        );
+    }
+}

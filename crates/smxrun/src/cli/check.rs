@@ -14,11 +14,8 @@ use smx_runtime::config::ConfigLayers;
 /// stderr; an accepted net gets a one-line summary on stdout. With `--boxes` (or a `--config`
 /// naming libraries) the C boxes are resolved too, and with `--config` its settings are applied
 /// to the net: a library, symbol or setting that a run would reject is exit 1 here already.
-pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
-    if args.lang_only {
-        return check_language(&args.file, registry);
-    }
-    let file = args.file.as_path();
+/// The layers of `--config` and `--set`, if either is given.
+fn config_layers(args: &CheckArgs) -> Result<Option<ConfigLayers>, CliError> {
     let mut layers = match &args.config {
         Some(path) => Some(ConfigLayers::from_file(path)?),
         None if !args.sets.is_empty() => Some(ConfigLayers::new()),
@@ -29,6 +26,26 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             layers.add_set(set)?;
         }
     }
+    Ok(layers)
+}
+
+/// Says `error` and the verdict, as for every other mistake `check` finds: the exit code of a
+/// rejected net.
+fn rejected(file: &Path, error: &CliError, counts: &str) -> i32 {
+    crate::cli::say(&format!("error: {error}"));
+    crate::cli::say(&format!("{}: rejected ({counts})", file.display()));
+    exit::REJECTED
+}
+
+pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
+    if args.lang_only {
+        return check_language(&args.file, registry);
+    }
+    let file = args.file.as_path();
+    let layers = match config_layers(args) {
+        Ok(layers) => layers,
+        Err(e) => return Ok(rejected(file, &e, &load::plural(1, "error"))),
+    };
     let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
     let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     // A JSON graph (`smxrun graph --format json`) is checked from its graph on, as a run
@@ -71,7 +88,10 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         // here too, so that check and run give one verdict.
         // Every failing box is named, so that one bad value (or a port taken for the moment)
         // does not hide another.
-        let settings = layers.resolve(&graph, registry)?;
+        let settings = match layers.resolve(&graph, registry) {
+            Ok(settings) => settings,
+            Err(e) => return Ok(rejected(file, &e.into(), &counts(1))),
+        };
         let bad_values = load::bad_values(&graph, registry, &settings);
         for line in &bad_values {
             crate::cli::say(&format!("error: {line}"));
