@@ -320,6 +320,118 @@ fn report_merge_refuses_a_damaged_plan_without_panicking() {
     );
 }
 
+/// The scripts of a split written by [`split_and_run`] run once more; the reports' paths.
+fn run_again(main: &Path) -> [PathBuf; 2] {
+    let out_dir = main.parent().unwrap();
+    let children: Vec<_> = ["b", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    [out_dir.join("main.report.json"), out_dir.join("b.report.json")]
+}
+
+#[test]
+fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, _] = split_and_run(dir.path());
+    let first_main = write(dir.path(), "main.first.json", &std::fs::read_to_string(&main).unwrap());
+    let [main, b] = run_again(&main);
+    let out = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
+    assert!(out.status.success(), "one run merges: {}", text(&out));
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&first_main)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&first_main.display().to_string())
+            && err.contains(&b.display().to_string())
+            && err.contains("different runs"),
+        "{err}"
+    );
+}
+
+/// A report edited by hand with a negative count, a count beyond 2^64 - 1 or a layout no slice
+/// writes is refused, naming the file and the field; one whose books no longer balance is
+/// merged with a warning naming the channel, and an exit code that says its books are not clean.
+#[test]
+fn report_merge_refuses_edited_numbers_and_flags_books_that_do_not_balance() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let text_of = |path: &Path| std::fs::read_to_string(path).unwrap();
+    let edited = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut report: Value = serde_json::from_str(&text_of(&b)).unwrap();
+        edit(&mut report);
+        write(dir.path(), name, &report.to_string())
+    };
+    let beyond = {
+        let mut report: Value = serde_json::from_str(&text_of(&b)).unwrap();
+        report["channels"][0]["written"] = serde_json::json!(424_242_424_242u64);
+        let text = report.to_string().replace("424242424242", "18446744073709551616");
+        write(dir.path(), "beyond.json", &text)
+    };
+    let cases = [
+        (
+            edited("negative.json", &|r| r["channels"][0]["read"] = serde_json::json!(-1)),
+            "channels[0].read",
+        ),
+        (beyond, "channels[0].written"),
+        (
+            edited("version.json", &|r| r["format_version"] = serde_json::json!(99)),
+            "format_version",
+        ),
+        (
+            edited("loops.json", &|r| r["nets"][0]["loop_count"] = serde_json::json!(-3)),
+            "nets[0].loop_count",
+        ),
+    ];
+    for (path, field) in cases {
+        let out = smxrun()
+            .args(["report", "merge"])
+            .arg(&main)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{field}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{}: {field}: ", path.display())),
+            "{field}: {err}"
+        );
+    }
+    // The consumer's side says it read one more than the producer's wrote.
+    let more = edited("more.json", &|r| {
+        let read = r["channels"][0]["read"].as_u64().unwrap();
+        r["channels"][0]["read"] = serde_json::json!(read + 1);
+    });
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&main)
+        .arg(&more)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning: channel 0 (Src#0 -> Snk#1): its books do not balance")),
+        "{err}"
+    );
+}
+
 /// Every `Name#id` in the merged report's lines names a node of the whole net by its id there,
 /// as the tables show it, not by its id in its process's slice; a link box has no id of the
 /// whole net and is named without one.

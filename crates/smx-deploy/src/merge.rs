@@ -23,6 +23,143 @@ use crate::supervise::Outcome;
 /// channel.
 pub const FORMAT_VERSION: u64 = 4;
 
+/// The layout of one process's JSON report, which a slice's report has.
+pub const SLICE_FORMAT_VERSION: u64 = 3;
+
+/// Whether a slice's report (or the stand-in of a slice whose run was refused) holds what a
+/// merge reads as a slice writes it: the layout a slice writes (`format_version`), each count
+/// and id a whole number from 0 to 2^64 - 1, each exit code one a process ends with, and no
+/// number negative or beyond 2^64 - 1 (outside the plan, which is checked apart, and the boxes'
+/// own figures). The error names the field.
+pub fn check_slice_report(report: &Value) -> Result<(), String> {
+    if !report["refused"].is_string() {
+        match &report["format_version"] {
+            v if v.as_u64() == Some(SLICE_FORMAT_VERSION) => {}
+            Value::Null => return Err("format_version: missing".to_string()),
+            v => {
+                return Err(format!(
+                    "format_version: {v} is not the layout of a slice's report ({SLICE_FORMAT_VERSION}): it was \
+                     written by another version of smxrun, or edited"
+                ));
+            }
+        }
+    }
+    let whole = |path: String, v: &Value| match v {
+        Value::Null => Ok(()),
+        v if v.as_u64().is_some() => Ok(()),
+        v => Err(format!(
+            "{path}: {v} is not a count or an id (a whole number from 0 to {})",
+            u64::MAX
+        )),
+    };
+    whole("messages".into(), &report["messages"])?;
+    whole("pid".into(), &report["pid"])?;
+    if !report["exit_code"].is_null() && report["exit_code"].as_u64().is_none_or(|c| c > 255) {
+        return Err(format!(
+            "exit_code: {} is not an exit code (a whole number from 0 to 255)",
+            report["exit_code"]
+        ));
+    }
+    for (i, net) in report["nets"].as_array().into_iter().flatten().enumerate() {
+        for key in ["id", "loop_count"] {
+            whole(format!("nets[{i}].{key}"), &net[key])?;
+        }
+    }
+    for (i, channel) in report["channels"].as_array().into_iter().flatten().enumerate() {
+        for key in [
+            "id",
+            "from_id",
+            "to_id",
+            "len",
+            "written",
+            "read",
+            "overwritten",
+            "duplicated",
+            "dropped",
+            "left",
+        ] {
+            whole(format!("channels[{i}].{key}"), &channel[key])?;
+        }
+    }
+    for (i, sink) in report["latency"]["sinks"].as_array().into_iter().flatten().enumerate() {
+        whole(format!("latency.sinks[{i}].id"), &sink["id"])?;
+    }
+    for (i, path) in report["latency"]["paths"].as_array().into_iter().flatten().enumerate() {
+        for key in ["from_id", "to_id"] {
+            whole(format!("latency.paths[{i}].{key}"), &path[key])?;
+        }
+    }
+    in_range(report, String::new())
+}
+
+/// Every number in `value` (but the plan's and the boxes' own figures) from 0 to 2^64 - 1.
+fn in_range(value: &Value, path: String) -> Result<(), String> {
+    match value {
+        Value::Number(n) if n.as_u64().is_some() => Ok(()),
+        Value::Number(n) if n.as_f64().is_some_and(|f| (0.0..=u64::MAX as f64).contains(&f)) => Ok(()),
+        Value::Number(n) => Err(format!(
+            "{path}: {n} is out of range (a report's numbers are from 0 to {})",
+            u64::MAX
+        )),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| in_range(v, format!("{path}[{i}]"))),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(key, _)| !(path.is_empty() && *key == "plan") && *key != "stats")
+            .try_for_each(|(key, v)| {
+                in_range(
+                    v,
+                    if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    },
+                )
+            }),
+        _ => Ok(()),
+    }
+}
+
+/// The channels of a merged report whose books do not balance (`written = read + overwritten +
+/// dropped + left + lost`), each as a line that says so; those whose figures are a snapshot
+/// (not `settled`) or unknown (a process left none) are not judged.
+pub fn unbalanced(merged: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    for c in merged["channels"].as_array().into_iter().flatten() {
+        if c["settled"] == false {
+            continue;
+        }
+        let lost = match &c["link"] {
+            Value::Null => Some(0),
+            link => link["lost"].as_u64(),
+        };
+        let n = |key: &str| c[key].as_u64();
+        let (Some(written), Some(read), Some(overwritten), Some(dropped), Some(left), Some(lost)) =
+            (n("written"), n("read"), n("overwritten"), n("dropped"), n("left"), lost)
+        else {
+            continue;
+        };
+        let accounted = [read, overwritten, dropped, left, lost]
+            .iter()
+            .try_fold(0u64, |sum, v| sum.checked_add(*v));
+        if accounted != Some(written) {
+            lines.push(format!(
+                "channel {} ({}#{} -> {}#{}): its books do not balance: written {written}, but read {read} + \
+                 overwritten {overwritten} + dropped {dropped} + left {left} + lost {lost} = {}",
+                c["id"],
+                c["from"].as_str().unwrap_or("?"),
+                c["from_id"],
+                c["to"].as_str().unwrap_or("?"),
+                c["to_id"],
+                accounted.map_or("more than 2^64 - 1".to_string(), |a| a.to_string()),
+            ));
+        }
+    }
+    lines
+}
+
 /// The slices' reports of one run (by process name; `None` where a process left none).
 pub struct Parts<'a> {
     pub graph: &'a NetGraph,
@@ -278,6 +415,7 @@ fn check_reports(reports: &[Value], plan: &Value, split: &Split) -> Result<(), S
         let process = r["process"]
             .as_str()
             .ok_or("a report names no process: merge the reports that `smxrun split`'s slices wrote")?;
+        check_slice_report(r).map_err(|e| format!("the report of process '{process}': {e}"))?;
         if r["plan"] != *plan {
             return Err(format!(
                 "the report of process '{process}' belongs to another split than the first one's"

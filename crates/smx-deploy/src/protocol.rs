@@ -50,6 +50,10 @@ pub fn remove_stale_slice_dirs(dir: &std::path::Path) {
     }
 }
 
+/// The key of a slice's report that says when its process ran, on its host's clock:
+/// `{"from_unix_s": F, "to_unix_s": T}`, from its start to its report.
+pub const RAN: &str = "ran";
+
 const STARTED: &str = "smx-slice started ";
 const PROGRESS: &str = "smx-slice progress ";
 const STATS: &str = "smx-slice stats ";

@@ -29,9 +29,92 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
             path.display()
         ));
     }
+    check_one_run(&given)?;
     let merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
-    Ok(exit_code(&merged))
+    // Reports of one run balance: one that does not was edited, or is of another run.
+    let unbalanced = merge::unbalanced(&merged);
+    for line in &unbalanced {
+        crate::cli::say(&format!(
+            "warning: {line}: the reports may have been edited, or come from different runs"
+        ));
+    }
+    match exit_code(&merged) {
+        exit::OK if !unbalanced.is_empty() => Ok(exit::BOOKS_NOT_CLEAN),
+        code => Ok(code),
+    }
+}
+
+/// Refuses the reports of different runs of one split: the slices at the two ends of a link
+/// ran at one time in one run (each waits for the other), which their reports' times say
+/// where both are read from one clock (the link's two ends on one host). Of two ends that did
+/// not meet in one run, the consumer's refused its run when the producer's file did not come
+/// in time: a refused slice's stand-in, which holds no books, may be of any run.
+fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
+    let Some(first) = given.reports.first() else {
+        return Ok(());
+    };
+    let ran = |process: &str| {
+        let at = given.processes.iter().position(|(p, _)| p == process)?;
+        let report = &given.reports[at];
+        if report["refused"].is_string() {
+            return None;
+        }
+        let ran = &report[smx_deploy::protocol::RAN];
+        Some((
+            given.processes[at].1,
+            ran["from_unix_s"].as_f64()?,
+            ran["to_unix_s"].as_f64()?,
+        ))
+    };
+    for link in first["plan"]["links"].as_array().into_iter().flatten() {
+        if link["same_clock"] != true {
+            continue;
+        }
+        let (Some(from), Some(to)) = (
+            link["from_process"].as_str().and_then(ran),
+            link["to_process"].as_str().and_then(ran),
+        ) else {
+            continue;
+        };
+        if from.1 > to.2 || to.1 > from.2 {
+            let (earlier, later) = if from.1 <= to.1 { (from, to) } else { (to, from) };
+            return Err(CliError::rejected(format!(
+                "{} and {}: reports of different runs of the split: the first's slice ran from {} to {}, the \
+                 second's from {} to {}, but the two ends of a link run at one time: merge the reports of one run",
+                earlier.0.display(),
+                later.0.display(),
+                utc(earlier.1),
+                utc(earlier.2),
+                utc(later.1),
+                utc(later.2),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Seconds since the Unix epoch as a UTC date and time to the millisecond.
+fn utc(unix_s: f64) -> String {
+    let ms = (unix_s.max(0.0) * 1000.0) as u64;
+    let (days, ms_of_day) = (ms / 86_400_000, ms % 86_400_000);
+    // Days since 1970-01-01 as a civil date (the proleptic Gregorian calendar).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03} UTC",
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1000 % 60,
+        ms_of_day % 1000
+    )
 }
 
 /// Whether `-o FILE` can be written: its directory is there (a file is written beside it
@@ -131,6 +214,7 @@ fn slice_report(path: &Path, text: &str) -> Result<serde_json::Value, CliError> 
             path.display()
         )));
     }
+    merge::check_slice_report(&value).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
     Ok(value)
 }
 
@@ -180,4 +264,16 @@ fn unwritten_report_of(path: &Path, first: Option<&serde_json::Value>, given: &[
         .iter()
         .any(|s| s["process"].as_str() == Some(name));
     (in_split && !given.iter().any(|(p, _)| p == name)).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_reads_as_its_utc_date() {
+        assert_eq!(utc(0.0), "1970-01-01 00:00:00.000 UTC");
+        assert_eq!(utc(951_782_400.5), "2000-02-29 00:00:00.500 UTC");
+        assert_eq!(utc(1_796_558_763.25), "2026-12-06 12:06:03.250 UTC");
+    }
 }

@@ -29,6 +29,7 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 /// keeps its nets from starting is a refusal: the supervisor (or the merge) learns why.
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
+    let started = unix_seconds();
     let job = read_job(args)?;
     let answers = answer_channel(supervised)?;
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
@@ -46,6 +47,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         job: &job,
         names: &names,
         answers,
+        started,
     };
     let ready = admit(args, &job).and_then(|()| {
         if supervised {
@@ -80,6 +82,13 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     }
 }
 
+/// Now, in seconds since the Unix epoch.
+fn unix_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The name of the slice's report in its private directory.
 const REPORT: &str = "report.json";
 
@@ -90,6 +99,8 @@ struct Slice<'a> {
     names: &'a SliceNames,
     /// The supervisor's channel; `None`: started by hand.
     answers: Option<&'a Answers>,
+    /// When its process started, in seconds since the Unix epoch.
+    started: f64,
 }
 
 impl Slice<'_> {
@@ -167,6 +178,9 @@ impl Slice<'_> {
         report["exit_code"] = serde_json::json!(code);
         report["pid"] = serde_json::json!(std::process::id());
         report["plan"] = self.job.plan.clone();
+        // When it ran, on its host's clock: the slices of one run of a split ran at one time,
+        // which tells their reports from those of another run of the same split.
+        report[protocol::RAN] = serde_json::json!({"from_unix_s": self.started, "to_unix_s": unix_seconds()});
         let text = serde_json::to_string(&report).unwrap_or_default();
         match (self.answers, &self.args.report) {
             (Some(answers), _) => {
