@@ -432,6 +432,100 @@ fn report_merge_refuses_edited_numbers_and_flags_books_that_do_not_balance() {
     );
 }
 
+/// What `report merge` reads is capped, as a net file is: a device that never ends is refused
+/// once past the limit.
+#[test]
+fn report_merge_reads_no_more_than_a_report_can_hold() {
+    let mut merge = smxrun()
+        .args(["report", "merge", "/dev/zero"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang guard: it reads a limited amount, then refuses.
+    let guard = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while merge.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > guard {
+            merge.kill().unwrap();
+            panic!("report merge /dev/zero still reading after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = merge.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/dev/zero: larger than the limit"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// `-o` onto one of the reports merged would replace it: refused, the report kept.
+#[test]
+fn report_merge_refuses_to_write_over_one_of_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let before = std::fs::read_to_string(&b).unwrap();
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&main)
+        .arg(&b)
+        .arg("-o")
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("is the report '{}'", b.display())),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), before);
+}
+
+/// A file that is no slice's report says what it is instead: the report of a run in one
+/// process (even named as a slice's report is), a merged report, a job.
+#[test]
+fn report_merge_says_what_a_file_that_is_no_slices_report_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let one = dir.path().join("main.report.json");
+    let (out, _) = run(dir.path(), PAIRS, None, "json", &["-n", "1"]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::rename(dir.path().join("report.json"), &one).unwrap();
+    let merged = dir.path().join("merged.json");
+    let out = smxrun()
+        .args(["report", "merge", "--format", "json", "-o"])
+        .arg(&merged)
+        .arg(&main)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    for (file, what) in [
+        (one, "the report of a run in one process, not of a slice"),
+        (merged, "the merged report of a whole net"),
+    ] {
+        let out = smxrun().args(["report", "merge"]).arg(&file).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{}: {what}", file.display())), "{err}");
+        assert!(!err.contains("(those are NAME.report.json)"), "{err}");
+    }
+}
+
+/// A `--job FILE` that holds no job is named as the file, not as stdin.
+#[test]
+fn a_bad_job_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "bad.job", "{\"x\": 1}\n");
+    let out = smxrun().args(["__slice", "--job"]).arg(&job).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}: not a slice's job", job.display())), "{err}");
+    assert!(!err.contains("stdin"), "{err}");
+}
+
 /// Every `Name#id` in the merged report's lines names a node of the whole net by its id there,
 /// as the tables show it, not by its id in its process's slice; a link box has no id of the
 /// whole net and is named without one.
@@ -671,7 +765,7 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     let out = merge(&[&main, &out_dir.join("b.job")]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
-        text(&out).contains("b.job: not the report of a slice"),
+        text(&out).contains("b.job: a slice's job, not its report"),
         "{}",
         text(&out)
     );

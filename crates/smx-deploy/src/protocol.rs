@@ -60,6 +60,29 @@ const STATS: &str = "smx-slice stats ";
 const REFUSED: &str = "smx-slice refused";
 const REPORT: &str = "smx-slice report ";
 
+/// The largest job or report read, from a file or a pipe: a job holds its slice's graph and
+/// the whole net's, each larger as JSON than the net file it came from (at most 16 MiB), and a
+/// report holds the whole net's. Anything larger is no job or report of ours, and reading it
+/// (`/dev/zero`) would never end.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// The text of the job or report file `path`, refused when it holds more than
+/// [`MAX_FILE_BYTES`] (read up to one byte past the limit, so a device or a FIFO cannot make
+/// it read for ever either) or is not UTF-8.
+pub fn read_capped(path: &std::path::Path) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the limit of {MAX_FILE_BYTES} bytes (256 MiB) for a slice's job or report"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// How often a supervised slice tells its progress: as often as a progress line is redrawn.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -94,13 +117,21 @@ impl Job {
         line
     }
 
-    /// Reads the job line; an unreadable or malformed one is an error saying so.
+    /// Reads the job line from the supervisor (stdin), up to [`MAX_FILE_BYTES`]; an
+    /// unreadable or malformed one is an error saying so.
     pub fn read(input: &mut impl BufRead) -> Result<Job, String> {
         let mut line = String::new();
         input
+            .take(MAX_FILE_BYTES)
             .read_line(&mut line)
             .map_err(|e| format!("cannot read the slice from stdin: {e}"))?;
         serde_json::from_str(&line).map_err(|e| format!("stdin does not hold a slice job: {e}"))
+    }
+
+    /// The job a file holds (as `smxrun split` writes NAME.job); a malformed one is an error
+    /// saying so, for the caller to name the file.
+    pub fn parse(text: &str) -> Result<Job, String> {
+        serde_json::from_str(text).map_err(|e| format!("not a slice's job (as `smxrun split` writes NAME.job): {e}"))
     }
 }
 
@@ -155,7 +186,7 @@ fn write_sized(out: &mut impl Write, head: &str, text: &str) -> std::io::Result<
 
 /// The LEN bytes after a line `HEAD LEN`, as text.
 fn read_sized(input: &mut impl BufRead, len: &str) -> Option<String> {
-    let len: u64 = len.parse().ok()?;
+    let len: u64 = len.parse().ok().filter(|len| *len <= MAX_FILE_BYTES)?;
     // The buffer grows with what arrives: a torn or foreign length line costs no memory.
     let mut text = Vec::new();
     if input.take(len).read_to_end(&mut text).ok()? as u64 != len {

@@ -14,6 +14,8 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     let ReportCommand::Merge(args) = &args.command;
     if let Some(output) = &args.output {
         check_output(output)?;
+        let inputs: Vec<(&str, &Path)> = args.reports.iter().map(|p| ("report", p.as_path())).collect();
+        crate::cli::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
     }
     let given = read_reports(&args.reports)?;
     for path in &given.missing {
@@ -167,7 +169,7 @@ fn read_reports(paths: &[std::path::PathBuf]) -> Result<Given<'_>, CliError> {
         missing: Vec::new(),
     };
     for path in paths {
-        let text = match std::fs::read_to_string(path) {
+        let text = match smx_deploy::protocol::read_capped(path) {
             Ok(text) => text,
             // The report a process that died never wrote, once the others say it was theirs.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -206,11 +208,22 @@ fn read_reports(paths: &[std::path::PathBuf]) -> Result<Given<'_>, CliError> {
 fn slice_report(path: &Path, text: &str) -> Result<serde_json::Value, CliError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
-    let is_slice_report = value["process"].is_string()
-        && (value["refused"].is_string() || (value.get("format_version").is_some() && value.get("nets").is_some()));
+    let is_report = value.get("format_version").is_some() && value.get("nets").is_some();
+    let is_slice_report = value["process"].is_string() && (value["refused"].is_string() || is_report);
     if !is_slice_report {
+        let what = if value.get("processes").is_some() {
+            "the merged report of a whole net, not the report of one of its slices"
+        } else if is_report {
+            "the report of a run in one process, not of a slice of a split net (a slice's report names its \
+             process and carries its split's plan)"
+        } else if value.get("graph").is_some() && value.get("args").is_some() {
+            "a slice's job, not its report"
+        } else {
+            "not the report of a slice of a split net"
+        };
         return Err(CliError::rejected(format!(
-            "{}: not the report of a slice that `smxrun split` wrote (those are NAME.report.json)",
+            "{}: {what}: merge the reports that the slices of one split wrote (each `smxrun split` script \
+             writes its process's)",
             path.display()
         )));
     }

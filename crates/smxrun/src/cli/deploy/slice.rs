@@ -233,8 +233,8 @@ fn read_job(args: &SliceArgs) -> Result<Job, CliError> {
     match &args.job {
         Some(path) => {
             let text =
-                std::fs::read_to_string(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
-            Job::read(&mut text.as_bytes()).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
+                protocol::read_capped(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
+            Job::parse(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
         }
         None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected),
     }
