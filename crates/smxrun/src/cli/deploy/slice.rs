@@ -147,7 +147,9 @@ impl Slice<'_> {
             let Some(peer) = stats["peer"].as_str() else { continue };
             let taken = count(stats, "written").saturating_sub(count(stats, "left") + count(stats, "lost"));
             let nothing = match stats["role"].as_str() {
-                Some("sink") => count(stats, "written") > 0 && taken == 0,
+                // Its consumer ended without taking one (a sink left with nothing to send sees
+                // its consumer drain the empty stream).
+                Some("sink") => taken == 0 && peer != "drained",
                 Some("source") => count(stats, "received") == 0,
                 _ => false,
             };
