@@ -376,7 +376,7 @@ fn a_killed_slice_is_the_only_process_blamed() {
 
 /// A chain over four processes whose last is killed: the others were stopped because of it,
 /// also those that ended before the stop reached them because their consumers closed, and
-/// the nets whose stream that cut short are `stopped`, not `ok`.
+/// the source whose stream that cut short is `stopped`, not `ok`.
 #[test]
 fn the_processes_a_death_ends_are_stopped_not_ok() {
     let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
@@ -396,25 +396,36 @@ fn the_processes_a_death_ends_are_stopped_not_ok() {
         slices = children_of(run.id());
         slices.len() == 4
     });
+    let mut victim = 0;
+    wait_for("the slice of c", || {
+        let c = slices
+            .iter()
+            .copied()
+            .find(|pid| common::deploy::slice_process(*pid).as_deref() == Some("c"));
+        victim = c.unwrap_or(0);
+        c.is_some()
+    });
     std::thread::sleep(Duration::from_millis(300));
-    let victim = slices
-        .iter()
-        .copied()
-        .find(|pid| common::deploy::slice_process(*pid).as_deref() == Some("c"))
-        .unwrap();
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
     let out = finish(run, &slices);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let report = report(&report_path);
     assert_eq!(process(&report, "c")["status"], "died", "{report}");
-    for name in ["main", "a"] {
-        assert_eq!(process(&report, name)["status"], "stopped", "{name}: {report}");
+    // A process that does not end in time after the death is killed, which a loaded machine
+    // may see; none ends `ok`.
+    for (name, may_be) in [
+        ("main", &["stopped", "killed"][..]),
+        ("a", &["stopped", "killed"]),
+        ("b", &["stopped", "ended", "killed"]),
+    ] {
+        let status = process(&report, name)["status"].as_str().unwrap().to_string();
+        assert!(may_be.contains(&status.as_str()), "{name} {status}: {report}");
     }
-    let b = process(&report, "b")["status"].as_str().unwrap().to_string();
-    assert!(b == "stopped" || b == "ended", "b {b}: {report}");
-    for (id, net) in report["nets"].as_array().unwrap().iter().enumerate().take(2) {
-        assert_eq!(net["status"], "stopped", "net {id}: {report}");
-    }
+    // The source, whose stream the death cut short whichever way the end reached it (`lost`
+    // where its process was killed before its report); what took the end of its stream before
+    // the stop reached it may be `ok`, as in one process.
+    let src = report["nets"][0]["status"].as_str().unwrap();
+    assert!(src == "stopped" || src == "lost", "{report}");
     for pid in slices {
         wait_for("the slice to be gone", || !alive(pid));
     }

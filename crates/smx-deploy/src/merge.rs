@@ -596,7 +596,7 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
 /// The slice ids of the nets in a slice's `report` whose stream another process cut short: those
 /// that feed, through the slice's channels, a link sink whose consumer closed before it took the
 /// end of the stream (it ended, or was stopped, first).
-fn cut_off(report: &Value) -> Vec<u64> {
+pub(crate) fn cut_off(report: &Value) -> Vec<u64> {
     let nets = report["nets"].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut cut: Vec<u64> = nets
         .iter()

@@ -98,7 +98,7 @@ struct Running {
     asked: bool,
     /// The pass of the watch loop in which its end was seen.
     seen_in: u64,
-    /// It ended, with a report, once another slice had died or refused its run: whatever ended
+    /// It ended, with a report, because another slice died or refused its run: whatever ended
     /// it (the stop, or its links cut by that slice's end, before the stop reached it) came of
     /// that slice's end, not of its own run.
     after_cause: bool,
@@ -288,9 +288,9 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     // Once a slice ended by itself with a non-zero exit code: when the others are stopped.
     let mut stop_from: Option<Instant> = None;
     let mut kill_unstarted_at: Option<Instant> = None;
-    // The pass in which a slice died or refused its run; those that end with it or after it
-    // ended because of it (a slice whose links it cut may end before the supervisor sees its
-    // end, but not before it ended, so no earlier than in the same pass).
+    // The pass in which a slice died or refused its run: those that end with it or after it
+    // ended because of it, and so did those seen to end before it whose own run was stopped
+    // or cut short by another process's end.
     let mut pass: u64 = 0;
     let mut cause_pass: Option<u64> = None;
     loop {
@@ -339,11 +339,12 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         }
         if running.iter().all(|r| r.status.is_some()) {
             if let (Some(at), Ending::Died(cause) | Ending::Refused(cause)) = (cause_pass, &ending) {
-                for r in running
-                    .iter_mut()
-                    .filter(|r| r.process.name != *cause && r.report.is_some())
-                {
-                    r.after_cause = r.seen_in >= at;
+                for r in running.iter_mut().filter(|r| r.process.name != *cause) {
+                    let stopped = r.status.and_then(|s| s.code()) == Some(STOPPED_EXIT);
+                    r.after_cause = r
+                        .report
+                        .as_deref()
+                        .is_some_and(|report| r.seen_in >= at || stopped || cut_short(report));
                 }
             }
             return ending;
@@ -377,8 +378,20 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             }
             kill_at = None;
         }
+        // The ends of the slices killed in this pass.
+        for r in running.iter_mut().filter(|r| r.status.is_some() && r.seen_in == 0) {
+            r.seen_in = pass;
+        }
         pause(running, Duration::from_millis(10));
     }
+}
+
+/// Whether a slice's report shows its run cut short by another process's end: a link whose
+/// consumer closed before it took the end of the stream. Such a slice may end before the
+/// supervisor sees the end that caused it (a process that dies is seen once it is reaped; its
+/// peers may see it go before that).
+fn cut_short(report: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(report).is_ok_and(|r| !crate::merge::cut_off(&r).is_empty())
 }
 
 /// Stops the slices one after the other, in placement order (the process of the net's first
@@ -465,8 +478,9 @@ fn outcome(r: Running) -> Outcome {
         // Stopped because another slice died or refused its run: `stopped`, also when its own
         // end came before the stop reached it because that slice's end cut its links short
         // (its consumer closed); `ended` when it found its links cut and its books say so.
-        (Some(_), _, false) if r.after_cause => match status.code() {
-            Some(0 | STOPPED_EXIT) => "stopped",
+        // One killed after its report came was stopped, and slow to exit.
+        (Some(_), _, _) if r.after_cause => match status.code() {
+            Some(0 | STOPPED_EXIT) | None => "stopped",
             _ => "ended",
         },
         (Some(_), true, _) => "ok",
