@@ -458,6 +458,81 @@ fn a_split_slice_stopped_by_sigterm_merges_as_stopped() {
     assert_eq!(report["status"], "stopped", "{report}");
 }
 
+/// A slice that a `launch` starts on this machine keeps its files in a private directory, and
+/// when it is killed the supervisor, which runs beside it, removes that directory as it does a
+/// child's.
+#[test]
+fn a_slice_launched_here_and_killed_leaves_no_directory_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let config =
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47360\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let run = smxrun()
+        .arg(write(dir.path(), "net.smx", NET))
+        .arg("--config")
+        .arg(write(dir.path(), "deploy.toml", config))
+        .args(["-n", "0", "-q"])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut slices = Vec::new();
+    wait_for("the slices of main and b", || {
+        slices = by_process(children_of(run.id()));
+        let names: Vec<Option<String>> = slices.iter().map(|p| common::deploy::slice_process(*p)).collect();
+        names == [Some("main".to_string()), Some("b".to_string())]
+    });
+    let b = slices[1];
+    let dirs_of = |pid: u32| -> Vec<PathBuf> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("smx-slice-{pid}-"))
+            })
+            .map(|e| e.path())
+            .collect()
+    };
+    let listing = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    };
+    let guard = Instant::now() + Duration::from_secs(60);
+    while dirs_of(b).len() != 1 {
+        if Instant::now() > guard || !alive(b) {
+            let listed = listing();
+            unsafe { libc::kill(run.id() as i32, libc::SIGTERM) };
+            let out = finish(run, &slices);
+            panic!("no directory of b ({b}) in {listed:?}: {}", text(&out));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Judged once the run is over, so that a failure leaves no run behind.
+    let modes: Vec<(PathBuf, u32)> = slices
+        .iter()
+        .flat_map(|pid| dirs_of(*pid))
+        .filter_map(|d| Some((d.clone(), std::fs::metadata(&d).ok()?.permissions().mode() & 0o777)))
+        .collect();
+    unsafe { libc::kill(b as i32, libc::SIGKILL) };
+    let out = finish(run, &slices);
+    for (slice_dir, mode) in modes {
+        assert_eq!(mode, 0o700, "{}", slice_dir.display());
+    }
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(dirs_of(b), Vec::<PathBuf>::new(), "{}", text(&out));
+    for pid in slices {
+        wait_for("the slice to be gone", || !alive(pid));
+    }
+}
+
 /// A run whose every process was killed still says how long its nets ran: as long as the
 /// processes last told their supervisor, not the zero of reports nobody wrote.
 #[test]

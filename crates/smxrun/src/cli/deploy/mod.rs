@@ -229,6 +229,7 @@ pub fn run(
         Err(not_started) => {
             // The slices started before it were killed: their files go as a killed slice's do.
             deployment.clean_up(&not_started.outcomes);
+            clean_up_launched_here(deployment, &not_started.outcomes);
             if let Some(lines) = stats_lines {
                 lines.finish();
             }
@@ -236,6 +237,7 @@ pub fn run(
         }
     };
     deployment.clean_up(&outcomes);
+    clean_up_launched_here(deployment, &outcomes);
     let report = merge::merge(&merge::Parts {
         graph: &deployment.graph,
         split: &deployment.split,
@@ -269,6 +271,42 @@ fn ran(report: &serde_json::Value) -> bool {
         .into_iter()
         .flatten()
         .any(|n| n["loop_count"].as_u64().is_some_and(|c| c > 0))
+}
+
+/// Removes what slices started on this machine through a `launch` (in a network namespace, or
+/// at an address of this machine) left behind when they did not end by themselves (killed,
+/// crashed), as [`Deployment::clean_up`] does for the slices started without one: their private
+/// directories (`smx-slice-PID-*` in the temporary directory, which they share with this
+/// process) and the shared-memory files of their links, which have this run's names. A slice
+/// that ended cleans up itself.
+fn clean_up_launched_here(deployment: &Deployment, outcomes: &[supervise::Outcome]) {
+    let launched_here = |name: &str| {
+        deployment
+            .processes
+            .get(name)
+            .is_some_and(|p| p.launch.is_some() && p.on_this_machine())
+    };
+    let gone: Vec<&supervise::Outcome> = outcomes
+        .iter()
+        .filter(|o| o.report.is_none() && launched_here(&o.process))
+        .collect();
+    let temp = std::env::temp_dir();
+    for pid in gone.iter().filter_map(|o| o.pid) {
+        let prefix = format!("{}{pid}-", smx_deploy::protocol::DIR_PREFIX);
+        for entry in std::fs::read_dir(&temp).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    for link in &deployment.split.links {
+        let served_by_gone = gone
+            .iter()
+            .any(|o| o.process == link.to_process || o.process == link.from_process);
+        if served_by_gone && link.transport == smx_deploy::slice::Transport::Shm {
+            let _ = std::fs::remove_file(&link.endpoint);
+        }
+    }
 }
 
 /// The options whose output belongs to one process.

@@ -214,13 +214,19 @@ fn admit(args: &SliceArgs, job: &Job) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The slice's private directory (its graph and its report) and the options its net runs with.
+/// The slice's private directory (its graph and its report; mode 0700, the graph holds the
+/// links' keys) and the options its net runs with.
 fn workspace(job: &Job) -> Result<(tempfile::TempDir, RunArgs), CliError> {
+    use std::os::unix::fs::PermissionsExt;
     protocol::remove_stale_slice_dirs(&std::env::temp_dir());
     let dir = tempfile::Builder::new()
         .prefix(&format!("{}{}-", protocol::DIR_PREFIX, std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .map_err(|e| CliError::rejected(format!("cannot make the slice's directory: {e}")))?;
+    // Made with that mode, less the umask, which may leave it wider than asked or narrower.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| CliError::rejected(format!("cannot make the slice's directory private: {e}")))?;
     let run_args = run_args(job, dir.path(), &dir.path().join(REPORT))?;
     Ok((dir, run_args))
 }
@@ -268,8 +274,17 @@ fn lock(answers: &Answers) -> std::sync::MutexGuard<'_, Box<dyn Write + Send>> {
 /// report going to `report`.
 fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
     let net = dir.join(format!("{}.json", job.process));
-    std::fs::write(&net, smx_graph::json::to_json(&job.graph))
-        .map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&net)?;
+        file.write_all(smx_graph::json::to_json(&job.graph).as_bytes())
+    };
+    write().map_err(|e| CliError::rejected(format!("{}: {e}", net.display())))?;
     let mut argv: Vec<String> = vec!["smxrun".into(), "run".into(), net.display().to_string()];
     argv.extend(["--report", "json", "-q", "-o"].map(str::to_string));
     argv.push(report.display().to_string());
