@@ -65,6 +65,17 @@ fn net() -> (NetGraph, Vec<NetSettings>) {
     (graph, settings)
 }
 
+/// `net()` with a second consumer: A -> rn -> B and rn -> C, B in process `b`, C in `c`.
+fn fan_out(b: &str, c: &str) -> (NetGraph, Vec<NetSettings>) {
+    let (mut graph, mut settings) = net();
+    graph.nodes.push(node(3, "C", NodeKind::Box));
+    graph.edges.push(edge(2, 1, 3));
+    settings.push(NetSettings::default());
+    settings[2].process = Some((b.into(), Place::BuiltIn));
+    settings[3].process = Some((c.into(), Place::BuiltIn));
+    (graph, settings)
+}
+
 struct CountingKeys(u32);
 
 impl Keys for CountingKeys {
@@ -187,13 +198,8 @@ fn a_link_between_hosts_is_tcp_to_the_consumer_with_fresh_curve_keys() {
 
 #[test]
 fn processes_on_one_host_bind_ports_of_their_own() {
-    // A -> rn -> B and rn -> C, with B and C on one other host, both at the default port.
-    let (mut graph, mut settings) = net();
-    graph.nodes.push(node(3, "C", NodeKind::Box));
-    graph.edges.push(edge(2, 1, 3));
-    settings.push(NetSettings::default());
-    settings[2].process = Some(("b".into(), Place::BuiltIn));
-    settings[3].process = Some(("c".into(), Place::BuiltIn));
+    // B and C on one other host, both at the default port.
+    let (graph, settings) = fan_out("b", "c");
     let procs = processes(
         "[process.b]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n[process.c]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\n",
     );
@@ -216,13 +222,8 @@ fn processes_on_one_host_bind_ports_of_their_own() {
 
 #[test]
 fn links_that_need_ports_past_65535_are_refused_at_the_port_key() {
-    // A -> rn -> B and rn -> C, B and C on one host from port 65533: the second pair is missing.
-    let (mut graph, mut settings) = net();
-    graph.nodes.push(node(3, "C", NodeKind::Box));
-    graph.edges.push(edge(2, 1, 3));
-    settings.push(NetSettings::default());
-    settings[2].process = Some(("b".into(), Place::BuiltIn));
-    settings[3].process = Some(("b".into(), Place::BuiltIn));
+    // B and C on one host from port 65533: the second pair of ports is missing.
+    let (graph, settings) = fan_out("b", "b");
     let procs = processes("[process.b]\nhost = \"192.0.2.1\"\nlaunch = \"env x\"\nport = 65533\n");
     let placement = place(&graph, &settings, &procs).unwrap();
     let err = split(
