@@ -330,3 +330,51 @@ fn a_split_into_a_file_says_it_takes_a_directory() {
     assert!(err.contains("afile: not a directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
 }
+
+/// The configuration's relative paths are relative to the directory split ran in, as a run's
+/// are to where it runs: the scripts start their processes there, from wherever they are
+/// started, and the units name it as their working directory.
+#[test]
+fn a_split_runs_its_slices_where_split_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(here.join("sub")).unwrap();
+    std::fs::write(
+        here.join("net.smx"),
+        "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\nconnect Src.Dmp\n",
+    )
+    .unwrap();
+    std::fs::write(
+        here.join("deploy.toml"),
+        "[process.b]\n\n[net.Dmp]\nprocess = \"b\"\npath = \"sub/dump.txt\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .current_dir(&here)
+        .args(["split", "net.smx", "--config", "deploy.toml", "-n", "3", "-o", "out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out_dir = here.join("out");
+    let children: Vec<_> = ["b", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .current_dir("/")
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    }
+    assert!(here.join("sub").join("dump.txt").exists());
+    let unit = std::fs::read_to_string(out_dir.join("smx-b.service")).unwrap();
+    assert!(
+        unit.contains(&format!("\nWorkingDirectory={}\n", here.display())),
+        "{unit}"
+    );
+}

@@ -46,6 +46,19 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     let names: Vec<&str> = deployment.split.slices.iter().map(|s| s.process.as_str()).collect();
     let dir = output_dir(&args.output, &names)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
+    // The configuration's relative paths (a box's `file`) are relative to where split ran, as
+    // they are to where a run runs: each slice starts there too, wherever it is started from.
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::rejected(format!("cannot read the directory split runs in: {e}")))?;
+    let unit_cwd = unit_path(&cwd);
+    if unit_cwd.is_none() {
+        crate::cli::say(&format!(
+            "warning: {}: a systemd unit cannot name this directory (a line break, or white space at its end): \
+             the units start their processes in the root directory, where relative paths of the configuration \
+             do not reach",
+            cwd.display()
+        ));
+    }
     let mut written = Vec::new();
     for (slice, (process, mut job)) in deployment
         .split
@@ -83,7 +96,9 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         write_private(
             &script,
             &format!(
-                "#!/bin/sh\n# starts process '{name}' of the split net\nexec {}\n",
+                "#!/bin/sh\n# starts process '{name}' of the split net, in the directory split ran in (the \
+                 configuration's relative paths are relative to it)\ncd {} || exit 1\nexec {}\n",
+                shell_word(&cwd.display().to_string()),
                 shell_line(&launched)
             ),
         )?;
@@ -92,7 +107,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             || job.graph.nodes.iter().any(|n| n.priority > 0)
             || job.args.iter().any(|a| a.contains(".priority="));
         let cores = process.cores.as_deref().or(job.cores_allowed.as_deref());
-        let unit = unit(name, &args.file, &command, cores, realtime);
+        let unit = unit(name, &args.file, &command, unit_cwd.as_deref(), cores, realtime);
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", shell_word(&script.display().to_string())));
     }
@@ -219,10 +234,17 @@ fn link_timeouts(slice: &smx_deploy::slice::Slice, graph: &smx_graph::NetGraph, 
         .collect()
 }
 
-/// The systemd unit of process `name`, started by the words of `command`: its cores as
-/// `CPUAffinity`, and when a net of it has a priority (`realtime`) the limits that let the
-/// runtime use them.
-fn unit(name: &str, net: &Path, command: &[String], cores: Option<&[usize]>, realtime: bool) -> String {
+/// The systemd unit of process `name`, started by the words of `command` in `cwd` (as
+/// [`unit_path`] gives it): its cores as `CPUAffinity`, and when a net of it has a priority
+/// (`realtime`) the limits that let the runtime use them.
+fn unit(
+    name: &str,
+    net: &Path,
+    command: &[String],
+    cwd: Option<&str>,
+    cores: Option<&[usize]>,
+    realtime: bool,
+) -> String {
     let exec: Vec<String> = command.iter().map(|w| unit_word(w)).collect();
     let mut unit = format!(
         "[Unit]\nDescription=smx: process '{}' of {}\n\n[Service]\nType=exec\nExecStart={}\n",
@@ -230,6 +252,9 @@ fn unit(name: &str, net: &Path, command: &[String], cores: Option<&[usize]>, rea
         unit_text(&net.display().to_string()),
         exec.join(" ")
     );
+    if let Some(cwd) = cwd {
+        unit.push_str(&format!("WorkingDirectory={cwd}\n"));
+    }
     if let Some(cores) = cores {
         let list: Vec<String> = cores.iter().map(usize::to_string).collect();
         unit.push_str(&format!("CPUAffinity={}\n", list.join(" ")));
@@ -282,6 +307,18 @@ fn unit_word(word: &str) -> String {
     format!("\"{escaped}\"")
 }
 
+/// `path` as a unit's path setting (`WorkingDirectory=`) takes it: systemd reads such a value
+/// as it stands, quotes and all, but for its specifiers, so `%` is doubled and nothing quoted.
+/// `None` for a path a unit cannot hold: one with a line break, or with white space at its end
+/// (which systemd strips).
+fn unit_path(path: &Path) -> Option<String> {
+    let text = path.to_str()?;
+    if text.contains('\n') || text.ends_with(char::is_whitespace) {
+        return None;
+    }
+    Some(text.replace('%', "%%"))
+}
+
 /// `text` as a unit's value takes it: `%` doubled (it starts a specifier), on one line.
 fn unit_text(text: &str) -> String {
     text.replace('%', "%%").replace('\n', " ")
@@ -316,6 +353,17 @@ mod tests {
         assert_eq!(shell_word("/tmp/with space"), "'/tmp/with space'");
         assert_eq!(shell_word("it's $HOME"), r"'it'\''s $HOME'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_unit_path_stands_as_it_is_but_for_its_specifiers() {
+        assert_eq!(
+            unit_path(Path::new("/srv/with space")).as_deref(),
+            Some("/srv/with space")
+        );
+        assert_eq!(unit_path(Path::new("/srv/50%\"q\"")).as_deref(), Some("/srv/50%%\"q\""));
+        assert_eq!(unit_path(Path::new("/srv/line\nbreak")), None);
+        assert_eq!(unit_path(Path::new("/srv/trailing ")), None);
     }
 
     #[test]
