@@ -378,3 +378,53 @@ fn a_split_runs_its_slices_where_split_ran() {
         "{unit}"
     );
 }
+
+/// A link timeout of nothing would make slices that can never connect: refused, and nothing
+/// written.
+#[test]
+fn a_split_refuses_a_link_timeout_of_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for timeout in ["0", "500us"] {
+        let out_dir = dir.path().join("out");
+        std::fs::write(dir.path().join("net.smx"), NET).unwrap();
+        std::fs::write(
+            dir.path().join("deploy.toml"),
+            "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n",
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+            .arg("split")
+            .arg(dir.path().join("net.smx"))
+            .arg("--config")
+            .arg(dir.path().join("deploy.toml"))
+            .args(["--link-timeout", timeout, "-o"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{timeout}: {err}");
+        assert!(
+            err.contains("error: --link-timeout ") && err.contains("at least 1ms"),
+            "{err}"
+        );
+        assert!(!out_dir.exists(), "{timeout}");
+    }
+}
+
+/// A slice started apart from its peer, which gives up on it after the link's timeout, says
+/// how to make the links wait longer, on either end of the link.
+#[test]
+fn a_slice_whose_peer_never_came_names_the_link_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(dir.path(), &["-n", "10", "--link-timeout", "200ms"]);
+    for (process, code) in [("main", 3), ("sinks", 1)] {
+        let out = Command::new(out_dir.join(format!("{process}.sh"))).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{process}: {err}");
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(&format!("note: process '{process}': ")) && l.contains("--link-timeout")),
+            "{process}: {err}"
+        );
+    }
+}

@@ -69,6 +69,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             let code = if supervised {
                 code
             } else {
+                slice.peers_that_never_came(&mut report);
                 slice.links_that_carried_nothing(&mut report, code)
             };
             slice.hand_in(report, code).map(|()| code)
@@ -81,6 +82,10 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         (Err(e), None) => slice.refuse(&e).map(|()| e.code),
     }
 }
+
+/// What makes the links of a split wait longer for the processes at their other ends.
+const LINK_TIMEOUT_HINT: &str = "for processes that an orchestrator starts apart, `smxrun split ... --link-timeout \
+                                 120s` makes every link wait longer";
 
 /// Now, in seconds since the Unix epoch.
 fn unix_seconds() -> f64 {
@@ -127,7 +132,40 @@ impl Slice<'_> {
                 let _ = protocol::write_refused(&mut *lock(answers));
                 Ok(())
             }
-            None => self.hand_in(serde_json::json!({"refused": self.names.rename(&e.message)}), e.code),
+            None => {
+                // A link's source whose producer's process did not come in time.
+                if e.message.contains(" within timeout ") {
+                    crate::cli::say(&format!("note: process '{}': {LINK_TIMEOUT_HINT}", self.job.process));
+                }
+                self.hand_in(serde_json::json!({"refused": self.names.rename(&e.message)}), e.code)
+            }
+        }
+    }
+
+    /// Started apart from its peers, a slice whose link gave up on a peer that did not come
+    /// (the link's sink found no consumer attached within its timeout, the ZeroMQ link's
+    /// source heard from no sender) says how to make the links wait longer.
+    fn peers_that_never_came(&self, report: &mut serde_json::Value) {
+        let never_came: Vec<String> = report["nets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|n| {
+                let stats = &n["stats"];
+                stats["peer"] == "absent" || (stats["end"] == "timeout" && stats["senders_seen"] == 0)
+            })
+            .filter_map(|n| n["name"].as_str().map(str::to_string))
+            .collect();
+        if never_came.is_empty() {
+            return;
+        }
+        let line = format!(
+            "{}: the process at the other end did not come within the link's timeout; {LINK_TIMEOUT_HINT}",
+            never_came.join(", ")
+        );
+        crate::cli::say(&format!("note: process '{}': {line}", self.job.process));
+        if let Some(warnings) = report["warnings"].as_array_mut() {
+            warnings.push(serde_json::Value::from(line));
         }
     }
 

@@ -18,6 +18,18 @@ use super::{check_pin_here, common_args, deployment, with_channel_len};
 /// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
 /// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
 pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
+    // The links' own timeouts are in whole milliseconds; less is no wait at all.
+    if let Some(timeout) = args.link_timeout.filter(|t| t.as_millis() == 0) {
+        let timeout = if timeout.is_zero() {
+            "0".to_string()
+        } else {
+            format!("{timeout:?}")
+        };
+        return Err(CliError::rejected(format!(
+            "--link-timeout {timeout}: every link would give up on the process at its other end before it \
+             could connect; give the time a link waits for it, at least 1ms (e.g. --link-timeout 120s)"
+        )));
+    }
     let mut layers = smx_runtime::config::ConfigLayers::from_file(&args.config)?;
     for set in &args.sets {
         layers.add_set(set)?;
