@@ -600,7 +600,7 @@ pub(crate) fn cut_off(report: &Value) -> Vec<u64> {
     let nets = report["nets"].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut cut: Vec<u64> = nets
         .iter()
-        .filter(|n| n["stats"]["role"] == "sink" && n["stats"]["peer"] == "closed")
+        .filter(|n| crate::protocol::consumer_closed(n))
         .filter_map(|n| n["id"].as_u64())
         .collect();
     let channels = report["channels"].as_array().map(Vec::as_slice).unwrap_or_default();

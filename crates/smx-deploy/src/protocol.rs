@@ -230,6 +230,12 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
     }
 }
 
+/// Whether a net of a slice's report is a link's sink whose consumer closed before it took the
+/// end of the stream: its slice's run was cut short by the process on the other side.
+pub(crate) fn consumer_closed(net: &serde_json::Value) -> bool {
+    net["stats"]["role"] == "sink" && net["stats"]["peer"] == "closed"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -391,7 +391,11 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
 /// supervisor sees the end that caused it (a process that dies is seen once it is reaped; its
 /// peers may see it go before that).
 fn cut_short(report: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(report).is_ok_and(|r| !crate::merge::cut_off(&r).is_empty())
+    serde_json::from_str::<serde_json::Value>(report).is_ok_and(|r| {
+        r["nets"]
+            .as_array()
+            .is_some_and(|nets| nets.iter().any(protocol::consumer_closed))
+    })
 }
 
 /// Stops the slices one after the other, in placement order (the process of the net's first

@@ -91,7 +91,7 @@ impl std::fmt::Display for ShmError {
                  the free room is taken): it is too small for this channel's length (give it more room, e.g. \
                  a container's --shm-size, or shorten the channel)",
                 dir.display(),
-                crate::segment::SHRINK_FLOOR / 1024
+                crate::ring::SHRINK_FLOOR / 1024
             ),
             ShmError::Stopped => write!(f, "stopped"),
         }

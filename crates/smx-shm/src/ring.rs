@@ -307,6 +307,9 @@ const DESCRIPTOR: u64 = std::mem::size_of::<Descriptor>() as u64;
 const SLOT: u64 = 64;
 /// The largest payload kept in its slot.
 pub const INLINE: u64 = SLOT - DESCRIPTOR;
+/// The smallest slots a ring is shrunk to: below them a link would fail on ordinary messages,
+/// and the file system is too small for the channel's length instead.
+pub const SHRINK_FLOOR: u64 = 64 * 1024;
 /// The most slots a ring has: a channel longer than this is a configuration mistake here.
 pub const MAX_CAPACITY: u64 = 1 << 20;
 

@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
+use crate::ring::SHRINK_FLOOR;
 use crate::ring::{Header, Layout, MAGIC, VERSION, peer_alive};
 
 /// One mapping of a link's file. Dropped after every payload read in place is gone (each
@@ -437,10 +438,6 @@ fn free_room(path: &Path) -> Result<(PathBuf, u64), ShmError> {
     }
     Ok((dir.to_path_buf(), st.f_bavail as u64 * st.f_frsize as u64))
 }
-
-/// The smallest slots a ring is shrunk to: below them a link would fail on ordinary messages,
-/// and the file system is too small for the channel's length instead.
-pub const SHRINK_FLOOR: u64 = 64 * 1024;
 
 /// Why no ring fits, before the directory and its free room are known.
 #[derive(Debug, PartialEq, Eq)]
