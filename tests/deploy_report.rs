@@ -181,7 +181,11 @@ fn the_merged_text_has_the_sections_and_columns_of_one_process() {
 
 /// A split net's two slices, run to their end; the paths of their reports.
 fn split_and_run(dir: &Path) -> [PathBuf; 2] {
-    let out_dir = split(dir, PAIRS, TWO, &["-n", "1"]);
+    run_slices(&split(dir, PAIRS, TWO, &["-n", "1"]))
+}
+
+/// Runs the two slices' scripts in `out_dir` together to their end; the paths of their reports.
+fn run_slices(out_dir: &Path) -> [PathBuf; 2] {
     let children: Vec<_> = ["b", "main"]
         .iter()
         .map(|p| {
@@ -322,21 +326,7 @@ fn report_merge_refuses_a_damaged_plan_without_panicking() {
 
 /// The scripts of a split written by [`split_and_run`] run once more; the reports' paths.
 fn run_again(main: &Path) -> [PathBuf; 2] {
-    let out_dir = main.parent().unwrap();
-    let children: Vec<_> = ["b", "main"]
-        .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
-    [out_dir.join("main.report.json"), out_dir.join("b.report.json")]
+    run_slices(main.parent().unwrap())
 }
 
 #[test]
