@@ -35,13 +35,19 @@ pub fn sink_row(s: &Settings, b: &ProducerBooks, dropped: u64, aborted: bool) ->
             problems.push(format!("no consumer attached within timeout {:?}", s.timeout));
         }
         Some(ConsumerEnd::Closed) if b.left > 0 => problems.push(format!("the consumer closed, {} left", b.left)),
-        // Exact books: what the consumer had not taken when the ring was cut is `left`, as in
-        // a channel of one process, and it takes none of it after: its own books count every
-        // message it took.
+        // Exact books: what the consumer had not taken when it answered the cut is `left`, as
+        // in a channel of one process, and it takes none of it after: its own books count
+        // every message it took.
         Some(ConsumerEnd::Stopped) if b.left > 0 => {
             problems.push(format!("stopped with {} message(s) left in the ring", b.left))
         }
         _ => {}
+    }
+    if b.cut_unanswered {
+        problems.push(format!(
+            "the consumer did not answer the cut within {:?}: left is from its last count, and the message it was handing on may be counted both as received and as left",
+            crate::ring::ANSWER_WAIT
+        ));
     }
     if aborted {
         verdict = "incomplete";

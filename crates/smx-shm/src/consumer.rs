@@ -16,8 +16,8 @@ use smx_box::{ForeignVTable, Message};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CONSUMER_RUNNING, CUT_NONE, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer,
-    futex_wake, published_stamp, wait_for, wake_if_sleeping,
+    self, CONSUMER_CLOSED, CONSUMER_RUNNING, CUT_NONE, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer, futex_wake,
+    published_stamp, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -197,7 +197,7 @@ impl Consumer {
                     }
                 }
                 Err(Wake::End(end)) => {
-                    self.books.end = Some(end);
+                    self.end(end);
                     if end == ProducerEnd::Died {
                         // Its creator cannot remove the file any more.
                         self.seg.unlink();
@@ -220,7 +220,7 @@ impl Consumer {
             // Published between the two loads: taken first, so nothing is left behind.
             Some(_) if self.next_published() => self.take(),
             Some(end) => {
-                self.books.end = Some(end);
+                self.end(end);
                 Next::Ended(end)
             }
             None if stop() => Next::Stopped,
@@ -243,6 +243,10 @@ impl Consumer {
         if !self.closed {
             self.closed = true;
             let h = self.seg.header();
+            // What it took is final: the answer to a cut, should the producer make one.
+            h.consumer
+                .answer
+                .store(ring::answer_word(self.next.pos), Ordering::Release);
             h.consumer_state.store(CONSUMER_CLOSED, Ordering::SeqCst);
             futex_wake(&h.release.space_word);
         }
@@ -250,7 +254,11 @@ impl Consumer {
 
     /// Why the wait is over although nothing is ready. A producer that ended or died may have
     /// published more since `ready` looked: then `Data`, so nothing published is left behind.
+    /// A cut found here ends the stream: the producer waits for the answer.
     fn why_not(&self, stop: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> Option<Wake> {
+        if self.cut() {
+            return Some(Wake::End(ProducerEnd::Stopped));
+        }
         let end = self
             .producer_said()
             .or_else(|| (!self.producer.alive()).then_some(ProducerEnd::Died));
@@ -277,7 +285,11 @@ impl Consumer {
             return None;
         }
         let slot = self.slot();
-        if slot.len > self.copy_limit || !self.claim() {
+        if slot.len > self.copy_limit {
+            return None;
+        }
+        if self.cut() {
+            self.end(ProducerEnd::Stopped);
             return None;
         }
         // SAFETY: the slot is published and not released: the producer does not touch it.
@@ -290,9 +302,10 @@ impl Consumer {
     }
 
     /// Makes the message of position `next` (published) and moves on; the end instead when
-    /// the producer cut the ring before it.
+    /// the producer cut the ring before it (then nothing more is taken).
     fn take(&mut self) -> Next {
-        if !self.claim() {
+        if self.cut() {
+            self.end(ProducerEnd::Stopped);
             return Next::Ended(ProducerEnd::Stopped);
         }
         let pos = self.next;
@@ -319,42 +332,25 @@ impl Consumer {
         Next::Message(msg)
     }
 
-    /// Counts the next position (published) as taken before anything of it is handed on,
-    /// unless the producer cut the ring before it: then nothing more is taken and the stream
-    /// is over. The claim is stored before the look at the cut, and the producer marks the cut
-    /// before it reads the claims, so the two agree on every position.
+    /// Whether the producer cut the ring: one look at the cut word, before each message is
+    /// taken. No store precedes it and no fence: the answer to a cut is this side's own count
+    /// ([`Consumer::end`]), which covers every message handed on before the look, in program
+    /// order, whatever the producer saw of `taken`.
     #[inline(always)]
-    fn claim(&mut self) -> bool {
-        let h = self.seg.header();
-        h.consumer.taken.store(self.next.pos + 1, Ordering::Relaxed);
-        ring::store_then_look(self.light, &h.producer_sleeps);
-        h.cut.load(Ordering::Relaxed) == CUT_NONE || self.claim_at_cut()
+    fn cut(&self) -> bool {
+        self.seg.header().cut.load(Ordering::Relaxed) != CUT_NONE
     }
 
-    /// [`Consumer::claim`] once the producer cut the ring: the claim stands when it lies below
-    /// the cut's limit; else it is withdrawn and the stream ends.
+    /// Ends the stream: nothing more is taken, and the count of what was taken, final, is the
+    /// answer to the producer's cut (made or to come), which the producer waits for.
     #[cold]
-    fn claim_at_cut(&mut self) -> bool {
-        if self.next.pos < self.cut_limit() {
-            return true;
-        }
-        self.seg.header().consumer.taken.store(self.next.pos, Ordering::Relaxed);
-        self.books.end = Some(ProducerEnd::Stopped);
-        false
-    }
-
-    /// The position from which the producer's cut leaves everything to it, once written: it
-    /// follows the mark at once, unless the producer died in between (then nothing more is
-    /// taken; its books died with it).
-    fn cut_limit(&self) -> u64 {
-        let cut = &self.seg.header().cut;
-        loop {
-            match cut.load(Ordering::Acquire) {
-                CUT_PENDING if self.producer.alive() => std::thread::yield_now(),
-                CUT_PENDING => return self.next.pos,
-                word => return ring::cut_limit(word),
-            }
-        }
+    fn end(&mut self, end: ProducerEnd) {
+        self.books.end = Some(end);
+        let h = self.seg.header();
+        h.consumer
+            .answer
+            .store(ring::answer_word(self.next.pos), Ordering::Release);
+        futex_wake(&h.release.space_word);
     }
 
     /// The published message at the next position, as its descriptor gives it.
@@ -382,6 +378,7 @@ impl Consumer {
         self.next.advance(self.seg.layout().capacity);
         self.books.received += 1;
         let h = self.seg.header();
+        h.consumer.taken.store(self.next.pos, Ordering::Release);
         if release_now {
             release(&self.seg, pos);
         }
@@ -454,4 +451,36 @@ unsafe fn lease_clone(object: NonNull<()>) -> NonNull<()> {
 unsafe fn lease_drop(object: NonNull<()>) {
     // SAFETY: as in `lease_bytes`, dropped once.
     drop(unsafe { Box::from_raw(object.as_ptr() as *mut Arc<Lease>) });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::producer::Producer;
+
+    /// A consumer in its wait for data finds the cut when the producer wakes it, and
+    /// answers with what it took: the wait is where a consumer with nothing to take answers.
+    #[test]
+    fn a_consumer_waiting_for_data_answers_the_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut");
+        let never = || false;
+        let mut producer = Producer::create(&path, 4, 64, Duration::from_secs(5)).unwrap();
+        let mut consumer = Consumer::open(&path, Duration::from_secs(5), &never).unwrap();
+        producer.send(0, 0, b"x", &never).unwrap();
+        assert!(matches!(consumer.next(None, &never), Next::Message(_)));
+        let seg = Arc::clone(&consumer.seg);
+        let waiter = std::thread::spawn(move || {
+            let end = consumer.next(None, &|| false);
+            (end, consumer)
+        });
+        let h = seg.header();
+        h.cut.store(ring::CUT_PENDING, Ordering::SeqCst);
+        futex_wake(&h.producer.data_word);
+        let (end, consumer) = waiter.join().unwrap();
+        assert!(matches!(end, Next::Ended(ProducerEnd::Stopped)), "{end:?}");
+        assert_eq!(h.consumer.answer.load(Ordering::Acquire), ring::answer_word(1));
+        assert_eq!(consumer.books().received, 1);
+        drop(producer);
+    }
 }

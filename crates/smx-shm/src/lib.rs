@@ -36,9 +36,13 @@
 //! `received` + `left` (the source closed, or the run stopped, with messages in the ring) +
 //! `lost` (the source's process died, or none attached within `timeout`), each message in one
 //! of them. On a stop the source's process may run on: the sink gives it a short grace to take
-//! what is in the ring, then cuts the ring, and what the source had not taken then is `left`
-//! and is never taken. The source ends with the stream, with the cut (`producer stopped`), or
-//! with `peer_died` when the producer's process died without ending it.
+//! what is in the ring, then cuts the ring and waits for the source's answer, the count of what
+//! it took: the source looks at the cut before each message it takes, and from the cut on it
+//! takes nothing. What it had not taken is `left` and is never taken. A source frozen in the
+//! middle of handing a message on does not answer; after a short wait the sink books from the
+//! source's last count and its row says the cut went unanswered (that one message may then be
+//! counted on both sides). The source ends with the stream, with the cut (`producer
+//! stopped`), or with `peer_died` when the producer's process died without ending it.
 //!
 //! **Why not iceoryx2.** The boxes need a payload a [`smx_box::Message`] can own and move
 //! across threads and drop anywhere, blocking waits that wake on the peer's death and on the

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::{
-    self, CONSUMER_CLOSED, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer, free_stamp, futex_wake,
-    wait_for, wake_if_sleeping,
+    self, ANSWER_WAIT, CONSUMER_CLOSED, CUT_PENDING, Cursor, PRODUCER_ENDED, PRODUCER_FAILED, Peer, free_stamp,
+    futex_wake, wait_for, wake_if_sleeping,
 };
 use crate::segment::Segment;
 
@@ -54,6 +54,10 @@ pub struct ProducerBooks {
     /// Times the producer found the ring full and waited.
     pub full_waits: u64,
     pub consumer: Option<ConsumerEnd>,
+    /// After a stop the consumer did not answer the cut within [`ANSWER_WAIT`] (its process
+    /// frozen while it handed a message on): `left` is from its last count of what it took,
+    /// and the one message it was handing on may be counted both as taken and as left.
+    pub cut_unanswered: bool,
 }
 
 /// What came of one [`Producer::publish`]: [`Sent`] with no error value to build or drop.
@@ -363,10 +367,10 @@ impl Producer {
         } else {
             end
         };
-        let taken = if end == ConsumerEnd::Stopped {
+        let (end, taken) = if end == ConsumerEnd::Stopped {
             self.cut()
         } else {
-            self.seg.header().consumer.taken.load(Ordering::Acquire)
+            (end, self.seg.header().consumer.taken.load(Ordering::Acquire))
         };
         let untaken = self.head.pos.saturating_sub(taken);
         match end {
@@ -390,18 +394,43 @@ impl Producer {
         }
     }
 
-    /// Cuts the ring on a stop: the consumer takes no position from the returned one on (what
-    /// it had taken or claimed then), so that each message is either taken or left.
-    fn cut(&self) -> u64 {
+    /// Cuts the ring on a stop and waits for the consumer's answer, the count of what it took
+    /// (after which it takes nothing), at most [`ANSWER_WAIT`]; a close is an answer too, and
+    /// its death ends the wait (what it had not taken is lost). Without an answer by then the
+    /// consumer's last count of `taken` stands, and the books say the cut went unanswered.
+    /// The consumer's end and what it took.
+    fn cut(&mut self) -> (ConsumerEnd, u64) {
         let h = self.seg.header();
         h.cut.store(CUT_PENDING, Ordering::SeqCst);
-        // The consumer's claim is a store before its look at the cut: either it sees the mark,
-        // or its claim is seen here.
-        ring::barrier_for_peer(self.light);
-        let taken = h.consumer.taken.load(Ordering::SeqCst).min(self.head.pos);
-        h.cut.store(ring::cut_word(taken), Ordering::Release);
+        // A consumer asleep in its wait for data looks at the cut when it wakes.
         futex_wake(&h.producer.data_word);
-        taken
+        let answer = || h.consumer.answer.load(Ordering::Acquire);
+        let closed = || h.consumer_state.load(Ordering::Acquire) == CONSUMER_CLOSED;
+        let attached = h.consumer_pid.load(Ordering::SeqCst) != 0;
+        let mut end = ConsumerEnd::Stopped;
+        // No consumer attached: one that attaches later finds the cut before its first take.
+        if attached && answer() == 0 && !closed() {
+            let deadline = Instant::now() + ANSWER_WAIT;
+            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
+            let give_up = || {
+                self.absent_or_dead()
+                    .or_else(|| (Instant::now() >= deadline).then_some(ConsumerEnd::Stopped))
+            };
+            if let Err(ConsumerEnd::Died) = self.wait_on_space(shared, || answer() != 0 || closed(), give_up) {
+                end = ConsumerEnd::Died;
+            }
+        }
+        let head = self.head.pos;
+        let word = answer();
+        if word != 0 {
+            return (ConsumerEnd::Stopped, ring::answered(word).min(head));
+        }
+        let taken = h.consumer.taken.load(Ordering::Acquire).min(head);
+        // A consumer that took everything can take nothing more: its count is exact.
+        if attached && end == ConsumerEnd::Stopped && !closed() && taken < head {
+            self.books.cut_unanswered = true;
+        }
+        (end, taken)
     }
 }
 

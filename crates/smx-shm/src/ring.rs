@@ -14,11 +14,16 @@
 //!
 //! A stop ends the producer while the consumer's process may run on and take more (a
 //! supervisor stops the processes upstream first). So that each message is booked once, taken
-//! or left, the producer then cuts the ring ([`Ident::cut`]): the consumer claims a position
-//! (counts it in `taken`) before it looks at the cut, and the producer marks the cut before it
-//! reads `taken`, a store-barrier-load pair on each side as below. A claim the producer did not
-//! see finds the cut and takes nothing; a consumer that finds the cut marked but its limit not
-//! yet written waits the few instructions until it is.
+//! or left, the producer then cuts the ring ([`Ident::cut`]) and waits for the consumer's
+//! answer ([`ConsumerLine::answer`]): the consumer looks at the cut before it takes each
+//! message, and once it finds it, it takes nothing more and answers with the count of what it
+//! took. Every message it handed on was counted before that look, in its own program order, so
+//! the answer is exact without any ordering between the two sides per message: the cut word
+//! stays in the consumer's cache, read, until the producer writes it once. The consumer also
+//! answers from its wait for data and when its stream ends or it closes. A consumer that does
+//! not answer within [`ANSWER_WAIT`] (its process frozen while it hands a message on) leaves
+//! the producer its last count of `taken`, and the producer's books say the cut went
+//! unanswered: the message in its hands may then be counted as taken and as left.
 //!
 //! Waiting: a side that finds nothing to do spins briefly (offering its core now and then, to
 //! a peer that may share it, and after every look when the peer's thread last waited on this
@@ -46,7 +51,7 @@ use std::time::Duration;
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
 /// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 5;
+pub const VERSION: u64 = 6;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -64,16 +69,20 @@ pub const CONSUMER_RUNNING: u32 = 1;
 pub const CONSUMER_CLOSED: u32 = 2;
 /// [`Ident::cut`]: the producer has not cut the ring.
 pub const CUT_NONE: u64 = 0;
-/// [`Ident::cut`]: the producer is reading how far the consumer took; the limit follows.
+/// [`Ident::cut`]: the producer cut the ring and waits for the consumer's answer.
 pub const CUT_PENDING: u64 = u64::MAX;
+/// How long a producer that cut the ring waits for the consumer's answer: a consumer that
+/// runs answers at its next look, before its next message or from its wait; one that does
+/// not answer by then is frozen, and the producer settles its books without the answer.
+pub const ANSWER_WAIT: Duration = Duration::from_millis(300);
 
-/// The word of a cut that lets the consumer take the positions below `limit`.
-pub fn cut_word(limit: u64) -> u64 {
-    limit + 1
+/// The [`ConsumerLine::answer`] of a consumer that took `taken` positions (0 is no answer).
+pub fn answer_word(taken: u64) -> u64 {
+    taken + 1
 }
 
-/// The positions below the result are the consumer's to take, per a cut's word (not a marker).
-pub fn cut_limit(word: u64) -> u64 {
+/// The positions a consumer took, per its answer (not 0).
+pub fn answered(word: u64) -> u64 {
     word - 1
 }
 
@@ -88,8 +97,7 @@ pub struct Ident {
     pub consumer_pid: AtomicU32,
     pub producer_state: AtomicU32,
     pub consumer_state: AtomicU32,
-    /// Written by the producer only on a stop: [`CUT_NONE`], [`CUT_PENDING`], or the
-    /// [`cut_word`] of the position from which the consumer takes nothing.
+    /// Written by the producer only on a stop, once: [`CUT_NONE`], then [`CUT_PENDING`].
     pub cut: AtomicU64,
 }
 
@@ -100,10 +108,13 @@ pub struct ProducerLine {
     pub data_word: AtomicU32,
 }
 
-/// What the consumer writes per message: the positions it took.
+/// What the consumer writes: per message the positions it took, and once its answer.
 #[repr(C, align(64))]
 pub struct ConsumerLine {
     pub taken: AtomicU64,
+    /// 0 until the consumer takes nothing more (it found the cut, its stream ended, or it
+    /// closed); then the [`answer_word`] of the positions it took, final.
+    pub answer: AtomicU64,
 }
 
 /// What releases write, from any thread of the consumer's process.
@@ -368,6 +379,7 @@ impl Header {
         self.producer_pid.store(creator, Ordering::Relaxed);
         self.producer_state.store(PRODUCER_RUNNING, Ordering::Relaxed);
         self.cut.store(CUT_NONE, Ordering::Relaxed);
+        self.consumer.answer.store(0, Ordering::Relaxed);
         self.magic.store(MAGIC, Ordering::Release);
     }
 }
@@ -447,8 +459,8 @@ pub fn wake_if_sleeping(sleeps: &SleepLine, word: &AtomicU32, light: bool) {
 
 /// The barrier between this side's store and its look at what the other side stores (its
 /// half of a store-barrier-load pair). `light`: this side announced a light barrier; when the
-/// other side (`peer`) did too, the other side issues a membarrier instead
-/// ([`barrier_for_peer`]), and here only the compiler is kept from reordering.
+/// other side (`peer`) did too, the other side issues a membarrier before it sleeps instead
+/// ([`wait_for`]), and here only the compiler is kept from reordering.
 #[inline(always)]
 pub fn store_then_look(light: bool, peer: &SleepLine) {
     // The other side's flag only ever goes from 0 to 1, and a stale 0 only costs a fence.
@@ -456,16 +468,6 @@ pub fn store_then_look(light: bool, peer: &SleepLine) {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     } else {
         std::sync::atomic::fence(Ordering::SeqCst);
-    }
-}
-
-/// The barrier of the side that stores and then looks when the other side's half
-/// ([`store_then_look`]) may be a compiler fence alone: a membarrier when this side can issue
-/// one (`light`), which passes every thread of the other process through a full barrier.
-pub fn barrier_for_peer(light: bool) {
-    std::sync::atomic::fence(Ordering::SeqCst);
-    if light {
-        membarrier::barrier();
     }
 }
 

@@ -330,6 +330,120 @@ fn a_stop_while_the_consumer_takes_keeps_exact_books() {
     }
 }
 
+/// A consumer that took everything and waits for more when its producer stops: the producer's
+/// books are exact and settled without waiting out any bound, and the consumer's stream ends.
+#[test]
+fn a_consumer_idle_in_its_wait_ends_with_exact_books_when_its_producer_stops() {
+    let dir = common::dir();
+    let path = common::link(&dir, "idle");
+    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
+    let p = path.clone();
+    let (took, waiting) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut consumer = Consumer::open(&p, T, &never).unwrap();
+        let mut seqs = Vec::new();
+        while seqs.len() < 3 {
+            match consumer.next(None, &never) {
+                Next::Message(m) => seqs.push(m.seq),
+                other => panic!("{other:?}"),
+            }
+        }
+        took.send(()).unwrap();
+        // Nothing more is published: this waits until the producer's stop reaches it.
+        let end = consumer.next(None, &never);
+        (seqs, end, consumer.books())
+    });
+    assert!(producer.wait_for_consumer(&never));
+    for seq in 0..3 {
+        assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
+    }
+    waiting.recv().unwrap();
+    let books = producer.finish(false, &|| true);
+    let (seqs, end, taken) = reader.join().unwrap();
+    assert_eq!(seqs, vec![0, 1, 2]);
+    assert!(
+        matches!(end, Next::Ended(ProducerEnd::Stopped | ProducerEnd::Ended)),
+        "{end:?}"
+    );
+    assert!(
+        matches!(books.consumer, Some(ConsumerEnd::Stopped | ConsumerEnd::Drained)),
+        "{books:?}"
+    );
+    assert_eq!((books.written, books.left, books.lost), (3, 0, 0));
+    assert_eq!(taken.received, 3);
+    assert!(!books.cut_unanswered, "{books:?}");
+}
+
+/// A consumer cut off from a message it sits on: the producer's stop finds it in its wait,
+/// not taking, with messages in the ring; it answers with what it took, and nothing after.
+#[test]
+fn a_consumer_waiting_while_messages_wait_answers_with_what_it_took() {
+    let dir = common::dir();
+    let path = common::link(&dir, "answer");
+    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
+    let p = path.clone();
+    let (took, go) = std::sync::mpsc::channel::<()>();
+    let (ready, resume) = std::sync::mpsc::channel::<()>();
+    let reader = std::thread::spawn(move || {
+        let mut consumer = Consumer::open(&p, T, &never).unwrap();
+        let first = consumer.next(None, &never);
+        assert!(matches!(first, Next::Message(_)), "{first:?}");
+        took.send(()).unwrap();
+        resume.recv().unwrap();
+        let mut more = 0;
+        let end = loop {
+            match consumer.next(None, &never) {
+                Next::Message(_) => more += 1,
+                other => break other,
+            }
+        };
+        (more, end, consumer.books())
+    });
+    assert!(producer.wait_for_consumer(&never));
+    for seq in 0..5 {
+        assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
+    }
+    go.recv().unwrap();
+    // The consumer resumes during the stop: whether it takes more in the grace or meets the
+    // cut first, it answers, and the books agree.
+    let stopping = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        ready.send(()).unwrap();
+    });
+    let books = producer.finish(false, &|| true);
+    stopping.join().unwrap();
+    let (more, end, taken) = reader.join().unwrap();
+    assert_eq!(taken.received, 1 + more);
+    assert_eq!(
+        taken.received + books.left + books.lost,
+        books.written,
+        "{books:?} {taken:?}"
+    );
+    assert!(matches!(end, Next::Ended(_)), "{end:?}");
+}
+
+/// A consumer that never looks again after the producer's stop (frozen) does not answer the
+/// cut: the producer does not wait for it past a bound, books from its last count, and says
+/// that the cut went unanswered.
+#[test]
+fn a_consumer_that_never_answers_the_cut_leaves_books_settled_without_it() {
+    let dir = common::dir();
+    let path = common::link(&dir, "frozen");
+    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
+    let mut consumer = Consumer::open(&path, T, &never).unwrap();
+    for seq in 0..4 {
+        assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
+    }
+    assert!(matches!(consumer.next(None, &never), Next::Message(_)));
+    let books = producer.finish(false, &|| true);
+    assert_eq!(books.consumer, Some(ConsumerEnd::Stopped));
+    assert!(books.cut_unanswered, "{books:?}");
+    assert_eq!((books.written, books.left, books.lost), (4, 3, 0));
+    // When it looks again, it finds the cut and takes nothing more.
+    assert!(matches!(consumer.next(None, &never), Next::Ended(ProducerEnd::Stopped)));
+    assert_eq!(consumer.books().received, 1);
+}
+
 #[test]
 fn an_existing_file_that_is_not_a_link_is_refused_and_left_intact() {
     let dir = common::dir();
