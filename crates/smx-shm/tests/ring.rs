@@ -258,20 +258,26 @@ fn a_stop_ends_the_wait_for_room() {
     assert_eq!(producer.books().written, 1);
 }
 
-/// The consumer's process runs on after the producer's stopped (a supervisor stops the
-/// processes upstream first): what the producer books as left is never taken afterwards, so
-/// each message is either received or left.
-#[test]
-fn after_a_stop_each_message_is_either_received_or_left() {
-    let dir = common::dir();
-    let path = common::link(&dir, "stopped");
+/// Four messages published, one taken, then the producer's run stops: its books and the
+/// consumer, which has not looked since.
+fn stopped_after_one_of_four_taken(dir: &tempfile::TempDir, name: &str) -> (smx_shm::ProducerBooks, Consumer) {
+    let path = common::link(dir, name);
     let mut producer = Producer::create(&path, 8, 64, T).unwrap();
     let mut consumer = Consumer::open(&path, T, &never).unwrap();
     for seq in 0..4 {
         assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
     }
     assert!(matches!(consumer.next(None, &never), Next::Message(_)));
-    let books = producer.finish(false, &|| true);
+    (producer.finish(false, &|| true), consumer)
+}
+
+/// The consumer's process runs on after the producer's stopped (a supervisor stops the
+/// processes upstream first): what the producer books as left is never taken afterwards, so
+/// each message is either received or left.
+#[test]
+fn after_a_stop_each_message_is_either_received_or_left() {
+    let dir = common::dir();
+    let (books, mut consumer) = stopped_after_one_of_four_taken(&dir, "stopped");
     assert_eq!(books.consumer, Some(ConsumerEnd::Stopped));
     assert_eq!((books.written, books.left, books.lost), (4, 3, 0));
     assert!(matches!(consumer.next(None, &never), Next::Ended(ProducerEnd::Stopped)));
@@ -428,14 +434,7 @@ fn a_consumer_waiting_while_messages_wait_answers_with_what_it_took() {
 #[test]
 fn a_consumer_that_never_answers_the_cut_leaves_books_settled_without_it() {
     let dir = common::dir();
-    let path = common::link(&dir, "frozen");
-    let mut producer = Producer::create(&path, 8, 64, T).unwrap();
-    let mut consumer = Consumer::open(&path, T, &never).unwrap();
-    for seq in 0..4 {
-        assert_eq!(producer.send(seq, 0, b"x", &never).unwrap(), Sent::Published);
-    }
-    assert!(matches!(consumer.next(None, &never), Next::Message(_)));
-    let books = producer.finish(false, &|| true);
+    let (books, mut consumer) = stopped_after_one_of_four_taken(&dir, "frozen");
     assert_eq!(books.consumer, Some(ConsumerEnd::Stopped));
     assert!(books.cut_unanswered, "{books:?}");
     assert_eq!((books.written, books.left, books.lost), (4, 3, 0));
