@@ -1233,3 +1233,35 @@ fn a_pin_this_machine_lacks_is_refused_before_any_process_starts() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(!dir.path().join("out").exists());
 }
+
+/// A real-time net alone in a process of one core shares it with the link's source that feeds
+/// it: it runs there at normal priority, chained behind the link, and its process says why,
+/// as one process does when `--pin` gives it one core. At SCHED_FIFO, waiting for its input,
+/// it kept the core from the link's source, and each message waited for the kernel.
+#[test]
+fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority() {
+    if one_core("the process of the sink would not be given a core of its own") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.rt(Snk)\n";
+    let config = "[process.sinks]\ncores = [1]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "20000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        net_row(&report, "name", "Snk")["priority"],
+        Value::Null,
+        "{:#}",
+        report["nets"]
+    );
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("sinks: real-time scheduling not used: 2 threads share 1 core")),
+        "{warnings:#?}"
+    );
+    assert_eq!(report["messages"], 20000);
+    assert_books_balance(&report);
+}

@@ -242,3 +242,33 @@ fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
     let firewall = &beside["firewalls"][0];
     assert_eq!(firewall["spin_ns"], 0, "{firewall}");
 }
+
+/// A real-time net whose thread would share the one core `--pin` lists with its feeder runs
+/// at normal priority, chained, and the report says why: at SCHED_FIFO a net waiting for its
+/// input keeps that core from the thread that would write it.
+#[test]
+fn a_real_time_net_on_a_shared_listed_core_runs_at_normal_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("rt.smx");
+    std::fs::write(
+        &net,
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.rt(Snk)\n",
+    )
+    .unwrap();
+    let report = smxrun(&[net.to_str().unwrap(), "-n", "20000", "--pin", "0"]);
+    let priorities: Vec<&Value> = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["priority"])
+        .collect();
+    assert_eq!(priorities, [&Value::Null, &Value::Null], "{:#}", report["nets"]);
+    assert!(
+        warnings(&report)
+            .iter()
+            .any(|w| w.starts_with("real-time scheduling not used: 2 threads share 1 core")),
+        "{:#?}",
+        warnings(&report)
+    );
+    assert_eq!(report["messages"], 20000);
+}

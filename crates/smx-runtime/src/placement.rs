@@ -181,7 +181,7 @@ pub fn unpin_lone_chains(plan: &mut Plan, chains: &[Vec<usize>], pin: &PinMode, 
 /// the cores `--pin auto` reserves for cyclic executives (as [`place`] decides).
 pub fn box_cores(pin: &PinMode, allowed: &[usize], executives: usize, own_thread: &[bool]) -> usize {
     match pin {
-        PinMode::List(list) => list.len(),
+        PinMode::List(list) => distinct_cores(list),
         PinMode::Off => allowed.len(),
         PinMode::Auto => {
             let box_threads = own_thread.iter().filter(|own| **own).count();
@@ -192,6 +192,14 @@ pub fn box_cores(pin: &PinMode, allowed: &[usize], executives: usize, own_thread
             }
         }
     }
+}
+
+/// How many cores a `--pin` list names (a core listed twice is still one).
+pub fn distinct_cores(list: &[usize]) -> usize {
+    let mut cores = list.to_vec();
+    cores.sort_unstable();
+    cores.dedup();
+    cores.len()
 }
 
 /// From this channel length on, threads that share a core hand over enough messages per turn

@@ -14,8 +14,17 @@ use smx_timing::sched;
 
 /// Threads a run of `graph` needs (nets not run by an executive and the firewalls) and the
 /// cores it may use.
-fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>]) -> (usize, usize) {
-    (threads(graph, executive), sched::allowed_cores().len())
+/// The run's threads and the cores they may use: those of `--pin LIST` (the share of the
+/// cores a process of a deployment gets is such a list), else every allowed one.
+fn threads_and_cores(graph: &NetGraph, executive: &[Option<Duration>], pin: &PinMode) -> (usize, usize) {
+    (threads(graph, executive), usable_cores(pin))
+}
+
+fn usable_cores(pin: &PinMode) -> usize {
+    match pin {
+        PinMode::List(list) => placement::distinct_cores(list),
+        PinMode::Auto | PinMode::Off => sched::allowed_cores().len(),
+    }
 }
 
 fn threads(graph: &NetGraph, executive: &[Option<Duration>]) -> usize {
@@ -44,8 +53,8 @@ fn firewall_threads(graph: &NetGraph, executive: &[Option<Duration>]) -> usize {
     }
 }
 
-fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>]) -> bool {
-    let (threads, cores) = threads_and_cores(graph, executive);
+fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>], pin: &PinMode) -> bool {
+    let (threads, cores) = threads_and_cores(graph, executive, pin);
     cores >= threads
 }
 
@@ -104,8 +113,13 @@ pub fn executive_cores(graph: &NetGraph, mode: firewall::TtMode, allowed: &[usiz
 
 /// `TtMode::Auto` decided for `graph`, with the decision as a line for the report when it
 /// mattered (the net has time-triggered boxes an executive can run).
-fn decide_tt_mode(graph: &NetGraph, mode: firewall::TtMode, words: LeverWords) -> (firewall::TtMode, Option<String>) {
-    decide_tt_mode_on(graph, mode, words, sched::allowed_cores().len())
+fn decide_tt_mode(
+    graph: &NetGraph,
+    mode: firewall::TtMode,
+    words: LeverWords,
+    pin: &PinMode,
+) -> (firewall::TtMode, Option<String>) {
+    decide_tt_mode_on(graph, mode, words, usable_cores(pin))
 }
 
 /// [`decide_tt_mode`] for a process that may use `cores` cores.
@@ -145,7 +159,7 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
         Realtime::Off => (Realtime::Off, None),
         Realtime::Auto => {
             let wants = graph.nodes.iter().any(|n| n.priority > 0);
-            let (threads, cores) = threads_and_cores(graph, executive);
+            let (threads, cores) = threads_and_cores(graph, executive, &opts.pin);
             if cores >= threads {
                 (Realtime::On, None)
             } else {
@@ -179,7 +193,7 @@ pub(super) struct Decided {
 }
 
 pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Decided, RunError> {
-    let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode, opts.lever_words);
+    let (tt_mode, tt_note) = decide_tt_mode(graph, opts.firewall.mode, opts.lever_words, &opts.pin);
     let executive = executive_periods(graph, tt_mode);
     let (realtime, realtime_note) = decide_realtime(graph, opts, &executive);
     let mut decided = opts.clone();
@@ -223,7 +237,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         realtime,
         opts.realtime,
         &placed,
-        every_thread_has_a_core(graph, &executive),
+        every_thread_has_a_core(graph, &executive, &opts.pin),
     );
     let realtime_note = match realtime_note {
         Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(format!(
