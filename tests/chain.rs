@@ -862,3 +862,40 @@ fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
         assert_eq!(busy(&report), None, "{:?}", report.warnings);
     }
 }
+
+/// A source whose only output is decoupled never waits either: beside its consumer on one
+/// core it offers the core after each step, so the consumer reads the messages instead of the
+/// one or two the scheduler let it see while the source ran through the whole run.
+#[test]
+fn a_decoupled_source_beside_its_consumer_on_a_shared_core_is_named_and_offers_the_core() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    let decoupled = Link {
+        decoupled_producer: true,
+        ..Link::default()
+    };
+    net.connect_with(src, "data", snk, "data", decoupled);
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Auto)).unwrap();
+    let note = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("busy threads:"))
+        .expect("a note on the source that never waits");
+    assert!(
+        note.contains("Src#0 reads nothing and writes only decoupled outputs"),
+        "{note}"
+    );
+    let channel = &report.channels[0];
+    assert_eq!(channel.written, 20_000);
+    assert_eq!(channel.read + channel.overwritten, 20_000);
+    // Each step offers the core, so the consumer takes most messages; when the source kept the
+    // core it read one or two.
+    assert!(
+        channel.read > 2_000,
+        "{} of 20000 messages read beside a source that keeps the core",
+        channel.read
+    );
+}

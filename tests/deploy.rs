@@ -1265,3 +1265,32 @@ fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority
     assert_eq!(report["messages"], 20000);
     assert_books_balance(&report);
 }
+
+/// A decoupled source in a process of one core shares it with the link's sink, which it never
+/// waits for: it offers the core after each step, so the link carries the messages across
+/// instead of the few the scheduler let the sink see while the source ran through the run.
+#[test]
+fn a_decoupled_source_beside_its_link_on_one_core_lets_the_link_carry_its_messages() {
+    if one_core("both processes would share it, which is another case") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( decoupled out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+    let config = "[process.main]\ncores = [0]\n\n[process.sinks]\ncores = [1]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "20000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("main: busy threads: Src#0 reads nothing and writes only decoupled outputs")),
+        "{warnings:#?}"
+    );
+    let channel = &report["channels"][0];
+    assert!(
+        channel["read"].as_u64().unwrap() > 2_000,
+        "few messages crossed beside a source that keeps the core: {channel:#}"
+    );
+    assert_books_balance(&report);
+}

@@ -29,30 +29,56 @@ pub fn decide(
 }
 
 /// The nets on threads of their own that never wait, when box threads share cores: a box
-/// whose inputs are all decoupled fires again at once (a decoupled input never holds it back)
-/// and, writing nowhere it could block, keeps its core busy, so the threads placed beside it
-/// would run only when the scheduler takes the core from it. Such a thread offers its core
-/// after each step. `own_thread` and `cores` as for [`decide`]; `chains`: what [`decide`]
-/// chose.
+/// whose inputs are all decoupled fires again at once (a decoupled input never holds it back),
+/// as does a source whose outputs are all decoupled; writing nowhere it could block, it keeps
+/// its core busy, so the threads placed beside it would run only when the scheduler takes the
+/// core from it (a decoupled source's consumer then reads a message or two of the whole run).
+/// Such a thread offers its core after each step. `own_thread` and `cores` as for [`decide`];
+/// `chains`: what [`decide`] chose.
 pub fn never_waiting(plan: &Plan, own_thread: &[bool], cores: usize, chains: &[Vec<usize>]) -> Vec<usize> {
     let followers: usize = chains.iter().map(|c| c.len() - 1).sum();
     let threads = own_thread.iter().filter(|own| **own).count().saturating_sub(followers);
     if cores == 0 || threads <= cores {
         return Vec::new();
     }
-    let never_waits = |net: usize| {
-        let inputs: Vec<_> = plan.channels.iter().filter(|c| c.to == net && c.from != net).collect();
-        let blocks_on_write = plan
-            .channels
+    (0..plan.nets.len())
+        .filter(|&net| own_thread[net] && never_waits(plan, net).is_some())
+        .collect()
+}
+
+/// Why the box `net` never waits, if it never does: it reads only decoupled inputs, or reads
+/// nothing and writes only decoupled outputs; either way it writes nowhere it could block.
+fn never_waits(plan: &Plan, net: usize) -> Option<NeverWaits> {
+    let inputs: Vec<_> = plan.channels.iter().filter(|c| c.to == net && c.from != net).collect();
+    let mut outputs = plan.channels.iter().filter(|c| c.from == net && c.to != net).peekable();
+    let writes = outputs.peek().is_some();
+    let blocks_on_write = outputs.any(|c| !c.kind.producer_decoupled());
+    if !matches!(plan.nets[net].role, Role::Box(_)) || blocks_on_write {
+        return None;
+    }
+    if inputs.is_empty() {
+        writes.then_some(NeverWaits::DecoupledSource)
+    } else {
+        inputs
             .iter()
-            .any(|c| c.from == net && c.to != net && !c.kind.producer_decoupled());
-        matches!(plan.nets[net].role, Role::Box(_))
-            && own_thread[net]
-            && !inputs.is_empty()
-            && inputs.iter().all(|c| c.kind.consumer_decoupled())
-            && !blocks_on_write
-    };
-    (0..plan.nets.len()).filter(|&net| never_waits(net)).collect()
+            .all(|c| c.kind.consumer_decoupled())
+            .then_some(NeverWaits::DecoupledInputs)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NeverWaits {
+    DecoupledInputs,
+    DecoupledSource,
+}
+
+impl NeverWaits {
+    fn reason(self) -> &'static str {
+        match self {
+            NeverWaits::DecoupledInputs => "reads only decoupled inputs",
+            NeverWaits::DecoupledSource => "reads nothing and writes only decoupled outputs",
+        }
+    }
 }
 
 /// The report's line naming the [`never_waiting`] threads.
@@ -63,28 +89,31 @@ pub fn never_waiting_note(
     chains: &[Vec<usize>],
     words: LeverWords,
 ) -> Option<String> {
-    let spinning: Vec<String> = never_waiting(plan, own_thread, cores, chains)
+    let spinning: Vec<(String, NeverWaits)> = never_waiting(plan, own_thread, cores, chains)
         .into_iter()
-        .map(|net| plan.nets[net].thread_name())
+        .filter_map(|net| Some((plan.nets[net].thread_name(), never_waits(plan, net)?)))
         .collect();
-    if spinning.is_empty() {
-        return None;
-    }
+    let (first_name, first_why) = spinning.first()?.clone();
     let followers: usize = chains.iter().map(|c| c.len() - 1).sum();
     let threads = own_thread.iter().filter(|own| **own).count().saturating_sub(followers);
-    let (who, reads) = if spinning.len() == 1 {
-        (
-            spinning[0].clone(),
-            "reads only decoupled inputs, so its thread never waits",
-        )
+    let why = if spinning.len() == 1 {
+        format!("{first_name} {}, so its thread never waits", first_why.reason())
+    } else if spinning.iter().all(|(_, why)| *why == first_why) {
+        let names: Vec<&str> = spinning.iter().map(|(name, _)| name.as_str()).collect();
+        let reason = match first_why {
+            NeverWaits::DecoupledInputs => "read only decoupled inputs",
+            NeverWaits::DecoupledSource => "read nothing and write only decoupled outputs",
+        };
+        format!("{} {reason}, so their threads never wait", names.join(", "))
     } else {
-        (
-            spinning.join(", "),
-            "read only decoupled inputs, so their threads never wait",
-        )
+        let each: Vec<String> = spinning
+            .iter()
+            .map(|(name, why)| format!("{name} ({})", why.reason()))
+            .collect();
+        format!("{}: their threads never wait", each.join(", "))
     };
     Some(format!(
-        "busy threads: {who} {reads}, while {threads} box threads share {}: each step ends by \
+        "busy threads: {why}, while {threads} box threads share {}: each step ends by \
          offering the core to the others, so every hand-over there costs a switch of threads (a \
          `core` of its own, or {} with more cores, helps)",
         if cores == 1 {
