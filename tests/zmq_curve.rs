@@ -109,7 +109,9 @@ fn assert_delivered_nothing(sent: &Half, received: &Half) {
         "the receiver's books show the refused peer: {}",
         received.row
     );
-    assert_eq!(received.row["verdict"], "suspect", "{}", received.row);
+    // Nothing of the refused peer reached the books, so the refusal alone is no suspicion;
+    // the stream that never came makes them incomplete.
+    assert_eq!(received.row["verdict"], "incomplete", "{}", received.row);
     assert_eq!(received.code, 3, "books not clean: {}", received.stderr);
     if sent.row["curve"] == true {
         // A CURVE client queues nothing before the handshake succeeds: all it sent is dropped,
@@ -337,4 +339,72 @@ fn keygen_refuses_a_name_without_a_directory_instead_of_ignoring_it() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output <DIR>"));
     assert!(out.stdout.is_empty(), "no key was printed");
+}
+
+/// A peer with the wrong keys knocking on a receiver (a second run of the same deployment,
+/// started by mistake, does so) sends nothing that reaches its books: the stream of the sender
+/// with the right keys is whole, the row stays `ok` and the run exits 0, and the knock is listed
+/// in the row's problems and said on stderr.
+#[test]
+fn a_refused_stranger_leaves_the_books_of_the_right_sender_ok() {
+    let k = keys();
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = free_tcp_endpoint();
+    let json = |name: &str| dir.path().join(format!("{name}.json"));
+    let receiver = start(
+        "zmq_receiver.smx",
+        &[
+            format!("Src2.endpoint={endpoint}"),
+            "Src2.bind=true".to_string(),
+            "Src2.timeout=20s".to_string(),
+            "Snk2.path=/dev/null".to_string(),
+            format!("Src2.curve_secret={}", k.server.0),
+            format!("Src2.curve_clients={}", k.client.1),
+        ],
+        &json("received"),
+    );
+    let sender = |keys: &(String, String), name: &str| {
+        start(
+            "zmq_sender.smx",
+            &[
+                format!("Snk1.endpoint={endpoint}"),
+                "Snk1.bind=false".to_string(),
+                "Snk1.timeout=2s".to_string(),
+                format!("Src1.count={N}"),
+                format!("Snk1.curve_server={}", k.server.1),
+                format!("Snk1.curve_secret={}", keys.0),
+                format!("Snk1.curve_public={}", keys.1),
+            ],
+            &json(name),
+        )
+    };
+    // The stranger knocks until it gives up, before the right sender starts.
+    let stranger = finish(sender(&k.stranger, "stranger"), &json("stranger"), "Snk1");
+    assert_eq!(stranger.row["accepted"], 0, "{}", stranger.row);
+    let sent = finish(sender(&k.client, "sent"), &json("sent"), "Snk1");
+    assert_eq!(sent.code, 0, "{}", sent.stderr);
+    let received = finish(receiver, &json("received"), "Src2");
+    assert_eq!(received.row["received"], N, "{}", received.row);
+    assert!(
+        received.row["refused_handshakes"].as_u64().unwrap() > 0,
+        "{}",
+        received.row
+    );
+    assert_eq!(received.row["verdict"], "ok", "{}", received.row);
+    assert!(
+        received.row["problems"]
+            .as_str()
+            .unwrap()
+            .contains("handshake(s) refused"),
+        "{}",
+        received.row
+    );
+    assert_eq!(received.code, 0, "{}", received.stderr);
+    assert!(
+        received
+            .stderr
+            .contains("handshake(s) refused: a peer without the right CURVE keys"),
+        "{}",
+        received.stderr
+    );
 }

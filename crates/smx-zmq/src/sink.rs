@@ -462,21 +462,22 @@ impl ZmqSink {
         let s = &self.final_stats;
         let common = &self.settings.common;
         if s.refused > 0 {
-            f.add(
-                Verdict::Suspect,
-                format!(
-                    "{} handshake(s) failed: {}",
-                    s.refused,
-                    match &common.curve {
-                        Some(crate::curve::Curve::Client { .. }) => {
-                            "the peer is not the CURVE server of curve_server, or does not accept this client's key"
-                        }
-                        Some(crate::curve::Curve::Server { .. }) =>
-                            "a peer without the right CURVE keys tried to connect",
-                        None => "the peer expects CURVE keys (set curve_server to its public key)",
-                    }
+            let failed = |why: &str| format!("{} handshake(s) failed: {why}", s.refused);
+            match &common.curve {
+                // A stranger's knock: nothing of it reached the books of the peers that passed.
+                Some(crate::curve::Curve::Server { .. }) => {
+                    f.notice(failed("a peer without the right CURVE keys tried to connect"))
+                }
+                // This sender could not reach a receiver it was meant to reach.
+                Some(crate::curve::Curve::Client { .. }) => f.add(
+                    Verdict::Incomplete,
+                    failed("the peer is not the CURVE server of curve_server, or does not accept this client's key"),
                 ),
-            );
+                None => f.add(
+                    Verdict::Incomplete,
+                    failed("the peer expects CURVE keys (set curve_server to its public key)"),
+                ),
+            }
         }
         // Stopped before anything was sent or any receiver came: nothing to tell, nothing lost.
         let nothing_lost = s.stopped && s.nobody_to_tell;

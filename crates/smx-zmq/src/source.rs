@@ -414,18 +414,15 @@ impl SourceFacts {
             );
         }
         if self.refused > 0 {
-            f.add(
-                Verdict::Suspect,
-                format!(
-                    "{} handshake(s) refused: {} (their frames never reached the books)",
-                    self.refused,
-                    if self.curve {
-                        "a peer without the right CURVE keys tried to connect"
-                    } else {
-                        "a peer speaking CURVE or another security mechanism tried to connect"
-                    }
-                ),
-            );
+            f.notice(format!(
+                "{} handshake(s) refused: {} (their frames never reached the books)",
+                self.refused,
+                if self.curve {
+                    "a peer without the right CURVE keys tried to connect"
+                } else {
+                    "a peer speaking CURVE or another security mechanism tried to connect"
+                }
+            ));
         }
         if t.lost > 0 {
             // A pipeline sender shares its messages among all its receivers: what another

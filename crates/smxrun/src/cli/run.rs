@@ -353,6 +353,26 @@ fn unclean_books(report: &Report) -> Vec<String> {
         .collect()
 }
 
+/// The nets with clean books whose link refused a peer at the handshake (a run with the wrong
+/// keys, or a stranger): nothing of it reached the books, so it leaves the exit alone, but the
+/// knock is said; one line each on stderr.
+fn refused_peers(report: &Report) -> Vec<String> {
+    use smx_box::StatValue;
+    report
+        .nets
+        .iter()
+        .filter(|n| matches!(n.stats.get("verdict"), Some(StatValue::Text(v)) if v == "ok" || v == "lossy"))
+        .filter(|n| matches!(n.stats.get("refused_handshakes"), Some(StatValue::U64(k)) if *k > 0))
+        .map(|n| {
+            let problems = match n.stats.get("problems") {
+                Some(StatValue::Text(t)) => t.as_str(),
+                _ => "",
+            };
+            format!("{}#{} ({}): {problems}", n.name, n.id, n.implementation)
+        })
+        .collect()
+}
+
 /// `--config`, then every `--set` in order, then `-n`.
 /// The report, the trace and the stats file must not replace the net, its configuration, a
 /// library of boxes, or each other.
@@ -409,6 +429,9 @@ fn summarise_problems(report: &Report, interrupted: bool) {
         ));
     }
     for line in unclean_books(report) {
+        crate::cli::say(&format!("warning: {line}"));
+    }
+    for line in refused_peers(report) {
         crate::cli::say(&format!("warning: {line}"));
     }
     if interrupted && !signals::SUPERVISED.load(Ordering::SeqCst) {
