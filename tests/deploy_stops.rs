@@ -117,7 +117,8 @@ fn error_lines(out: &Output) -> Vec<String> {
 }
 
 /// A `launch` that never starts the slice (as `ssh` waiting at a password prompt) does not
-/// keep the run from ending once the other process has given up on it: its whole process
+/// keep the run from ending once the other process, ready, has waited for it as long as a link
+/// waits for its peer: the other is stopped before its nets ran, the launch's whole process
 /// group is killed, and the report and the error line say it never started.
 #[test]
 fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
@@ -148,7 +149,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let report = report(&report_path);
     assert_eq!(report["status"], "failed", "{report}");
-    assert_eq!(process(&report, "main")["status"], "ended");
+    assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
     let b = process(&report, "b");
     assert_eq!(b["status"], "killed", "{b}");
     assert!(b["pid"].is_null(), "it never said it runs: {b}");
@@ -160,7 +161,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
         "{}",
         text(&out)
     );
-    // `main` gave up on a peer that never came: a consequence, not a cause.
+    // `main` waited for a peer that never came: a consequence, not a cause.
     assert!(!errors.iter().any(|l| l.contains("process 'main'")), "{}", text(&out));
     for pid in launched {
         wait_for("the launch command's process group to be gone", || !alive(pid));
@@ -833,12 +834,14 @@ fn a_refused_process_names_its_box_as_the_whole_net_does() {
     assert!(!line.contains("Snk#0") && !line.contains("Snk#1"), "{line}");
 }
 
-/// A run with a process whose box cannot start (a dump into a missing directory) exits 1 only
-/// when nothing ran: where the nets of another process had started before the refusal reached
-/// it, the run exits 2 and the report shows what they ran.
+/// A process whose box cannot start (a dump into a missing directory) keeps the nets of every
+/// other process from running: the processes hold their nets until all have initialised, so a
+/// pair in `main` that needs nothing of `b` does not run either, and the run exits 1 as a
+/// refused run of one process does.
 #[test]
-fn a_refused_run_exits_1_only_when_nothing_ran() {
-    let net = "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\nconnect Src.Dmp\n";
+fn a_refused_process_keeps_every_other_processs_nets_from_running() {
+    let net = "Src = box smx_src_rand( out data )\nDmp = box smx_snk_dump( in data )\n\
+               Snk = box smx_snk_null( in data )\nconnect (Src.Dmp) | (Src.Snk)\n";
     for _ in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let config = format!(
@@ -850,12 +853,27 @@ fn a_refused_run_exits_1_only_when_nothing_ran() {
             dir.path(),
             net,
             &config,
-            &["-n", "3", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+            &[
+                "-n",
+                "2000000",
+                "-q",
+                "--report",
+                "json",
+                "-o",
+                report_path.to_str().unwrap(),
+            ],
         );
         let out = finish(run, &[]);
         let report = report(&report_path);
         assert_eq!(process(&report, "b")["status"], "refused", "{report}");
-        assert_eq!(out.status.code(), Some(refused_exit(&report)), "{}", text(&out));
+        let ran: Vec<&Value> = report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["loop_count"].as_u64().is_some_and(|count| count > 0))
+            .collect();
+        assert!(ran.is_empty(), "nets ran beside a refused process: {ran:#?}");
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     }
 }
 

@@ -597,3 +597,38 @@ fn a_net_far_from_its_expected_rate_is_flagged() {
         report.warnings
     );
 }
+
+/// A held start asks its gate once every box has initialised: answered yes, the net runs as
+/// without it; answered no, every net ends `stopped` without a step and nothing is written,
+/// which is no error (the caller called the run off).
+#[test]
+fn a_held_start_runs_when_let_go_and_ends_stopped_when_called_off() {
+    let graph = src_snk(Link::default());
+    let registry = smxrun::builtin_registry();
+    for go in [true, false] {
+        let progress = smx_runtime::Progress::new();
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&asked);
+        progress.hold_start(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            go
+        });
+        let opts = RunOptions {
+            settings: settings_with_count(&graph, &registry, 1000),
+            progress,
+            ..RunOptions::default()
+        };
+        let report = run(&graph, &registry, &opts).expect("a called-off start is no error");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        let (src, snk) = (report.net("Src").unwrap(), report.net("Snk").unwrap());
+        if go {
+            assert_eq!((src.loop_count, snk.loop_count), (1000, 1000));
+            assert_eq!(report.status, Status::Ok);
+        } else {
+            assert_eq!((src.loop_count, snk.loop_count), (0, 0));
+            assert_eq!((src.status, snk.status), (Status::Stopped, Status::Stopped));
+            assert_eq!(report.channels[0].written, 0);
+        }
+        assert_balanced(&report);
+    }
+}

@@ -143,6 +143,7 @@ impl Deployment {
                     plan: self.plan(),
                     stats_every: None,
                     cores_allowed: kept_to.get(&process.name).cloned(),
+                    start_together: false,
                 };
                 (process, job)
             })

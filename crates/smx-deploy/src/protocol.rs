@@ -8,6 +8,12 @@
 //! supervisor's progress line) and, when the job asks for live figures, `smx-slice stats LEN`
 //! followed by LEN bytes of a JSON [`Snapshot`] every `stats_every` and once more at the end,
 //! and at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
+//!
+//! A job that asks the slice to start together with the others ([`Job::start_together`])
+//! adds one exchange: once every box of the slice has initialised (its links attached), it
+//! says `smx-slice ready` and holds its nets until the supervisor writes the line
+//! `smx-slice go` to its stdin, which it does once every slice said it is ready. No net of one
+//! process then runs while another process may still refuse its run.
 
 use std::io::{BufRead, Read, Write};
 use std::time::Duration;
@@ -58,6 +64,10 @@ const STARTED: &str = "smx-slice started ";
 const PROGRESS: &str = "smx-slice progress ";
 const STATS: &str = "smx-slice stats ";
 const REFUSED: &str = "smx-slice refused";
+const READY: &str = "smx-slice ready";
+
+/// The supervisor's line that lets a ready slice's nets run.
+pub const GO: &str = "smx-slice go";
 const REPORT: &str = "smx-slice report ";
 
 /// The largest job or report read, from a file or a pipe: a job holds its slice's graph and
@@ -108,6 +118,10 @@ pub struct Job {
     /// executives on the last cores) beside processes that name cores of their own.
     #[serde(default)]
     pub cores_allowed: Option<Vec<usize>>,
+    /// The slice says when it is ready and holds its nets until the supervisor's go (see the
+    /// module docs). A job `smxrun split` writes has no supervisor to say go.
+    #[serde(default)]
+    pub start_together: bool,
 }
 
 impl Job {
@@ -147,6 +161,8 @@ pub enum Event {
     /// Its run was refused before it started (a port taken on its host, a library missing
     /// there): it said why on its stderr and ends without a report.
     Refused,
+    /// Every box of the slice has initialised; its nets wait for the go.
+    Ready,
     Report(String),
 }
 
@@ -157,6 +173,11 @@ pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
 
 pub fn write_progress(out: &mut impl Write, messages: u64, elapsed: Duration) -> std::io::Result<()> {
     writeln!(out, "{PROGRESS}{messages} {}", elapsed.as_nanos())?;
+    out.flush()
+}
+
+pub fn write_ready(out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, "{READY}")?;
     out.flush()
 }
 
@@ -209,6 +230,9 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
         if line.trim_end() == REFUSED {
             return Some(Event::Refused);
         }
+        if line.trim_end() == READY {
+            return Some(Event::Ready);
+        }
         if let Some(figures) = line.trim_end().strip_prefix(PROGRESS) {
             let mut words = figures.split(' ').map(str::parse::<u64>);
             if let (Some(Ok(messages)), Some(Ok(ns))) = (words.next(), words.next()) {
@@ -256,6 +280,7 @@ mod tests {
             finished: false,
         };
         write_stats(&mut out, &snapshot).unwrap();
+        write_ready(&mut out).unwrap();
         write_refused(&mut out).unwrap();
         write_report(&mut out, "{\"a\":\n1}").unwrap();
         let mut input = std::io::Cursor::new(out);
@@ -265,6 +290,7 @@ mod tests {
             Some(Event::Progress(1_500, Duration::from_millis(250)))
         );
         assert_eq!(read_event(&mut input), Some(Event::Stats(Box::new(snapshot))));
+        assert_eq!(read_event(&mut input), Some(Event::Ready));
         assert_eq!(read_event(&mut input), Some(Event::Refused));
         assert_eq!(read_event(&mut input), Some(Event::Report("{\"a\":\n1}".into())));
         assert_eq!(read_event(&mut input), None);
@@ -304,6 +330,7 @@ mod tests {
             plan: serde_json::Value::Null,
             stats_every: Some(Duration::from_millis(500)),
             cores_allowed: Some(vec![0, 2]),
+            start_together: true,
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);

@@ -6,6 +6,10 @@
 //! supervisor even when that is killed with SIGKILL, and with its stdin as the control pipe: a slice ends
 //! at that pipe's end of file, which also reaches a slice behind a `launch` connection.
 //!
+//! The slices start together: each says when its boxes have initialised, and its nets wait
+//! until every slice said so and the supervisor wrote each the go ([`protocol`]); a slice that
+//! refuses its run or dies before then ends the others before any of their nets ran.
+//!
 //! The job goes down that pipe as the pipe takes it, from the watch loop, never in one write
 //! that could wait: a job can be larger than a pipe holds, and a `launch` that does not read
 //! yet (`ssh` at a password prompt) would otherwise hold up the watching, the stops and the
@@ -37,6 +41,12 @@ pub const AFTER_FAILURE: Duration = ALL_STOPS;
 /// ended with a non-zero exit, died, or a stop was asked for), before its process group is
 /// killed: a `launch` that waits (`ssh` at a password prompt) would never end by itself.
 pub const UNSTARTED: Duration = Duration::from_millis(500);
+
+/// How long the slices that are ready wait for a slice that has not even said it started (its
+/// `launch` waits, e.g. for a password) before the run fails without it: as long as a link
+/// waits for the process at its other end (a tcp link's timeout). A slice that started is
+/// waited for as long as its boxes' init takes, as one process waits for all of its boxes.
+pub const READY_WAIT: Duration = Duration::from_secs(10);
 
 /// How long all slices together have to end after a stop, one after the other, before what
 /// remains is killed: within the 5 s after which `smxrun` gives up on a stopped run.
@@ -94,6 +104,8 @@ struct Running {
     killed: bool,
     /// It said its run was refused before it started.
     refused: bool,
+    /// It said every box of it has initialised; its nets wait for the go.
+    ready: bool,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
     /// The pass of the watch loop in which its end was seen.
@@ -138,6 +150,7 @@ pub fn supervise(
                 closed_at: None,
                 killed: false,
                 refused: false,
+                ready: false,
                 asked: false,
                 seen_in: 0,
                 after_cause: false,
@@ -254,6 +267,14 @@ fn send_job(r: &mut Running) {
     r.sent = 0;
 }
 
+/// Lets a ready slice's nets run: the go goes down its control pipe as its job did (the job is
+/// all written by then: a slice is ready only once it read it).
+fn let_go(r: &mut Running) {
+    r.job = format!("{}\n", protocol::GO).into_bytes();
+    r.sent = 0;
+    send_job(r);
+}
+
 /// Waits up to `most` for a pipe with a job still to write to take more (or for its reader to
 /// be gone); without one, sleeps `most`.
 fn pause(running: &[Running], most: Duration) {
@@ -293,6 +314,10 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     // or cut short by another process's end.
     let mut pass: u64 = 0;
     let mut cause_pass: Option<u64> = None;
+    // Every slice said it is ready, and was told to go.
+    let mut released = false;
+    // When the first slice said it is ready.
+    let mut first_ready: Option<Instant> = None;
     loop {
         pass += 1;
         for r in running.iter_mut() {
@@ -304,8 +329,25 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
                 Event::Stats(snapshot) => live.record_stats(i, *snapshot),
                 Event::Refused => running[i].refused = true,
+                Event::Ready => running[i].ready = true,
                 Event::Report(json) => running[i].report = Some(json),
             }
+        }
+        if !released && ending == Ending::Finished && running.iter().all(|r| r.ready && r.status.is_none()) {
+            released = true;
+            for r in running.iter_mut() {
+                let_go(r);
+            }
+        }
+        if first_ready.is_none() && running.iter().any(|r| r.ready) {
+            first_ready = Some(Instant::now());
+        }
+        // The ready slices waited long enough for one that never said it started: the run
+        // fails as when a slice ends with a failure, and the slice that never started is the
+        // cause (killed below, as any slice that never started once the run ends).
+        let unstarted = running.iter().any(|r| r.status.is_none() && r.pid.is_none());
+        if !released && stop_from.is_none() && unstarted && first_ready.is_some_and(|at| at.elapsed() >= READY_WAIT) {
+            stop_from = Some(Instant::now());
         }
         for i in 0..running.len() {
             if running[i].status.is_none()
@@ -423,6 +465,7 @@ fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, E
             Ok((j, Event::Report(json))) => running[j].report = Some(json),
             Ok((j, Event::Refused)) => running[j].refused = true,
             Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
+            Ok((j, Event::Ready)) => running[j].ready = true,
             // Too late for a progress line, not for the live figures' last line.
             Ok((_, Event::Progress(..))) => {}
             Ok((j, Event::Stats(snapshot))) => live.record_stats(j, *snapshot),

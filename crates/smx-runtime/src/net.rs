@@ -63,13 +63,9 @@ pub fn run_box(plan: NetPlan, spec: BoxSpec, ports: PortSet, state: &RunState) -
         state.start_failed.store(true, Ordering::SeqCst);
     }
     state.loops[plan.id].set_starting(Starting::Ready);
-    state.barrier.wait();
-    let cancelled = state.start_failed.load(Ordering::SeqCst);
-    if cancelled {
-        // No box runs: a box that opened a connection in init must not wait for its peers in
-        // cleanup (a ZeroMQ sink's marker), so the refused run ends at once.
-        state.stop.store(true, Ordering::SeqCst);
-    }
+    // Cancelled, no box runs: a box that opened a connection in init must not wait for its
+    // peers in cleanup (a ZeroMQ sink's marker), so the refused run ends at once.
+    let cancelled = state.meet_at_start();
     driver.start(cancelled);
     driver.run_to_end(&state.stop, plan.offers_core);
     driver.finish()

@@ -50,6 +50,17 @@ struct Inner {
     live: OnceLock<Live>,
     started: OnceLock<Instant>,
     finished: AtomicBool,
+    start_gate: OnceLock<StartGate>,
+}
+
+/// What the run asks, once every box has initialised, whether its nets may run
+/// ([`Progress::hold_start`]).
+struct StartGate(Box<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StartGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartGate")
+    }
 }
 
 /// A handle on a run's progress, cheap to clone.
@@ -189,6 +200,25 @@ impl Progress {
     pub(crate) fn attach(&self, counted: Vec<Arc<ChannelState>>, live: Live) {
         let _ = self.0.counted.set(counted);
         let _ = self.0.live.set(live);
+    }
+
+    /// Holds the run, once every box has initialised (its links attached) and before any box
+    /// steps, until `gate` answers: `true` lets the nets run, `false` ends each of them
+    /// `stopped` without a step. A process of a deployment waits so for all the others to be
+    /// ready, so that no net runs while another process may still refuse its run. Set before
+    /// the run; a second gate is ignored.
+    pub fn hold_start(&self, gate: impl Fn() -> bool + Send + Sync + 'static) {
+        let _ = self.0.start_gate.set(StartGate(Box::new(gate)));
+    }
+
+    /// Whether the run's start is held ([`Progress::hold_start`]).
+    pub(crate) fn start_held(&self) -> bool {
+        self.0.start_gate.get().is_some()
+    }
+
+    /// The start gate's answer (`true` without a gate).
+    pub(crate) fn pass_start_gate(&self) -> bool {
+        self.0.start_gate.get().is_none_or(|gate| (gate.0)())
     }
 
     pub(crate) fn mark_started(&self) {

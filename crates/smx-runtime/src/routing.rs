@@ -43,7 +43,8 @@ pub fn run_routing(plan: NetPlan, mut ports: PortSet, state: &RunState) -> Outco
     let halt = &state.ends.halt;
     ports.set_halt(halt);
     state.loops[plan.id].set_starting(crate::run_state::Starting::Ready);
-    state.barrier.wait();
+    // A cancelled start sets the stop: the node passes on the ends of its inputs.
+    let _ = state.meet_at_start();
     let start = Instant::now();
     let loops = &state.loops[plan.id];
     let mut rec = state.trace.as_ref().map(|t| {

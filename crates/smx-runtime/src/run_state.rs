@@ -76,17 +76,40 @@ impl Gate {
 #[derive(Debug)]
 pub struct RunState {
     pub gate: Gate,
+    /// With a held start ([`crate::Progress::hold_start`]): where the threads and the run's
+    /// own thread meet once every box has initialised, before the start gate is asked.
+    pub inited: Option<Barrier>,
     pub barrier: Barrier,
     pub stop: Arc<AtomicBool>,
     /// Some box failed before the start barrier (create or init): no box runs a step, and the
     /// run is rejected like any other bad value.
     pub start_failed: AtomicBool,
+    /// The start gate called the run off: no box runs a step, every net ends `stopped`.
+    pub called_off: AtomicBool,
     /// Each net's published loop count, by id.
     pub loops: Vec<Arc<LoopCounter>>,
     /// The run's trace, when one was asked for.
     pub trace: Option<crate::trace::Tracer>,
     /// The halt after a stop, and how many threads have ended ([`crate::halt`]).
     pub ends: ThreadEnds,
+}
+
+impl RunState {
+    /// Where every thread of the run waits once its boxes have initialised, until all have
+    /// (and a held start was let go). Returns whether the start was cancelled (a box failed
+    /// to start, or the start gate called the run off); the stop is then set, so that no box
+    /// waits for its peers.
+    pub fn meet_at_start(&self) -> bool {
+        if let Some(inited) = &self.inited {
+            inited.wait();
+        }
+        self.barrier.wait();
+        let cancelled = self.start_failed.load(Ordering::SeqCst) || self.called_off.load(Ordering::SeqCst);
+        if cancelled {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+        cancelled
+    }
 }
 
 /// What a net thread reports back.

@@ -134,11 +134,7 @@ pub(crate) fn run_chain(members: Vec<Member>, state: &RunState) -> Vec<(usize, O
             passes_on: member.spec.passes_on,
         });
     }
-    state.barrier.wait();
-    let cancelled = state.start_failed.load(Ordering::SeqCst);
-    if cancelled {
-        state.stop.store(true, Ordering::SeqCst);
-    }
+    let cancelled = state.meet_at_start();
     for link in &mut links {
         link.driver.start(cancelled);
     }

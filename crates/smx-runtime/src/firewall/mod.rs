@@ -316,13 +316,8 @@ pub fn spawn_all(shards: Vec<Shard>, state: &Arc<crate::run_state::RunState>) ->
                 mine.start_failed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             set(crate::run_state::Starting::Ready);
-            mine.barrier.wait();
-            let cancelled = mine.start_failed.load(std::sync::atomic::Ordering::SeqCst);
-            if cancelled {
-                // As for a box's thread (`net::run_box`): nothing waits for peers.
-                mine.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-            Some(cancelled)
+            // As for a box's thread (`net::run_box`): cancelled, nothing waits for peers.
+            Some(mine.meet_at_start())
         };
         match spawn(shard, start, origin.clone(), Some(state.clone())) {
             Ok(s) => running.shards.push(s),

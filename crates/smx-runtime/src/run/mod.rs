@@ -134,11 +134,17 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
         shards,
         loops,
     } = ready;
+    // A held start adds the run's own thread to the meeting at the start: it asks the gate
+    // once every thread has initialised, and lets them run after.
+    let threads = jobs.len() + chain_jobs.len() + shards.len();
+    let held = opts.progress.start_held();
     let state = Arc::new(RunState {
         gate: Gate::new(),
-        barrier: Barrier::new(jobs.len() + chain_jobs.len() + shards.len()),
+        inited: held.then(|| Barrier::new(threads + 1)),
+        barrier: Barrier::new(threads + usize::from(held)),
         stop: opts.stop.clone(),
         start_failed: AtomicBool::new(false),
+        called_off: AtomicBool::new(false),
         loops,
         trace: opts.trace.clone(),
         ends: Default::default(),
@@ -187,12 +193,29 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
         decided.chains.len(),
         decided.executives
     );
+    if held {
+        pass_start_gate(&state, &opts.progress);
+    }
     opts.progress.mark_started();
     Ok(Started {
         state,
         handles,
         firewalls,
     })
+}
+
+/// The run's own part of a held start: once every thread has initialised its boxes, the
+/// start gate decides whether the nets run (not asked when a box failed to start: the run is
+/// refused anyway), and the threads go on.
+fn pass_start_gate(state: &RunState, progress: &crate::Progress) {
+    if let Some(inited) = &state.inited {
+        inited.wait();
+    }
+    if !state.start_failed.load(std::sync::atomic::Ordering::SeqCst) && !progress.pass_start_gate() {
+        state.called_off.store(true, std::sync::atomic::Ordering::SeqCst);
+        log::info!("the start was called off: every net ends stopped without a step");
+    }
+    state.barrier.wait();
 }
 
 /// What the threads left when they ended.

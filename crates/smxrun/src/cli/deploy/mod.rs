@@ -210,6 +210,7 @@ pub fn run(
     let mut jobs = deployment.jobs(&common);
     for (_, job) in &mut jobs {
         job.stats_every = args.stats_every;
+        job.start_together = true;
     }
     let live = Arc::new(Live::default());
     let counted = deployment.counted_slices();

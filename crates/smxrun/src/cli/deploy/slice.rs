@@ -1,7 +1,7 @@
 //! `smxrun __slice`: one slice of a split net, under a supervisor (its job on stdin, its
 //! answers on stdout) or from a job file that `smxrun split` wrote.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::os::fd::FromRawFd;
 use std::path::Path;
 use std::sync::Arc;
@@ -49,9 +49,10 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         answers,
         started,
     };
+    let go = Arc::new(Go::default());
     let ready = admit(args, &job).and_then(|()| {
         if supervised {
-            stop_at_end_of_stdin();
+            watch_control_pipe(Arc::clone(&go));
         }
         workspace(&job)
     });
@@ -60,6 +61,13 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         Err(e) => return slice.refuse(&e).map(|()| e.code),
     };
     let progress = Progress::new();
+    if let Some(answers) = answers.filter(|_| job.start_together) {
+        let answers = Arc::clone(answers);
+        progress.hold_start(move || {
+            let _ = protocol::write_ready(&mut *lock(&answers));
+            go.wait()
+        });
+    }
     let telling = answers.map(|a| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(a)));
     let result = run_net(&run_args, registry, progress);
     drop(telling);
@@ -408,16 +416,51 @@ impl Drop for ProgressTeller {
     }
 }
 
-/// A thread that turns the end of stdin (the supervisor closed the control pipe or is gone)
-/// into the stop a Ctrl-C would be.
-fn stop_at_end_of_stdin() {
+/// The supervisor's answer to a slice that said it is ready: go (`true`), or the end of the
+/// control pipe before it (`false`: the run ends before the slice's nets ran).
+#[derive(Default)]
+struct Go {
+    answer: std::sync::Mutex<Option<bool>>,
+    answered: std::sync::Condvar,
+}
+
+impl Go {
+    fn answer(&self, go: bool) {
+        let mut answer = self.answer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        answer.get_or_insert(go);
+        self.answered.notify_all();
+    }
+
+    fn wait(&self) -> bool {
+        let answer = self.answer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let answer = self
+            .answered
+            .wait_while(answer, |answer| answer.is_none())
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        answer.unwrap_or(false)
+    }
+}
+
+/// A thread that reads the control pipe (stdin): the supervisor's go lets the slice's nets
+/// run, and its end (the supervisor closed the pipe or is gone) is the stop a Ctrl-C would be,
+/// also for nets still waiting for the go.
+fn watch_control_pipe(go: Arc<Go>) {
     let _ = std::thread::Builder::new()
         .name("smx-control".into())
         .stack_size(64 * 1024)
-        .spawn(|| {
-            let mut buf = [0u8; 256];
-            let mut stdin = std::io::stdin();
-            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                // A line is at most the go; anything longer is not the supervisor's.
+                match (&mut stdin).take(256).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if line.trim_ascii_end() == protocol::GO.as_bytes() => go.answer(true),
+                    Ok(_) => {}
+                }
+            }
+            go.answer(false);
             // SAFETY: sending this process a signal its run handles as a stop.
             unsafe {
                 libc::kill(libc::getpid(), libc::SIGTERM);
