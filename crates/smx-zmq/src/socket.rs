@@ -213,6 +213,11 @@ impl BoxSocket {
 /// why it might give up: a small part of a stop's grace.
 const PEER_LOOK_MS: i64 = 20;
 
+/// What CURVE adds to a frame on the wire, which libzmq's `ZMQ_MAXMSGSIZE` counts: the
+/// MESSAGE command's name (8 bytes with its length), its nonce (8), the box's MAC (16) and
+/// flags (1); rounded up, so that a frame of `max_message` bytes always passes.
+const CURVE_FRAME_OVERHEAD: u64 = 64;
+
 /// The options every socket of a box has, before its role's own.
 fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
     let cause = |what: &str, e: zmq::Error| format!("{what} {}: {}", common.endpoint.written, explain(e));
@@ -220,9 +225,15 @@ fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
         .set_linger(common.linger.as_millis() as i32)
         .map_err(|e| cause("cannot set linger on", e))?;
     // libzmq reads a frame's length before it allocates the frame, so a peer that announces
-    // more than this is cut off without costing memory.
+    // more than this is cut off without costing memory. Under CURVE it reads the encrypted
+    // frame, longer than the message by the box's own bytes.
+    let wire_overhead = if common.curve.is_some() {
+        CURVE_FRAME_OVERHEAD
+    } else {
+        0
+    };
     socket
-        .set_maxmsgsize(i64::try_from(common.max_message).unwrap_or(i64::MAX))
+        .set_maxmsgsize(i64::try_from(common.max_message.saturating_add(wire_overhead)).unwrap_or(i64::MAX))
         .map_err(|e| cause("cannot set the largest message size on", e))?;
     // With a watch connection the heartbeats go there alone: on this one a receiver that takes
     // nothing for a while stops reading, and would be cut as if it were gone.
