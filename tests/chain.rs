@@ -891,10 +891,11 @@ fn a_decoupled_source_beside_its_consumer_on_a_shared_core_is_named_and_offers_t
     let channel = &report.channels[0];
     assert_eq!(channel.written, 20_000);
     assert_eq!(channel.read + channel.overwritten, 20_000);
-    // Each step offers the core, so the consumer takes most messages; when the source kept the
-    // core it read one or two.
+    // Each step offers the core, so the consumer gets turns (most messages on an idle machine,
+    // a few hundred at least beside other busy programs); when the source kept the core it read
+    // one or two.
     assert!(
-        channel.read > 2_000,
+        channel.read > 100,
         "{} of 20000 messages read beside a source that keeps the core",
         channel.read
     );
