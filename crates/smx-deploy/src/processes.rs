@@ -91,12 +91,9 @@ impl Default for Processes {
 }
 
 impl Processes {
-    /// The processes of a `--config` file (only `main` when it has no `[process.NAME]`).
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        Self::from_toml(path, &smx_runtime::config::read_text(path)?)
-    }
-
-    /// Like [`Processes::from_file`] for text in memory; `path` names it in errors.
+    /// The processes of a `--config` file's text (only `main` when it has no
+    /// `[process.NAME]`), taken from the text its settings were read from
+    /// ([`smx_runtime::config::ConfigLayers::file_text`]); `path` names it in errors.
     pub fn from_toml(path: &Path, text: &str) -> Result<Self, ConfigError> {
         let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
         let document = DeTable::parse(text)

@@ -45,6 +45,9 @@ pub struct ConfigLayers {
     cores: Option<Vec<usize>>,
     /// `boxes = [...]` of the file: C box libraries, relative to the file's directory.
     boxes: Vec<PathBuf>,
+    /// The file and its text, read once: a pipe (`--config <(...)`) cannot be read again
+    /// for the other tables a caller takes from it (a deployment's processes).
+    source: Option<(PathBuf, String)>,
 }
 
 impl ConfigLayers {
@@ -57,11 +60,7 @@ impl ConfigLayers {
     /// error naming it (and the line, for malformed TOML).
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = file::read_text(path)?;
-        Ok(ConfigLayers {
-            file: file::parse(path, &text)?,
-            boxes: box_libraries(path, &text)?,
-            ..ConfigLayers::default()
-        })
+        Self::from_toml(path, &text)
     }
 
     /// Like [`ConfigLayers::from_file`] for text already in memory; `name` names it in errors.
@@ -69,8 +68,14 @@ impl ConfigLayers {
         Ok(ConfigLayers {
             file: file::parse(name, text)?,
             boxes: box_libraries(name, text)?,
+            source: Some((name.to_path_buf(), text.to_string())),
             ..ConfigLayers::default()
         })
+    }
+
+    /// The configuration file and its text as read, if the layers have one.
+    pub fn file_text(&self) -> Option<(&Path, &str)> {
+        self.source.as_ref().map(|(path, text)| (path.as_path(), text.as_str()))
     }
 
     /// The box libraries the file names (`boxes = ["lib/libmine.so"]` at its top, before any

@@ -104,7 +104,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        match super::deploy::deployment(args.config.as_deref(), file, &graph, &settings, registry) {
+        match super::deploy::deployment(layers, file, &graph, &settings, registry) {
             Err(e) => {
                 crate::cli::say(&format!("error: {}", e.message));
                 crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
@@ -268,10 +268,7 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
         crate::cli::say(&line);
     }
     let text = if placing {
-        smx_graph::dot::to_dot_placed(
-            &g,
-            placed(&args.file, args.config.as_deref(), &g, &layers, registry)?.as_ref(),
-        )
+        smx_graph::dot::to_dot_placed(&g, placed(&args.file, &g, &layers, registry)?.as_ref())
     } else {
         format.export(&g)
     };
@@ -284,7 +281,6 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
 #[cfg(feature = "zmq")]
 fn placed(
     file: &Path,
-    config: Option<&Path>,
     g: &NetGraph,
     layers: &ConfigLayers,
     registry: &Registry,
@@ -303,18 +299,12 @@ fn placed(
     }
     let registry = &registry;
     let settings = layers.resolve(g, registry)?;
-    let placed = super::deploy::deployment(config, file, g, &settings, registry)?;
+    let placed = super::deploy::deployment(layers, file, g, &settings, registry)?;
     Ok(placed.deployment.map(|d| super::deploy::placed(&d)))
 }
 
 #[cfg(not(feature = "zmq"))]
-fn placed(
-    _: &Path,
-    _: Option<&Path>,
-    _: &NetGraph,
-    _: &ConfigLayers,
-    _: &Registry,
-) -> Result<Option<smx_graph::dot::Placed>, CliError> {
+fn placed(_: &Path, _: &NetGraph, _: &ConfigLayers, _: &Registry) -> Result<Option<smx_graph::dot::Placed>, CliError> {
     Err(CliError::rejected(
         "this smxrun was built without the `zmq` feature, which places nets over processes",
     ))

@@ -49,7 +49,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
     }
     #[cfg(feature = "zmq")]
     let placed = super::deploy::deployment(
-        args.config.as_deref(),
+        &layers,
         file,
         &super::deploy::with_channel_len(&graph, args.runtime.channel_len),
         &settings,

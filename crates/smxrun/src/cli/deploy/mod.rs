@@ -11,7 +11,7 @@ use smx_deploy::live::Live;
 use smx_deploy::{Deployment, Processes, merge, supervise};
 use smx_graph::NetGraph;
 use smx_runtime::Registry;
-use smx_runtime::config::NetSettings;
+use smx_runtime::config::{ConfigLayers, NetSettings};
 
 use super::args::{ReportFormat, RunArgs, RuntimeArgs};
 use super::exit::{self, CliError};
@@ -79,14 +79,16 @@ pub struct Placed {
 
 /// The placement of a run or check, its warnings said.
 pub fn deployment(
-    config: Option<&Path>,
+    layers: &ConfigLayers,
     file: &Path,
     graph: &NetGraph,
     settings: &[NetSettings],
     registry: &Registry,
 ) -> Result<Placed, CliError> {
-    let processes = match config {
-        Some(path) => Processes::from_file(path)?,
+    // From the text the settings came from: a file read twice may not say the same twice, and
+    // a pipe says nothing the second time.
+    let processes = match layers.file_text() {
+        Some((path, text)) => Processes::from_toml(path, text)?,
         None => Processes::default(),
     };
     processes.check_namespaces()?;

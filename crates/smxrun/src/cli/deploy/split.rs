@@ -50,7 +50,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             args.file.display()
         )));
     }
-    let mut deployment = deployment(Some(&args.config), &args.file, &graph, &settings, registry)?
+    let mut deployment = deployment(&layers, &args.file, &graph, &settings, registry)?
         .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
