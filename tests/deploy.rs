@@ -129,6 +129,21 @@ fn a_link_holds_its_channels_length() {
     assert_books_balance(&report);
 }
 
+/// A channel longer than a link's ring takes (2^16 slots) crosses too: the ring holds that, the
+/// consumer's side the rest (it was refused only once the processes ran, naming a link box).
+#[test]
+fn a_channel_longer_than_a_ring_crosses_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000", "--channel-len", "1500000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let channel = &report["channels"][0];
+    assert_eq!(channel["len"], 1_500_000, "{channel}");
+    assert_eq!(channel["link"]["sender"]["len"], 1 << 16, "the ring: {channel}");
+    assert_eq!(channel["read"], 2000);
+    assert_books_balance(&report);
+}
+
 /// A channel too long for a ring of slots of the largest message in the room of /dev/shm still
 /// crosses: its ring takes smaller slots, and the sink says so.
 #[test]

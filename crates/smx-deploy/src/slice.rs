@@ -373,16 +373,25 @@ fn shm_lengths(len: u32, consumer_decoupled: bool) -> ShmLengths {
     let len = len.max(1);
     if consumer_decoupled {
         return ShmLengths {
-            ring: len,
+            ring: len.min(SHM_RING_MAX_LEN),
             consumer_half: len,
         };
     }
-    let consumer_half = (len / 4).max(1);
+    // The ring holds at most its most slots; a longer channel keeps the rest on the consumer's
+    // side, in its own process, where a channel may be as long as in one process.
+    let consumer_half = (len / 4).max(1).max(len.saturating_sub(SHM_RING_MAX_LEN));
     ShmLengths {
         ring: (len - consumer_half).max(1),
         consumer_half,
     }
 }
+
+/// The most slots a link's ring gets. A ring's slots shrink to the room of /dev/shm, down to
+/// 64 KiB each (`smx-shm`), so a ring much longer than this would not fit beside the memory of
+/// a machine; the rest of a longer channel waits on the consumer's side, in its own process,
+/// as in one process. Channels up to 87,381 long keep three quarters in the ring as before,
+/// and the ring's depth is long past what throughput needs (`tests/deploy.rs` runs one).
+const SHM_RING_MAX_LEN: u32 = 1 << 16;
 
 fn add_link_box(slice: &mut Slice, label: &str, transport: Transport, origin: Origin, sink: bool) -> usize {
     let id = slice.graph.nodes.len();
@@ -503,5 +512,10 @@ mod tests {
         // A decoupled consumer's half keeps the channel's meaning: the whole length, as the ring.
         let decoupled = shm_lengths(64, true);
         assert_eq!((decoupled.ring, decoupled.consumer_half), (64, 64));
+        // Past the ring's most slots, the rest stays on the consumer's side.
+        assert_eq!(split(1_500_000), (SHM_RING_MAX_LEN, 1_500_000 - SHM_RING_MAX_LEN));
+        assert_eq!(split(4 * SHM_RING_MAX_LEN), (SHM_RING_MAX_LEN, 3 * SHM_RING_MAX_LEN));
+        let decoupled = shm_lengths(1_500_000, true);
+        assert_eq!((decoupled.ring, decoupled.consumer_half), (SHM_RING_MAX_LEN, 1_500_000));
     }
 }
