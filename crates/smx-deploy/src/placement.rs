@@ -101,7 +101,42 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
             .collect(),
     };
     check_reachable(graph, &placement, processes)?;
+    check_cores(graph, settings, &placement, processes)?;
     Ok(placement)
+}
+
+/// A net's own `core` must be one of its process's `cores`, which are all the cores that
+/// process's threads may use: the net would otherwise run where its process said it may not
+/// (and another process's threads may be placed there).
+fn check_cores(
+    graph: &NetGraph,
+    settings: &[NetSettings],
+    placement: &Placement,
+    processes: &Processes,
+) -> Result<(), ConfigError> {
+    for (node, s) in graph.nodes.iter().zip(settings) {
+        let Some(core) = s.core else { continue };
+        let Some(process) = processes.get(&placement.process_of[node.id]) else {
+            continue;
+        };
+        let Some(cores) = process.cores.as_ref().filter(|cores| !cores.contains(&core)) else {
+            continue;
+        };
+        let listed: Vec<String> = cores.iter().map(usize::to_string).collect();
+        let origin = s.process.as_ref().map_or(process.origin.clone(), |(_, at)| at.clone());
+        return Err(ConfigError::new(
+            origin,
+            format!(
+                "core {core} is not one of the cores of process '{}' ({}), where this net runs: give it one of \
+                 those, or add {core} to them",
+                process.name,
+                listed.join(", ")
+            ),
+        )
+        .net(&node.label)
+        .key("core"));
+    }
+    Ok(())
 }
 
 /// A link is bound by its consumer's process and dialled by its producer's at the consumer's
