@@ -458,6 +458,8 @@ fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
         (Some("died"), Some(9))
     );
     assert_eq!(report["nets"][1]["status"], "lost");
+    // Its endless source's stream was cut short by the death: stopped, not ended as planned.
+    assert_eq!(report["nets"][0]["status"], "stopped", "{}", report["nets"][0]);
     let link = &report["channels"][0]["link"];
     assert_eq!(link["lost_side"], "sinks");
     assert!(link["lost"].as_u64().unwrap() > 0, "{link}");

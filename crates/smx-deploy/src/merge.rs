@@ -561,8 +561,11 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             .outcomes
             .iter()
             .any(|o| o.process == slice.process && o.status == "stopped");
+        // A consumer that closed the link cut the stream short only when a stop or another
+        // process's end stopped it; one that died always did.
         let cut = match (stopped, report) {
-            (true, Some(report)) => cut_off(report),
+            (true, Some(report)) => cut_off(report, crate::protocol::consumer_gone),
+            (false, Some(report)) => cut_off(report, crate::protocol::consumer_died),
             _ => Vec::new(),
         };
         for (slice_id, origin) in slice.origins.iter().enumerate() {
@@ -594,13 +597,13 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
 }
 
 /// The slice ids of the nets in a slice's `report` whose stream another process cut short: those
-/// that feed, through the slice's channels, a link sink whose consumer closed before it took the
-/// end of the stream (it ended, or was stopped, first).
-pub(crate) fn cut_off(report: &Value) -> Vec<u64> {
+/// that feed, through the slice's channels, a link sink whose consumer went (as `gone` judges
+/// it) before it took the end of the stream.
+pub(crate) fn cut_off(report: &Value, gone: fn(&Value) -> bool) -> Vec<u64> {
     let nets = report["nets"].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut cut: Vec<u64> = nets
         .iter()
-        .filter(|n| crate::protocol::consumer_closed(n))
+        .filter(|n| gone(n))
         .filter_map(|n| n["id"].as_u64())
         .collect();
     let channels = report["channels"].as_array().map(Vec::as_slice).unwrap_or_default();

@@ -254,10 +254,18 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
     }
 }
 
-/// Whether a net of a slice's report is a link's sink whose consumer closed before it took the
-/// end of the stream: its slice's run was cut short by the process on the other side.
-pub(crate) fn consumer_closed(net: &serde_json::Value) -> bool {
-    net["stats"]["role"] == "sink" && net["stats"]["peer"] == "closed"
+/// Whether a net of a slice's report is a link's sink whose consumer went before it took the
+/// end of the stream (it closed the link, or its process died or was lost): its slice's run
+/// was cut short by the process on the other side.
+pub(crate) fn consumer_gone(net: &serde_json::Value) -> bool {
+    consumer_died(net) || (net["stats"]["role"] == "sink" && net["stats"]["peer"] == "closed")
+}
+
+/// Whether a net of a slice's report is a link's sink whose consumer's process died or was
+/// lost before it took the end of the stream.
+pub(crate) fn consumer_died(net: &serde_json::Value) -> bool {
+    let stats = &net["stats"];
+    stats["role"] == "sink" && (stats["peer"] == "died" || stats["peers_lost"] == true)
 }
 
 #[cfg(test)]

@@ -436,7 +436,7 @@ fn cut_short(report: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(report).is_ok_and(|r| {
         r["nets"]
             .as_array()
-            .is_some_and(|nets| nets.iter().any(protocol::consumer_closed))
+            .is_some_and(|nets| nets.iter().any(protocol::consumer_gone))
     })
 }
 
