@@ -396,7 +396,7 @@ fn check_names_placement_errors_with_file_and_line() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains(
-            "tt.smx:3: channel Src.data -> Snk.data between processes 'main' and 'b' crosses a temporal firewall"
+            "tt.smx:3: channel Src#0.data -> Snk#1.data between processes 'main' and 'b' crosses a temporal firewall"
         ),
         "{err}"
     );

@@ -152,7 +152,6 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         let Some(far) = from.machine().filter(|_| to.host.is_none()) else {
             continue;
         };
-        let (source, target) = (&graph.nodes[e.source], &graph.nodes[e.target]);
         let example = match route_address(far) {
             Some(here) => format!("host = \"{here}\" (this machine's address on its route to {far})"),
             None => "host = \"ADDRESS\"".to_string(),
@@ -165,10 +164,10 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         return Err(ConfigError::new(
             origin,
             format!(
-                "process '{b}' has no `host`, but channel {}.{} -> {}.{} comes to it from process '{a}' on {far}, \
+                "process '{b}' has no `host`, but channel {} comes to it from process '{a}' on {far}, \
                  which would dial its own loopback address: give [process.{b}] the address {far} reaches this \
                  machine at, e.g. {example}",
-                source.label, e.source_port, target.label, e.target_port
+                channel_name(graph, e)
             ),
         )
         .key("host"));
@@ -255,15 +254,22 @@ pub fn cut_problems(graph: &NetGraph, placement: &Placement) -> Vec<CutProblem> 
             Some(CutProblem {
                 line: to.line.max(from.line),
                 message: format!(
-                    "channel {}.{} -> {}.{} between processes '{}' and '{}' {why}",
-                    from.label,
-                    e.source_port,
-                    to.label,
-                    e.target_port,
+                    "channel {} between processes '{}' and '{}' {why}",
+                    channel_name(graph, e),
                     placement.process_of[e.source],
                     placement.process_of[e.target]
                 ),
             })
         })
         .collect()
+}
+
+/// A channel as the report names its ends, `Src#0.data -> Snk#1.data`: a net's name alone may
+/// stand for several of its instances.
+fn channel_name(graph: &NetGraph, e: &Edge) -> String {
+    let (from, to) = (&graph.nodes[e.source], &graph.nodes[e.target]);
+    format!(
+        "{}#{}.{} -> {}#{}.{}",
+        from.label, from.id, e.source_port, to.label, to.id, e.target_port
+    )
 }

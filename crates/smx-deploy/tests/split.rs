@@ -268,7 +268,7 @@ fn a_consumer_here_without_a_host_is_refused_when_its_producer_is_on_another_mac
         "{err}"
     );
     assert!(
-        err.contains("channel smx_rn.data -> B.data comes to it from process 'p' on 192.0.2.1"),
+        err.contains("channel smx_rn#1.data -> B#2.data comes to it from process 'p' on 192.0.2.1"),
         "{err}"
     );
     // Declared without a host, the consumer's own table is the place to fix.
