@@ -379,12 +379,19 @@ fn a_split_runs_its_slices_where_split_ran() {
     );
 }
 
-/// A link timeout of nothing would make slices that can never connect: refused, and nothing
-/// written.
+/// A link timeout of nothing would make slices that can never connect, one of more than a day
+/// slices that wait past any use: refused, and nothing written.
 #[test]
-fn a_split_refuses_a_link_timeout_of_nothing() {
+fn a_split_refuses_a_link_timeout_of_nothing_or_of_more_than_a_day() {
     let dir = tempfile::tempdir().unwrap();
-    for timeout in ["0", "500us"] {
+    // Past a day, the slices could not even read their timeout back (its milliseconds
+    // overflowed) and failed once started, naming an option the user never wrote.
+    for (timeout, why) in [
+        ("0", "at least 1ms"),
+        ("500us", "at least 1ms"),
+        ("86401s", "at most 86400s"),
+        ("18446744073709552s", "at most 86400s"),
+    ] {
         let out_dir = dir.path().join("out");
         std::fs::write(dir.path().join("net.smx"), NET).unwrap();
         std::fs::write(
@@ -403,10 +410,7 @@ fn a_split_refuses_a_link_timeout_of_nothing() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{timeout}: {err}");
-        assert!(
-            err.contains("error: --link-timeout ") && err.contains("at least 1ms"),
-            "{err}"
-        );
+        assert!(err.contains("error: --link-timeout ") && err.contains(why), "{err}");
         assert!(!out_dir.exists(), "{timeout}");
     }
 }

@@ -43,7 +43,11 @@ pub fn parse_value(key: &ConfigKey, text: &str) -> Result<ConfigValue, String> {
 /// Parses a duration written like the language's time literals: one or more `<N><unit>` parts
 /// with unit `s`, `ms`, `us` or `ns`, e.g. `2s`, `500ms`, `1s500ms`, `10us`. `0` alone is zero.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("'{text}' is not a duration (write e.g. 500ms, 2s, 10us, 1s500ms)");
+    let bad = || {
+        format!(
+            "'{text}' is not a duration: write whole numbers with the units s, ms, us or ns (e.g. 500ms, 2s, 10us, 1s500ms, 3600s)"
+        )
+    };
     if text == "0" {
         return Ok(Duration::ZERO);
     }

@@ -19,6 +19,13 @@ use super::{check_pin_here, common_args, deployment, with_channel_len};
 /// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
 pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
     // The links' own timeouts are in whole milliseconds; less is no wait at all.
+    if let Some(timeout) = args.link_timeout.filter(|t| *t > MAX_LINK_TIMEOUT) {
+        return Err(CliError::rejected(format!(
+            "--link-timeout {}s: longer than a link may wait for the process at its other end, at most {}s (a day)",
+            timeout.as_secs(),
+            MAX_LINK_TIMEOUT.as_secs()
+        )));
+    }
     if let Some(timeout) = args.link_timeout.filter(|t| t.as_millis() == 0) {
         let timeout = if timeout.is_zero() {
             "0".to_string()
@@ -228,6 +235,11 @@ fn write_list(dir: &Path, processes: &[&str]) -> Result<(), CliError> {
     let _ = std::fs::remove_file(&path);
     write_private(&path, &text)
 }
+
+/// The longest `--link-timeout`: a day, as long as a link's sink waits at its end for its
+/// receiver (`smx_deploy::slice::LINK_LINGER`); longer waits are a mistake, and their
+/// milliseconds could overflow what a slice reads back.
+const MAX_LINK_TIMEOUT: Duration = smx_deploy::slice::LINK_LINGER;
 
 /// `--set` of `timeout` on every link box of `slice` (`graph` is its graph).
 fn link_timeouts(slice: &smx_deploy::slice::Slice, graph: &smx_graph::NetGraph, timeout: Duration) -> Vec<String> {
