@@ -371,12 +371,12 @@ fn check_names_placement_errors_with_file_and_line() {
     );
     let err = check("[process.far]\nhost = \"192.0.2.9\"\n");
     assert!(
-        err.contains("c.toml:1: process 'far': host '192.0.2.9' is not an address of this machine"),
+        err.contains("c.toml:2: process 'far': host '192.0.2.9' is not an address of this machine"),
         "{err}"
     );
     let err = check("[process.x]\nlaunch = \"env h\"\n");
     assert!(
-        err.contains("c.toml:1: process 'x': `launch` starts it elsewhere"),
+        err.contains("c.toml:2: process 'x': `launch` starts it elsewhere"),
         "{err}"
     );
     let tt = write(

@@ -122,7 +122,7 @@ impl Processes {
                 origin: origin.clone(),
                 ..Process::main()
             };
-            let mut cores_at = None;
+            let mut lines = KeyLines::default();
             for (key, value) in body.iter() {
                 let origin = at(path, line_of(key.span().start));
                 let bad = |m: &str| {
@@ -133,6 +133,7 @@ impl Processes {
                         let host = s.trim();
                         check_host(host).map_err(|m| bad(&m))?;
                         process.host = Some(host.to_string());
+                        lines.host = Some(origin.clone());
                     }
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
                         let launch = s.trim().to_string();
@@ -143,10 +144,11 @@ impl Processes {
                             )));
                         }
                         process.launch = Some(launch);
+                        lines.launch = Some(origin.clone());
                     }
                     ("cores", value) => {
                         process.cores = Some(cores(value).map_err(|m| bad(&m))?);
-                        cores_at = Some(origin.clone());
+                        lines.cores = Some(origin.clone());
                     }
                     ("port", DeValue::Integer(i)) => {
                         process.port = i
@@ -168,7 +170,7 @@ impl Processes {
                     }
                 }
             }
-            check(&process, cores_at)?;
+            check(&process, &lines)?;
             match processes.list.iter_mut().find(|p| p.name == name) {
                 Some(main) => *main = process,
                 None => processes.list.push(process),
@@ -208,13 +210,16 @@ impl Processes {
 /// could never be reached by its links; one with `launch` needs the address its links use.
 /// The cores of a process that runs here must be ones this machine lets `smxrun` use: found
 /// only once the process started, the mistake would end a run that already began.
-fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError> {
-    if let (Some(cores), true, Some(at)) = (&process.cores, process.on_this_machine(), cores_at) {
-        check_cores_here(process, cores, at, &crate::cores::allowed())?;
+fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
+    if let (Some(cores), true, Some(at)) = (&process.cores, process.on_this_machine(), &lines.cores) {
+        check_cores_here(process, cores, at.clone(), &crate::cores::allowed())?;
     }
+    // At the key that is wrong, or could be made right.
+    let host_at = lines.host.clone().unwrap_or_else(|| process.origin.clone());
+    let launch_at = lines.launch.clone().unwrap_or_else(|| process.origin.clone());
     match (&process.host, &process.launch) {
         (Some(host), None) if !is_local(host) => Err(ConfigError::new(
-            process.origin.clone(),
+            host_at,
             format!(
                 "process '{}': host '{host}' is not an address of this machine and the process has no `launch` to start it there \
                  (e.g. launch = \"ssh user@{host}\")",
@@ -222,14 +227,14 @@ fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError>
             ),
         )),
         (None, Some(_)) => Err(ConfigError::new(
-            process.origin.clone(),
+            launch_at,
             format!(
                 "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at",
                 process.name
             ),
         )),
         (Some(host), Some(launch)) if in_a_namespace(launch) && is_loopback(host) => Err(ConfigError::new(
-            process.origin.clone(),
+            host_at,
             format!(
                 "process '{}': host '{host}' is a loopback address, but `launch` starts it in a network namespace of \
                  its own, whose loopback the other processes cannot reach: give the address it has in that namespace",
@@ -238,6 +243,14 @@ fn check(process: &Process, cores_at: Option<Origin>) -> Result<(), ConfigError>
         )),
         _ => Ok(()),
     }
+}
+
+/// Where the keys of a process's table were written, for errors found once the table is read.
+#[derive(Default)]
+struct KeyLines {
+    host: Option<Origin>,
+    launch: Option<Origin>,
+    cores: Option<Origin>,
 }
 
 /// A `launch` that starts the process inside a network namespace (`ip netns exec NS`).
@@ -301,8 +314,26 @@ fn runs_here(command: &str) -> bool {
 /// and `launch` suggestions, where a port, a scheme or a space would make one that no
 /// program can reach, found only when the run starts.
 fn check_host(host: &str) -> Result<(), String> {
-    if host.parse::<std::net::IpAddr>().is_ok() {
-        return Ok(());
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        let one_host = match ip {
+            std::net::IpAddr::V4(v4) => !(v4.is_multicast() || v4.is_broadcast() || v4.is_unspecified()),
+            std::net::IpAddr::V6(v6) => !(v6.is_multicast() || v6.is_unspecified()),
+        };
+        return if one_host {
+            Ok(())
+        } else {
+            Err(format!(
+                "'{host}' is not the address of one host (a multicast, broadcast or unspecified address): give \
+                 the address the other processes reach it at, e.g. host = \"10.0.0.2\""
+            ))
+        };
+    }
+    // Digits and dots alone make no host name (its last label is never all digits): a
+    // mistyped IPv4 address, which a resolver would be asked for in vain.
+    if host.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "'{host}' is not an IPv4 address: four numbers 0..255 joined by dots, e.g. host = \"10.0.0.2\""
+        ));
     }
     let label_fine = |l: &str| {
         (1..=63).contains(&l.len())
@@ -378,13 +409,27 @@ mod tests {
 
     #[test]
     fn placement_errors_name_the_line() {
+        // At the key to mend, not at the table's header.
         let err = parse("[process.far]\nhost = \"192.0.2.7\"\n").unwrap_err();
         assert!(
-            err.to_string().starts_with("d.toml:1: process 'far': host '192.0.2.7'"),
+            err.to_string().starts_with("d.toml:2: process 'far': host '192.0.2.7'"),
             "{err}"
         );
         let err = parse("\n[process.x]\nlaunch = \"env h\"\n").unwrap_err();
-        assert!(err.to_string().starts_with("d.toml:2:"), "{err}");
+        assert!(err.to_string().starts_with("d.toml:3:"), "{err}");
+        // Addresses no process can be reached at, and a mistyped one, are refused as such.
+        for (host, why) in [
+            ("224.0.0.1", "is not the address of one host"),
+            ("0.0.0.0", "is not the address of one host"),
+            ("255.255.255.255", "is not the address of one host"),
+            ("ff02::1", "is not the address of one host"),
+            ("10.0.0.300", "is not an IPv4 address"),
+            ("10.0.0", "is not an IPv4 address"),
+        ] {
+            let err = parse(&format!("[process.x]\nhost = \"{host}\"\nlaunch = \"env h\"\n")).unwrap_err();
+            assert!(err.to_string().starts_with("d.toml:2: key 'host'"), "{err}");
+            assert!(err.to_string().contains(why), "{host}: {err}");
+        }
         let err = parse("[process.x]\nhots = \"a\"\n").unwrap_err();
         assert!(err.to_string().starts_with("d.toml:2: key 'hots'"), "{err}");
         let err = parse("[process.x]\nhost = \"10.1.1.2\"\nlaunch = \"/no/such/runner -x\"\n").unwrap_err();
