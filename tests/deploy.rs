@@ -1190,7 +1190,9 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
         let out = graph(&net, &["--format", format, "--set", "Snk.process=main"]);
         assert_eq!(out.status.code(), Some(1), "{format}: {}", text(&out));
         assert!(
-            String::from_utf8_lossy(&out.stderr).contains("only --format dot draws"),
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "--format {format}: writes the net as its file gives it, without settings or processes"
+            )),
             "{}",
             text(&out)
         );

@@ -19,6 +19,16 @@ pub enum Format {
 impl Format {
     pub const NAMES: [&'static str; 4] = ["gml", "graphml", "dot", "json"];
 
+    /// The name `--format` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Gml => "gml",
+            Format::Graphml => "graphml",
+            Format::Dot => "dot",
+            Format::Json => "json",
+        }
+    }
+
     /// The text of `g` in this format.
     pub fn export(self, g: &NetGraph) -> String {
         match self {
@@ -50,6 +60,13 @@ impl FromStr for Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_format_is_chosen_by_its_own_name() {
+        for name in Format::NAMES {
+            assert_eq!(name.parse::<Format>().map(Format::name), Ok(name));
+        }
+    }
 
     #[test]
     fn names_select_exporters() {

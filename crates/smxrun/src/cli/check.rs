@@ -233,9 +233,11 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
         smx_graph::Format::Gml
     });
     if placing && !matches!(format, smx_graph::Format::Dot) {
-        return Err(CliError::rejected(
-            "--config and --set place the net over its processes, which only --format dot draws",
-        ));
+        return Err(CliError::rejected(format!(
+            "--format {}: writes the net as its file gives it, without settings or processes; --config and \
+             --set are read only to draw where its nets run (--format dot): leave them out, or draw with dot",
+            format.name()
+        )));
     }
     let mut layers = match &args.config {
         Some(path) => ConfigLayers::from_file(path)?,
