@@ -30,7 +30,7 @@ pub fn to_dot(g: &NetGraph) -> String {
 /// The dot text of `g`, with each process of `placed` as a frame around its nodes.
 pub fn to_dot_placed(g: &NetGraph, placed: Option<&Placed>) -> String {
     let mut s = String::from(
-        "digraph streamix {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=11];\n  edge [fontname=\"Helvetica\", fontsize=9];\n",
+        "digraph streamix {\n  rankdir=LR;\n  node [fontname=\"Helvetica\", fontsize=11, margin=\"0.15,0.08\"];\n  edge [fontname=\"Helvetica\", fontsize=9];\n",
     );
     match placed {
         None => {
@@ -81,7 +81,9 @@ pub fn to_dot_placed(g: &NetGraph, placed: Option<&Placed>) -> String {
         }
         if let Some(link) = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref) {
             let _ = write!(label, "\\nlink: {}", esc(link));
-            attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\"".to_owned());
+            // Twice the room between the frames, where the label goes beside the edge rather
+            // than on the slope it takes to reach a frame of another row.
+            attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2".to_owned());
         }
         if e.dsrc || e.ddst {
             attrs.push(format!(
@@ -205,7 +207,7 @@ mod tests {
         assert!(!frame(0).contains("n1 [") && !frame(1).contains("n0 ["), "{dot}");
         assert!(
             dot.contains(
-                "  n0 -> n1 [color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", label=\"data\\nlink: zmq, curve\"];"
+                "  n0 -> n1 [color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2, label=\"data\\nlink: zmq, curve\"];"
             ),
             "{dot}"
         );
