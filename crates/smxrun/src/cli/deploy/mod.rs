@@ -264,10 +264,9 @@ pub fn run(
     Ok(exit_code(&ending, &causes, ran(&report)))
 }
 
-/// Whether a net of the whole net ran a step: a process refused its run, but one whose nets had
-/// started already (a shared-memory link's producer starts them once the consumer's link box
-/// has attached, which may come before another box of the consumer's process fails its start)
-/// may have run them until it found that link closed.
+/// Whether a net of the whole net ran a step. The processes hold their nets until every one is
+/// ready, so a refusal (which comes before a process is ready) leaves none run; the exit code
+/// still asks, as one process's does, rather than assume it.
 fn ran(report: &serde_json::Value) -> bool {
     report["nets"]
         .as_array()
@@ -389,8 +388,8 @@ fn exit_code(ending: &supervise::Ending, causes: &[&supervise::Outcome], ran: bo
         supervise::Ending::Stopped => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
         // It said why on its own line; nothing of the net ran there, and 1 says that nothing
-        // ran anywhere: where another process's nets ran before it learnt of the refusal, the
-        // run failed as one with a box that could not start while others ran.
+        // ran anywhere (the processes start together); had another process's nets run, the run
+        // would have failed as one with a box that could not start while others ran.
         supervise::Ending::Refused(_) if ran => exit::BOX_FAILED,
         supervise::Ending::Refused(_) => exit::REJECTED,
         // One that never started did not run a net: its launch command's exit code is not one
