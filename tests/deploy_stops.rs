@@ -748,6 +748,27 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     assert_eq!(process(&report, "b")["status"], "refused", "{report}");
     assert_ne!(process(&report, "main")["status"], "died", "{report}");
     drop(taken);
+    // The next port is the link's heartbeat connection, which the user never named: the error
+    // says what it is.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port() - 1;
+    let config = format!(
+        "[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n"
+    );
+    let (run, report_path) = start_reporting(dir.path(), &config, "1000");
+    let out = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("endpoint: ") {
+        // The port below was taken by another program meanwhile: nothing to tell here.
+        return;
+    }
+    assert!(
+        stderr.contains("b: error: link0_in: watch (its heartbeat connection): "),
+        "{stderr}"
+    );
+    let second: Value = serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(process(&second, "b")["status"], "refused", "{second}");
+    drop(taken);
 }
 
 /// A slice that cannot take its job (here its `launch` starts it as another process than the

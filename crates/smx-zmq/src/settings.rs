@@ -384,7 +384,7 @@ impl Common {
             if let Some(watch) = &self.watch {
                 watch
                     .check_bind()
-                    .map_err(|e| BoxError(format!("{}: watch: {e}", self.instance)))?;
+                    .map_err(|e| BoxError(format!("{}: watch (its heartbeat connection): {e}", self.instance)))?;
             }
         }
         Ok(())
@@ -394,7 +394,7 @@ impl Common {
     pub fn watch_settings(&self) -> Option<Common> {
         let endpoint = self.watch.clone()?;
         Some(Common {
-            instance: format!("{} (watch)", self.instance),
+            instance: format!("{} (watch, its heartbeat connection)", self.instance),
             endpoint,
             watch: None,
             linger: Duration::ZERO,
