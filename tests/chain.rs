@@ -150,6 +150,15 @@ fn one_core(graph: &NetGraph, registry: &Registry, count: u64, chain: ChainMode)
     }
 }
 
+/// `Src.Snk` over a channel of `link`.
+fn src_snk_with(link: Link) -> NetGraph {
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    net.connect_with(src, "data", snk, "data", link);
+    net.build()
+}
+
 fn chaining_note(report: &Report) -> Option<&String> {
     report.warnings.iter().find(|w| w.starts_with("chaining:"))
 }
@@ -828,15 +837,10 @@ fn a_fan_out_to_many_sinks_is_one_chain_whose_note_names_a_few() {
 #[test]
 fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
     let registry = registry();
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    let decoupled = Link {
+    let graph = src_snk_with(Link {
         decoupled_consumer: true,
         ..Link::default()
-    };
-    net.connect_with(src, "data", snk, "data", decoupled);
-    let graph = net.build();
+    });
     let busy = |report: &Report| report.warnings.iter().find(|w| w.starts_with("busy threads:")).cloned();
     let report = run(&graph, &registry, &one_core(&graph, &registry, 2000, ChainMode::Auto)).unwrap();
     let note = busy(&report).expect("a note on the sink that never waits");
@@ -869,15 +873,10 @@ fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
 #[test]
 fn a_decoupled_source_beside_its_consumer_on_a_shared_core_is_named_and_offers_the_core() {
     let registry = registry();
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    let decoupled = Link {
+    let graph = src_snk_with(Link {
         decoupled_producer: true,
         ..Link::default()
-    };
-    net.connect_with(src, "data", snk, "data", decoupled);
-    let graph = net.build();
+    });
     let report = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Auto)).unwrap();
     let note = report
         .warnings

@@ -61,6 +61,15 @@ fn one_core(why: &str) -> bool {
     one
 }
 
+/// The report has a warning that begins with `start`.
+fn assert_warns(report: &Value, start: &str) {
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w.as_str().unwrap().starts_with(start)),
+        "no warning '{start}...': {warnings:#?}"
+    );
+}
+
 /// The report's row of the net whose `key` is `value` (its `name`, its `process`).
 fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
     report["nets"]
@@ -1293,14 +1302,7 @@ fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority
         "{:#}",
         report["nets"]
     );
-    let warnings = report["warnings"].as_array().unwrap();
-    assert!(
-        warnings.iter().any(|w| w
-            .as_str()
-            .unwrap()
-            .starts_with("sinks: real-time scheduling not used: 2 threads share 1 core")),
-        "{warnings:#?}"
-    );
+    assert_warns(&report, "sinks: real-time scheduling not used: 2 threads share 1 core");
     assert_eq!(report["messages"], 20000);
     assert_books_balance(&report);
 }
@@ -1318,13 +1320,9 @@ fn a_decoupled_source_beside_its_link_on_one_core_lets_the_link_carry_its_messag
     let config = "[process.main]\ncores = [0]\n\n[process.sinks]\ncores = [1]\n\n[net.Snk]\nprocess = \"sinks\"\n";
     let (out, report) = run_json(dir.path(), net, config, &["-n", "20000"]);
     assert!(out.status.success(), "{}", text(&out));
-    let warnings = report["warnings"].as_array().unwrap();
-    assert!(
-        warnings.iter().any(|w| w
-            .as_str()
-            .unwrap()
-            .starts_with("main: busy threads: Src#0 reads nothing and writes only decoupled outputs")),
-        "{warnings:#?}"
+    assert_warns(
+        &report,
+        "main: busy threads: Src#0 reads nothing and writes only decoupled outputs",
     );
     // Most on an idle machine, a few hundred at least beside other busy programs; when the
     // source kept the core, the link carried a few.

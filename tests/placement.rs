@@ -23,6 +23,14 @@ fn smxrun(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("a JSON report")
 }
 
+/// A net file of `text` in a directory of its own (kept while the directory lives).
+fn net_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("net.smx");
+    std::fs::write(&net, text).unwrap();
+    (dir, net)
+}
+
 fn allowed_cores() -> usize {
     smx_timing::sched::allowed_cores().len()
 }
@@ -217,13 +225,9 @@ fn an_executive_that_spins_through_its_period_says_so_and_never_sleeps() {
 /// part of each at real-time priority. Beside a box thread on that core it does neither.
 #[test]
 fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    let net = dir.path().join("tt.smx");
-    std::fs::write(
-        &net,
+    let (_dir, net) = net_file(
         "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[10us](Src.Snk)\n",
-    )
-    .unwrap();
+    );
     let alone = smxrun(&[net.to_str().unwrap(), "-n", "200", "--pin", "0"]);
     let firewall = &alone["firewalls"][0];
     assert_eq!(
@@ -248,13 +252,8 @@ fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
 /// input keeps that core from the thread that would write it.
 #[test]
 fn a_real_time_net_on_a_shared_listed_core_runs_at_normal_priority() {
-    let dir = tempfile::tempdir().unwrap();
-    let net = dir.path().join("rt.smx");
-    std::fs::write(
-        &net,
-        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.rt(Snk)\n",
-    )
-    .unwrap();
+    let (_dir, net) =
+        net_file("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.rt(Snk)\n");
     let report = smxrun(&[net.to_str().unwrap(), "-n", "20000", "--pin", "0"]);
     let priorities: Vec<&Value> = report["nets"]
         .as_array()
