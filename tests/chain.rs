@@ -150,15 +150,6 @@ fn one_core(graph: &NetGraph, registry: &Registry, count: u64, chain: ChainMode)
     }
 }
 
-/// `Src.Snk` over a channel of `link`.
-fn src_snk_with(link: Link) -> NetGraph {
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    net.connect_with(src, "data", snk, "data", link);
-    net.build()
-}
-
 fn chaining_note(report: &Report) -> Option<&String> {
     report.warnings.iter().find(|w| w.starts_with("chaining:"))
 }
@@ -837,7 +828,7 @@ fn a_fan_out_to_many_sinks_is_one_chain_whose_note_names_a_few() {
 #[test]
 fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
     let registry = registry();
-    let graph = src_snk_with(Link {
+    let graph = common::nets::src_snk(Link {
         decoupled_consumer: true,
         ..Link::default()
     });
@@ -873,7 +864,7 @@ fn a_box_that_never_waits_beside_others_on_a_shared_core_is_named() {
 #[test]
 fn a_decoupled_source_beside_its_consumer_on_a_shared_core_is_named_and_offers_the_core() {
     let registry = registry();
-    let graph = src_snk_with(Link {
+    let graph = common::nets::src_snk(Link {
         decoupled_producer: true,
         ..Link::default()
     });

@@ -2,6 +2,7 @@
 //! stop, rejection, pinning. No test asserts timing.
 
 mod common;
+use common::nets::src_snk;
 use common::settings::with_count as settings_with_count;
 
 use std::sync::Arc;
@@ -34,14 +35,6 @@ fn assert_balanced(report: &Report) {
             c.to
         );
     }
-}
-
-fn src_snk(link: Link) -> NetGraph {
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "smx_src_rand", &[("data", false)]);
-    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
-    net.connect_with(src, "data", snk, "data", link);
-    net.build()
 }
 
 #[test]

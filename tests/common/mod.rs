@@ -1,4 +1,5 @@
 pub mod bench;
 pub mod deploy;
+pub mod nets;
 pub mod settings;
 pub mod zmq;
