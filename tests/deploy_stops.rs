@@ -259,12 +259,20 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
 /// interrupted.
 #[test]
 fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
-    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+    // Over tcp too: the link's receiver counts what arrived, and the merged row books the rest
+    // as left, so the sender does not call its books incomplete.
+    let over_tcp =
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47370\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    for (signal, name, config) in [
+        (libc::SIGINT, "SIGINT", TWO),
+        (libc::SIGTERM, "SIGTERM", TWO),
+        (libc::SIGINT, "SIGINT over tcp", over_tcp),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let report_path = dir.path().join("report.json");
         let json = start(
             dir.path(),
-            TWO,
+            config,
             &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
         );
         let slices = two_slices(&json);
@@ -288,7 +296,7 @@ fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
             );
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
-        // A shared-memory link's books are exact at a stop: nothing says otherwise.
+        // A link's books are exact at a stop: nothing says otherwise.
         assert!(!stderr.contains("books incomplete"), "{name}: {stderr}");
         assert_eq!(
             stderr.matches("interrupted").count(),

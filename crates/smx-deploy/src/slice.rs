@@ -307,6 +307,8 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
     // buffered would otherwise miss the end of a fixed linger and fail a run that lost nothing.
     // A lost receiver (the heartbeats) and the run's stop end the wait.
     sink.push(format!("linger={}s", LINK_LINGER.as_secs()));
+    // The receiver is the link's other box, whose row the report merges with this one's.
+    sink.push("receiver_books=true".to_string());
     // A coupled channel holds back its producer when full: the link's queues are kept to the
     // channel's length on both sides, so the producer is held back after a bounded number more.
     if !edge.dsrc {

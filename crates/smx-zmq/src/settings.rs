@@ -195,6 +195,14 @@ pub const SINK_KEYS: &[ConfigKey] = &[
                (never while the sink would wait for input); 0 = send what each step read before it returns",
     },
     MAX_MESSAGE,
+    ConfigKey {
+        name: "receiver_books",
+        kind: ValueKind::Bool,
+        default: Some("false"),
+        choices: &[],
+        help: "pipeline: the one receiver's books count what was in flight when the run stopped (the link of a \
+               deployment, whose two rows are merged), so a stop is no finding of this row",
+    },
     CURVE_SECRET,
     CURVE_PUBLIC,
     CURVE_SERVER,
@@ -278,6 +286,8 @@ pub struct SinkSettings {
     pub batch: usize,
     /// How long a partial frame may wait for more (see [`super::sink`]).
     pub hold: Duration,
+    /// The one receiver's books settle what was in flight at a stop (`receiver_books`).
+    pub receiver_books: bool,
 }
 
 /// Settings of a source.
@@ -432,6 +442,7 @@ impl SinkSettings {
             subscribers: config.int("subscribers")?,
             batch: usize::try_from(batch).unwrap_or(usize::MAX),
             hold,
+            receiver_books: config.bool("receiver_books")?,
         })
     }
 }

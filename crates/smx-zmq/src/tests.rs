@@ -45,6 +45,7 @@ fn sink_settings(common: Common, sync: bool, batch: usize) -> SinkSettings {
         subscribers: 1,
         batch,
         hold: Duration::ZERO,
+        receiver_books: false,
     }
 }
 
