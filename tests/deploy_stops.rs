@@ -254,6 +254,32 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
     }
 }
 
+/// One process stopped from outside (a SIGTERM to it alone, as an operator sends) stops the
+/// run, as a stop asked of `smxrun` does: every process is `stopped`, none failed, exit 130.
+#[test]
+fn a_process_stopped_from_outside_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_path = dir.path().join("report.json");
+    let run = start(
+        dir.path(),
+        TWO,
+        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+    );
+    let slices = two_slices(&run);
+    unsafe { libc::kill(slices[1] as i32, libc::SIGTERM) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(report["status"], "stopped", "{report}");
+    for name in ["main", "b"] {
+        assert_eq!(process(&report, name)["status"], "stopped", "{name}: {report}");
+    }
+    assert_eq!(error_lines(&out), Vec::<String>::new(), "{}", text(&out));
+    for pid in slices {
+        wait_for("the slice to be gone", || !alive(pid));
+    }
+}
+
 /// A stop asked for at `smxrun` (SIGINT or SIGTERM) is a stopped run, as in one process: its
 /// processes are stopped, not failed, no error blames them, and `smxrun` alone says the run was
 /// interrupted.

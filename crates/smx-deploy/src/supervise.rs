@@ -82,7 +82,8 @@ pub struct Outcome {
 pub enum Ending {
     /// Every slice ended by itself.
     Finished,
-    /// A stop was asked for (a signal).
+    /// A stop was asked for: a signal to `smxrun`, or to one of the slices alone (stopped
+    /// from outside, it ends with its report and exit 130).
     Stopped,
     /// This process died first.
     Died(String),
@@ -314,6 +315,8 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     // or cut short by another process's end.
     let mut pass: u64 = 0;
     let mut cause_pass: Option<u64> = None;
+    // The slice stopped from outside that stopped the run, if one did.
+    let mut stopped_from_outside: Option<String> = None;
     // Every slice said it is ready, and was told to go.
     let mut released = false;
     // When the first slice said it is ready.
@@ -374,13 +377,26 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                         close(r);
                     }
                     kill_at = Some(Instant::now() + AFTER_DEATH);
+                } else if status.code() == Some(STOPPED_EXIT) && stop_from.is_none() {
+                    // Stopped from outside (a SIGTERM to this process alone, as an operator or
+                    // an orchestrator sends): the run stops with it, in order and at once, as
+                    // on a stop asked of `smxrun`, and it is `stopped`, not failed.
+                    running[i].asked = true;
+                    ending = Ending::Stopped;
+                    stopped_from_outside = Some(running[i].process.name.clone());
+                    cause_pass = Some(pass);
                 } else if !status.success() && stop_from.is_none() {
                     stop_from = Some(Instant::now() + AFTER_FAILURE);
                 }
             }
         }
         if running.iter().all(|r| r.status.is_some()) {
-            if let (Some(at), Ending::Died(cause) | Ending::Refused(cause)) = (cause_pass, &ending) {
+            let cause = match &ending {
+                Ending::Died(cause) | Ending::Refused(cause) => Some(cause),
+                Ending::Stopped => stopped_from_outside.as_ref(),
+                Ending::Finished => None,
+            };
+            if let (Some(at), Some(cause)) = (cause_pass, cause) {
                 for r in running.iter_mut().filter(|r| r.process.name != *cause) {
                     let stopped = r.status.and_then(|s| s.code()) == Some(STOPPED_EXIT);
                     r.after_cause = r
