@@ -280,6 +280,42 @@ fn a_process_stopped_from_outside_stops_the_run() {
     }
 }
 
+/// A process stopped from outside while it holds its nets for the others (here `b`, whose
+/// link's sink waits in its init for a consumer that never comes) stops the run as well: the
+/// held process answers the stop at once, with its report, instead of waiting for a go.
+#[test]
+fn a_process_stopped_while_it_waits_for_the_others_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_path = dir.path().join("report.json");
+    let nobody = format!("/dev/shm/smx-test-nobody-{}", std::process::id());
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               Lnk = box smx_link_shm_snk( in data )\nconnect (Src.Snk) | (Src.Lnk)\n";
+    let config = format!(
+        "[process.b]\n\n[net.\"Src#2\"]\nprocess = \"b\"\n\n[net.Lnk]\nprocess = \"b\"\npath = \"{nobody}\"\ntimeout = \"60s\"\n"
+    );
+    let run = start_net(
+        dir.path(),
+        net,
+        &config,
+        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
+    );
+    let slices = two_slices(&run);
+    unsafe { libc::kill(slices[0] as i32, libc::SIGTERM) };
+    let out = finish(run, &slices);
+    let _ = std::fs::remove_file(&nobody);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
+    let snk = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "Snk")
+        .unwrap();
+    assert_eq!(snk["loop_count"], 0, "{report}");
+    assert!(!text(&out).contains("died"), "{}", text(&out));
+}
+
 /// A stop asked for at `smxrun` (SIGINT or SIGTERM) is a stopped run, as in one process: its
 /// processes are stopped, not failed, no error blames them, and `smxrun` alone says the run was
 /// interrupted.

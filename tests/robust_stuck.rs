@@ -321,3 +321,66 @@ fn a_library_run_with_a_stuck_box_returns_after_a_stop() {
         "one is in S's channel: {c:?}"
     );
 }
+
+/// Set when `rust_stuck_in_init` began its init.
+static IN_INIT: AtomicBool = AtomicBool::new(false);
+
+/// `rust_stuck_in_init(in data)`: an init that never returns and heeds no stop.
+struct StuckInInit;
+
+impl BoxImpl for StuckInInit {
+    fn init(&mut self, _ctx: &mut InitCtx<'_>) -> Result<(), BoxError> {
+        IN_INIT.store(true, Ordering::SeqCst);
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+
+    fn step(&mut self, _io: &mut Io<'_>) -> Result<Flow, BoxError> {
+        Ok(Flow::End)
+    }
+}
+
+/// A run whose start is held (as a process of a deployment holds it until all are ready)
+/// returns after a stop also when a box never finishes its init, and reports that box stuck:
+/// the wait for every box to be ready gives way to the stop, as the start barrier of a run that
+/// is not held does, and no net runs a step.
+#[test]
+fn a_held_run_with_a_box_stuck_in_its_init_returns_after_a_stop() {
+    fn create(_: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
+        Ok(Box::new(StuckInInit))
+    }
+    const SPEC: BoxSpec = BoxSpec::named("rust_stuck_in_init")
+        .inputs(&[PortSpec::new("data")])
+        .create(create);
+    let text = "Src = box smx_src_rand( out data )\nS = box rust_stuck_in_init( in data )\nconnect Src.S\n";
+    let file = smx_lang::diag::SourceFile::new("stuck.smx", text);
+    let graph = smx_lang::compose::compile(&file, &Default::default()).graph;
+    let mut registry = smxrun::builtin_registry();
+    registry.register(SPEC);
+    let opts = RunOptions::default();
+    let asked = std::sync::Arc::new(AtomicBool::new(false));
+    let gate_asked = asked.clone();
+    opts.progress.hold_start(move |_| {
+        gate_asked.store(true, Ordering::SeqCst);
+        true
+    });
+    let stop = opts.stop.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&graph, &registry, &opts));
+    });
+    let start = std::time::Instant::now();
+    while !IN_INIT.load(Ordering::SeqCst) {
+        assert!(start.elapsed() < LIVENESS, "the box never began its init");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let report = rx.recv_timeout(LIVENESS).expect("run returns after the stop").unwrap();
+    assert!(
+        !asked.load(Ordering::SeqCst),
+        "the gate is asked only once all are ready"
+    );
+    assert_eq!(report.net("S").unwrap().status, Status::Stuck, "{:?}", report.nets);
+    assert_eq!(report.net("Src").unwrap().loop_count, 0);
+}

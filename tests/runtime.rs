@@ -602,7 +602,7 @@ fn a_held_start_runs_when_let_go_and_ends_stopped_when_called_off() {
         let progress = smx_runtime::Progress::new();
         let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = Arc::clone(&asked);
-        progress.hold_start(move || {
+        progress.hold_start(move |_| {
             counted.fetch_add(1, Ordering::SeqCst);
             go
         });

@@ -336,7 +336,10 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 Event::Report(json) => running[i].report = Some(json),
             }
         }
-        if !released && ending == Ending::Finished && running.iter().all(|r| r.ready && r.status.is_none()) {
+        // Not into a run that is failing or stopping: its slices are being stopped, and would
+        // run their nets for a moment first.
+        let going_on = ending == Ending::Finished && stop_from.is_none() && !stop.load(Ordering::SeqCst);
+        if !released && going_on && running.iter().all(|r| r.ready && r.status.is_none()) {
             released = true;
             for r in running.iter_mut() {
                 let_go(r);

@@ -55,7 +55,7 @@ struct Inner {
 
 /// What the run asks, once every box has initialised, whether its nets may run
 /// ([`Progress::hold_start`]).
-struct StartGate(Box<dyn Fn() -> bool + Send + Sync>);
+struct StartGate(Box<dyn Fn(&AtomicBool) -> bool + Send + Sync>);
 
 impl std::fmt::Debug for StartGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -204,10 +204,11 @@ impl Progress {
 
     /// Holds the run, once every box has initialised (its links attached) and before any box
     /// steps, until `gate` answers: `true` lets the nets run, `false` ends each of them
-    /// `stopped` without a step. A process of a deployment waits so for all the others to be
+    /// `stopped` without a step. `gate` is given the run's stop, which it must answer `false`
+    /// to soon after it is set. A process of a deployment waits so for all the others to be
     /// ready, so that no net runs while another process may still refuse its run. Set before
     /// the run; a second gate is ignored.
-    pub fn hold_start(&self, gate: impl Fn() -> bool + Send + Sync + 'static) {
+    pub fn hold_start(&self, gate: impl Fn(&AtomicBool) -> bool + Send + Sync + 'static) {
         let _ = self.0.start_gate.set(StartGate(Box::new(gate)));
     }
 
@@ -216,9 +217,9 @@ impl Progress {
         self.0.start_gate.get().is_some()
     }
 
-    /// The start gate's answer (`true` without a gate).
-    pub(crate) fn pass_start_gate(&self) -> bool {
-        self.0.start_gate.get().is_none_or(|gate| (gate.0)())
+    /// The start gate's answer (`true` without a gate), asked with the run's `stop`.
+    pub(crate) fn pass_start_gate(&self, stop: &AtomicBool) -> bool {
+        self.0.start_gate.get().is_none_or(|gate| (gate.0)(stop))
     }
 
     pub(crate) fn mark_started(&self) {

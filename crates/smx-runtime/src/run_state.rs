@@ -76,9 +76,9 @@ impl Gate {
 #[derive(Debug)]
 pub struct RunState {
     pub gate: Gate,
-    /// With a held start ([`crate::Progress::hold_start`]): where the threads and the run's
-    /// own thread meet once every box has initialised, before the start gate is asked.
-    pub inited: Option<Barrier>,
+    /// With a held start ([`crate::Progress::hold_start`]): where the threads wait, once their
+    /// boxes have initialised, for the run's own thread to let them go (instead of `barrier`).
+    pub hold: Option<StartHold>,
     pub barrier: Barrier,
     pub stop: Arc<AtomicBool>,
     /// Some box failed before the start barrier (create or init): no box runs a step, and the
@@ -100,15 +100,58 @@ impl RunState {
     /// to start, or the start gate called the run off); the stop is then set, so that no box
     /// waits for its peers.
     pub fn meet_at_start(&self) -> bool {
-        if let Some(inited) = &self.inited {
-            inited.wait();
+        match &self.hold {
+            Some(hold) => hold.arrive_and_wait(),
+            None => {
+                self.barrier.wait();
+            }
         }
-        self.barrier.wait();
         let cancelled = self.start_failed.load(Ordering::SeqCst) || self.called_off.load(Ordering::SeqCst);
         if cancelled {
             self.stop.store(true, Ordering::SeqCst);
         }
         cancelled
+    }
+}
+
+/// A held start: the threads say they have initialised and wait to be let go; the run's own
+/// thread waits for all of them, or for a stop (a box stuck in its init must not keep the run
+/// from its halt, which reports it), and lets them go.
+#[derive(Debug, Default)]
+pub struct StartHold {
+    /// Threads that have initialised, and whether they were let go.
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl StartHold {
+    fn arrive_and_wait(&self) {
+        let mut state = self.state.lock();
+        state.0 += 1;
+        self.changed.notify_all();
+        while !state.1 {
+            self.changed.wait(&mut state);
+        }
+    }
+
+    /// Waits until `threads` threads have initialised (`true`) or `stop` is set (`false`).
+    pub fn wait_for(&self, threads: usize, stop: &AtomicBool) -> bool {
+        let mut state = self.state.lock();
+        loop {
+            if state.0 >= threads {
+                return true;
+            }
+            if stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            self.changed.wait_for(&mut state, Duration::from_millis(20));
+        }
+    }
+
+    /// Lets every thread go, also those still in their init (they pass straight on).
+    pub fn release(&self) {
+        self.state.lock().1 = true;
+        self.changed.notify_all();
     }
 }
 

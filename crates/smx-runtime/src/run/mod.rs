@@ -134,14 +134,14 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
         shards,
         loops,
     } = ready;
-    // A held start adds the run's own thread to the meeting at the start: it asks the gate
-    // once every thread has initialised, and lets them run after.
-    let threads = jobs.len() + chain_jobs.len() + shards.len();
+    // A held start has the run's own thread ask the gate once every thread has initialised,
+    // and let them run after.
+    let thread_count = jobs.len() + chain_jobs.len() + shards.len();
     let held = opts.progress.start_held();
     let state = Arc::new(RunState {
         gate: Gate::new(),
-        inited: held.then(|| Barrier::new(threads + 1)),
-        barrier: Barrier::new(threads + usize::from(held)),
+        hold: held.then(crate::run_state::StartHold::default),
+        barrier: Barrier::new(thread_count),
         stop: opts.stop.clone(),
         start_failed: AtomicBool::new(false),
         called_off: AtomicBool::new(false),
@@ -194,7 +194,7 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
         decided.executives
     );
     if held {
-        pass_start_gate(&state, &opts.progress);
+        pass_start_gate(&state, &opts.progress, thread_count);
     }
     opts.progress.mark_started();
     Ok(Started {
@@ -204,18 +204,21 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
     })
 }
 
-/// The run's own part of a held start: once every thread has initialised its boxes, the
-/// start gate decides whether the nets run (not asked when a box failed to start: the run is
-/// refused anyway), and the threads go on.
-fn pass_start_gate(state: &RunState, progress: &crate::Progress) {
-    if let Some(inited) = &state.inited {
-        inited.wait();
-    }
-    if !state.start_failed.load(std::sync::atomic::Ordering::SeqCst) && !progress.pass_start_gate() {
-        state.called_off.store(true, std::sync::atomic::Ordering::SeqCst);
+/// The run's own part of a held start: once every one of the `threads` has initialised its
+/// boxes, the start gate decides whether the nets run (not asked when a box failed to start:
+/// the run is refused anyway), and the threads go on. A stop while it waits calls the start
+/// off; threads still in their init then go straight to their end, and the halt reports any
+/// that stays there.
+fn pass_start_gate(state: &RunState, progress: &crate::Progress, threads: usize) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let Some(hold) = &state.hold else { return };
+    let all_ready = hold.wait_for(threads, &state.stop);
+    let refused = state.start_failed.load(SeqCst);
+    if !all_ready || (!refused && !progress.pass_start_gate(&state.stop)) {
+        state.called_off.store(true, SeqCst);
         log::info!("the start was called off: every net ends stopped without a step");
     }
-    state.barrier.wait();
+    hold.release();
 }
 
 /// What the threads left when they ended.

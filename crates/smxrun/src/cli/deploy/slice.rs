@@ -63,9 +63,9 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     let progress = Progress::new();
     if let Some(answers) = answers.filter(|_| job.start_together) {
         let answers = Arc::clone(answers);
-        progress.hold_start(move || {
+        progress.hold_start(move |stop| {
             let _ = protocol::write_ready(&mut *lock(&answers));
-            go.wait()
+            go.wait(stop)
         });
     }
     let telling = answers.map(|a| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(a)));
@@ -431,13 +431,22 @@ impl Go {
         self.answered.notify_all();
     }
 
-    fn wait(&self) -> bool {
-        let answer = self.answer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let answer = self
-            .answered
-            .wait_while(answer, |answer| answer.is_none())
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        answer.unwrap_or(false)
+    /// The answer, or `false` once `stop` is set (a signal to this process alone).
+    fn wait(&self, stop: &std::sync::atomic::AtomicBool) -> bool {
+        let mut answer = self.answer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            if let Some(go) = *answer {
+                return go;
+            }
+            if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return false;
+            }
+            answer = self
+                .answered
+                .wait_timeout(answer, std::time::Duration::from_millis(20))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
     }
 }
 
