@@ -890,3 +890,26 @@ fn a_decoupled_source_beside_its_consumer_on_a_shared_core_is_named_and_offers_t
         channel.read
     );
 }
+
+/// A decoupled source whose spec does not say its step waits on nothing (a ZeroMQ source, a C
+/// source that sleeps) gives its core away by itself: it is not named a busy thread.
+#[test]
+fn a_decoupled_source_that_may_wait_in_its_step_is_not_named_busy() {
+    let registry = registry();
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "trickle", &[("data", false)]);
+    let snk = net.add_box("Snk", "smx_snk_null", &[("data", true)]);
+    let decoupled = Link {
+        decoupled_producer: true,
+        ..Link::default()
+    };
+    net.connect_with(src, "data", snk, "data", decoupled);
+    let graph = net.build();
+    let report = run(&graph, &registry, &one_core(&graph, &registry, 200, ChainMode::Auto)).unwrap();
+    assert!(
+        !report.warnings.iter().any(|w| w.starts_with("busy threads:")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.channels[0].written, 200);
+}

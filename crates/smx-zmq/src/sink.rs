@@ -466,14 +466,21 @@ impl ZmqSink {
         if s.refused > 0 {
             let failed = |why: &str| format!("{} handshake(s) failed: {why}", s.refused);
             match &common.curve {
-                // A stranger's knock: nothing of it reached the books of the peers that passed.
-                Some(crate::curve::Curve::Server { .. }) => {
-                    f.notice(failed("a peer without the right CURVE keys tried to connect"))
-                }
+                // A bound sink's refusal is a stranger's knock: nothing of it reached the books
+                // of the peers that passed.
+                _ if common.bind => f.notice(failed(if common.curve.is_some() {
+                    "a peer without the right CURVE keys tried to connect"
+                } else {
+                    "a peer speaking CURVE or another security mechanism tried to connect"
+                })),
                 // This sender could not reach a receiver it was meant to reach.
                 Some(crate::curve::Curve::Client { .. }) => f.add(
                     Verdict::Incomplete,
                     failed("the peer is not the CURVE server of curve_server, or does not accept this client's key"),
+                ),
+                Some(crate::curve::Curve::Server { .. }) => f.add(
+                    Verdict::Incomplete,
+                    failed("the peer it connects to does not accept this server's key"),
                 ),
                 None => f.add(
                     Verdict::Incomplete,

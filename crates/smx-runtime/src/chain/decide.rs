@@ -47,7 +47,8 @@ pub fn never_waiting(plan: &Plan, own_thread: &[bool], cores: usize, chains: &[V
 }
 
 /// Why the box `net` never waits, if it never does: it reads only decoupled inputs, or reads
-/// nothing and writes only decoupled outputs; either way it writes nowhere it could block.
+/// nothing, writes only decoupled outputs and its spec says its step waits on nothing; either
+/// way it writes nowhere it could block.
 fn never_waits(plan: &Plan, net: usize) -> Option<NeverWaits> {
     let inputs: Vec<_> = plan.channels.iter().filter(|c| c.to == net && c.from != net).collect();
     let mut outputs = plan.channels.iter().filter(|c| c.from == net && c.to != net).peekable();
@@ -57,7 +58,10 @@ fn never_waits(plan: &Plan, net: usize) -> Option<NeverWaits> {
         return None;
     }
     if inputs.is_empty() {
-        writes.then_some(NeverWaits::DecoupledSource)
+        // Only a source whose spec says its step waits on nothing: one that waits for the
+        // world (a ZeroMQ source, a C source that sleeps) gives its core away by itself.
+        let waits_on_nothing = matches!(&plan.nets[net].role, Role::Box(spec) if spec.never_waits);
+        (writes && waits_on_nothing).then_some(NeverWaits::DecoupledSource)
     } else {
         inputs
             .iter()
