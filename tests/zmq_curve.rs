@@ -408,3 +408,48 @@ fn a_refused_stranger_leaves_the_books_of_the_right_sender_ok() {
         received.stderr
     );
 }
+
+/// A source that connects, with a server key that is not its sender's, failed a handshake of
+/// its own: its row says so (not that a peer knocked), and is `incomplete`.
+#[test]
+fn a_connecting_source_with_the_wrong_server_key_says_its_own_handshake_failed() {
+    let k = keys();
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = free_tcp_endpoint();
+    let json = |name: &str| dir.path().join(format!("{name}.json"));
+    let sender = start(
+        "zmq_sender.smx",
+        &[
+            format!("Snk1.endpoint={endpoint}"),
+            "Snk1.bind=true".to_string(),
+            "Snk1.timeout=2s".to_string(),
+            format!("Src1.count={N}"),
+            format!("Snk1.curve_secret={}", k.server.0),
+        ],
+        &json("sent"),
+    );
+    let receiver = start(
+        "zmq_receiver.smx",
+        &[
+            format!("Src2.endpoint={endpoint}"),
+            "Src2.bind=false".to_string(),
+            "Src2.timeout=2s".to_string(),
+            "Snk2.path=/dev/null".to_string(),
+            format!("Src2.curve_server={}", k.stranger.1),
+            format!("Src2.curve_secret={}", k.client.0),
+        ],
+        &json("received"),
+    );
+    let received = finish(receiver, &json("received"), "Src2");
+    let _ = finish(sender, &json("sent"), "Snk1");
+    assert_eq!(received.row["received"], 0, "{}", received.row);
+    assert!(
+        received.row["refused_handshakes"].as_u64().unwrap() > 0,
+        "{}",
+        received.row
+    );
+    assert_eq!(received.row["verdict"], "incomplete", "{}", received.row);
+    let problems = received.row["problems"].as_str().unwrap();
+    assert!(problems.contains("handshake(s) with the sender failed"), "{problems}");
+    assert!(!problems.contains("tried to connect"), "{problems}");
+}

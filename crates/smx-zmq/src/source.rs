@@ -229,6 +229,7 @@ impl ZmqSource {
             disconnects: c.disconnects,
             refused: c.refused,
             curve: common.curve.is_some(),
+            binds: common.bind,
             senders_seen: c.seen as u64,
             silent_senders: c.silent as u64,
             senders: self.settings.senders,
@@ -292,6 +293,8 @@ struct SourceFacts {
     disconnects: u64,
     refused: u64,
     curve: bool,
+    /// It binds: a refused handshake is a peer's knock, not its own failed connection.
+    binds: bool,
     senders_seen: u64,
     silent_senders: u64,
     senders: u64,
@@ -413,7 +416,7 @@ impl SourceFacts {
                 ),
             );
         }
-        if self.refused > 0 {
+        if self.refused > 0 && self.binds {
             f.notice(format!(
                 "{} handshake(s) refused: {} (their frames never reached the books)",
                 self.refused,
@@ -423,6 +426,21 @@ impl SourceFacts {
                     "a peer speaking CURVE or another security mechanism tried to connect"
                 }
             ));
+        } else if self.refused > 0 {
+            // It connects: the handshake that failed was its own, with the sender it was
+            // meant to receive from.
+            f.add(
+                Verdict::Incomplete,
+                format!(
+                    "{} handshake(s) with the sender failed: {}",
+                    self.refused,
+                    if self.curve {
+                        "the sender is not the CURVE server of curve_server, or does not accept this source's key"
+                    } else {
+                        "the sender expects CURVE keys (set curve_server to its public key)"
+                    }
+                ),
+            );
         }
         if t.lost > 0 {
             // A pipeline sender shares its messages among all its receivers: what another
