@@ -26,6 +26,11 @@ fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// [`start`] of `-n COUNT` with a JSON report into the directory; the run and the report's path.
 fn start_reporting(dir: &Path, config: &str, count: &str) -> (Child, PathBuf) {
+    start_net_reporting(dir, NET, config, count)
+}
+
+/// [`start_reporting`] of the net `net`.
+fn start_net_reporting(dir: &Path, net: &str, config: &str, count: &str) -> (Child, PathBuf) {
     let report_path = dir.join("report.json");
     let args = [
         "-n",
@@ -36,7 +41,7 @@ fn start_reporting(dir: &Path, config: &str, count: &str) -> (Child, PathBuf) {
         "-o",
         report_path.to_str().unwrap(),
     ];
-    (start(dir, config, &args), report_path)
+    (start_net(dir, net, config, &args), report_path)
 }
 
 /// `smxrun net.smx --config deploy.toml ARGS` of [`NET`], started in the background.
@@ -259,12 +264,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
 #[test]
 fn a_process_stopped_from_outside_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let report_path = dir.path().join("report.json");
-    let run = start(
-        dir.path(),
-        TWO,
-        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
-    );
+    let (run, report_path) = start_reporting(dir.path(), TWO, "0");
     let slices = two_slices(&run);
     unsafe { libc::kill(slices[1] as i32, libc::SIGTERM) };
     let out = finish(run, &slices);
@@ -286,19 +286,13 @@ fn a_process_stopped_from_outside_stops_the_run() {
 #[test]
 fn a_process_stopped_while_it_waits_for_the_others_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let report_path = dir.path().join("report.json");
     let nobody = format!("/dev/shm/smx-test-nobody-{}", std::process::id());
     let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
                Lnk = box smx_link_shm_snk( in data )\nconnect (Src.Snk) | (Src.Lnk)\n";
     let config = format!(
         "[process.b]\n\n[net.\"Src#2\"]\nprocess = \"b\"\n\n[net.Lnk]\nprocess = \"b\"\npath = \"{nobody}\"\ntimeout = \"60s\"\n"
     );
-    let run = start_net(
-        dir.path(),
-        net,
-        &config,
-        &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
-    );
+    let (run, report_path) = start_net_reporting(dir.path(), net, &config, "0");
     let slices = two_slices(&run);
     unsafe { libc::kill(slices[0] as i32, libc::SIGTERM) };
     let out = finish(run, &slices);
@@ -331,12 +325,7 @@ fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
         (libc::SIGINT, "SIGINT over tcp", over_tcp),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let report_path = dir.path().join("report.json");
-        let json = start(
-            dir.path(),
-            config,
-            &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
-        );
+        let (json, report_path) = start_reporting(dir.path(), config, "0");
         let slices = two_slices(&json);
         unsafe { libc::kill(json.id() as i32, signal) };
         let out = finish(json, &slices);
