@@ -16,7 +16,8 @@
 //!
 //! Values are TOML integers, strings or booleans; they are kept as text here and parsed by the
 //! key's declared kind when the configuration is resolved, exactly like `--set` values, so both
-//! paths accept and reject the same things.
+//! paths accept and reject the same things. The one exception is `process`, a name, which here
+//! takes a string alone: as text, `process = 5` would name the process `5`.
 
 use std::path::{Path, PathBuf};
 
@@ -144,7 +145,17 @@ fn collect(
 ) -> Result<(), ConfigError> {
     for (key, value) in table.iter() {
         let origin = at(key.span());
-        let text = value_text(value).map_err(|m| ConfigError::new(origin.clone(), m).key(key.get_ref().as_ref()))?;
+        let in_place = |m: String| {
+            let err = ConfigError::new(origin.clone(), m).key(key.get_ref().as_ref());
+            match &scope {
+                Scope::Default => err,
+                Scope::Impl(target) | Scope::Net(target) => err.net(target),
+            }
+        };
+        if let Some(problem) = name_value_problem(key.get_ref(), value.get_ref()) {
+            return Err(in_place(problem));
+        }
+        let text = value_text(value).map_err(in_place)?;
         entries.push(Entry {
             scope: scope.clone(),
             key: key.get_ref().to_string(),
@@ -153,6 +164,38 @@ fn collect(
         });
     }
     Ok(())
+}
+
+/// The runtime key whose value is a name. Its value is kept as text like every other, and a
+/// number or a flag would become text that reads as a name (`process = 5` as the process `5`,
+/// then reported as a process the file does not declare), so in a file it takes a string
+/// alone. On the command line (`--set X.process=5`) every value is text, and `5` is a name.
+const NAME_KEY: &str = "process";
+
+/// What is wrong with `value` for the key `key` when the key takes a name and the value is
+/// not a TOML string.
+fn name_value_problem(key: &str, value: &DeValue<'_>) -> Option<String> {
+    if key != NAME_KEY || matches!(value, DeValue::String(_)) {
+        return None;
+    }
+    let example = match value {
+        DeValue::Integer(i) if i.radix() == 10 => i.as_str().to_string(),
+        _ => "sensor".to_string(),
+    };
+    Some(format!(
+        "takes a process name in quotes, a string (e.g. process = \"{example}\"), not {}",
+        with_article(value.type_str())
+    ))
+}
+
+/// `kind` after `a` or `an`.
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
 }
 
 /// A scalar TOML value as the text `--set` would give for it.
@@ -166,17 +209,10 @@ fn value_text(value: &Spanned<DeValue<'_>>) -> Result<String, String> {
         // As written, so that the key's kind decides: a number key takes it, an integer key
         // refuses it naming the key.
         DeValue::Float(f) => Ok(f.as_str().to_string()),
-        other => {
-            let kind = other.type_str();
-            let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                "an"
-            } else {
-                "a"
-            };
-            Err(format!(
-                "{article} {kind} is not a valid value; write a number, a string or a boolean"
-            ))
-        }
+        other => Err(format!(
+            "{} is not a valid value; write a number, a string or a boolean",
+            with_article(other.type_str())
+        )),
     }
 }
 
@@ -295,6 +331,42 @@ mod tests {
         let err = entries("[default]\nsize = [1]\n").unwrap_err();
         assert!(err.to_string().starts_with("run.toml:2: key 'size'"), "{err}");
         assert!(err.to_string().contains("an array is not a valid value"), "{err}");
+    }
+
+    #[test]
+    fn a_process_written_as_anything_but_a_string_is_refused_at_its_line() {
+        // Digits make a valid process name: as text, `5` would be taken for the process "5".
+        let err = entries("[net.Src]\ncount = 3\nprocess = 5\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run.toml:3: key 'process' of net 'Src': takes a process name in quotes, a string \
+             (e.g. process = \"5\"), not an integer"
+        );
+        for (value, found) in [
+            ("true", "a boolean"),
+            ("[\"a\"]", "an array"),
+            ("1.5", "a float"),
+            ("{ name = \"a\" }", "a table"),
+        ] {
+            let err = entries(&format!("[default]\n\nprocess = {value}\n")).unwrap_err();
+            assert_eq!(err.origin, file_origin(Path::new("run.toml"), 3), "{value}");
+            assert_eq!(err.key.as_deref(), Some("process"), "{value}");
+            assert!(
+                err.message.contains("takes a process name in quotes, a string"),
+                "{value}: {err}"
+            );
+            assert!(err.message.ends_with(&format!("not {found}")), "{value}: {err}");
+        }
+        let err = entries("[impl.smx_src_rand]\nprocess = 7\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("run.toml:2: key 'process' of net 'smx_src_rand': "),
+            "{err}"
+        );
+        // A name in quotes is a name, digits or not; the other runtime keys keep their integers.
+        let fine = entries("[net.Src]\nprocess = \"5\"\ncore = 1\npriority = 10\n").unwrap();
+        let values: Vec<(&str, &str)> = fine.iter().map(|e| (e.key.as_str(), e.value.as_str())).collect();
+        assert_eq!(values, vec![("process", "5"), ("core", "1"), ("priority", "10")]);
     }
 
     #[test]

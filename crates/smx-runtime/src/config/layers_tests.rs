@@ -312,3 +312,14 @@ fn the_builtin_boxes_resolve_with_their_defaults_and_iterations() {
     assert_eq!(got[snk].box_config.get("format"), Some(&ConfigValue::Str("hex".into())));
     assert_eq!(got[snk].box_config.get("count"), None);
 }
+
+#[test]
+fn a_process_given_as_digits_on_the_command_line_is_a_name() {
+    // `--set` values are text; a file's `process = 5` is refused (see the file's tests).
+    let mut l = layers("[net.Snk]\nprocess = \"7\"\n");
+    l.add_set("Src.process=5").unwrap();
+    let got = resolve(&l).unwrap();
+    let process = |s: &NetSettings| s.process.as_ref().map(|(name, _)| name.clone());
+    assert_eq!(process(&got[0]).as_deref(), Some("5"));
+    assert_eq!(process(&got[3]).as_deref(), Some("7"));
+}
