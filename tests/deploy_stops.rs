@@ -872,6 +872,130 @@ fn a_slice_started_as_another_process_refuses_its_job() {
     assert_eq!(process(&report, "b")["status"], "refused", "{report}");
 }
 
+/// A slice of an `smxrun` from before protocol versions on another host (here a `launch` that
+/// answers as one: it reads its job, says it started without a version, and then never says it
+/// is ready) ends the run at once, before any net ran, rather than holding the other
+/// process's nets until a Ctrl-C: the error names the process, its host and both protocols,
+/// and the run exits 1, as a refused run does.
+#[test]
+fn a_slice_of_an_older_smxrun_ends_the_run_naming_the_protocols() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let launch = executable(
+        dir.path(),
+        "older.sh",
+        &format!(
+            "#!/bin/sh\nread -r job\necho $$ > {0}.tmp\nmv {0}.tmp {0}\necho \"smx-slice started $$\"\nexec sleep 300\n",
+            pid_file.display()
+        ),
+    );
+    let config = format!(
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 47380\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
+        launch.display()
+    );
+    let (run, report_path) = start_reporting(dir.path(), &config, "0");
+    wait_for("the older slice to start", || pid_file.exists());
+    let older: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // A hang would be the other process waiting for the go: the guard ends it as a failure.
+    let out = finish(run, &[older]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let errors = error_lines(&out);
+    assert!(
+        errors.iter().any(|l| l.starts_with("error: process 'b'")
+            && l.contains("host 127.0.0.1")
+            && l.contains("no slice protocol version")
+            && l.contains("this smxrun speaks slice protocol ")
+            && l.contains("run the same smxrun version on 127.0.0.1")),
+        "{}",
+        text(&out)
+    );
+    assert!(!errors.iter().any(|l| l.contains("process 'main'")), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "b")["status"], "refused", "{report}");
+    assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
+    let ran: Vec<&Value> = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["loop_count"].as_u64().is_some_and(|count| count > 0))
+        .collect();
+    assert!(ran.is_empty(), "nets ran beside a slice of another protocol: {ran:#?}");
+    wait_for("the older slice to be gone", || !alive(older));
+}
+
+/// A slice refuses a job of another protocol version, or of none (one that an older or newer
+/// `smxrun split` wrote, or an older supervisor sent), with a line saying so and exit 1;
+/// under a supervisor it says the protocol it speaks first, so that a supervisor of another
+/// version can tell.
+#[test]
+fn a_slice_refuses_a_job_of_another_protocol_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = common::deploy::split(dir.path(), NET, TWO, &["-n", "3", "--link-timeout", "1s"]);
+    let mut job: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("b.job")).unwrap()).unwrap();
+    // Split writes its protocol into each job.
+    let ours = job["protocol"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("a job without its protocol: {job}"));
+    job.as_object_mut().unwrap().remove("protocol");
+    let none = job.to_string();
+    job["protocol"] = Value::from(ours + 1);
+    let other = job.to_string();
+    for (text_of_job, theirs) in [
+        (none, "no slice protocol version".to_string()),
+        (other, format!("slice protocol {}", ours + 1)),
+    ] {
+        // From a file, as an orchestrator starts it.
+        let file = write(dir.path(), "b.job", &text_of_job);
+        let out = smxrun()
+            .args(["__slice", "--process", "b", "--job"])
+            .arg(&file)
+            .arg("--report")
+            .arg(dir.path().join("b.report.json"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{theirs}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("the job speaks {theirs}"))
+                && stderr.contains(&format!(
+                    "this smxrun speaks slice protocol {ours}: split again with this smxrun"
+                )),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("b.report.json").exists(), "{theirs}: nothing ran");
+        // On stdin, as a supervisor of another version sends it.
+        let mut slice = smxrun()
+            .args(["__slice", "--process", "b"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = slice.stdin.take().unwrap();
+            stdin.write_all(format!("{text_of_job}\n").as_bytes()).unwrap();
+        }
+        let out = finish(slice, &[]);
+        assert_eq!(out.status.code(), Some(1), "{theirs}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("smx-slice started ") && l.ends_with(&format!(" {ours}"))),
+            "{theirs}: {stdout}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("process 'b': the supervisor's job speaks {theirs}"))
+                && stderr.contains(&format!(
+                    "this smxrun speaks slice protocol {ours}: run the same smxrun version on this host"
+                )),
+            "{stderr}"
+        );
+    }
+}
+
 /// A process's own lines name its boxes as the whole net does: its slice numbers its nodes
 /// from 0, and `Snk#0` would name `Src` in the report and in `--set`.
 #[test]

@@ -144,6 +144,7 @@ impl Deployment {
                     stats_every: None,
                     cores_allowed: kept_to.get(&process.name).cloned(),
                     start_together: false,
+                    protocol: Some(protocol::PROTOCOL),
                 };
                 (process, job)
             })

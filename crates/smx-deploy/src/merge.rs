@@ -469,6 +469,7 @@ fn outcome_of(process: &str, report: Option<&Value>, plan: &Value) -> Outcome {
         signal: None,
         // No books: its nets never ran.
         report: report.filter(|_| !refused).map(Value::to_string),
+        refusal: None,
     }
 }
 

@@ -3,7 +3,9 @@
 //! The supervisor writes one line of JSON, a [`Job`], to the slice's stdin and keeps stdin
 //! open: its end of file (the supervisor stopped it, or died, or the `launch` connection
 //! broke) stops the slice. The slice answers on its stdout, which it keeps for this alone
-//! (what its boxes print goes to stderr): a line `smx-slice started PID` once it runs, while
+//! (what its boxes print goes to stderr): a line `smx-slice started PID PROTOCOL` once it runs,
+//! before it reads its job (the [`PROTOCOL`] it speaks; a slice of an `smxrun` from before
+//! protocol versions says `smx-slice started PID` alone, after its job), while
 //! its nets run `smx-slice progress MESSAGES ELAPSED_NS` every [`PROGRESS_EVERY`] (for the
 //! supervisor's progress line) and, when the job asks for live figures, `smx-slice stats LEN`
 //! followed by LEN bytes of a JSON [`Snapshot`] every `stats_every` and once more at the end,
@@ -14,6 +16,11 @@
 //! says `smx-slice ready` and holds its nets until the supervisor writes the line
 //! `smx-slice go` to its stdin, which it does once every slice said it is ready. No net of one
 //! process then runs while another process may still refuse its run.
+//!
+//! Both ends check the version: the supervisor ends the run at once when a slice's started
+//! line gives another [`PROTOCOL`] or none (a slice of another `smxrun` on another host, which
+//! would misread its job or never say it is ready), and a slice refuses a job whose `protocol`
+//! is another or missing ([`Job::read`], [`Job::parse`]).
 
 use std::io::{BufRead, Read, Write};
 use std::time::Duration;
@@ -24,6 +31,23 @@ use smx_runtime::Snapshot;
 
 /// The hidden subcommand that runs a slice: `smxrun __slice`.
 pub const SUBCOMMAND: &str = "__slice";
+
+/// The version of what the supervisor and a slice say to each other: the [`Job`] and every
+/// line on the two pipes (this module). Raise it whenever any of that changes, in a way either
+/// end would notice or not: a slice started through `launch` on another host runs the
+/// `smxrun` installed there, and the two ends must speak one protocol. The one form that
+/// never changes is the started line's, which carries it. Version 1 is the first with a
+/// version; an `smxrun` before it speaks none.
+pub const PROTOCOL: u32 = 1;
+
+/// A protocol version as a sentence says it: `slice protocol 2`, or, for a peer that gives
+/// none, what that means.
+pub fn protocol_words(protocol: Option<u32>) -> String {
+    match protocol {
+        Some(v) => format!("slice protocol {v}"),
+        None => "no slice protocol version (an smxrun from before protocol versions)".to_string(),
+    }
+}
 
 /// The start of the name of a slice's private directory, followed by its pid and `-`.
 pub const DIR_PREFIX: &str = "smx-slice-";
@@ -122,6 +146,25 @@ pub struct Job {
     /// module docs). A job `smxrun split` writes has no supervisor to say go.
     #[serde(default)]
     pub start_together: bool,
+    /// The [`PROTOCOL`] of the `smxrun` that wrote the job (`None`: one from before protocol
+    /// versions). A slice refuses a job of another protocol, or of none.
+    #[serde(default)]
+    pub protocol: Option<u32>,
+}
+
+/// The one field of a job read before the rest: a job of another protocol may not even parse
+/// as this one's.
+#[derive(Deserialize)]
+struct JobProtocol {
+    #[serde(default)]
+    protocol: Option<u32>,
+}
+
+/// The protocol a job's text gives when it is not [`PROTOCOL`] (`Some(None)`: it gives none);
+/// `None` for a job of this protocol, or text that is no job at all.
+fn other_protocol(text: &str) -> Option<Option<u32>> {
+    let theirs = serde_json::from_str::<JobProtocol>(text).ok()?.protocol;
+    (theirs != Some(PROTOCOL)).then_some(theirs)
 }
 
 impl Job {
@@ -132,19 +175,37 @@ impl Job {
     }
 
     /// Reads the job line from the supervisor (stdin), up to [`MAX_FILE_BYTES`]; an
-    /// unreadable or malformed one is an error saying so.
+    /// unreadable or malformed one, or one of another [`PROTOCOL`] (a supervisor of another
+    /// `smxrun`), is an error saying so.
     pub fn read(input: &mut impl BufRead) -> Result<Job, String> {
         let mut line = String::new();
         input
             .take(MAX_FILE_BYTES)
             .read_line(&mut line)
             .map_err(|e| format!("cannot read the slice from stdin: {e}"))?;
+        if let Some(theirs) = other_protocol(&line) {
+            return Err(format!(
+                "the supervisor's job speaks {}, this smxrun speaks {}: run the same smxrun version on this host \
+                 as on the supervisor's",
+                protocol_words(theirs),
+                protocol_words(Some(PROTOCOL))
+            ));
+        }
         serde_json::from_str(&line).map_err(|e| format!("stdin does not hold a slice job: {e}"))
     }
 
-    /// The job a file holds (as `smxrun split` writes NAME.job); a malformed one is an error
-    /// saying so, for the caller to name the file.
+    /// The job a file holds (as `smxrun split` writes NAME.job); a malformed one, or one that
+    /// `smxrun split` of another [`PROTOCOL`] wrote, is an error saying so, for the caller to
+    /// name the file.
     pub fn parse(text: &str) -> Result<Job, String> {
+        if let Some(theirs) = other_protocol(text) {
+            return Err(format!(
+                "the job speaks {}, this smxrun speaks {}: split again with this smxrun, or start the slice with \
+                 the smxrun that split it",
+                protocol_words(theirs),
+                protocol_words(Some(PROTOCOL))
+            ));
+        }
         serde_json::from_str(text).map_err(|e| format!("not a slice's job (as `smxrun split` writes NAME.job): {e}"))
     }
 }
@@ -152,7 +213,8 @@ impl Job {
 /// A slice's message to the supervisor.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Started(u32),
+    /// Its pid, and the [`PROTOCOL`] it speaks (`None`: it gave none).
+    Started(u32, Option<u32>),
     /// Messages the slice's sinks took so far (counted as its report's `messages`), and the
     /// time since its nets started.
     Progress(u64, Duration),
@@ -166,8 +228,9 @@ pub enum Event {
     Report(String),
 }
 
+/// The started line, with the [`PROTOCOL`] this slice speaks.
 pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
-    writeln!(out, "{STARTED}{pid}")?;
+    writeln!(out, "{STARTED}{pid} {PROTOCOL}")?;
     out.flush()
 }
 
@@ -224,8 +287,15 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
         if input.read_line(&mut line).ok()? == 0 {
             return None;
         }
-        if let Some(pid) = line.trim_end().strip_prefix(STARTED) {
-            return pid.parse().ok().map(Event::Started);
+        if let Some(rest) = line.trim_end().strip_prefix(STARTED) {
+            // `PID PROTOCOL`, or `PID` alone from a slice before protocol versions; a version
+            // that is no number counts as 0, which no `smxrun` speaks.
+            let (pid, protocol) = rest.split_once(' ').unwrap_or((rest, ""));
+            let protocol = match protocol {
+                "" => None,
+                v => Some(v.parse::<u32>().unwrap_or(0)),
+            };
+            return pid.parse().ok().map(|pid| Event::Started(pid, protocol));
         }
         if line.trim_end() == REFUSED {
             return Some(Event::Refused);
@@ -292,7 +362,7 @@ mod tests {
         write_refused(&mut out).unwrap();
         write_report(&mut out, "{\"a\":\n1}").unwrap();
         let mut input = std::io::Cursor::new(out);
-        assert_eq!(read_event(&mut input), Some(Event::Started(42)));
+        assert_eq!(read_event(&mut input), Some(Event::Started(42, Some(PROTOCOL))));
         assert_eq!(
             read_event(&mut input),
             Some(Event::Progress(1_500, Duration::from_millis(250)))
@@ -339,9 +409,70 @@ mod tests {
             stats_every: Some(Duration::from_millis(500)),
             cores_allowed: Some(vec![0, 2]),
             start_together: true,
+            protocol: Some(PROTOCOL),
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);
         assert!(Job::read(&mut std::io::Cursor::new("")).is_err());
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn the_started_line_carries_the_protocol_and_one_without_it_says_none() {
+        let mut out = Vec::new();
+        write_started(&mut out, 7).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            format!("smx-slice started 7 {PROTOCOL}\n")
+        );
+        let lines = "smx-slice started 8\nsmx-slice started 9 12\nsmx-slice started 10 x\n";
+        let mut input = std::io::Cursor::new(lines);
+        assert_eq!(read_event(&mut input), Some(Event::Started(8, None)));
+        assert_eq!(read_event(&mut input), Some(Event::Started(9, Some(12))));
+        assert_eq!(read_event(&mut input), Some(Event::Started(10, Some(0))));
+    }
+
+    #[test]
+    fn a_job_of_another_protocol_or_of_none_is_refused_naming_both() {
+        let job = Job {
+            process: "b".into(),
+            host: None,
+            graph: NetGraph::default(),
+            args: Vec::new(),
+            plan: serde_json::Value::Null,
+            stats_every: None,
+            cores_allowed: None,
+            start_together: false,
+            protocol: Some(PROTOCOL),
+        };
+        let mut value = serde_json::to_value(&job).unwrap();
+        assert_eq!(Job::parse(&value.to_string()).unwrap(), job);
+        value.as_object_mut().unwrap().remove("protocol");
+        let none = value.to_string();
+        value["protocol"] = serde_json::json!(PROTOCOL + 1);
+        // A later protocol's job may have fields this one cannot read: the version decides.
+        value["args"] = serde_json::json!({"changed": true});
+        let other = value.to_string();
+        let later = format!("slice protocol {}", PROTOCOL + 1);
+        for (text, theirs) in [(&none, "no slice protocol version"), (&other, later.as_str())] {
+            let from_file = Job::parse(text).unwrap_err();
+            let from_supervisor = Job::read(&mut std::io::Cursor::new(format!("{text}\n"))).unwrap_err();
+            for err in [&from_file, &from_supervisor] {
+                assert!(err.contains(theirs), "{err}");
+                assert!(
+                    err.contains(&format!("this smxrun speaks slice protocol {PROTOCOL}")),
+                    "{err}"
+                );
+            }
+            assert!(from_file.contains("split again with this smxrun"), "{from_file}");
+            assert!(
+                from_supervisor.contains("run the same smxrun version"),
+                "{from_supervisor}"
+            );
+        }
     }
 }

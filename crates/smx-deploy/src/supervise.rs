@@ -8,7 +8,10 @@
 //!
 //! The slices start together: each says when its boxes have initialised, and its nets wait
 //! until every slice said so and the supervisor wrote each the go ([`protocol`]); a slice that
-//! refuses its run or dies before then ends the others before any of their nets ran.
+//! refuses its run or dies before then ends the others before any of their nets ran. So does a
+//! slice that says it started in another protocol than this supervisor's, or in none (the
+//! `smxrun` of another version on its host): it would never say it is ready, or misread its
+//! job, and the run ends at once, the slice `refused` and the reason in its [`Outcome`].
 //!
 //! The job goes down that pipe as the pipe takes it, from the watch loop, never in one write
 //! that could wait: a job can be larger than a pipe holds, and a `launch` that does not read
@@ -68,13 +71,17 @@ pub struct Outcome {
     /// `ok`, `stopped` (ended with a report after the supervisor stopped it: the run was stopped,
     /// or another slice died or failed), `ended` (non-zero exit with a report, by itself),
     /// `died` (no report: killed, crashed, connection lost), `refused` (its run was refused
-    /// before it started, and it said why), `killed` (by the supervisor, after it did not
-    /// stop, or because it never said it started; then `pid` is `None`).
+    /// before it started, and it said why, or the supervisor refused it: see `refusal`),
+    /// `killed` (by the supervisor, after it did not stop, or because it never said it
+    /// started; then `pid` is `None`).
     pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     /// The slice's JSON report, when it wrote one.
     pub report: Option<String>,
+    /// Why the supervisor refused the slice, when it did (`refused`): it speaks another
+    /// protocol, with what to do about it.
+    pub refusal: Option<String>,
 }
 
 /// Why the supervision ended early, if it did.
@@ -107,6 +114,9 @@ struct Running {
     refused: bool,
     /// It said every box of it has initialised; its nets wait for the go.
     ready: bool,
+    /// The protocol it said it started in, when that is not this supervisor's (`Some(None)`:
+    /// it gave none).
+    other_protocol: Option<Option<u32>>,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
     /// The pass of the watch loop in which its end was seen.
@@ -152,6 +162,7 @@ pub fn supervise(
                 killed: false,
                 refused: false,
                 ready: false,
+                other_protocol: None,
                 asked: false,
                 seen_in: 0,
                 after_cause: false,
@@ -328,13 +339,28 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         }
         while let Ok((i, event)) = inbox.try_recv() {
             match event {
-                Event::Started(pid) => running[i].pid = Some(pid),
+                Event::Started(pid, protocol) => started(&mut running[i], pid, protocol),
                 Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
                 Event::Stats(snapshot) => live.record_stats(i, *snapshot),
                 Event::Refused => running[i].refused = true,
                 Event::Ready => running[i].ready = true,
                 Event::Report(json) => running[i].report = Some(json),
             }
+        }
+        // A slice of another protocol ends the run at once, before any net ran: it would
+        // misread its job, or never say it is ready while the others wait for the go.
+        if let Some(other) = running
+            .iter()
+            .find(|r| r.other_protocol.is_some() && r.status.is_none())
+            && ending == Ending::Finished
+            && !stop.load(Ordering::SeqCst)
+        {
+            ending = Ending::Refused(other.process.name.clone());
+            cause_pass = Some(pass);
+            for r in running.iter_mut() {
+                close(r);
+            }
+            kill_at = Some(Instant::now() + AFTER_DEATH);
         }
         // Not into a run that is failing or stopping: its slices are being stopped, and would
         // run their nets for a moment first.
@@ -370,7 +396,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 }
                 if running[i].report.is_none() {
                     let name = running[i].process.name.clone();
-                    ending = if running[i].refused {
+                    ending = if running[i].refused || running[i].other_protocol.is_some() {
                         Ending::Refused(name)
                     } else {
                         Ending::Died(name)
@@ -479,11 +505,12 @@ fn stop_next(running: &mut [Running], kill_at: &mut Option<Instant>) {
 
 fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, i: usize, live: &Live) {
     let until = Instant::now() + Duration::from_millis(200);
-    while running[i].report.is_none() && !running[i].refused && Instant::now() < until {
+    let told = |r: &Running| r.report.is_some() || r.refused || r.other_protocol.is_some();
+    while !told(&running[i]) && Instant::now() < until {
         match inbox.recv_timeout(Duration::from_millis(20)) {
             Ok((j, Event::Report(json))) => running[j].report = Some(json),
             Ok((j, Event::Refused)) => running[j].refused = true,
-            Ok((j, Event::Started(pid))) => running[j].pid = Some(pid),
+            Ok((j, Event::Started(pid, protocol))) => started(&mut running[j], pid, protocol),
             Ok((j, Event::Ready)) => running[j].ready = true,
             // Too late for a progress line, not for the live figures' last line.
             Ok((_, Event::Progress(..))) => {}
@@ -491,6 +518,14 @@ fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, E
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+    }
+}
+
+/// A slice said it started: its pid, and the protocol it speaks, kept when it is another.
+fn started(r: &mut Running, pid: u32, protocol: Option<u32>) {
+    r.pid = Some(pid);
+    if protocol != Some(protocol::PROTOCOL) {
+        r.other_protocol = Some(protocol);
     }
 }
 
@@ -552,10 +587,20 @@ fn outcome(r: Running) -> Outcome {
         (Some(_), true, _) => "ok",
         (Some(_), false, false) if r.asked => "stopped",
         (Some(_), false, _) => "ended",
+        // Refused by the supervisor, and killed when it did not stop.
+        (None, _, _) if r.other_protocol.is_some() => "refused",
         (None, _, true) => "killed",
         (None, _, false) if r.refused => "refused",
         (None, _, false) => "died",
     };
+    let refusal = r.other_protocol.filter(|_| r.report.is_none()).map(|theirs| {
+        let host = r.process.host.as_deref().unwrap_or("this machine");
+        format!(
+            "its smxrun speaks {}, this smxrun speaks {}: run the same smxrun version on {host} as here",
+            protocol::protocol_words(theirs),
+            protocol::protocol_words(Some(protocol::PROTOCOL))
+        )
+    });
     Outcome {
         process: r.process.name,
         host: r.process.host,
@@ -564,5 +609,6 @@ fn outcome(r: Running) -> Outcome {
         exit_code: status.code(),
         signal: status.signal(),
         report: r.report,
+        refusal,
     }
 }

@@ -346,6 +346,11 @@ fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
         .iter()
         .filter(|o| o.status != "ok" && o.status != "stopped")
         .collect();
+    // One the supervisor refused (it speaks another protocol) ended the run at once.
+    if causes.iter().any(|o| o.refusal.is_some()) {
+        causes.retain(|o| o.refusal.is_some());
+        return causes;
+    }
     // A process that never started is the cause: the others failed waiting for its links.
     if causes.iter().any(|o| o.pid.is_none()) {
         causes.retain(|o| o.pid.is_none());
@@ -360,6 +365,16 @@ fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
 
 /// `error: process 'b' (pid 42) died: exit code -, signal 9`, and why one never started.
 fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
+    if let Some(refusal) = &o.refusal {
+        return format!(
+            "error: process '{}'{} on {} refused: {refusal}",
+            o.process,
+            o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            o.host
+                .as_deref()
+                .map_or("this machine".to_string(), |h| format!("host {h}")),
+        );
+    }
     let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
     let never_started = match (o.pid, launch, o.status.as_str()) {
         (Some(_), _, _) => String::new(),

@@ -30,9 +30,11 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
     let started = unix_seconds();
-    let job = read_job(args)?;
     let answers = answer_channel(supervised)?;
+    // Before the job: a supervisor of another protocol learns it from this line, whose form
+    // stays, and ends the run naming both versions, while this slice refuses the job.
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
+    let job = read_job(args)?;
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
     // without the whole net's plan can only give the slice's own.
     let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
@@ -290,7 +292,11 @@ fn read_job(args: &SliceArgs) -> Result<Job, CliError> {
                 protocol::read_capped(path).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?;
             Job::parse(&text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))
         }
-        None => Job::read(&mut std::io::stdin().lock()).map_err(CliError::rejected),
+        // Under a supervisor, its own lines are not yet prefixed with the process's name.
+        None => Job::read(&mut std::io::stdin().lock()).map_err(|e| match &args.process {
+            Some(process) => CliError::rejected(format!("process '{process}': {e}")),
+            None => CliError::rejected(e),
+        }),
     }
 }
 
