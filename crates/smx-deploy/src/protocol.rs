@@ -152,19 +152,26 @@ pub struct Job {
     pub protocol: Option<u32>,
 }
 
-/// The one field of a job read before the rest: a job of another protocol may not even parse
-/// as this one's.
+/// The one field of a job read alone when the rest does not parse: a job of another protocol
+/// may not parse as this one's.
 #[derive(Deserialize)]
 struct JobProtocol {
-    #[serde(default)]
-    protocol: Option<u32>,
+    protocol: u32,
 }
 
-/// The protocol a job's text gives when it is not [`PROTOCOL`] (`Some(None)`: it gives none);
-/// `None` for a job of this protocol, or text that is no job at all.
-fn other_protocol(text: &str) -> Option<Option<u32>> {
-    let theirs = serde_json::from_str::<JobProtocol>(text).ok()?.protocol;
-    (theirs != Some(PROTOCOL)).then_some(theirs)
+/// The job that `text` holds; `Err(Ok(theirs))` when it is a job of another protocol
+/// (`theirs`, `None` for a job that gives none), `Err(Err(..))` when it is no job at all. A job
+/// without a protocol is one that parses as a job of this one's; a job that does not parse is
+/// of another protocol when it gives one.
+fn job_of(text: &str) -> Result<Job, Result<Option<u32>, serde_json::Error>> {
+    match serde_json::from_str::<Job>(text) {
+        Ok(job) if job.protocol == Some(PROTOCOL) => Ok(job),
+        Ok(job) => Err(Ok(job.protocol)),
+        Err(e) => match serde_json::from_str::<JobProtocol>(text) {
+            Ok(theirs) if theirs.protocol != PROTOCOL => Err(Ok(Some(theirs.protocol))),
+            _ => Err(Err(e)),
+        },
+    }
 }
 
 impl Job {
@@ -183,30 +190,30 @@ impl Job {
             .take(MAX_FILE_BYTES)
             .read_line(&mut line)
             .map_err(|e| format!("cannot read the slice from stdin: {e}"))?;
-        if let Some(theirs) = other_protocol(&line) {
-            return Err(format!(
+        job_of(&line).map_err(|why| match why {
+            Ok(theirs) => format!(
                 "the supervisor's job speaks {}, this smxrun speaks {}: run the same smxrun version on this host \
                  as on the supervisor's",
                 protocol_words(theirs),
                 protocol_words(Some(PROTOCOL))
-            ));
-        }
-        serde_json::from_str(&line).map_err(|e| format!("stdin does not hold a slice job: {e}"))
+            ),
+            Err(e) => format!("stdin does not hold a slice job: {e}"),
+        })
     }
 
     /// The job a file holds (as `smxrun split` writes NAME.job); a malformed one, or one that
     /// `smxrun split` of another [`PROTOCOL`] wrote, is an error saying so, for the caller to
     /// name the file.
     pub fn parse(text: &str) -> Result<Job, String> {
-        if let Some(theirs) = other_protocol(text) {
-            return Err(format!(
+        job_of(text).map_err(|why| match why {
+            Ok(theirs) => format!(
                 "the job speaks {}, this smxrun speaks {}: split again with this smxrun, or start the slice with \
                  the smxrun that split it",
                 protocol_words(theirs),
                 protocol_words(Some(PROTOCOL))
-            ));
-        }
-        serde_json::from_str(text).map_err(|e| format!("not a slice's job (as `smxrun split` writes NAME.job): {e}"))
+            ),
+            Err(e) => format!("not a slice's job (as `smxrun split` writes NAME.job): {e}"),
+        })
     }
 }
 
@@ -473,6 +480,11 @@ mod version_tests {
                 from_supervisor.contains("run the same smxrun version"),
                 "{from_supervisor}"
             );
+        }
+        // JSON that is no job, with no protocol or with this one's, is named as no job.
+        for text in ["{\"x\": 1}".to_string(), format!("{{\"protocol\": {PROTOCOL}}}")] {
+            let err = Job::parse(&text).unwrap_err();
+            assert!(err.starts_with("not a slice's job"), "{text}: {err}");
         }
     }
 }
