@@ -250,6 +250,50 @@ fn the_cores_of_main_hold_when_it_runs_every_net() {
     }
 }
 
+/// A `launch` through `ssh` runs `smxrun` at its path on the other host, quoted for the remote
+/// shell that `ssh` hands the words to: a path with a space stays one word. Here `smxrun`
+/// runs from a directory with a space in its name, and a stand-in named `ssh` hands the words
+/// after its destination, joined by spaces, to a shell, as `ssh` does.
+#[test]
+fn a_launch_through_ssh_starts_an_smxrun_whose_path_has_a_space() {
+    use std::os::unix::fs::PermissionsExt;
+    // Beside the binary, on its file system, so that a hard link can stand for it there.
+    let with_space = tempfile::Builder::new()
+        .prefix("smx run ")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let exe = with_space.path().join("smxrun");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_smxrun"), &exe).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_smxrun"), &exe).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ssh = dir.path().join("ssh");
+    std::fs::write(&ssh, "#!/bin/sh\nshift\nexec sh -c \"$*\"\n").unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(
+        dir.path(),
+        "deploy.toml",
+        &format!(
+            "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47392\nlaunch = \"{} 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
+            ssh.display()
+        ),
+    );
+    let report = dir.path().join("report.json");
+    let out = Command::new(&exe)
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["-n", "1000", "-q", "--report", "json", "-o"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(process(&report, "sinks")["status"], "ok", "{report}");
+    assert_eq!(net_row(&report, "name", "Snk")["loop_count"], 1000, "{report}");
+}
+
 /// Two processes on this machine without cores of their own do not both place their threads on
 /// the same cores: the allowed cores are shared out between them.
 #[test]

@@ -432,3 +432,51 @@ fn a_slice_whose_peer_never_came_names_the_link_timeout() {
         );
     }
 }
+
+/// A stand-in for `ssh` named as it is: it drops the destination and hands the words after it,
+/// joined by spaces, to a shell, as `ssh` hands them to the remote login shell.
+fn fake_ssh(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let ssh = bin.join("ssh");
+    std::fs::write(&ssh, "#!/bin/sh\nshift\nexec sh -c \"$*\"\n").unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ssh
+}
+
+/// The script of a process that `launch = "ssh host"` starts keeps the paths of a split
+/// directory with a space, quotes, `%` and `$` whole through the remote shell: each word after
+/// the prefix is quoted for that shell too, and both slices run and report.
+#[test]
+fn a_split_script_through_ssh_keeps_paths_with_spaces_whole() {
+    let top = tempfile::tempdir().unwrap();
+    let ssh = fake_ssh(top.path());
+    let dir = top.path().join("with space 'quoted' 50% $HOME");
+    std::fs::create_dir(&dir).unwrap();
+    let config = format!(
+        "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47390\nlaunch = \"{} 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
+        ssh.display()
+    );
+    let out_dir = split_net(&dir, NET, &config, &["-n", "100"]);
+    let children: Vec<_> = ["sinks", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (name, c) in ["sinks", "main"].iter().zip(children) {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{name}: {}", String::from_utf8_lossy(&c.stderr));
+        assert!(out_dir.join(format!("{name}.report.json")).exists(), "{name}");
+    }
+    let script = std::fs::read_to_string(out_dir.join("sinks.sh")).unwrap();
+    assert!(
+        script.contains(&format!("exec {} 127.0.0.1 ", ssh.display())),
+        "{script}"
+    );
+}

@@ -56,6 +56,21 @@ impl Process {
         }
     }
 
+    /// The words that run `command` (a program and its arguments) as this process: its
+    /// `launch` prefix split on whitespace, then `command`, each word of it quoted for every
+    /// remote shell the prefix hands it to ([`remote_shells`]); `command` alone without one.
+    pub fn launch_words(&self, command: &[String]) -> Vec<String> {
+        let launch = self.launch.as_deref().unwrap_or("");
+        let shells = remote_shells(launch);
+        let mut words: Vec<String> = launch.split_whitespace().map(str::to_string).collect();
+        words.extend(
+            command
+                .iter()
+                .map(|word| (0..shells).fold(word.clone(), |word, _| shell_word(&word))),
+        );
+        words
+    }
+
     /// The machine it runs on: processes with the same machine share memory.
     pub fn machine(&self) -> Option<&str> {
         self.launch.as_ref().and(self.host.as_deref())
@@ -253,6 +268,49 @@ struct KeyLines {
     cores: Option<Origin>,
 }
 
+/// The programs that hand the words after their destination to a shell on the other host
+/// rather than run them as they are: `ssh` (and `autossh`, `slogin`, which run it) and `rsh`.
+const REMOTE_SHELLS: [&str; 4] = ["ssh", "autossh", "slogin", "rsh"];
+
+/// How many shells read the words after the `launch` prefix again before they become a
+/// program's arguments: one per remote shell program among the prefix's words
+/// (`ssh gateway ssh host` is two).
+///
+/// A prefix runs the words after it in one of two ways. `env`, `ip netns exec NS`, `sudo`,
+/// `nsenter` and the like exec them as an argument vector, each word as it is: quotes there
+/// would stay in the word. `ssh host` joins them with spaces into one line that the remote
+/// login shell splits and expands again: a path with a space falls apart, and `'`, `$` or `*`
+/// in it change it. Running the remote side as `sh -c LINE` instead does not serve both
+/// either: after `ssh` the line is itself a word that `ssh` joins unquoted, after `env` its
+/// quotes would be read once too few. So the words are quoted once per remote shell in the
+/// prefix, each only when it holds anything but letters, digits and `_-+=@,./:`, so the usual
+/// words (an `smxrun` path without spaces, the subcommand, a process name) stay as they are
+/// on either kind of prefix. A prefix that runs a shell some other way (a wrapper script
+/// around `ssh` under another name) gets the words as they are.
+pub fn remote_shells(launch: &str) -> usize {
+    launch
+        .split_whitespace()
+        .filter(|word| REMOTE_SHELLS.contains(&word.rsplit('/').next().unwrap_or(word)))
+        .count()
+}
+
+/// Whether `word` means itself to a POSIX shell, unquoted.
+fn plain_word(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-+=@,./:".contains(c))
+}
+
+/// `word` as one word of a POSIX shell: as it is when it has nothing a shell reads, else in
+/// single quotes, each `'` in it closed, escaped and opened again.
+pub fn shell_word(word: &str) -> String {
+    if plain_word(word) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 /// A `launch` that starts the process inside a network namespace (`ip netns exec NS`).
 fn in_a_namespace(launch: &str) -> bool {
     let words: Vec<&str> = launch.split_whitespace().collect();
@@ -395,6 +453,31 @@ mod tests {
 
     fn parse(text: &str) -> Result<Processes, ConfigError> {
         Processes::from_toml(Path::new("d.toml"), text)
+    }
+
+    #[test]
+    fn words_after_a_remote_shell_are_quoted_once_per_shell_and_after_an_exec_prefix_not_at_all() {
+        let command: Vec<String> = ["/opt/smx run/smxrun", "__slice", "--process", "b", "it's $HOME"]
+            .map(str::to_string)
+            .to_vec();
+        let with = |launch: Option<&str>| Process {
+            launch: launch.map(str::to_string),
+            ..Process::main()
+        };
+        assert_eq!(with(None).launch_words(&command), command);
+        let env = with(Some("/usr/bin/env  A=1")).launch_words(&command);
+        assert_eq!(env[..2], ["/usr/bin/env", "A=1"]);
+        assert_eq!(env[2..], command[..]);
+        let netns = with(Some("ip netns exec sshless")).launch_words(&command);
+        assert_eq!(netns[4..], command[..]);
+        let ssh = with(Some("ssh -o ServerAliveInterval=1 user@host")).launch_words(&command);
+        assert_eq!(
+            ssh[4..],
+            ["'/opt/smx run/smxrun'", "__slice", "--process", "b", r"'it'\''s $HOME'"]
+        );
+        let twice = with(Some("ip netns exec n /usr/bin/ssh gateway ssh host")).launch_words(&command);
+        assert_eq!(twice[8], r"''\''/opt/smx run/smxrun'\'''");
+        assert_eq!(twice[9], "__slice");
     }
 
     #[test]

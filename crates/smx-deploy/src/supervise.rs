@@ -201,15 +201,15 @@ fn start(
     index: usize,
     events: mpsc::Sender<(usize, Event)>,
 ) -> std::io::Result<(Child, ChildStdin)> {
-    let mut words: Vec<String> = process
-        .launch
-        .as_deref()
-        .map(|l| l.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
-    words.push(exe.display().to_string());
-    words.push(protocol::SUBCOMMAND.to_string());
-    // For `ps`: which child is which process.
-    words.extend(["--process".to_string(), process.name.clone()]);
+    // `--process` for `ps`: which child is which process.
+    let command = [
+        exe.display().to_string(),
+        protocol::SUBCOMMAND.to_string(),
+        "--process".to_string(),
+        process.name.clone(),
+    ];
+    // Behind `ssh`, quoted for the remote shell: `smxrun`'s path may hold a space.
+    let words = process.launch_words(&command);
     let mut command = Command::new(&words[0]);
     command
         .args(&words[1..])

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use smx_deploy::processes::shell_word;
 use smx_deploy::protocol;
 use smx_runtime::Registry;
 
@@ -103,14 +104,11 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             "--report".to_string(),
             report.display().to_string(),
         ];
-        // `launch` split on whitespace, as the supervisor splits it.
-        let launched: Vec<&str> = process
-            .launch
-            .as_deref()
-            .unwrap_or("")
-            .split_whitespace()
-            .chain(command.iter().map(String::as_str))
-            .collect();
+        // `launch` split on whitespace and the words after it quoted for a remote shell, as
+        // the supervisor starts it: behind `ssh`, the script's own quotes are gone and the
+        // remote shell reads each path again.
+        let launched = process.launch_words(&command);
+        let launched: Vec<&str> = launched.iter().map(String::as_str).collect();
         let script = dir.join(format!("{name}.sh"));
         write_private(
             &script,
@@ -303,15 +301,6 @@ fn plain_word(word: &str) -> bool {
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-+=@,./:".contains(c))
-}
-
-/// `word` as one word of a POSIX shell: as it is when it has nothing the shell reads, else in
-/// single quotes, each `'` in it closed, escaped and opened again.
-fn shell_word(word: &str) -> String {
-    if plain_word(word) {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// The words as one line of a POSIX shell.
