@@ -1351,6 +1351,32 @@ fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority
     assert_books_balance(&report);
 }
 
+/// Two processes given the same core each count it as their own no more: under `--rt auto`
+/// neither cyclic executive takes SCHED_FIFO there (where a busy one would starve the other
+/// process's threads), and each process says which core it shares and with whom.
+#[test]
+fn processes_given_the_same_core_take_no_real_time_scheduling_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect tt[1ms](Src.Snk) | tt[1ms](Src.Snk)\n";
+    let config = "[process.main]\ncores = [0]\n\n[process.p1]\ncores = [0]\n\n\
+                  [net.\"Src#2\"]\nprocess = \"p1\"\n\n[net.\"Snk#3\"]\nprocess = \"p1\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "50"]);
+    assert!(out.status.success(), "{}", text(&out));
+    for firewall in report["firewalls"].as_array().unwrap() {
+        assert_eq!(firewall["priority"], Value::Null, "{firewall}");
+    }
+    assert_warns(
+        &report,
+        "main: real-time scheduling not used: core 0 is shared with process p1",
+    );
+    assert_warns(
+        &report,
+        "p1: real-time scheduling not used: core 0 is shared with process main",
+    );
+    assert_books_balance(&report);
+}
+
 /// A decoupled source in a process of one core shares it with the link's sink, which it never
 /// waits for: it offers the core after each step, so the link carries the messages across
 /// instead of the few the scheduler let the sink see while the source ran through the run.

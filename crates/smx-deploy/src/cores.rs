@@ -40,6 +40,30 @@ pub fn share(local: &[(String, usize)], allowed: &[usize]) -> BTreeMap<String, V
     shares
 }
 
+/// Per process of `placed` (its name and the cores its threads may run on), the cores that
+/// others of the list may run on as well, and their names; processes that share none are left
+/// out.
+pub fn overlaps(placed: &[(String, Vec<usize>)]) -> BTreeMap<String, (Vec<usize>, Vec<String>)> {
+    let mut shared = BTreeMap::new();
+    for (name, cores) in placed {
+        let mut common: Vec<usize> = Vec::new();
+        let mut with: Vec<String> = Vec::new();
+        for (other, theirs) in placed.iter().filter(|(other, _)| other != name) {
+            let met: Vec<usize> = cores.iter().copied().filter(|c| theirs.contains(c)).collect();
+            if !met.is_empty() {
+                common.extend(met);
+                with.push(other.clone());
+            }
+        }
+        if !with.is_empty() {
+            common.sort_unstable();
+            common.dedup();
+            shared.insert(name.clone(), (common, with));
+        }
+    }
+    shared
+}
+
 /// Beside slices whose cyclic executives have cores to themselves (`kept`: per process, its
 /// executives' cores, as its own placement will reserve them), the cores of the `others`
 /// (without cores of their own, each with its number of boxes): all of the rest for a single
@@ -144,6 +168,20 @@ mod tests {
 
     fn names(list: &[(&str, usize)]) -> Vec<(String, usize)> {
         list.iter().map(|(n, b)| (n.to_string(), *b)).collect()
+    }
+
+    #[test]
+    fn processes_on_the_same_cores_each_learn_which_and_with_whom() {
+        let placed: Vec<(String, Vec<usize>)> = [("a", vec![0]), ("b", vec![1]), ("c", vec![0, 1]), ("d", vec![2])]
+            .into_iter()
+            .map(|(n, c)| (n.to_string(), c))
+            .collect();
+        let shared = overlaps(&placed);
+        assert_eq!(shared["a"], (vec![0], vec!["c".to_string()]));
+        assert_eq!(shared["b"], (vec![1], vec!["c".to_string()]));
+        assert_eq!(shared["c"], (vec![0, 1], vec!["a".to_string(), "b".to_string()]));
+        assert!(!shared.contains_key("d"), "a process alone on its cores shares none");
+        assert!(overlaps(&placed[..2]).is_empty());
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod text;
 
 use smx_graph::NetGraph;
 use smx_runtime::config::NetSettings;
+use std::collections::BTreeMap;
 
 pub use placement::Placement;
 pub use processes::{Process, Processes};
@@ -110,7 +111,9 @@ impl Deployment {
     /// process names (its job's `cores_allowed`), and the others keep off the cores its cyclic
     /// executives have to themselves ([`Deployment::core_notes`] says which).
     pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
-        let LocalCores { shares, kept_to, .. } = self.local_cores(common);
+        let local = self.local_cores(common);
+        let shared = self.shared_cores(common, &local);
+        let LocalCores { shares, kept_to, .. } = local;
         self.split
             .slices
             .iter()
@@ -145,6 +148,7 @@ impl Deployment {
                     cores_allowed: kept_to.get(&process.name).cloned(),
                     start_together: false,
                     protocol: Some(protocol::PROTOCOL),
+                    shared_cores: shared.get(&process.name).cloned(),
                 };
                 (process, job)
             })
@@ -205,6 +209,35 @@ impl Deployment {
     /// warnings (as each process's runtime says what it decided about its threads).
     pub fn core_notes(&self, common: &[String]) -> Vec<String> {
         self.local_cores(common).notes
+    }
+
+    /// Per process on this machine, the cores that other processes on it may run on as well,
+    /// and whose they are. A process's cores are its `cores`, else its share, else those it
+    /// keeps to, else the run's `--pin` list or every core this process may use.
+    fn shared_cores(&self, common: &[String], local: &LocalCores) -> BTreeMap<String, smx_runtime::SharedCores> {
+        let every = pin_list(common).unwrap_or_else(cores::allowed);
+        let placed: Vec<(String, Vec<usize>)> = self
+            .split
+            .slices
+            .iter()
+            .filter_map(|slice| self.processes.get(&slice.process))
+            .filter(|p| p.on_this_machine())
+            .map(|p| {
+                let own = p
+                    .cores
+                    .as_ref()
+                    .or(local.shares.get(&p.name))
+                    .or(local.kept_to.get(&p.name));
+                (p.name.clone(), own.unwrap_or(&every).clone())
+            })
+            .collect();
+        cores::overlaps(&placed)
+            .into_iter()
+            .map(|(name, (cores, with))| {
+                let with = format!("process{} {}", if with.len() == 1 { "" } else { "es" }, with.join(", "));
+                (name, smx_runtime::SharedCores { cores, with })
+            })
+            .collect()
     }
 
     /// `allowed` without the cores that processes on this machine name as their own, so that

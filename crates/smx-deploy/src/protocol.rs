@@ -37,8 +37,8 @@ pub const SUBCOMMAND: &str = "__slice";
 /// end would notice or not: a slice started through `launch` on another host runs the
 /// `smxrun` installed there, and the two ends must speak one protocol. The one form that
 /// never changes is the started line's, which carries it. Version 1 is the first with a
-/// version; an `smxrun` before it speaks none.
-pub const PROTOCOL: u32 = 1;
+/// version (an `smxrun` before it speaks none); 2 adds the job's `shared_cores`.
+pub const PROTOCOL: u32 = 2;
 
 /// A protocol version as a sentence says it: `slice protocol 2`, or, for a peer that gives
 /// none, what that means.
@@ -146,6 +146,10 @@ pub struct Job {
     /// module docs). A job `smxrun split` writes has no supervisor to say go.
     #[serde(default)]
     pub start_together: bool,
+    /// The cores of the slice's process that other processes of the deployment use as well,
+    /// and whose they are: its `--rt auto` then takes no real-time scheduling there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cores: Option<smx_runtime::SharedCores>,
     /// The [`PROTOCOL`] of the `smxrun` that wrote the job (`None`: one from before protocol
     /// versions). A slice refuses a job of another protocol, or of none.
     #[serde(default)]
@@ -417,6 +421,10 @@ mod tests {
             cores_allowed: Some(vec![0, 2]),
             start_together: true,
             protocol: Some(PROTOCOL),
+            shared_cores: Some(smx_runtime::SharedCores {
+                cores: vec![0],
+                with: "process b".into(),
+            }),
         };
         let line = job.to_line();
         assert_eq!(Job::read(&mut std::io::Cursor::new(line)).unwrap(), job);
@@ -455,6 +463,7 @@ mod version_tests {
             cores_allowed: None,
             start_together: false,
             protocol: Some(PROTOCOL),
+            shared_cores: None,
         };
         let mut value = serde_json::to_value(&job).unwrap();
         assert_eq!(Job::parse(&value.to_string()).unwrap(), job);

@@ -42,7 +42,7 @@ pub use builder::{Link, NetBuilder};
 pub use error::{BadValue, RunError};
 pub use firewall::{Firewall, RunningFirewall};
 pub use lever::{Lever, LeverWords, option_words};
-pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, TtMode};
+pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, SharedCores, TtMode};
 pub use plan::check_ports;
 pub use progress::{ChannelSample, FirewallSample, NetSample, Progress, Snapshot, stats_line};
 pub use registry::Registry;

@@ -65,6 +65,19 @@ pub struct RunOptions {
     /// How the report's notes name the settings that would change a decision of the run: the
     /// driver's own words ([`crate::option_words`] unless it gives its own).
     pub lever_words: LeverWords,
+    /// Cores of this run that busy threads of other processes use as well (two processes of a
+    /// deployment given the same cores): `--rt auto` takes no real-time scheduling, and a
+    /// cyclic executive neither spins nor counts its core as its own, as beside the run's own
+    /// box threads. `None`: the run's cores are its own as far as it knows.
+    pub shared_cores: Option<SharedCores>,
+}
+
+/// Cores a run shares with other processes, and whose they are, for the report.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedCores {
+    pub cores: Vec<usize>,
+    /// Who else runs on them, as the report names them (`process p1`).
+    pub with: String,
 }
 
 /// When `rt`/`tt` priorities and firewalls run at real-time priority.
@@ -112,6 +125,7 @@ impl Default for RunOptions {
             latency: LatencyMode::default(),
             chain: ChainMode::default(),
             lever_words: LeverWords::default(),
+            shared_cores: None,
         }
     }
 }

@@ -62,18 +62,18 @@ fn every_thread_has_a_core(graph: &NetGraph, executive: &[Option<Duration>], pin
 /// shares its core with threads of the run neither spins (a box woken on that core would wait
 /// for the scheduler's next tick: the pair would run at the kernel's tick rate, `CONFIG_HZ`,
 /// instead of the period) nor, under `--rt auto`, takes real-time priority; an executive alone
-/// on its core may do both.
+/// on its core (`own_core`: no other thread of the run there, nor of another process) may do
+/// both.
 fn decide_firewall(
     fw: &mut firewall::FirewallOptions,
     realtime: Realtime,
     asked: Realtime,
-    placed: &placement::Placement,
+    (placed, own_core): (&placement::Placement, bool),
     every_thread_fits: bool,
 ) {
     if fw.cores.is_empty() {
         fw.cores = placed.firewall_cores.clone();
     }
-    let own_core = placed.exclusive_executives;
     let fifo = realtime == Realtime::On || (asked == Realtime::Auto && own_core);
     if !fifo {
         fw.priority = None;
@@ -160,6 +160,9 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
         Realtime::Auto => {
             let wants = graph.nodes.iter().any(|n| n.priority > 0);
             let (threads, cores) = threads_and_cores(graph, executive, &opts.pin);
+            if let Some(shared) = &opts.shared_cores {
+                return (Realtime::Off, wants.then(|| shared_note(shared, opts.lever_words)));
+            }
             if cores >= threads {
                 (Realtime::On, None)
             } else {
@@ -175,6 +178,38 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
             }
         }
     }
+}
+
+/// Whether a cyclic executive may run on a core that another process uses as well: its
+/// firewall's cores (those asked for, else those placed; none: anywhere) meet the shared ones.
+fn executives_on_shared_cores(
+    fw: &firewall::FirewallOptions,
+    placed: &placement::Placement,
+    opts: &RunOptions,
+) -> bool {
+    let Some(shared) = &opts.shared_cores else {
+        return false;
+    };
+    let cores = if fw.cores.is_empty() {
+        &placed.firewall_cores
+    } else {
+        &fw.cores
+    };
+    cores.is_empty() || cores.iter().any(|c| shared.cores.contains(c))
+}
+
+/// Why `--rt auto` took no real-time scheduling on cores other processes use as well.
+fn shared_note(shared: &crate::options::SharedCores, words: LeverWords) -> String {
+    let cores: Vec<String> = shared.cores.iter().map(usize::to_string).collect();
+    format!(
+        "real-time scheduling not used: {} {} {} shared with {}, where a SCHED_FIFO thread of \
+         either could starve the other's threads ({} forces it)",
+        if cores.len() == 1 { "core" } else { "cores" },
+        cores.join(", "),
+        if cores.len() == 1 { "is" } else { "are" },
+        shared.with,
+        words.name(Lever::RealtimeOn)
+    )
 }
 
 /// What the runtime decided for this net on this machine before any thread starts: the plan
@@ -232,20 +267,26 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         }
     }
     let unpinned_note = placement::unpin_lone_chains(&mut plan, &chains, &opts.pin, executives);
+    // Another process's threads on an executive's core count as the run's own would there.
+    let executives_share = executives > 0 && executives_on_shared_cores(&decided.firewall, &placed, opts);
+    let own_core = placed.exclusive_executives && !executives_share;
     decide_firewall(
         &mut decided.firewall,
         realtime,
         opts.realtime,
-        &placed,
-        every_thread_has_a_core(graph, &executive, &opts.pin),
+        (&placed, own_core),
+        every_thread_has_a_core(graph, &executive, &opts.pin) && !executives_share,
     );
-    let realtime_note = match realtime_note {
-        Some(_) if placed.exclusive_executives && opts.realtime == Realtime::Auto => Some(format!(
+    let realtime_note = match (realtime_note, &opts.shared_cores) {
+        (None, Some(shared)) if executives_share && placed.exclusive_executives && opts.realtime == Realtime::Auto => {
+            Some(shared_note(shared, opts.lever_words))
+        }
+        (Some(_), _) if own_core && opts.realtime == Realtime::Auto => Some(format!(
             "real-time scheduling for the executive only, alone on its core: the box threads share cores \
              ({} forces it)",
             opts.lever_words.name(Lever::RealtimeOn)
         )),
-        note => note,
+        (note, _) => note,
     };
     let notes = tt_note
         .into_iter()

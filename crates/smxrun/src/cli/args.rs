@@ -74,6 +74,10 @@ pub struct RunArgs {
     #[arg(required = true, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
+    /// Cores the run shares with other processes: a slice's job says so, no option does.
+    #[arg(skip)]
+    pub shared_cores: Option<smx_runtime::SharedCores>,
+
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 

@@ -158,6 +158,7 @@ fn run_options(
         },
         trace: tracing.then(|| Tracer::new(args.trace_limit)),
         lever_words: smx_runtime::LeverWords(words::flag_words),
+        shared_cores: args.shared_cores.clone(),
         ..RunOptions::default()
     }
 }

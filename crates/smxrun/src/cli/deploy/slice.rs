@@ -58,10 +58,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         }
         workspace(&job)
     });
-    let (dir, run_args) = match ready {
+    let (dir, mut run_args) = match ready {
         Ok(ready) => ready,
         Err(e) => return slice.refuse(&e).map(|()| e.code),
     };
+    run_args.shared_cores = job.shared_cores.clone();
     let progress = Progress::new();
     if let Some(answers) = answers.filter(|_| job.start_together) {
         let answers = Arc::clone(answers);
