@@ -1150,3 +1150,97 @@ fn a_channel_inside_a_dead_process_keeps_what_the_net_says_of_it() {
         "{inside}"
     );
 }
+
+/// A slice that goes silent (frozen here; in the field, its host or the connection its
+/// `launch` made is gone while its process lives on) is counted lost: the run ends, naming
+/// it, rather than waiting on it for ever, and no process is left behind.
+#[test]
+fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(
+        dir.path(),
+        "deploy.toml",
+        "[process.b]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"b\"\n",
+    );
+    let run = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["--report", "json", "-q", "-o"])
+        .arg(dir.path().join("report.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut slices = Vec::new();
+    wait_for("two slices", || {
+        slices = children_of(run.id());
+        slices.len() == 2
+    });
+    let b = by_process(slices.clone())[1];
+    unsafe { libc::kill(b as i32, libc::SIGSTOP) };
+    let out = finish(run, &slices);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("process 'b'") && stderr.contains("lost: it said nothing for"),
+        "{stderr}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(process(&report, "b")["status"], "lost", "{report}");
+    for pid in slices {
+        assert!(!alive(pid), "slice {pid} outlived the run");
+    }
+}
+
+/// Until its nets run, a slice says it is there at every interval, also while it holds its
+/// nets for the supervisor's go: a slice the supervisor hears nothing from is lost in every
+/// phase of its run, not only once its nets run.
+#[test]
+fn a_slice_holding_its_nets_keeps_saying_it_is_there() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src.Snk) | (Src.Snk)\n";
+    let config = "[process.b]\n\n[net.\"Src#2\"]\nprocess = \"b\"\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n";
+    let out_dir = common::deploy::split(dir.path(), net, config, &["-n", "3"]);
+    let mut job: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("b.job")).unwrap()).unwrap();
+    job["start_together"] = Value::Bool(true);
+    let mut slice = smxrun()
+        .args(["__slice", "--process", "b"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = slice.stdin.take().unwrap();
+    stdin.write_all(format!("{job}\n").as_bytes()).unwrap();
+    let stdout = slice.stdout.take().unwrap();
+    let (lines, said) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || said.recv_timeout(Duration::from_secs(60)).ok();
+    let mut heard = Vec::new();
+    while !heard.iter().any(|l: &String| l == "smx-slice ready") {
+        heard.push(next().unwrap_or_else(|| panic!("no ready from the slice: {heard:?}")));
+    }
+    for _ in 0..3 {
+        let line = next().unwrap_or_else(|| panic!("silence while it holds its nets after {heard:?}"));
+        assert_eq!(line, "smx-slice alive", "{heard:?}");
+    }
+    drop(stdin);
+    let out = finish(slice, &[]);
+    reader.join().unwrap();
+    let rest: Vec<String> = said.try_iter().collect();
+    assert!(
+        !rest.iter().any(|l| l.starts_with("smx-slice progress")),
+        "its nets never ran: {rest:?} {}",
+        text(&out)
+    );
+}

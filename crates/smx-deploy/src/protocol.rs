@@ -5,9 +5,11 @@
 //! broke) stops the slice. The slice answers on its stdout, which it keeps for this alone
 //! (what its boxes print goes to stderr): a line `smx-slice started PID PROTOCOL` once it runs,
 //! before it reads its job (the [`PROTOCOL`] it speaks; a slice of an `smxrun` from before
-//! protocol versions says `smx-slice started PID` alone, after its job), while
-//! its nets run `smx-slice progress MESSAGES ELAPSED_NS` every [`PROGRESS_EVERY`] (for the
-//! supervisor's progress line) and, when the job asks for live figures, `smx-slice stats LEN`
+//! protocol versions says `smx-slice started PID` alone, after its job), until its nets run
+//! `smx-slice alive` every [`PROGRESS_EVERY`], while they run `smx-slice progress MESSAGES
+//! ELAPSED_NS` as often (for the supervisor's progress line), so that a slice the supervisor
+//! hears nothing from is one whose host or `launch` connection is lost, or one that froze, in
+//! any phase of its run; and, when the job asks for live figures, `smx-slice stats LEN`
 //! followed by LEN bytes of a JSON [`Snapshot`] every `stats_every` and once more at the end,
 //! and at its end `smx-slice report LEN` followed by LEN bytes of the slice's JSON report.
 //!
@@ -89,6 +91,7 @@ const PROGRESS: &str = "smx-slice progress ";
 const STATS: &str = "smx-slice stats ";
 const REFUSED: &str = "smx-slice refused";
 const READY: &str = "smx-slice ready";
+const ALIVE: &str = "smx-slice alive";
 
 /// The supervisor's line that lets a ready slice's nets run.
 pub const GO: &str = "smx-slice go";
@@ -236,6 +239,9 @@ pub enum Event {
     Refused,
     /// Every box of the slice has initialised; its nets wait for the go.
     Ready,
+    /// The slice is there, its nets not yet running (it reads its job, its boxes initialise,
+    /// its nets wait for the go).
+    Alive,
     Report(String),
 }
 
@@ -247,6 +253,11 @@ pub fn write_started(out: &mut impl Write, pid: u32) -> std::io::Result<()> {
 
 pub fn write_progress(out: &mut impl Write, messages: u64, elapsed: Duration) -> std::io::Result<()> {
     writeln!(out, "{PROGRESS}{messages} {}", elapsed.as_nanos())?;
+    out.flush()
+}
+
+pub fn write_alive(out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, "{ALIVE}")?;
     out.flush()
 }
 
@@ -313,6 +324,9 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
         }
         if line.trim_end() == READY {
             return Some(Event::Ready);
+        }
+        if line.trim_end() == ALIVE {
+            return Some(Event::Alive);
         }
         if let Some(figures) = line.trim_end().strip_prefix(PROGRESS) {
             let mut words = figures.split(' ').map(str::parse::<u64>);

@@ -51,6 +51,13 @@ pub const UNSTARTED: Duration = Duration::from_millis(500);
 /// waited for as long as its boxes' init takes, as one process waits for all of its boxes.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a slice that said it started may say nothing before the supervisor counts it lost
+/// (its host, or the connection its `launch` made, is gone, or its process froze) and kills
+/// what it started here: a slice says something every [`protocol::PROGRESS_EVERY`], from its
+/// start to its report. A lost host is found so also while the slices wait for each other
+/// (before any link's heartbeat runs), and a slow one has forty times the interval.
+pub const SILENT_FOR: Duration = Duration::from_secs(10);
+
 /// How long all slices together have to end after a stop, one after the other, before what
 /// remains is killed: within the 5 s after which `smxrun` gives up on a stopped run.
 pub const ALL_STOPS: Duration = Duration::from_secs(3);
@@ -73,7 +80,8 @@ pub struct Outcome {
     /// `died` (no report: killed, crashed, connection lost), `refused` (its run was refused
     /// before it started, and it said why, or the supervisor refused it: see `refusal`),
     /// `killed` (by the supervisor, after it did not stop, or because it never said it
-    /// started; then `pid` is `None`).
+    /// started; then `pid` is `None`), `lost` (it said nothing for [`SILENT_FOR`]: its host
+    /// or `launch` connection is gone, or it froze; what it started here was killed).
     pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -114,6 +122,10 @@ struct Running {
     refused: bool,
     /// It said every box of it has initialised; its nets wait for the go.
     ready: bool,
+    /// When it last said anything.
+    heard_at: Instant,
+    /// It said nothing for [`SILENT_FOR`] and was killed for it.
+    silent: bool,
     /// The protocol it said it started in, when that is not this supervisor's (`Some(None)`:
     /// it gave none).
     other_protocol: Option<Option<u32>>,
@@ -162,6 +174,8 @@ pub fn supervise(
                 killed: false,
                 refused: false,
                 ready: false,
+                heard_at: Instant::now(),
+                silent: false,
                 other_protocol: None,
                 asked: false,
                 seen_in: 0,
@@ -338,13 +352,26 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             send_job(r);
         }
         while let Ok((i, event)) = inbox.try_recv() {
+            running[i].heard_at = Instant::now();
             match event {
                 Event::Started(pid, protocol) => started(&mut running[i], pid, protocol),
                 Event::Progress(messages, elapsed) => live.record(i, messages, elapsed),
                 Event::Stats(snapshot) => live.record_stats(i, *snapshot),
                 Event::Refused => running[i].refused = true,
                 Event::Ready => running[i].ready = true,
+                Event::Alive => {}
                 Event::Report(json) => running[i].report = Some(json),
+            }
+        }
+        // One gone silent is killed; its end is then seen below as any death is.
+        for r in running
+            .iter_mut()
+            .filter(|r| r.status.is_none() && r.pid.is_some() && !r.silent)
+        {
+            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR {
+                r.silent = true;
+                r.killed = true;
+                signal_group(&r.child, libc::SIGKILL);
             }
         }
         // A slice of another protocol ends the run at once, before any net ran: it would
@@ -512,6 +539,7 @@ fn collect_late_report(running: &mut [Running], inbox: &mpsc::Receiver<(usize, E
             Ok((j, Event::Refused)) => running[j].refused = true,
             Ok((j, Event::Started(pid, protocol))) => started(&mut running[j], pid, protocol),
             Ok((j, Event::Ready)) => running[j].ready = true,
+            Ok((_, Event::Alive)) => {}
             // Too late for a progress line, not for the live figures' last line.
             Ok((_, Event::Progress(..))) => {}
             Ok((j, Event::Stats(snapshot))) => live.record_stats(j, *snapshot),
@@ -561,13 +589,18 @@ fn kill(r: &mut Running) {
 
 /// Kills a child's process group (it leads one of its own) and reaps it.
 fn kill_group(child: &mut Child) -> Option<ExitStatus> {
+    signal_group(child, libc::SIGKILL);
+    child.wait().ok()
+}
+
+/// Sends `signal` to the child's process group and to the child.
+fn signal_group(child: &Child, signal: libc::c_int) {
     let pid = child.id() as i32;
     // SAFETY: plain system calls on a child this process started.
     unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-        libc::kill(pid, libc::SIGKILL);
+        libc::kill(-pid, signal);
+        libc::kill(pid, signal);
     }
-    child.wait().ok()
 }
 
 /// The exit code of a slice whose run was stopped (as `smxrun`'s on a stop).
@@ -589,6 +622,7 @@ fn outcome(r: Running) -> Outcome {
         (Some(_), false, _) => "ended",
         // Refused by the supervisor, and killed when it did not stop.
         (None, _, _) if r.other_protocol.is_some() => "refused",
+        (None, _, _) if r.silent => "lost",
         (None, _, true) => "killed",
         (None, _, false) if r.refused => "refused",
         (None, _, false) => "died",

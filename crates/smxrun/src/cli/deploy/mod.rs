@@ -357,7 +357,10 @@ fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
     }
     // One that died, or refused its run, is the cause of the failures of those that found its
     // links cut, whichever the supervisor saw end first.
-    if causes.iter().any(|o| o.status == "died" || o.status == "refused") {
+    if causes
+        .iter()
+        .any(|o| o.status == "died" || o.status == "lost" || o.status == "refused")
+    {
         causes.retain(|o| o.status != "ended");
     }
     causes
@@ -373,6 +376,18 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
             o.host
                 .as_deref()
                 .map_or("this machine".to_string(), |h| format!("host {h}")),
+        );
+    }
+    if o.status == "lost" {
+        return format!(
+            "error: process '{}'{} on {} lost: it said nothing for {} s (its host, or the connection \
+             its launch command made, is gone, or it froze); what it started here was killed",
+            o.process,
+            o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+            o.host
+                .as_deref()
+                .map_or("this machine".to_string(), |h| format!("host {h}")),
+            supervise::SILENT_FOR.as_secs(),
         );
     }
     let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());

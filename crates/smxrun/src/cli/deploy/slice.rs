@@ -34,7 +34,14 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     // Before the job: a supervisor of another protocol learns it from this line, whose form
     // stays, and ends the run naming both versions, while this slice refuses the job.
     let _ = protocol::write_started(&mut *lock(&answers), std::process::id());
+    // From here to the report the supervisor hears from this slice at least every
+    // `PROGRESS_EVERY`: one it does not hear from is lost (its host, or its `launch` connection).
+    let progress = Progress::new();
+    let stats_every = Arc::new(std::sync::OnceLock::new());
+    let telling =
+        supervised.then(|| ProgressTeller::start(progress.clone(), Arc::clone(&stats_every), Arc::clone(&answers)));
     let job = read_job(args)?;
+    let _ = stats_every.set(job.stats_every);
     // The user knows the nodes by their ids in the whole net (report, `--set`); a job written
     // without the whole net's plan can only give the slice's own.
     let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
@@ -63,7 +70,6 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         Err(e) => return slice.refuse(&e).map(|()| e.code),
     };
     run_args.shared_cores = job.shared_cores.clone();
-    let progress = Progress::new();
     if let Some(answers) = answers.filter(|_| job.start_together) {
         let answers = Arc::clone(answers);
         progress.hold_start(move |stop| {
@@ -71,7 +77,6 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             go.wait(stop)
         });
     }
-    let telling = answers.map(|a| ProgressTeller::start(progress.clone(), job.stats_every, Arc::clone(a)));
     let result = run_net(&run_args, registry, progress);
     drop(telling);
     let report = read_report(&dir.path().join(REPORT));
@@ -350,57 +355,69 @@ fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
     })
 }
 
-/// A thread that tells the supervisor the slice's progress every
-/// [`protocol::PROGRESS_EVERY`] while its nets run, for the run's one progress line, and its
-/// live figures every `stats_every` if asked (and once more at the end, the final counts); it
-/// ends when dropped, before the report goes over the same channel.
+/// The live figures' interval the job asks for, once the job is read (`None` inside: none).
+type StatsEvery = Arc<std::sync::OnceLock<Option<std::time::Duration>>>;
+
+/// A thread that tells the supervisor, every [`protocol::PROGRESS_EVERY`], that the slice is
+/// there until its nets run and their progress while they run, for the run's one progress
+/// line, and its live figures every `stats_every` if the job asks (and once more at the end,
+/// the final counts); it ends when dropped, before the report goes over the same channel.
 struct ProgressTeller {
     stop: Option<crossbeam_channel::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     progress: Progress,
-    stats: bool,
+    stats_every: StatsEvery,
     answers: Answers,
 }
 
 impl ProgressTeller {
-    fn start(progress: Progress, stats_every: Option<std::time::Duration>, answers: Answers) -> ProgressTeller {
+    fn start(progress: Progress, stats_every: StatsEvery, answers: Answers) -> ProgressTeller {
         let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
-        let (sampled, out) = (progress.clone(), Arc::clone(&answers));
+        let (sampled, asked, out) = (progress.clone(), Arc::clone(&stats_every), Arc::clone(&answers));
         let thread = std::thread::Builder::new()
             .name("smx-progress".into())
             .stack_size(256 * 1024)
-            .spawn(move || tell_until(&stopped, &sampled, stats_every, &out))
+            .spawn(move || tell_until(&stopped, &sampled, &asked, &out))
             .ok();
         ProgressTeller {
             stop: Some(stop),
             thread,
             progress,
-            stats: stats_every.is_some(),
+            stats_every,
             answers,
         }
     }
 }
 
-fn tell_until(
-    stopped: &crossbeam_channel::Receiver<()>,
-    progress: &Progress,
-    stats_every: Option<std::time::Duration>,
-    answers: &Answers,
-) {
-    let tick = stats_every.map_or(protocol::PROGRESS_EVERY, |every| every.min(protocol::PROGRESS_EVERY));
-    let mut next_stats = stats_every.map(|every| std::time::Instant::now() + every);
-    while let Err(crossbeam_channel::RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
+fn tell_until(stopped: &crossbeam_channel::Receiver<()>, progress: &Progress, asked: &StatsEvery, answers: &Answers) {
+    let mut next_stats: Option<std::time::Instant> = None;
+    loop {
+        let stats_every = asked.get().copied().flatten();
+        let tick = stats_every.map_or(protocol::PROGRESS_EVERY, |every| every.min(protocol::PROGRESS_EVERY));
+        if !matches!(
+            stopped.recv_timeout(tick),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout)
+        ) {
+            return;
+        }
+        let now = std::time::Instant::now();
         let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let told = match (next_stats, stats_every) {
-            (Some(at), Some(every)) if std::time::Instant::now() >= at => {
-                next_stats = Some(at.max(std::time::Instant::now() - every) + every);
-                progress.snapshot().map(|now| protocol::write_stats(&mut *out, &now))
+        let told = match (progress.elapsed(), stats_every) {
+            (None, _) => protocol::write_alive(&mut *out),
+            (Some(elapsed), Some(every)) => {
+                // The first figures one interval after the nets started, then every interval.
+                let at = *next_stats.get_or_insert(now + every);
+                match progress.snapshot().filter(|_| now >= at) {
+                    Some(snapshot) => {
+                        next_stats = Some(at.max(now - every) + every);
+                        protocol::write_stats(&mut *out, &snapshot)
+                    }
+                    None => protocol::write_progress(&mut *out, progress.messages(), elapsed),
+                }
             }
-            _ => progress
-                .elapsed()
-                .map(|elapsed| protocol::write_progress(&mut *out, progress.messages(), elapsed)),
+            (Some(elapsed), None) => protocol::write_progress(&mut *out, progress.messages(), elapsed),
         };
-        if matches!(told, Some(Err(_))) {
+        if told.is_err() {
             return;
         }
     }
@@ -414,7 +431,7 @@ impl Drop for ProgressTeller {
             let _ = thread.join();
         }
         // The run is over: its final counts, which are its report's.
-        if self.stats
+        if self.stats_every.get().copied().flatten().is_some()
             && let Some(now) = self.progress.snapshot()
         {
             let mut out = self.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
