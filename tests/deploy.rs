@@ -1375,6 +1375,21 @@ fn processes_given_the_same_core_take_no_real_time_scheduling_there() {
         "p1: real-time scheduling not used: core 0 is shared with process main",
     );
     assert_books_balance(&report);
+    // `check` says so before any run, at the second process's table.
+    let out = smxrun()
+        .arg("check")
+        .arg(dir.path().join("net.smx"))
+        .arg("--config")
+        .arg(dir.path().join("deploy.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("deploy.toml:4: process 'p1' names core 0 as process 'main' does"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A decoupled source in a process of one core shares it with the link's sink, which it never

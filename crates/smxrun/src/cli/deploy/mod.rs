@@ -93,7 +93,8 @@ pub fn deployment(
     };
     processes.check_namespaces()?;
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
-    let idle = idle_processes(&processes, &placement);
+    let mut idle = idle_processes(&processes, &placement);
+    idle.extend(processes_on_the_same_cores(&processes, &placement));
     for line in &idle {
         crate::cli::say(line);
     }
@@ -192,6 +193,42 @@ fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> V
             )
         })
         .collect()
+}
+
+/// A warning for each process on this machine whose `cores` name a core that a process before
+/// it names too: their threads take turns there, and neither takes real-time scheduling there
+/// under `--rt auto` (each slice learns it from its job).
+fn processes_on_the_same_cores(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
+    let used = placement.used();
+    let named: Vec<_> = processes
+        .iter()
+        .filter(|p| used.contains(&p.name) && p.on_this_machine())
+        .filter_map(|p| Some((p, p.cores.as_ref()?)))
+        .collect();
+    let mut lines = Vec::new();
+    for (k, (p, cores)) in named.iter().enumerate() {
+        for (earlier, theirs) in &named[..k] {
+            let both: Vec<String> = cores
+                .iter()
+                .filter(|c| theirs.contains(c))
+                .map(usize::to_string)
+                .collect();
+            if both.is_empty() {
+                continue;
+            }
+            lines.push(format!(
+                "warning: {}: process '{}' names {} {} as process '{}' does: their threads take turns there, \
+                 and neither takes real-time scheduling there under `--rt auto` (`cores` of its own for each \
+                 avoid both)",
+                p.origin,
+                p.name,
+                if both.len() == 1 { "core" } else { "cores" },
+                both.join(", "),
+                earlier.name
+            ));
+        }
+    }
+    lines
 }
 
 /// Runs a deployment: starts every slice, supervises them, prints the one report.
