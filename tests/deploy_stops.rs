@@ -24,6 +24,12 @@ fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The configuration that runs `Snk` in process `b` at 127.0.0.1 (links from `port` up), started
+/// through `launch`.
+fn sink_through(launch: impl std::fmt::Display, port: u16) -> String {
+    format!("[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"{launch}\"\n\n[net.Snk]\nprocess = \"b\"\n")
+}
+
 /// [`start`] of `-n COUNT` with a JSON report into the directory; the run and the report's path.
 fn start_reporting(dir: &Path, config: &str, count: &str) -> (Child, PathBuf) {
     start_net_reporting(dir, NET, config, count)
@@ -137,10 +143,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
             pids.display()
         ),
     );
-    let config = format!(
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47310\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
-        launch.display()
-    );
+    let config = sink_through(launch.display(), 47310);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     wait_for("the launch command to start", || pids.exists());
     let launched: Vec<u32> = std::fs::read_to_string(&pids)
@@ -317,8 +320,7 @@ fn a_process_stopped_while_it_waits_for_the_others_stops_the_run() {
 fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
     // Over tcp too: the link's receiver counts what arrived, and the merged row books the rest
     // as left, so the sender does not call its books incomplete.
-    let over_tcp =
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47370\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let over_tcp = &sink_through("/usr/bin/env", 47370);
     for (signal, name, config) in [
         (libc::SIGINT, "SIGINT", TWO),
         (libc::SIGTERM, "SIGTERM", TWO),
@@ -381,8 +383,7 @@ fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
 fn a_killed_slice_is_the_only_process_blamed() {
     // Shared memory, either end killed; and ZeroMQ over tcp, where the survivor does not notice
     // the death by itself before the supervisor stops it.
-    let zmq =
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47320\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let zmq = &sink_through("/usr/bin/env", 47320);
     for (config, victim) in [(TWO, 0), (TWO, 1), (zmq, 0), (zmq, 1)] {
         let (dead, survivor) = if victim == 0 { ("main", "b") } else { ("b", "main") };
         let what = format!("{dead} killed, {}", if config == TWO { "shm" } else { "zmq" });
@@ -527,8 +528,7 @@ fn a_slice_launched_here_and_killed_leaves_no_directory_behind() {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let config =
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47360\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let config = &sink_through("/usr/bin/env", 47360);
     let run = smxrun()
         .arg(write(dir.path(), "net.smx", NET))
         .arg("--config")
@@ -622,9 +622,7 @@ fn a_launch_command_that_cannot_start_is_named() {
     // An executable file whose interpreter is missing: found, but it cannot be started.
     let runner = executable(dir.path(), "runner", "#!/nonexistent/interpreter\n");
     for launch in [runner.display().to_string(), "/nonexistent/runner".to_string()] {
-        let config = format!(
-            "[process.b]\nhost = \"127.0.0.1\"\nport = 47330\nlaunch = \"{launch}\"\n\n[net.Snk]\nprocess = \"b\"\n"
-        );
+        let config = sink_through(&launch, 47330);
         let run = start(dir.path(), &config, &["-n", "10", "-q"]);
         let out = finish(run, &[]);
         assert_eq!(out.status.code(), Some(1), "{launch}: {}", text(&out));
@@ -782,9 +780,7 @@ fn a_slice_whose_consumer_is_killed_fails() {
 fn a_process_whose_port_is_taken_is_refused_not_dead() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let config = format!(
-        "[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n"
-    );
+    let config = sink_through("/usr/bin/env", port);
     let dir = tempfile::tempdir().unwrap();
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = run.wait_with_output().unwrap();
@@ -811,9 +807,7 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     // says what it is.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port() - 1;
-    let config = format!(
-        "[process.b]\nhost = \"127.0.0.1\"\nport = {port}\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n"
-    );
+    let config = sink_through("/usr/bin/env", port);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -841,10 +835,7 @@ fn a_slice_started_as_another_process_refuses_its_job() {
         "other.sh",
         "#!/bin/sh\nexe=\"$1\"\nexec \"$exe\" __slice --process elsewhere\n",
     );
-    let config = format!(
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47350\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
-        launch.display()
-    );
+    let config = sink_through(launch.display(), 47350);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = finish(run, &[]);
     assert_eq!(
@@ -889,10 +880,7 @@ fn a_slice_of_an_older_smxrun_ends_the_run_naming_the_protocols() {
             pid_file.display()
         ),
     );
-    let config = format!(
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47380\nlaunch = \"{}\"\n\n[net.Snk]\nprocess = \"b\"\n",
-        launch.display()
-    );
+    let config = sink_through(launch.display(), 47380);
     let (run, report_path) = start_reporting(dir.path(), &config, "0");
     wait_for("the older slice to start", || pid_file.exists());
     let older: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
