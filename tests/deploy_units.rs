@@ -195,20 +195,7 @@ fn a_split_into_a_directory_with_a_space_and_quotes_writes_commands_that_keep_it
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let children: Vec<_> = ["sinks", "main"]
-        .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let c = c.wait_with_output().unwrap();
-        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-    }
+    run_scripts(&out_dir, &["sinks", "main"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let merge = stdout
         .lines()
@@ -240,6 +227,25 @@ fn a_split_into_a_directory_with_a_space_and_quotes_writes_commands_that_keep_it
 }
 
 /// `smxrun split NET --config CONFIG -o OUT` in `dir`, with the two-process net.
+/// Starts the start scripts of `processes` that a split wrote into `out_dir`, all at once, and
+/// waits until each ended well.
+fn run_scripts(out_dir: &Path, processes: &[&str]) {
+    let children: Vec<_> = processes
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (name, c) in processes.iter().zip(children) {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{name}: {}", String::from_utf8_lossy(&c.stderr));
+    }
+}
+
 fn split_into(dir: &Path, out: &Path) -> std::process::Output {
     std::fs::write(dir.join("net.smx"), NET).unwrap();
     std::fs::write(
@@ -459,19 +465,8 @@ fn a_split_script_through_ssh_keeps_paths_with_spaces_whole() {
         ssh.display()
     );
     let out_dir = split_net(&dir, NET, &config, &["-n", "100"]);
-    let children: Vec<_> = ["sinks", "main"]
-        .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for (name, c) in ["sinks", "main"].iter().zip(children) {
-        let c = c.wait_with_output().unwrap();
-        assert!(c.status.success(), "{name}: {}", String::from_utf8_lossy(&c.stderr));
+    run_scripts(&out_dir, &["sinks", "main"]);
+    for name in ["sinks", "main"] {
         assert!(out_dir.join(format!("{name}.report.json")).exists(), "{name}");
     }
     let script = std::fs::read_to_string(out_dir.join("sinks.sh")).unwrap();
