@@ -24,6 +24,22 @@ fn executable(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A `launch` that never starts the slice, as `ssh` waiting at a password prompt: it waits for
+/// a child of its own, and writes its pid and that child's, one a line, into the file it
+/// returns beside itself once both run.
+fn hanging_launch(dir: &Path) -> (PathBuf, PathBuf) {
+    let pids = dir.join("pids");
+    let launch = executable(
+        dir,
+        "hang.sh",
+        &format!(
+            "#!/bin/sh\necho $$ > {0}.tmp\nsleep 300 &\necho $! >> {0}.tmp\nmv {0}.tmp {0}\nwait\n",
+            pids.display()
+        ),
+    );
+    (launch, pids)
+}
+
 /// The configuration that runs `Snk` in process `b` at 127.0.0.1 (links from `port` up), started
 /// through `launch`.
 fn sink_through(launch: impl std::fmt::Display, port: u16) -> String {
@@ -134,15 +150,7 @@ fn error_lines(out: &Output) -> Vec<String> {
 #[test]
 fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let launch = executable(
-        dir.path(),
-        "hang.sh",
-        &format!(
-            "#!/bin/sh\necho $$ > {0}.tmp\nsleep 300 &\necho $! >> {0}.tmp\nmv {0}.tmp {0}\nwait\n",
-            pids.display()
-        ),
-    );
+    let (launch, pids) = hanging_launch(dir.path());
     let config = sink_through(launch.display(), 47310);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     wait_for("the launch command to start", || pids.exists());
@@ -189,15 +197,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
     for stop in [false, true] {
         let what = if stop { "stopped" } else { "by itself" };
         let dir = tempfile::tempdir().unwrap();
-        let pids = dir.path().join("pids");
-        let launch = executable(
-            dir.path(),
-            "hang.sh",
-            &format!(
-                "#!/bin/sh\necho $$ > {0}.tmp\nsleep 300 &\necho $! >> {0}.tmp\nmv {0}.tmp {0}\nwait\n",
-                pids.display()
-            ),
-        );
+        let (launch, pids) = hanging_launch(dir.path());
         // Every net in b but the first source, which feeds b over a link.
         let config = format!(
             "[process.b]\nhost = \"127.0.0.1\"\nport = 47340\nlaunch = \"{}\"\n\n[default]\nprocess = \"b\"\n\n[net.\"Src#0\"]\nprocess = \"main\"\n",
