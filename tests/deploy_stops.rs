@@ -40,6 +40,22 @@ fn hanging_launch(dir: &Path) -> (PathBuf, PathBuf) {
     (launch, pids)
 }
 
+/// The slice of process `b`, started as a supervisor starts it, given `job` on its stdin,
+/// which stays open (its control pipe) until the caller drops it.
+fn slice_of_b_given(job: &str) -> (Child, std::process::ChildStdin) {
+    use std::io::Write;
+    let mut slice = smxrun()
+        .args(["__slice", "--process", "b"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = slice.stdin.take().unwrap();
+    stdin.write_all(format!("{job}\n").as_bytes()).unwrap();
+    (slice, stdin)
+}
+
 /// The configuration that runs `Snk` in process `b` at 127.0.0.1 (links from `port` up), started
 /// through `launch`.
 fn sink_through(launch: impl std::fmt::Display, port: u16) -> String {
@@ -952,18 +968,8 @@ fn a_slice_refuses_a_job_of_another_protocol_version() {
         );
         assert!(!dir.path().join("b.report.json").exists(), "{theirs}: nothing ran");
         // On stdin, as a supervisor of another version sends it.
-        let mut slice = smxrun()
-            .args(["__slice", "--process", "b"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        {
-            use std::io::Write;
-            let mut stdin = slice.stdin.take().unwrap();
-            stdin.write_all(format!("{text_of_job}\n").as_bytes()).unwrap();
-        }
+        let (slice, stdin) = slice_of_b_given(&text_of_job);
+        drop(stdin);
         let out = finish(slice, &[]);
         assert_eq!(out.status.code(), Some(1), "{theirs}: {}", text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -1188,22 +1194,14 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
 /// phase of its run, not only once its nets run.
 #[test]
 fn a_slice_holding_its_nets_keeps_saying_it_is_there() {
-    use std::io::{BufRead, Write};
+    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src.Snk) | (Src.Snk)\n";
     let config = "[process.b]\n\n[net.\"Src#2\"]\nprocess = \"b\"\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n";
     let out_dir = common::deploy::split(dir.path(), net, config, &["-n", "3"]);
     let mut job: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("b.job")).unwrap()).unwrap();
     job["start_together"] = Value::Bool(true);
-    let mut slice = smxrun()
-        .args(["__slice", "--process", "b"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = slice.stdin.take().unwrap();
-    stdin.write_all(format!("{job}\n").as_bytes()).unwrap();
+    let (mut slice, stdin) = slice_of_b_given(&job.to_string());
     let stdout = slice.stdout.take().unwrap();
     let (lines, said) = std::sync::mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
