@@ -56,6 +56,16 @@ fn slice_of_b_given(job: &str) -> (Child, std::process::ChildStdin) {
     (slice, stdin)
 }
 
+/// The report's nets that stepped at least once.
+fn nets_that_stepped(report: &Value) -> Vec<&Value> {
+    report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["loop_count"].as_u64().is_some_and(|count| count > 0))
+        .collect()
+}
+
 /// The configuration that runs `Snk` in process `b` at 127.0.0.1 (links from `port` up), started
 /// through `launch`.
 fn sink_through(launch: impl std::fmt::Display, port: u16) -> String {
@@ -917,12 +927,7 @@ fn a_slice_of_an_older_smxrun_ends_the_run_naming_the_protocols() {
     let report = report(&report_path);
     assert_eq!(process(&report, "b")["status"], "refused", "{report}");
     assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
-    let ran: Vec<&Value> = report["nets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|n| n["loop_count"].as_u64().is_some_and(|count| count > 0))
-        .collect();
+    let ran = nets_that_stepped(&report);
     assert!(ran.is_empty(), "nets ran beside a slice of another protocol: {ran:#?}");
     wait_for("the older slice to be gone", || !alive(older));
 }
@@ -1064,12 +1069,7 @@ fn a_refused_process_keeps_every_other_processs_nets_from_running() {
         let out = finish(run, &[]);
         let report = report(&report_path);
         assert_eq!(process(&report, "b")["status"], "refused", "{report}");
-        let ran: Vec<&Value> = report["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|n| n["loop_count"].as_u64().is_some_and(|count| count > 0))
-            .collect();
+        let ran = nets_that_stepped(&report);
         assert!(ran.is_empty(), "nets ran beside a refused process: {ran:#?}");
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     }
