@@ -4,7 +4,7 @@
 //! cause, and leaves no process behind.
 
 mod common;
-use common::deploy::{alive, by_process, children_of, process, smxrun, text, wait_for, write};
+use common::deploy::{alive, by_process, children_of, process, slice_process, smxrun, text, wait_for, write};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -1145,48 +1145,56 @@ fn a_channel_inside_a_dead_process_keeps_what_the_net_says_of_it() {
     );
 }
 
-/// A slice that goes silent (frozen here; in the field, its host or the connection its
-/// `launch` made is gone while its process lives on) is counted lost: the run ends, naming
-/// it, rather than waiting on it for ever, and no process is left behind.
+/// A slice whose lines stop reaching the supervisor (in the field its host, or the connection
+/// its `launch` made, is gone while its process lives on; here its `launch` passes its lines
+/// through a `cat` that is then frozen) is counted lost: the run ends, naming it, rather than
+/// waiting on it for ever, and no process is left behind. A slice on this machine that
+/// someone stopped (`SIGSTOP`, a debugger) says nothing either, but is left alone until it
+/// goes on.
 #[test]
 fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
-    let config = write(
+    let cat_pid = dir.path().join("cat.pid");
+    let launch = executable(
         dir.path(),
-        "deploy.toml",
-        "[process.b]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"b\"\n",
+        "through_cat.sh",
+        &format!(
+            "#!/bin/sh\n\"$@\" | sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec cat'\n",
+            cat_pid.display()
+        ),
     );
-    let run = smxrun()
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .args(["--report", "json", "-q", "-o"])
-        .arg(dir.path().join("report.json"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut slices = Vec::new();
-    wait_for("two slices", || {
-        slices = children_of(run.id());
-        slices.len() == 2
+    let config = sink_through(launch.display(), 47400).replace("[net.Snk]", "[net.Src]\ncount = 0\n\n[net.Snk]");
+    let (run, report_path) = start_reporting(dir.path(), &config, "0");
+    let mut b = None;
+    wait_for("the slice of b", || {
+        let launched: Vec<u32> = children_of(run.id()).into_iter().flat_map(children_of).collect();
+        b = launched
+            .into_iter()
+            .find(|&pid| slice_process(pid).as_deref() == Some("b"));
+        b.is_some() && cat_pid.exists()
     });
-    let b = by_process(slices.clone())[1];
+    let (b, cat): (u32, u32) = (
+        b.unwrap(),
+        std::fs::read_to_string(&cat_pid).unwrap().trim().parse().unwrap(),
+    );
+    // Stopped on purpose for longer than a silence is allowed: the run goes on.
     unsafe { libc::kill(b as i32, libc::SIGSTOP) };
-    let out = finish(run, &slices);
+    std::thread::sleep(Duration::from_secs(12));
+    unsafe { libc::kill(b as i32, libc::SIGCONT) };
+    std::thread::sleep(Duration::from_millis(500));
+    let mut run = run;
+    assert!(run.try_wait().unwrap().is_none(), "a stopped slice ended the run");
+    // Its lines no longer come through.
+    unsafe { libc::kill(cat as i32, libc::SIGSTOP) };
+    let out = finish(run, &[b, cat]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("process 'b'") && stderr.contains("lost: it said nothing for"),
         "{stderr}"
     );
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
-    assert_eq!(process(&report, "b")["status"], "lost", "{report}");
-    for pid in slices {
-        assert!(!alive(pid), "slice {pid} outlived the run");
-    }
+    assert_eq!(process(&report(&report_path), "b")["status"], "lost");
+    assert!(!alive(b) && !alive(cat), "what b's launch started outlived the run");
 }
 
 /// Until its nets run, a slice says it is there at every interval, also while it holds its

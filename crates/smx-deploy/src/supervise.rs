@@ -52,10 +52,12 @@ pub const UNSTARTED: Duration = Duration::from_millis(500);
 pub const READY_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a slice that said it started may say nothing before the supervisor counts it lost
-/// (its host, or the connection its `launch` made, is gone, or its process froze) and kills
-/// what it started here: a slice says something every [`protocol::PROGRESS_EVERY`], from its
-/// start to its report. A lost host is found so also while the slices wait for each other
-/// (before any link's heartbeat runs), and a slow one has forty times the interval.
+/// (its host, or the connection its `launch` made, is gone) and kills what it started here: a
+/// slice says something every [`protocol::PROGRESS_EVERY`], from its start to its report, from
+/// a thread of its own, so a slice whose boxes hang still speaks. A lost host is found so also
+/// while the slices wait for each other (before any link's heartbeat runs), and a slow one has
+/// forty times the interval. A slice on this machine that someone stopped (`SIGSTOP`, a
+/// debugger) is left alone until it goes on; one on another host cannot be told apart.
 pub const SILENT_FOR: Duration = Duration::from_secs(10);
 
 /// How long all slices together have to end after a stop, one after the other, before what
@@ -81,7 +83,7 @@ pub struct Outcome {
     /// before it started, and it said why, or the supervisor refused it: see `refusal`),
     /// `killed` (by the supervisor, after it did not stop, or because it never said it
     /// started; then `pid` is `None`), `lost` (it said nothing for [`SILENT_FOR`]: its host
-    /// or `launch` connection is gone, or it froze; what it started here was killed).
+    /// or `launch` connection is gone; what it started here was killed).
     pub status: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -368,7 +370,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             .iter_mut()
             .filter(|r| r.status.is_none() && r.pid.is_some() && !r.silent)
         {
-            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR {
+            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR && !stopped_on_purpose(r) {
                 r.silent = true;
                 r.killed = true;
                 signal_group(&r.child, libc::SIGKILL);
@@ -591,6 +593,18 @@ fn kill(r: &mut Running) {
 fn kill_group(child: &mut Child) -> Option<ExitStatus> {
     signal_group(child, libc::SIGKILL);
     child.wait().ok()
+}
+
+/// Whether the slice's process is on this machine and stopped (a `SIGSTOP`, a debugger that
+/// attached): it says nothing because someone paused it, and goes on when they let it.
+fn stopped_on_purpose(r: &Running) -> bool {
+    let Some(pid) = r.pid.filter(|_| r.process.on_this_machine()) else {
+        return false;
+    };
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat[stat.rfind(')').map_or(0, |at| at + 1)..].trim_start();
+        state.starts_with('T') || state.starts_with('t')
+    })
 }
 
 /// Sends `signal` to the child's process group and to the child.

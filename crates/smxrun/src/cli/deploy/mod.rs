@@ -418,7 +418,7 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
     if o.status == "lost" {
         return format!(
             "error: process '{}'{} on {} lost: it said nothing for {} s (its host, or the connection \
-             its launch command made, is gone, or it froze); what it started here was killed",
+             its launch command made, is gone); what it started here was killed",
             o.process,
             o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
             o.host
