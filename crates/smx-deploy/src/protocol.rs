@@ -39,7 +39,8 @@ pub const SUBCOMMAND: &str = "__slice";
 /// end would notice or not: a slice started through `launch` on another host runs the
 /// `smxrun` installed there, and the two ends must speak one protocol. The one form that
 /// never changes is the started line's, which carries it. Version 1 is the first with a
-/// version (an `smxrun` before it speaks none); 2 adds the job's `shared_cores`.
+/// version (an `smxrun` before it speaks none); 2 adds the job's `shared_cores` and the
+/// slice's `smx-slice alive` lines.
 pub const PROTOCOL: u32 = 2;
 
 /// A protocol version as a sentence says it: `slice protocol 2`, or, for a peer that gives
