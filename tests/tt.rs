@@ -336,3 +336,30 @@ fn losses_before_the_firewall_are_in_the_channel_row() {
     );
     assert!(row.overwritten > 0, "{row:?}");
 }
+
+/// A held start called off runs no tick of a firewall's schedule: its report has no ticks and
+/// no misses, and no verdict judges a period that never ran (what the drain after the stop
+/// takes is no figure of it).
+#[test]
+fn a_start_called_off_leaves_its_firewall_without_ticks_or_verdict() {
+    let graph = tt_pair(Duration::from_micros(10), Duration::from_micros(10), None);
+    let registry = smxrun::builtin_registry();
+    let progress = smx_runtime::Progress::new();
+    progress.hold_start(|_| {
+        // The others' answer comes late, as a process started through `launch` takes a while.
+        thread::sleep(Duration::from_millis(50));
+        false
+    });
+    let opts = RunOptions {
+        settings: settings(&graph, &registry, 1000),
+        firewall: quiet(1),
+        progress,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, &registry, &opts).expect("a called-off start is no error");
+    let f = single(&report.firewalls);
+    assert_eq!((f.ticks, f.missed_ticks, f.pairs[0].missed_ticks), (0, 0, 0), "{f:?}");
+    let verdicts =
+        smx_runtime::report::period_verdicts(&report.firewalls, &report.probes, smx_runtime::LeverWords::default());
+    assert!(verdicts.is_empty(), "{verdicts:?}");
+}

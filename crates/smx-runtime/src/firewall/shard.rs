@@ -141,11 +141,19 @@ pub fn run(
         rec.as_mut(),
         &mut warnings,
     );
-    report.ticks = last_index;
-    report.missed_ticks = ticker.missed();
-    report.overruns = overruns;
-    report.lateness_ns = ticker.lateness().summary();
+    // A start called off ran no tick of the schedule: the drain's ticks are no figure of it.
+    if !cancelled {
+        report.ticks = last_index;
+        report.missed_ticks = ticker.missed();
+        report.overruns = overruns;
+        report.lateness_ns = ticker.lateness().summary();
+    }
     report.pairs = shard.pairs.iter().map(pair_report).collect();
+    if cancelled {
+        for pair in &mut report.pairs {
+            (pair.ticks, pair.missed_ticks, pair.produce_misses, pair.consume_misses) = (0, 0, 0, 0);
+        }
+    }
     let outcomes = drivers.into_iter().map(|(id, d)| (id, d.finish())).collect();
     ShardResult {
         report,

@@ -91,6 +91,9 @@ pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResul
     }
     periods
         .into_iter()
+        // A period none of whose firewalls ticked (the run's start was called off) has no
+        // figures to judge.
+        .filter(|(_, (ticks, _, _))| *ticks > 0)
         .map(|(period, (ticks, lost, worst))| {
             let probe = probes.iter().find(|p| p.period_ns == period);
             verdict(period, share(lost, ticks), worst, probe, words)
