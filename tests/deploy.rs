@@ -1390,6 +1390,22 @@ fn processes_given_the_same_core_take_no_real_time_scheduling_there() {
         "{}",
         text(&out)
     );
+    // The second table in the file, whatever the names.
+    let reversed = "[process.p1]\ncores = [0]\n\n[process.main]\ncores = [0]\n\n\
+                    [net.\"Src#2\"]\nprocess = \"p1\"\n\n[net.\"Snk#3\"]\nprocess = \"p1\"\n";
+    let out = smxrun()
+        .arg("check")
+        .arg(dir.path().join("net.smx"))
+        .arg("--config")
+        .arg(write(dir.path(), "reversed.toml", reversed))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("reversed.toml:4: process 'main' names core 0 as process 'p1' does"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A decoupled source in a process of one core shares it with the link's sink, which it never

@@ -436,7 +436,7 @@ fn a_killed_slice_is_the_only_process_blamed() {
         assert_eq!(
             error_lines(&out),
             vec![format!(
-                "error: process '{dead}' (pid {killed}) died: exit code -, signal 9"
+                "error: process '{dead}' (pid {killed}) died: killed by signal 9 (SIGKILL)"
             )],
             "{what}: {}",
             text(&out)

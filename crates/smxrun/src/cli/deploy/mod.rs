@@ -200,11 +200,16 @@ fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> V
 /// under `--rt auto` (each slice learns it from its job).
 fn processes_on_the_same_cores(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
     let used = placement.used();
-    let named: Vec<_> = processes
+    let mut named: Vec<_> = processes
         .iter()
         .filter(|p| used.contains(&p.name) && p.on_this_machine())
         .filter_map(|p| Some((p, p.cores.as_ref()?)))
         .collect();
+    // In the file's order: the warning goes to the second table that names the core.
+    named.sort_by_key(|(p, _)| match &p.origin {
+        smx_runtime::config::Origin::File { line, .. } => *line,
+        _ => usize::MAX,
+    });
     let mut lines = Vec::new();
     for (k, (p, cores)) in named.iter().enumerate() {
         for (earlier, theirs) in &named[..k] {
@@ -403,7 +408,7 @@ fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
     causes
 }
 
-/// `error: process 'b' (pid 42) died: exit code -, signal 9`, and why one never started.
+/// `error: process 'b' (pid 42) died: killed by signal 9 (SIGKILL)`, and why one never started.
 fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
     if let Some(refusal) = &o.refusal {
         return format!(
@@ -415,10 +420,15 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
                 .map_or("this machine".to_string(), |h| format!("host {h}")),
         );
     }
+    let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
     if o.status == "lost" {
+        let why = match launch {
+            Some(_) => "its host, or the connection its launch command made, is gone",
+            None => "its lines no longer reach smxrun",
+        };
         return format!(
-            "error: process '{}'{} on {} lost: it said nothing for {} s (its host, or the connection \
-             its launch command made, is gone); what it started here was killed",
+            "error: process '{}'{} on {} lost: it said nothing for {} s ({why}); what it started here \
+             was killed",
             o.process,
             o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
             o.host
@@ -427,7 +437,6 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
             supervise::SILENT_FOR.as_secs(),
         );
     }
-    let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
     let never_started = match (o.pid, launch, o.status.as_str()) {
         (Some(_), _, _) => String::new(),
         (None, Some(launch), "killed") => {
@@ -438,14 +447,38 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
         }
         (None, None, _) => "; it never said it started".to_string(),
     };
+    let how = match (o.exit_code, o.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal} ({})", signal_name(signal)),
+        (None, None) => "no exit status".to_string(),
+    };
     format!(
-        "error: process '{}'{} {}: exit code {}, signal {}{never_started}",
+        "error: process '{}'{} {}: {how}{never_started}",
         o.process,
         o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
         o.status,
-        o.exit_code.map_or("-".to_string(), |c| c.to_string()),
-        o.signal.map_or("-".to_string(), |s| s.to_string()),
     )
+}
+
+/// The name of a signal that ends a process, as `kill -l` gives it.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
 }
 
 /// The run's exit code from how the supervision ended, the processes that ended it and whether
