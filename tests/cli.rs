@@ -674,13 +674,33 @@ fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("warning: --channel-len 100000000 reserves 6.0 GiB for 1 channels (64 bytes a message, more than the 10 messages of this run)"),
+        stderr.contains("warning: --channel-len 100000000 reserves 6.0 GiB for 1 channel (64 bytes a message, more than the 10 messages of this run)"),
         "{stderr}"
     );
     let out = smxrun(&[arg(&net), "-n", "10", "--channel-len", "64", "--pin", "99999", "-q"]);
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
         "a usual length is not worth a word"
+    );
+    // A time-triggered channel's messages wait in its firewall, whatever the length.
+    let (_tt_dir, tt) = net_file(
+        "tt.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[1ms](Src.Snk)\n",
+    );
+    let out = smxrun(&[
+        arg(&tt),
+        "-n",
+        "10",
+        "--channel-len",
+        "100000000",
+        "--pin",
+        "99999",
+        "-q",
+    ]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

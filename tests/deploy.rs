@@ -1467,3 +1467,24 @@ fn a_configuration_from_a_pipe_places_its_nets() {
         }
     }
 }
+
+/// A `--channel-len` worth a word is said once, by the supervisor, for the whole net: not again
+/// by each process for the halves it holds.
+#[test]
+fn a_long_channel_is_said_once_for_the_whole_net() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "100", "--channel-len", "5000000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("--channel-len 5000000 reserves"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].starts_with("warning: --channel-len 5000000 reserves 0.3 GiB for 1 channel "),
+        "{stderr}"
+    );
+    assert_eq!(report["messages"], 100);
+}

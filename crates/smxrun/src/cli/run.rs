@@ -238,8 +238,16 @@ fn what_options_miss(
             ));
         }
     }
-    if let Some(len) = args.runtime.channel_len {
-        let channels = graph.edges.iter().filter(|e| !e.len_declared).count() as u64;
+    // A slice's supervisor said it once for the whole net, whose channels its slices share out.
+    let supervised = signals::SUPERVISED.load(Ordering::SeqCst);
+    if let Some(len) = args.runtime.channel_len.filter(|_| !supervised) {
+        // A time-triggered channel's messages wait in its firewall's pair, not in a queue of
+        // that length.
+        let channels = graph
+            .edges
+            .iter()
+            .filter(|e| !e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
+            .count() as u64;
         // A slot holds a message and the queue's stamp, as the runtime counts it.
         let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
         let bytes = channels * u64::from(len) * slot;
@@ -249,10 +257,11 @@ fn what_options_miss(
                 _ => String::new(),
             };
             lines.push(format!(
-                "--channel-len {len} reserves {:.1} GiB for {channels} channels ({} bytes a message{fewer}), \
+                "--channel-len {len} reserves {:.1} GiB for {channels} channel{} ({} bytes a message{fewer}), \
                  all of it written before the start: that alone can take seconds; a channel needs \
                  room only for the messages in flight (64 to 4096 is plenty)",
                 bytes as f64 / (1u64 << 30) as f64,
+                if channels == 1 { "" } else { "s" },
                 slot
             ));
         }
