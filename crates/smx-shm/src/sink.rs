@@ -64,14 +64,16 @@ impl BoxImpl for ShmSink {
         }
         .map_err(|e| s.error(e))?;
         if producer.shrunk() {
+            let mib = |bytes: u64| bytes as f64 / f64::from(1u32 << 20);
             log::warn!(
-                "{}: the file system of {} has too little room for {} slots of {} bytes: the ring's slots \
-                 hold {} bytes, and a larger message fails the link",
+                "{}: the ring's {} slots hold messages of up to {:.1} MiB, not {:.1} MiB (`max_payload`): \
+                 the file system of {} has too little free room for more (a ring takes at most half of \
+                 it); a larger message fails the link",
                 s.instance,
-                s.path.display(),
                 s.len,
-                s.max_payload,
-                producer.max_payload()
+                mib(producer.max_payload() as u64),
+                mib(s.max_payload as u64),
+                s.path.parent().map_or(s.path.as_path(), |dir| dir).display(),
             );
         }
         // Before the run's barrier: this process's nets start once the consumer's has
