@@ -71,8 +71,8 @@ impl BoxImpl for ShmSink {
                  it); a larger message fails the link",
                 s.instance,
                 s.len,
-                mib(producer.max_payload() as u64),
-                mib(s.max_payload as u64),
+                mib(producer.max_payload()),
+                mib(s.max_payload),
                 s.path.parent().map_or(s.path.as_path(), |dir| dir).display(),
             );
         }
