@@ -1148,9 +1148,7 @@ fn a_channel_inside_a_dead_process_keeps_what_the_net_says_of_it() {
 /// A slice whose lines stop reaching the supervisor (in the field its host, or the connection
 /// its `launch` made, is gone while its process lives on; here its `launch` passes its lines
 /// through a `cat` that is then frozen) is counted lost: the run ends, naming it, rather than
-/// waiting on it for ever, and no process is left behind. A slice on this machine that
-/// someone stopped (`SIGSTOP`, a debugger) says nothing either, but is left alone until it
-/// goes on.
+/// waiting on it for ever, and no process is left behind.
 #[test]
 fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -1177,24 +1175,51 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
         b.unwrap(),
         std::fs::read_to_string(&cat_pid).unwrap().trim().parse().unwrap(),
     );
-    // Stopped on purpose for longer than a silence is allowed: the run goes on.
-    unsafe { libc::kill(b as i32, libc::SIGSTOP) };
-    std::thread::sleep(Duration::from_secs(12));
-    unsafe { libc::kill(b as i32, libc::SIGCONT) };
-    std::thread::sleep(Duration::from_millis(500));
-    let mut run = run;
-    assert!(run.try_wait().unwrap().is_none(), "a stopped slice ended the run");
-    // Its lines no longer come through.
     unsafe { libc::kill(cat as i32, libc::SIGSTOP) };
     let out = finish(run, &[b, cat]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("process 'b'") && stderr.contains("lost: it said nothing for"),
+        stderr.contains("error: process 'b'")
+            && stderr.contains(
+                "lost: it said nothing for 10 s (its host, or the connection its launch command made, is gone)"
+            ),
         "{stderr}"
     );
     assert_eq!(process(&report(&report_path), "b")["status"], "lost");
     assert!(!alive(b) && !alive(cat), "what b's launch started outlived the run");
+}
+
+/// A slice on this machine that someone stopped (`SIGSTOP`, a debugger that attached) says
+/// nothing either, for longer than a lost one may, but is left alone: it goes on when it is let
+/// go, and the run with it.
+#[test]
+fn a_slice_stopped_on_this_machine_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.b]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"b\"\n";
+    let (mut run, report_path) = start_reporting(dir.path(), config, "0");
+    let mut slices = Vec::new();
+    wait_for("two slices", || {
+        slices = children_of(run.id());
+        slices.len() == 2
+    });
+    let b = by_process(slices.clone())[1];
+    unsafe { libc::kill(b as i32, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_secs(12));
+    unsafe { libc::kill(b as i32, libc::SIGCONT) };
+    std::thread::sleep(Duration::from_millis(500));
+    if run.try_wait().unwrap().is_some() {
+        panic!(
+            "a stopped slice ended the run: {}",
+            text(&run.wait_with_output().unwrap())
+        );
+    }
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    // Its stream ended by the stop, it ends `ok` or `stopped`, as any process on a stop.
+    let status = process(&report(&report_path), "b")["status"].clone();
+    assert!(status == "ok" || status == "stopped", "{status}");
 }
 
 /// Until its nets run, a slice says it is there at every interval, also while it holds its

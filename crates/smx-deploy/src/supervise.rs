@@ -370,7 +370,11 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             .iter_mut()
             .filter(|r| r.status.is_none() && r.pid.is_some() && !r.silent)
         {
-            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR && !stopped_on_purpose(r) {
+            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR / 2 && stopped_on_purpose(r) {
+                // Paused time is no silence: once it goes on, it has the whole span to speak.
+                r.heard_at = Instant::now();
+            }
+            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR {
                 r.silent = true;
                 r.killed = true;
                 signal_group(&r.child, libc::SIGKILL);
