@@ -624,7 +624,7 @@ fn a_slice_started_by_hand_that_cannot_take_its_job_is_refused() {
         assert_eq!(out.status.code(), Some(1), "{why}: {}", text(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("error: process 'sinks': ") && stderr.contains(why),
+            stderr.contains("sinks: error: ") && stderr.contains(why),
             "{why}: {stderr}"
         );
         let stand_in: Value = serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();

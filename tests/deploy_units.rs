@@ -433,7 +433,7 @@ fn a_slice_whose_peer_never_came_names_the_link_timeout() {
         assert_eq!(out.status.code(), Some(code), "{process}: {err}");
         assert!(
             err.lines()
-                .any(|l| l.starts_with(&format!("note: process '{process}': ")) && l.contains("--link-timeout")),
+                .any(|l| l.starts_with(&format!("{process}: note: ")) && l.contains("--link-timeout")),
             "{process}: {err}"
         );
     }

@@ -47,9 +47,11 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     let names = SliceNames::from_plan(&job.plan, &job.process).unwrap_or_default();
     if supervised {
         signals::SUPERVISED.store(true, std::sync::atomic::Ordering::SeqCst);
-        let names = names.clone();
-        crate::cli::speak_as(&job.process, move |line| names.rename(line));
     }
+    // Started by hand too: the slices of a split run side by side, and their lines say whose
+    // they are.
+    let speaking = names.clone();
+    crate::cli::speak_as(&job.process, move |line| speaking.rename(line));
     let answers = supervised.then_some(&answers);
     let slice = Slice {
         args,
@@ -126,16 +128,9 @@ struct Slice<'a> {
 
 impl Slice<'_> {
     fn say_error(&self, e: &CliError) {
-        // Under a supervisor every line of this process begins with its name already.
-        if self.answers.is_some() {
-            crate::cli::say(&format!("error: {}", e.message));
-        } else {
-            crate::cli::say(&format!(
-                "error: process '{}': {}",
-                self.job.process,
-                self.names.rename(&e.message)
-            ));
-        }
+        // Every line of this process begins with its name already, and names its boxes as
+        // the whole net does.
+        crate::cli::say(&format!("error: {}", e.message));
     }
 
     /// The slice's run was refused before its nets started: it says why, and tells the
@@ -151,7 +146,7 @@ impl Slice<'_> {
             None => {
                 // A link's source whose producer's process did not come in time.
                 if e.message.contains(" within timeout ") {
-                    crate::cli::say(&format!("note: process '{}': {LINK_TIMEOUT_HINT}", self.job.process));
+                    crate::cli::say(&format!("note: {LINK_TIMEOUT_HINT}"));
                 }
                 self.hand_in(serde_json::json!({"refused": self.names.rename(&e.message)}), e.code)
             }
@@ -179,7 +174,7 @@ impl Slice<'_> {
             "{}: the process at the other end did not come within the link's timeout; {LINK_TIMEOUT_HINT}",
             never_came.join(", ")
         );
-        crate::cli::say(&format!("note: process '{}': {line}", self.job.process));
+        crate::cli::say(&format!("note: {line}"));
         if let Some(warnings) = report["warnings"].as_array_mut() {
             warnings.push(serde_json::Value::from(line));
         }
@@ -218,7 +213,7 @@ impl Slice<'_> {
             return code;
         }
         for line in &lines {
-            crate::cli::say(&format!("warning: process '{}': {line}", self.job.process));
+            crate::cli::say(&format!("warning: {line}"));
         }
         if let Some(warnings) = report["warnings"].as_array_mut() {
             warnings.extend(lines.into_iter().map(serde_json::Value::from));
