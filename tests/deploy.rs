@@ -1493,3 +1493,21 @@ fn a_long_channel_is_said_once_for_the_whole_net() {
     );
     assert_eq!(report["messages"], 100);
 }
+
+/// A producer that a `launch` starts at a local address, outside a network namespace, shares
+/// this machine's loopback: a consumer's process without a `host` binds where it dials, so the
+/// configuration is accepted and the run carries the messages.
+#[test]
+fn a_producer_at_a_local_address_reaches_a_consumer_without_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.main]\nlaunch = \"/usr/bin/env\"\nhost = \"127.0.0.1\"\nport = 47410\n\n[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "1000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        report["channels"][0]["link"]["transport"], "zmq",
+        "{}",
+        report["channels"][0]
+    );
+    assert_eq!(report["channels"][0]["read"], 1000);
+    assert_books_balance(&report);
+}

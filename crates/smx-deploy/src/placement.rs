@@ -149,7 +149,11 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
             continue;
         };
-        let Some(far) = from.machine().filter(|_| to.host.is_none()) else {
+        // A producer here, outside a namespace, dials the loopback this consumer binds.
+        let Some(far) = from
+            .machine()
+            .filter(|_| to.host.is_none() && !from.shares_this_loopback())
+        else {
             continue;
         };
         let example = match route_address(far) {

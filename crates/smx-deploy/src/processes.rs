@@ -89,6 +89,12 @@ impl Process {
             (Some(_), None) => false,
         }
     }
+
+    /// Whether its loopback address is this machine's: it runs here, outside a network
+    /// namespace of its own.
+    pub fn shares_this_loopback(&self) -> bool {
+        self.on_this_machine() && !self.launch.as_deref().is_some_and(in_a_namespace)
+    }
 }
 
 /// Every process a configuration declares, `main` always among them.
