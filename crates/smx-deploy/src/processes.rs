@@ -250,7 +250,7 @@ fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
         (None, Some(_)) => Err(ConfigError::new(
             launch_at,
             format!(
-                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at",
+                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at (`host = \"127.0.0.1\"` when it starts the process on this machine)",
                 process.name
             ),
         )),
