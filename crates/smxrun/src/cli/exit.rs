@@ -24,9 +24,10 @@ Exit codes:
   1    the net was rejected, or a bad configuration, file or command line, or a box could not start,
        or the run needs more memory or file descriptors than the process may have, or the report
        could not be written
-  2    a box failed while running (see the report's status column)
-  3    every box ended, but a box's books are not clean (a ZeroMQ link that delivered or received
-       nothing, lost its tail, or saw forged frames: its row's verdict is incomplete or suspect)
+  2    a box failed while running (see the report's status column); over several processes also
+       a process that died or was lost
+  3    every box ended, but a box's books are not clean (a link that delivered or received nothing,
+       lost its tail, or saw forged frames: its row's verdict is incomplete or suspect)
   130  interrupted by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (the partial report is printed; a second
        signal more than 500 ms later, or a run not ended 5 s after the stop, exits without one)
 
