@@ -655,53 +655,29 @@ fn boxes_describes_the_routing_node_a_configuration_may_name() {
 
 #[test]
 fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
-    let (_dir, net) = net_file(
-        "n.smx",
-        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
-    );
+    const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
     // --pin names a core that does not exist: the run stops after the warning, before any
-    // channel is made.
-    let out = smxrun(&[
-        arg(&net),
-        "-n",
-        "10",
-        "--channel-len",
-        "100000000",
-        "--pin",
-        "99999",
-        "-q",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // channel is made. Its exit and stderr.
+    let run = |net: &PathBuf, len: &str| {
+        let out = smxrun(&[arg(net), "-n", "10", "--channel-len", len, "--pin", "99999", "-q"]);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (_dir, net) = net_file("n.smx", &format!("{PAIR}connect Src.Snk\n"));
+    let (code, stderr) = run(&net, "100000000");
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("warning: --channel-len 100000000 reserves 6.0 GiB for 1 channel (64 bytes a message, more than the 10 messages of this run)"),
         "{stderr}"
     );
-    let out = smxrun(&[arg(&net), "-n", "10", "--channel-len", "64", "--pin", "99999", "-q"]);
+    let (_, stderr) = run(&net, "64");
     assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
-        "a usual length is not worth a word"
+        !stderr.contains("--channel-len"),
+        "a usual length is not worth a word: {stderr}"
     );
     // A time-triggered channel's messages wait in its firewall, whatever the length.
-    let (_tt_dir, tt) = net_file(
-        "tt.smx",
-        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[1ms](Src.Snk)\n",
-    );
-    let out = smxrun(&[
-        arg(&tt),
-        "-n",
-        "10",
-        "--channel-len",
-        "100000000",
-        "--pin",
-        "99999",
-        "-q",
-    ]);
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("--channel-len"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_tt_dir, tt) = net_file("tt.smx", &format!("{PAIR}connect tt[1ms](Src.Snk)\n"));
+    let (_, stderr) = run(&tt, "100000000");
+    assert!(!stderr.contains("--channel-len"), "{stderr}");
 }
 
 #[test]
