@@ -118,8 +118,25 @@ impl fmt::Display for Described<'_> {
         if !e.choices.is_empty() {
             write!(f, " (valid: {})", e.choices.join(", "))?;
         }
+        if let Some(near) = e.key.as_deref().and_then(|key| nearest(key, &e.choices)) {
+            write!(f, "; did you mean '{near}'?")?;
+        }
         Ok(())
     }
+}
+
+/// The choice a key not among them most likely meant: at most two edits away (`core` for
+/// `cores`, `lanuch` for `launch`), and fewer than the key's own letters.
+fn nearest<'c>(key: &str, choices: &'c [String]) -> Option<&'c str> {
+    if choices.iter().any(|c| c == key) {
+        return None;
+    }
+    choices
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(key, c), c.as_str()))
+        .filter(|&(distance, _)| distance <= 2 && distance < key.chars().count())
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, c)| c)
 }
 
 impl fmt::Display for ConfigError {
@@ -148,8 +165,12 @@ mod tests {
         .choices(["count", "seed"]);
         assert_eq!(
             err.to_string(),
-            "run.toml:7: key 'cnt' of net 'Src': unknown key (valid: count, seed)"
+            "run.toml:7: key 'cnt' of net 'Src': unknown key (valid: count, seed); did you mean 'count'?"
         );
+        let far = ConfigError::new(Origin::BuiltIn, "unknown key")
+            .key("xyz")
+            .choices(["count", "seed"]);
+        assert!(!far.to_string().contains("did you mean"), "{far}");
         let err = ConfigError::new(Origin::Override("Src.cnt=1".into()), "bad").key("cnt");
         assert_eq!(err.to_string(), "override 'Src.cnt=1': key 'cnt': bad");
         let flags = |o: &Origin| match o {

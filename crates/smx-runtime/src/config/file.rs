@@ -155,6 +155,13 @@ fn collect(
         if let Some(problem) = name_value_problem(key.get_ref(), value.get_ref()) {
             return Err(in_place(problem));
         }
+        if key.get_ref() == "cores" && matches!(value.get_ref(), DeValue::Array(_)) {
+            return Err(in_place(
+                "is a key of a [process.NAME] table (the cores its threads may use); a net takes one core: \
+                 core = N"
+                    .to_string(),
+            ));
+        }
         let text = value_text(value).map_err(in_place)?;
         entries.push(Entry {
             scope: scope.clone(),
@@ -331,6 +338,16 @@ mod tests {
         let err = entries("[default]\nsize = [1]\n").unwrap_err();
         assert!(err.to_string().starts_with("run.toml:2: key 'size'"), "{err}");
         assert!(err.to_string().contains("an array is not a valid value"), "{err}");
+    }
+
+    #[test]
+    fn a_list_of_cores_for_a_net_says_where_cores_belong() {
+        let err = entries("[net.Snk]\ncores = [1]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run.toml:2: key 'cores' of net 'Snk': is a key of a [process.NAME] table (the cores its threads \
+             may use); a net takes one core: core = N"
+        );
     }
 
     #[test]

@@ -183,7 +183,7 @@ fn unknown_key_in_a_set_names_key_net_origin_and_choices() {
     assert_eq!(
         err.to_string(),
         "override 'Src.cnt=5': key 'cnt' of net 'Src': unknown key \
-         (valid: count, size, seed, core, priority, nice, expected_rate, process)"
+         (valid: count, size, seed, core, priority, nice, expected_rate, process); did you mean 'count'?"
     );
 }
 
