@@ -403,7 +403,7 @@ fn check_names_placement_errors_with_file_and_line() {
     };
     let err = check("[net.Snk]\n\nprocess = \"nowhere\"\n");
     assert!(
-        err.contains("c.toml:3: key 'process' of net 'Snk': unknown process 'nowhere'"),
+        err.contains("c.toml:3: key 'process' of net 'Snk#1': unknown process 'nowhere'"),
         "{err}"
     );
     let err = check("[process.x]\nhost = \"192.0.2.9\"\nlaunch = \"/no/such/runner\"\n");
@@ -1294,7 +1294,7 @@ fn check_takes_the_settings_a_run_takes() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk': unknown process 'b'"),
+        stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk#1': unknown process 'b'"),
         "{stderr}"
     );
     assert!(

@@ -48,15 +48,23 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     for (node, s) in graph.nodes.iter().zip(settings) {
         if let Some((name, origin)) = &s.process {
             if processes.get(name).is_none() {
-                let unknown = match processes.names().len() {
+                let names = processes.names();
+                let near = names
+                    .iter()
+                    .map(|known| (strsim::damerau_levenshtein(name, known), known))
+                    .filter(|&(distance, _)| distance <= 2 && distance < name.chars().count())
+                    .min_by_key(|&(distance, _)| distance);
+                let unknown = match (names.len(), near) {
+                    (_, Some((_, known))) => format!("unknown process '{name}'; did you mean '{known}'?"),
                     // Only `main`: perhaps no --config, or one that declares no process.
-                    1 => format!(
+                    (1, None) => format!(
                         "unknown process '{name}': declare it with a [process.{name}] table in the --config file"
                     ),
                     _ => format!("unknown process '{name}'"),
                 };
+                // By its id too, as `--set` and the report name it: a label may stand for several.
                 return Err(ConfigError::new(origin.clone(), unknown)
-                    .net(&node.label)
+                    .net(format!("{}#{}", node.label, node.id))
                     .key("process")
                     .choices(processes.names()));
             }

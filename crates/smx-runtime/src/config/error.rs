@@ -118,7 +118,14 @@ impl fmt::Display for Described<'_> {
         if !e.choices.is_empty() {
             write!(f, " (valid: {})", e.choices.join(", "))?;
         }
-        if let Some(near) = e.key.as_deref().and_then(|key| nearest(key, &e.choices)) {
+        // The choices are keys only where the key itself is unknown.
+        let unknown_key = e.message.ends_with("unknown key");
+        if let Some(near) = e
+            .key
+            .as_deref()
+            .filter(|_| unknown_key)
+            .and_then(|key| nearest(key, &e.choices))
+        {
             write!(f, "; did you mean '{near}'?")?;
         }
         Ok(())
