@@ -85,7 +85,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
     let at = |span: std::ops::Range<usize>| file_origin(path, lines.line(span.start));
     let document = DeTable::parse(text).map_err(|e| {
         let line = e.span().map_or(0, |s| lines.line(s.start));
-        let message = e.message().trim().to_string();
+        let mut message = e.message().trim().to_string();
+        // The parser's message names no key: the span holds it.
+        let named = e
+            .span()
+            .and_then(|s| text.get(s))
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        if let (Some(name), "duplicate key") = (named, message.as_str()) {
+            message = format!("duplicate key '{name}': a table sets each key once, and a table is written once");
+        }
         ConfigError::new(file_origin(path, line), format!("malformed TOML: {message}"))
     })?;
 
@@ -322,6 +331,16 @@ mod tests {
             }
         );
         assert!(err.message.starts_with("malformed TOML"), "{err}");
+    }
+
+    #[test]
+    fn a_key_set_twice_is_named_at_its_second_line() {
+        let err = entries("[net.Snk]\ncore = 1\ncore = 0\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run.toml:3: malformed TOML: duplicate key 'core': a table sets each key once, and a table is \
+             written once"
+        );
     }
 
     #[test]
