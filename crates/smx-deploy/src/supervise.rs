@@ -365,21 +365,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                 Event::Report(json) => running[i].report = Some(json),
             }
         }
-        // One gone silent is killed; its end is then seen below as any death is.
-        for r in running
-            .iter_mut()
-            .filter(|r| r.status.is_none() && r.pid.is_some() && !r.silent)
-        {
-            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR / 2 && stopped_on_purpose(r) {
-                // Paused time is no silence: once it goes on, it has the whole span to speak.
-                r.heard_at = Instant::now();
-            }
-            if r.report.is_none() && r.heard_at.elapsed() >= SILENT_FOR {
-                r.silent = true;
-                r.killed = true;
-                signal_group(&r.child, libc::SIGKILL);
-            }
-        }
+        kill_the_silent(running);
         // A slice of another protocol ends the run at once, before any net ran: it would
         // misread its job, or never say it is ready while the others wait for the go.
         if let Some(other) = running
@@ -597,6 +583,23 @@ fn kill(r: &mut Running) {
 fn kill_group(child: &mut Child) -> Option<ExitStatus> {
     signal_group(child, libc::SIGKILL);
     child.wait().ok()
+}
+
+/// Kills each slice that said it started and then nothing for [`SILENT_FOR`]; its end is then
+/// seen as any death is.
+fn kill_the_silent(running: &mut [Running]) {
+    let waiting = |r: &&mut Running| r.status.is_none() && r.pid.is_some() && r.report.is_none() && !r.silent;
+    for r in running.iter_mut().filter(waiting) {
+        if r.heard_at.elapsed() >= SILENT_FOR / 2 && stopped_on_purpose(r) {
+            // Paused time is no silence: once it goes on, it has the whole span to speak.
+            r.heard_at = Instant::now();
+        }
+        if r.heard_at.elapsed() >= SILENT_FOR {
+            r.silent = true;
+            r.killed = true;
+            signal_group(&r.child, libc::SIGKILL);
+        }
+    }
 }
 
 /// Whether the slice's process is on this machine and stopped (a `SIGSTOP`, a debugger that
