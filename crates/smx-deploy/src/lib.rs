@@ -156,6 +156,47 @@ impl Deployment {
     }
 }
 
+/// Per process on this machine that holds a net of `placement` and whose `cores` name a core
+/// that a process declared before it in the file names too: where its table is, and what it
+/// shares with which of those (`process 'p1' names core 0 as process 'main' does`). Their
+/// threads take turns there, and `--rt auto` takes no real-time scheduling there.
+pub fn cores_named_twice(processes: &Processes, placement: &Placement) -> Vec<(smx_runtime::config::Origin, String)> {
+    let used = placement.used();
+    let mut named: Vec<&Process> = processes
+        .iter()
+        .filter(|p| used.contains(&p.name) && p.on_this_machine() && p.cores.is_some())
+        .collect();
+    named.sort_by_key(|p| match &p.origin {
+        smx_runtime::config::Origin::File { line, .. } => *line,
+        _ => usize::MAX,
+    });
+    let listed: Vec<(String, Vec<usize>)> = named
+        .iter()
+        .map(|p| (p.name.clone(), p.cores.clone().unwrap_or_default()))
+        .collect();
+    let mut said = Vec::new();
+    for (k, process) in named.iter().enumerate() {
+        let Some((shared, with)) = cores::overlaps(&listed[..=k]).remove(&process.name) else {
+            continue;
+        };
+        let cores: Vec<String> = shared.iter().map(usize::to_string).collect();
+        let others: Vec<String> = with.iter().map(|name| format!("'{name}'")).collect();
+        said.push((
+            process.origin.clone(),
+            format!(
+                "process '{}' names {} {} as {} {} {}",
+                process.name,
+                if cores.len() == 1 { "core" } else { "cores" },
+                cores.join(", "),
+                if others.len() == 1 { "process" } else { "processes" },
+                others.join(", "),
+                if others.len() == 1 { "does" } else { "do" },
+            ),
+        ));
+    }
+    said
+}
+
 /// The implementations of `registry` that pass what they read on out of the net (a ZeroMQ
 /// sink), for the merged report's count of messages ([`merge::Parts::bridges`]).
 pub fn bridges(registry: &smx_runtime::Registry) -> Vec<String> {

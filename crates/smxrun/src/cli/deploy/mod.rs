@@ -196,44 +196,17 @@ fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> V
 }
 
 /// A warning for each process on this machine whose `cores` name a core that a process before
-/// it names too: their threads take turns there, and neither takes real-time scheduling there
-/// under `--rt auto` (each slice learns it from its job).
+/// it names too ([`smx_deploy::cores_named_twice`]).
 fn processes_on_the_same_cores(processes: &Processes, placement: &smx_deploy::Placement) -> Vec<String> {
-    let used = placement.used();
-    let mut named: Vec<_> = processes
-        .iter()
-        .filter(|p| used.contains(&p.name) && p.on_this_machine())
-        .filter_map(|p| Some((p, p.cores.as_ref()?)))
-        .collect();
-    // In the file's order: the warning goes to the second table that names the core.
-    named.sort_by_key(|(p, _)| match &p.origin {
-        smx_runtime::config::Origin::File { line, .. } => *line,
-        _ => usize::MAX,
-    });
-    let mut lines = Vec::new();
-    for (k, (p, cores)) in named.iter().enumerate() {
-        for (earlier, theirs) in &named[..k] {
-            let both: Vec<String> = cores
-                .iter()
-                .filter(|c| theirs.contains(c))
-                .map(usize::to_string)
-                .collect();
-            if both.is_empty() {
-                continue;
-            }
-            lines.push(format!(
-                "warning: {}: process '{}' names {} {} as process '{}' does: their threads take turns there, \
-                 and neither takes real-time scheduling there under `--rt auto` (`cores` of its own for each \
-                 avoid both)",
-                p.origin,
-                p.name,
-                if both.len() == 1 { "core" } else { "cores" },
-                both.join(", "),
-                earlier.name
-            ));
-        }
-    }
-    lines
+    smx_deploy::cores_named_twice(processes, placement)
+        .into_iter()
+        .map(|(origin, what)| {
+            format!(
+                "warning: {origin}: {what}: their threads take turns there, and neither takes real-time \
+                 scheduling there under `--rt auto` (`cores` of its own for each avoid both)"
+            )
+        })
+        .collect()
 }
 
 /// Runs a deployment: starts every slice, supervises them, prints the one report.
