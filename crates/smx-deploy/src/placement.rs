@@ -49,13 +49,8 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
         if let Some((name, origin)) = &s.process {
             if processes.get(name).is_none() {
                 let names = processes.names();
-                let near = names
-                    .iter()
-                    .map(|known| (strsim::damerau_levenshtein(name, known), known))
-                    .filter(|&(distance, _)| distance <= 2 && distance < name.chars().count())
-                    .min_by_key(|&(distance, _)| distance);
-                let unknown = match (names.len(), near) {
-                    (_, Some((_, known))) => format!("unknown process '{name}'; did you mean '{known}'?"),
+                let unknown = match (names.len(), smx_runtime::config::nearest(name, &names)) {
+                    (_, Some(known)) => format!("unknown process '{name}'; did you mean '{known}'?"),
                     // Only `main`: perhaps no --config, or one that declares no process.
                     (1, None) => format!(
                         "unknown process '{name}': declare it with a [process.{name}] table in the --config file"

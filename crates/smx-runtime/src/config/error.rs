@@ -132,16 +132,17 @@ impl fmt::Display for Described<'_> {
     }
 }
 
-/// The choice a key not among them most likely meant: at most two edits away (`core` for
-/// `cores`, `lanuch` for `launch`), and fewer than the key's own letters.
-fn nearest<'c>(key: &str, choices: &'c [String]) -> Option<&'c str> {
-    if choices.iter().any(|c| c == key) {
+/// The choice a name not among them most likely meant: at most two edits away (`core` for
+/// `cores`, `lanuch` for `launch`, `analysys` for `analysis`), and fewer than the name's own
+/// letters.
+pub fn nearest<'c>(name: &str, choices: &'c [String]) -> Option<&'c str> {
+    if choices.iter().any(|c| c == name) {
         return None;
     }
     choices
         .iter()
-        .map(|c| (strsim::damerau_levenshtein(key, c), c.as_str()))
-        .filter(|&(distance, _)| distance <= 2 && distance < key.chars().count())
+        .map(|c| (strsim::damerau_levenshtein(name, c), c.as_str()))
+        .filter(|&(distance, _)| distance <= 2 && distance < name.chars().count())
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, c)| c)
 }

@@ -8,7 +8,7 @@ mod file;
 mod layers;
 mod net_keys;
 
-pub use error::{ConfigError, ConfigErrorDetails, Origin};
+pub use error::{ConfigError, ConfigErrorDetails, Origin, nearest};
 pub use file::{MAX_CONFIG_BYTES, read_text};
 pub use layers::ConfigLayers;
 pub use net_keys::{NET_KEYS, check_process_name};
