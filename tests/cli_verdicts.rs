@@ -133,7 +133,7 @@ fn check_ends_a_configuration_mistake_with_its_verdict_as_any_other() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(error), "{args:?}: {stderr}");
         assert!(
-            stderr.contains(&format!("{net}: rejected (1 error")),
+            stderr.contains(&format!("{net}: rejected (1 error, 0 warnings)")),
             "{args:?}: {stderr}"
         );
     }

@@ -458,6 +458,9 @@ fn check_names_placement_errors_with_file_and_line() {
         ),
         "{err}"
     );
+    // The other half of the mistake: where the configuration put the consumer.
+    assert!(err.contains("(Snk#1 has process = \"b\" at "), "{err}");
+    assert!(err.contains("tt.toml:3)"), "{err}");
     // The run refuses what check refuses, before anything starts.
     let out = smxrun().arg(&tt).arg("--config").arg(&config).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -465,7 +468,7 @@ fn check_names_placement_errors_with_file_and_line() {
     if Command::new("ip").arg("-V").output().is_ok() {
         let err = check("[process.b]\nhost = \"10.9.0.2\"\nlaunch = \"ip netns exec smx-no-such-namespace\"\n");
         assert!(
-            err.contains("c.toml:1: process 'b': network namespace 'smx-no-such-namespace' does not exist here"),
+            err.contains("c.toml:3: process 'b': network namespace 'smx-no-such-namespace' does not exist here"),
             "{err}"
         );
     }

@@ -237,8 +237,10 @@ pub struct CutProblem {
 
 /// What a cut would change about a channel: temporal firewalls and rate guards are kept by one
 /// runtime's clock and schedule, and a dynamic port is wired at run time inside one process, so
-/// these are refused before the start. Each problem names the channel and its two processes.
-pub fn cut_problems(graph: &NetGraph, placement: &Placement) -> Vec<CutProblem> {
+/// these are refused before the start. Each problem names the channel and its two processes,
+/// and where the configuration placed its ends (`settings`: the nets' settings, by node id),
+/// the other half of the mistake.
+pub fn cut_problems(graph: &NetGraph, settings: &[NetSettings], placement: &Placement) -> Vec<CutProblem> {
     placement
         .cuts(graph)
         .into_iter()
@@ -258,10 +260,22 @@ pub fn cut_problems(graph: &NetGraph, placement: &Placement) -> Vec<CutProblem> 
                 Timing::None => return None,
             };
             let (from, to) = (&graph.nodes[e.source], &graph.nodes[e.target]);
+            let placed: Vec<String> = [from, to]
+                .into_iter()
+                .filter_map(|node| {
+                    let (name, at) = settings.get(node.id)?.process.as_ref()?;
+                    Some(format!("{}#{} has process = \"{name}\" at {at}", node.label, node.id))
+                })
+                .collect();
+            let placed = if placed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", placed.join(", "))
+            };
             Some(CutProblem {
                 line: to.line.max(from.line),
                 message: format!(
-                    "channel {} between processes '{}' and '{}' {why}",
+                    "channel {} between processes '{}' and '{}' {why}{placed}",
                     channel_name(graph, e),
                     placement.process_of[e.source],
                     placement.process_of[e.target]

@@ -42,6 +42,8 @@ pub struct Process {
     pub port: u16,
     /// Where its table starts (`BuiltIn` for an undeclared `main`).
     pub origin: Origin,
+    /// Where its `launch` was written, for what is found wrong with it later.
+    pub launch_origin: Option<Origin>,
 }
 
 impl Process {
@@ -53,6 +55,7 @@ impl Process {
             cores: None,
             port: DEFAULT_PORT,
             origin: Origin::BuiltIn,
+            launch_origin: None,
         }
     }
 
@@ -165,7 +168,7 @@ impl Processes {
                             )));
                         }
                         process.launch = Some(launch);
-                        lines.launch = Some(origin.clone());
+                        process.launch_origin = Some(origin.clone());
                     }
                     ("cores", value) => {
                         process.cores = Some(cores(value).map_err(|m| bad(&m))?);
@@ -201,12 +204,13 @@ impl Processes {
     }
 
     /// Refuses a process that `launch` starts in a network namespace this machine does not
-    /// have: its start would fail only once the others run.
+    /// have: its start would fail only once the others run. The error is at the `launch` key.
     pub fn check_namespaces(&self) -> Result<(), ConfigError> {
         for process in &self.list {
             if let Some(problem) = process.launch.as_deref().and_then(namespace_problem) {
+                let at = process.launch_origin.as_ref().unwrap_or(&process.origin);
                 return Err(ConfigError::new(
-                    process.origin.clone(),
+                    at.clone(),
                     format!("process '{}': {problem}", process.name),
                 ));
             }
@@ -237,7 +241,7 @@ fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
     }
     // At the key that is wrong, or could be made right.
     let host_at = lines.host.clone().unwrap_or_else(|| process.origin.clone());
-    let launch_at = lines.launch.clone().unwrap_or_else(|| process.origin.clone());
+    let launch_at = process.launch_origin.clone().unwrap_or_else(|| process.origin.clone());
     match (&process.host, &process.launch) {
         (Some(host), None) if !is_local(host) => Err(ConfigError::new(
             host_at,
@@ -270,7 +274,6 @@ fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
 #[derive(Default)]
 struct KeyLines {
     host: Option<Origin>,
-    launch: Option<Origin>,
     cores: Option<Origin>,
 }
 

@@ -249,10 +249,16 @@ fn a_temporal_firewall_cannot_be_cut() {
     graph.edges[1].timing = Timing::TimeTriggered;
     let procs = processes("[process.p]\n");
     let placement = place(&graph, &settings, &procs).unwrap();
-    let problems = cut_problems(&graph, &placement);
+    let problems = cut_problems(&graph, &settings, &placement);
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].line, 3);
     assert!(problems[0].message.contains("temporal firewall"), "{problems:?}");
+    assert!(
+        problems[0]
+            .message
+            .ends_with("(B#2 has process = \"p\" at built-in default)"),
+        "{problems:?}"
+    );
 }
 
 #[test]

@@ -42,14 +42,9 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         return check_language(&args.file, registry);
     }
     let file = args.file.as_path();
-    let layers = match config_layers(args) {
-        Ok(layers) => layers,
-        Err(e) => return Ok(rejected(file, &e, &load::plural(1, "error"))),
-    };
-    let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
-    let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     // A JSON graph (`smxrun graph --format json`) is checked from its graph on, as a run
-    // takes it; a .smx net from its source text.
+    // takes it; a .smx net from its source text. The net first, so that every verdict counts
+    // its warnings too.
     let (graph, compiled) = if load::is_json(file) {
         (load::checked_graph(file)?, None)
     } else {
@@ -62,8 +57,14 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     };
     let counts = |more_errors: usize| match &compiled {
         Some(compiled) => load::counts_with(compiled, more_errors),
-        None => load::plural(more_errors, "error"),
+        None => format!("{}, {}", load::plural(more_errors, "error"), load::plural(0, "warning")),
     };
+    let layers = match config_layers(args) {
+        Ok(layers) => layers,
+        Err(e) => return Ok(rejected(file, &e, &counts(1))),
+    };
+    let from_config = layers.as_ref().map_or(&[][..], |l| l.boxes());
+    let libraries = load::open_libraries(&load::library_paths(from_config, &args.boxes))?;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     if load::reject_unknown_implementations(file, &graph, registry, &libraries.names()).is_err() {
         let unknown = load::unknown_implementations(&graph, registry).len();
@@ -114,7 +115,6 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
                 let idle = placed.warnings;
                 let summary = match &compiled {
                     Some(compiled) => load::counts_with_warnings(compiled, idle),
-                    None if idle == 0 => counts(0),
                     None => format!("{}, {}", load::plural(0, "error"), load::plural(idle, "warning")),
                 };
                 accepted(file, &graph, &summary, "")?;

@@ -112,7 +112,7 @@ pub fn deployment(
             warnings: idle.len(),
         });
     }
-    let problems = smx_deploy::placement::cut_problems(graph, &placement);
+    let problems = smx_deploy::placement::cut_problems(graph, settings, &placement);
     if let Some(first) = problems.first() {
         for p in &problems[1..] {
             crate::cli::say(&format!("error: {}:{}: {}", file.display(), p.line, p.message));
