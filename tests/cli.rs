@@ -674,6 +674,25 @@ fn a_channel_length_far_beyond_the_run_is_said_before_it_costs() {
         !stderr.contains("--channel-len"),
         "a usual length is not worth a word: {stderr}"
     );
+    // What was said before the start is in the report's warnings too.
+    let out = smxrun(&[
+        arg(&net),
+        "-n",
+        "10",
+        "--channel-len",
+        "5000000",
+        "--report",
+        "json",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.starts_with("--channel-len 5000000 reserves 0.3 GiB for 1 channel")),
+        "{report}"
+    );
     // A time-triggered channel's messages wait in its firewall, whatever the length.
     let (_tt_dir, tt) = net_file("tt.smx", &format!("{PAIR}connect tt[1ms](Src.Snk)\n"));
     let (_, stderr) = run(&tt, "100000000");

@@ -170,6 +170,8 @@ fn a_channel_too_long_for_the_room_of_dev_shm_crosses_with_smaller_slots() {
     );
     assert_eq!(report["channels"][0]["read"], 2000);
     assert_books_balance(&report);
+    // In the report too, as a message larger than the slots would fail the link later.
+    assert_warns(&report, "main: link0_out: the ring's 3072 slots hold messages of up to");
 }
 
 /// A process's `cores` replace the run's `--pin` in its slice, also when the run gives one.
@@ -1477,11 +1479,12 @@ fn a_configuration_from_a_pipe_places_its_nets() {
 }
 
 /// A `--channel-len` worth a word is said once, by the supervisor, for the whole net: not again
-/// by each process for the halves it holds.
+/// by each process for the halves it holds. What was said before the start is in the report's
+/// warnings too, with the placement's.
 #[test]
 fn a_long_channel_is_said_once_for_the_whole_net() {
     let dir = tempfile::tempdir().unwrap();
-    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let config = "[process.sinks]\n\n[process.spare]\n\n[net.Snk]\nprocess = \"sinks\"\n";
     let (out, report) = run_json(dir.path(), NET, config, &["-n", "100", "--channel-len", "5000000"]);
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1495,6 +1498,24 @@ fn a_long_channel_is_said_once_for_the_whole_net() {
         "{stderr}"
     );
     assert_eq!(report["messages"], 100);
+    let warnings = report["warnings"].as_array().unwrap();
+    let reserved = warnings
+        .iter()
+        .filter(|w| {
+            w.as_str()
+                .unwrap()
+                .starts_with("--channel-len 5000000 reserves 0.3 GiB")
+        })
+        .count();
+    assert_eq!(reserved, 1, "{warnings:#?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().ends_with(
+                "process 'spare' holds no net, so nothing runs there (place one with `process = \"spare\"`)"
+            )),
+        "{warnings:#?}"
+    );
 }
 
 /// A producer that a `launch` starts at a local address, outside a network namespace, shares

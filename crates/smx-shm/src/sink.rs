@@ -31,6 +31,9 @@ pub struct ShmSink {
     /// Read from `data` but not published: the consumer's side had ended.
     dropped: u64,
     books: ProducerBooks,
+    /// Why the ring's slots are smaller than `max_payload`, when they are: said when the ring
+    /// is made and again in the report's warnings, as a message larger than them fails the link.
+    smaller_slots: Option<String>,
 }
 
 /// Checks the keys, and that the file can be created now (nothing but a stale link file of a
@@ -49,6 +52,7 @@ pub fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         aborting: false,
         dropped: 0,
         books: ProducerBooks::default(),
+        smaller_slots: None,
     }))
 }
 
@@ -65,7 +69,7 @@ impl BoxImpl for ShmSink {
         .map_err(|e| s.error(e))?;
         if producer.shrunk() {
             let mib = |bytes: u64| bytes as f64 / f64::from(1u32 << 20);
-            log::warn!(
+            let why = format!(
                 "{}: the ring's {} slots hold messages of up to {:.1} MiB, not {:.1} MiB (`max_payload`): \
                  the file system of {} has too little free room for more (a ring takes at most half of \
                  it); a larger message fails the link",
@@ -75,6 +79,8 @@ impl BoxImpl for ShmSink {
                 mib(s.max_payload),
                 s.path.parent().map_or(s.path.as_path(), |dir| dir).display(),
             );
+            log::warn!("{why}");
+            self.smaller_slots = Some(why);
         }
         // Before the run's barrier: this process's nets start once the consumer's has
         // attached (or `timeout` passed: the books then say it never came).
@@ -147,6 +153,10 @@ impl BoxImpl for ShmSink {
     }
 
     fn stats(&self) -> Stats {
-        crate::books::sink_row(&self.settings, &self.books, self.dropped, self.aborting)
+        let row = crate::books::sink_row(&self.settings, &self.books, self.dropped, self.aborting);
+        match &self.smaller_slots {
+            Some(why) => row.warn(why.as_str()),
+            None => row,
+        }
     }
 }

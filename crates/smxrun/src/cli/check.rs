@@ -112,7 +112,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
                 return Ok(exit::REJECTED);
             }
             Ok(placed) => {
-                let idle = placed.warnings;
+                let idle = placed.warnings.len();
                 let summary = match &compiled {
                     Some(compiled) => load::counts_with_warnings(compiled, idle),
                     None => format!("{}, {}", load::plural(0, "error"), load::plural(idle, "warning")),

@@ -44,7 +44,10 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         return Err(CliError::silent(super::exit::REJECTED));
     }
     let settings = layers.resolve(&graph, registry)?;
-    for line in what_options_miss(args, &graph, registry, own_boxes) {
+    // Said now, before a run that may be long, and again in the report's warnings.
+    #[cfg_attr(not(feature = "zmq"), allow(unused_mut))]
+    let mut said_before = what_options_miss(args, &graph, registry, own_boxes);
+    for line in &said_before {
         crate::cli::say(&format!("warning: {line}"));
     }
     #[cfg(feature = "zmq")]
@@ -55,6 +58,8 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         &settings,
         registry,
     )?;
+    #[cfg(feature = "zmq")]
+    said_before.extend(placed.warnings);
     #[cfg(feature = "zmq")]
     if let Some(deployment) = placed.deployment {
         // Refused here, as one process refuses them before its start: in the slices they
@@ -68,7 +73,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         }
         super::deploy::check_pin_here(&deployment, &args.runtime.pin)?;
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
-        let code = super::deploy::run(args, &deployment, &libraries, &stop, output);
+        let code = super::deploy::run(args, &deployment, &libraries, &stop, output, &said_before);
         report_out.store(true, Ordering::SeqCst);
         return code;
     }
@@ -98,6 +103,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         let _ = std::fs::remove_file(&trace.path);
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
+    report.warnings.splice(0..0, said_before);
     // A side output that fails, fails alone: its own line, and the report still comes.
     let side_output_failed = match (trace_file, &opts.trace) {
         (Some(trace), Some(tracer)) => !save_trace(args, trace, tracer, stop.load(Ordering::SeqCst)),

@@ -73,8 +73,9 @@ pub struct Placed {
     pub deployment: Option<Deployment>,
     /// The `cores` of `[process.main]`, which that one process then keeps.
     pub main_cores: Option<Vec<usize>>,
-    /// The warnings said on the way (processes that hold no net).
-    pub warnings: usize,
+    /// The warnings said on the way (processes that hold no net, cores named twice), without
+    /// their `warning: `, for the report.
+    pub warnings: Vec<String>,
 }
 
 /// The placement of a run or check, its warnings said.
@@ -96,7 +97,7 @@ pub fn deployment(
     let mut idle = idle_processes(&processes, &placement);
     idle.extend(processes_on_the_same_cores(&processes, &placement));
     for line in &idle {
-        crate::cli::say(line);
+        crate::cli::say(&format!("warning: {line}"));
     }
     let main = processes.get(smx_deploy::processes::MAIN);
     // A net without nodes runs nowhere else either: as one process, as without `--config`.
@@ -109,7 +110,7 @@ pub fn deployment(
         return Ok(Placed {
             deployment: None,
             main_cores: main.and_then(|p| p.cores.clone()),
-            warnings: idle.len(),
+            warnings: idle,
         });
     }
     let problems = smx_deploy::placement::cut_problems(graph, settings, &placement);
@@ -129,7 +130,7 @@ pub fn deployment(
     Ok(Placed {
         deployment: Some(deployment),
         main_cores: None,
-        warnings: idle.len(),
+        warnings: idle,
     })
 }
 
@@ -188,7 +189,7 @@ fn idle_processes(processes: &Processes, placement: &smx_deploy::Placement) -> V
         .filter(|p| p.name != smx_deploy::processes::MAIN && !used.contains(&p.name))
         .map(|p| {
             format!(
-                "warning: {}: process '{}' holds no net, so nothing runs there (place one with `process = \"{}\"`)",
+                "{}: process '{}' holds no net, so nothing runs there (place one with `process = \"{}\"`)",
                 p.origin, p.name, p.name
             )
         })
@@ -202,20 +203,22 @@ fn processes_on_the_same_cores(processes: &Processes, placement: &smx_deploy::Pl
         .into_iter()
         .map(|(origin, what)| {
             format!(
-                "warning: {origin}: {what}: their threads take turns there, and neither takes real-time \
+                "{origin}: {what}: their threads take turns there, and neither takes real-time \
                  scheduling there under `--rt auto` (`cores` of its own for each avoid both)"
             )
         })
         .collect()
 }
 
-/// Runs a deployment: starts every slice, supervises them, prints the one report.
+/// Runs a deployment: starts every slice, supervises them, prints the one report, whose
+/// warnings begin with `said_before` (the warnings said before the start).
 pub fn run(
     args: &RunArgs,
     deployment: &Deployment,
     libraries: &[PathBuf],
     stop: &Arc<AtomicBool>,
     output: Output,
+    said_before: &[String],
 ) -> Result<i32, CliError> {
     refuse_one_process_options(args)?;
     let exe = std::env::current_exe().map_err(|e| CliError::rejected(format!("cannot find smxrun itself: {e}")))?;
@@ -256,7 +259,7 @@ pub fn run(
     };
     deployment.clean_up(&outcomes);
     clean_up_launched_here(deployment, &outcomes);
-    let report = merge::merge(&merge::Parts {
+    let mut report = merge::merge(&merge::Parts {
         graph: &deployment.graph,
         split: &deployment.split,
         outcomes: &outcomes,
@@ -264,6 +267,12 @@ pub fn run(
         notes: &deployment.core_notes(&common),
         told_wall: live.told_wall(),
     });
+    if let Some(warnings) = report["warnings"].as_array_mut() {
+        warnings.splice(
+            0..0,
+            said_before.iter().map(|line| serde_json::Value::from(line.as_str())),
+        );
+    }
     // The last line holds the report's counts, also where a process died before its own last.
     if let Some(lines) = stats_lines {
         lines.finish_with(|last| Some(smx_deploy::live::final_snapshot(&report, last)));
