@@ -259,8 +259,9 @@ fn the_cores_of_main_hold_when_it_runs_every_net() {
 
 /// A `launch` through `ssh` runs `smxrun` at its path on the other host, quoted for the remote
 /// shell that `ssh` hands the words to: a path with a space stays one word. Here `smxrun`
-/// runs from a directory with a space in its name, and a stand-in named `ssh` hands the words
-/// after its destination, joined by spaces, to a shell, as `ssh` does.
+/// runs from a directory with a space in its name, and a stand-in named `ssh` in that
+/// directory, quoted in `launch` as in a shell, hands the words after its destination, joined
+/// by spaces, to a shell, as `ssh` does.
 #[test]
 fn a_launch_through_ssh_starts_an_smxrun_whose_path_has_a_space() {
     use std::os::unix::fs::PermissionsExt;
@@ -274,7 +275,7 @@ fn a_launch_through_ssh_starts_an_smxrun_whose_path_has_a_space() {
         std::fs::copy(env!("CARGO_BIN_EXE_smxrun"), &exe).unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
-    let ssh = dir.path().join("ssh");
+    let ssh = with_space.path().join("ssh");
     std::fs::write(&ssh, "#!/bin/sh\nshift\nexec sh -c \"$*\"\n").unwrap();
     std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
     let net = write(dir.path(), "net.smx", NET);
@@ -282,7 +283,7 @@ fn a_launch_through_ssh_starts_an_smxrun_whose_path_has_a_space() {
         dir.path(),
         "deploy.toml",
         &format!(
-            "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47392\nlaunch = \"{} 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
+            "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47392\nlaunch = \"'{}' 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
             ssh.display()
         ),
     );
@@ -432,6 +433,11 @@ fn check_names_placement_errors_with_file_and_line() {
     let err = check("[process.far]\nhost = \"192.0.2.9\"\n");
     assert!(
         err.contains("c.toml:2: process 'far': host '192.0.2.9' is not an address of this machine"),
+        "{err}"
+    );
+    let err = check("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"env 'A=b c\"\n");
+    assert!(
+        err.contains("c.toml:3: key 'launch': process 'x': a quote is not closed"),
         "{err}"
     );
     let err = check("[process.x]\nlaunch = \"env h\"\n");

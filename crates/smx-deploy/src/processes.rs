@@ -34,7 +34,8 @@ pub struct Process {
     pub name: String,
     /// The address links use to reach it; `None`: this machine.
     pub host: Option<String>,
-    /// The command prefix that starts it (split on whitespace); `None`: a child of `smxrun`.
+    /// The command prefix that starts it, as written (its words: [`launch_prefix`]); `None`: a
+    /// child of `smxrun`.
     pub launch: Option<String>,
     /// The cores its threads may use.
     pub cores: Option<Vec<usize>>,
@@ -60,12 +61,13 @@ impl Process {
     }
 
     /// The words that run `command` (a program and its arguments) as this process: its
-    /// `launch` prefix split on whitespace, then `command`, each word of it quoted for every
-    /// remote shell the prefix hands it to ([`remote_shells`]); `command` alone without one.
+    /// `launch` prefix's words ([`launch_prefix`]), then `command`, each word of it quoted for
+    /// every remote shell the prefix hands it to ([`remote_shells`]); `command` alone without
+    /// one.
     pub fn launch_words(&self, command: &[String]) -> Vec<String> {
         let launch = self.launch.as_deref().unwrap_or("");
         let shells = remote_shells(launch);
-        let mut words: Vec<String> = launch.split_whitespace().map(str::to_string).collect();
+        let mut words = prefix_words(launch);
         words.extend(
             command
                 .iter()
@@ -161,7 +163,13 @@ impl Processes {
                     }
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
                         let launch = s.trim().to_string();
-                        let command = launch.split_whitespace().next().unwrap_or_default();
+                        let words = launch_prefix(&launch).ok_or_else(|| {
+                            bad(
+                                "a quote is not closed (its words are split as a POSIX shell splits them: \
+                                 'a b' or \"a b\" is one word)",
+                            )
+                        })?;
+                        let command = words.first().map_or("", String::as_str);
                         if !runs_here(command) {
                             return Err(bad(&format!(
                                 "launch command '{command}' is not a program here (not on PATH, or not executable)"
@@ -297,10 +305,24 @@ const REMOTE_SHELLS: [&str; 4] = ["ssh", "autossh", "slogin", "rsh"];
 /// on either kind of prefix. A prefix that runs a shell some other way (a wrapper script
 /// around `ssh` under another name) gets the words as they are.
 pub fn remote_shells(launch: &str) -> usize {
-    launch
-        .split_whitespace()
+    prefix_words(launch)
+        .iter()
         .filter(|word| REMOTE_SHELLS.contains(&word.rsplit('/').next().unwrap_or(word)))
         .count()
+}
+
+/// The words of a `launch` prefix as a POSIX shell splits them, so that quotes or a
+/// backslash keep a word with spaces whole (`ssh -i '/keys/my key' user@host`); `None` when
+/// a quote is not closed. The prefix is run as these words, not through a shell: `$HOME` or
+/// `*` in it stay as they are.
+pub fn launch_prefix(launch: &str) -> Option<Vec<String>> {
+    shlex::split(launch)
+}
+
+/// [`launch_prefix`] of a prefix read from a configuration, which refused one whose quote is
+/// not closed; such a prefix given another way is split on whitespace.
+fn prefix_words(launch: &str) -> Vec<String> {
+    launch_prefix(launch).unwrap_or_else(|| launch.split_whitespace().map(str::to_string).collect())
 }
 
 /// Whether `word` means itself to a POSIX shell, unquoted.
@@ -322,8 +344,8 @@ pub fn shell_word(word: &str) -> String {
 
 /// A `launch` that starts the process inside a network namespace (`ip netns exec NS`).
 fn in_a_namespace(launch: &str) -> bool {
-    let words: Vec<&str> = launch.split_whitespace().collect();
-    words.first().is_some_and(|w| w.rsplit('/').next() == Some("ip")) && words.get(1) == Some(&"netns")
+    let words = prefix_words(launch);
+    words.first().is_some_and(|w| w.rsplit('/').next() == Some("ip")) && words.get(1).is_some_and(|w| w == "netns")
 }
 
 /// What is wrong with an `ip netns exec NS` launch: no namespace named, or one this machine
@@ -332,12 +354,12 @@ fn namespace_problem(launch: &str) -> Option<String> {
     if !in_a_namespace(launch) {
         return None;
     }
-    let Some(namespace) = launch.split_whitespace().nth(3) else {
+    let Some(namespace) = prefix_words(launch).into_iter().nth(3) else {
         return Some(format!(
             "launch '{launch}' names no network namespace (e.g. launch = \"ip netns exec NS\")"
         ));
     };
-    (!Path::new("/run/netns").join(namespace).exists())
+    (!Path::new("/run/netns").join(&namespace).exists())
         .then(|| format!("network namespace '{namespace}' does not exist here (`ip netns list` shows those that do)"))
 }
 
@@ -477,6 +499,10 @@ mod tests {
         let env = with(Some("/usr/bin/env  A=1")).launch_words(&command);
         assert_eq!(env[..2], ["/usr/bin/env", "A=1"]);
         assert_eq!(env[2..], command[..]);
+        // The prefix's own words as a shell splits them: a quoted word with a space is one.
+        let key = with(Some("ssh -i '/keys/my key' user@host")).launch_words(&command);
+        assert_eq!(key[..4], ["ssh", "-i", "/keys/my key", "user@host"]);
+        assert_eq!(key[4], "'/opt/smx run/smxrun'");
         let netns = with(Some("ip netns exec sshless")).launch_words(&command);
         assert_eq!(netns[4..], command[..]);
         let ssh = with(Some("ssh -o ServerAliveInterval=1 user@host")).launch_words(&command);

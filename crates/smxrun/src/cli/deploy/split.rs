@@ -104,7 +104,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             "--report".to_string(),
             report.display().to_string(),
         ];
-        // `launch` split on whitespace and the words after it quoted for a remote shell, as
+        // `launch` split into its words and the words after it quoted for a remote shell, as
         // the supervisor starts it: behind `ssh`, the script's own quotes are gone and the
         // remote shell reads each path again.
         let launched = process.launch_words(&command);
