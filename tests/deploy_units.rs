@@ -301,16 +301,24 @@ fn a_split_never_overwrites_a_file_it_did_not_write() {
     assert_eq!(mode(&out_dir), 0o755);
     assert_eq!(mode(&out_dir.join("main.job")), 0o600);
 
-    // A second split replaces the first's files and its slices' reports, and only those.
+    // A report of the first split's slices is a run's result: a second split leaves it, and
+    // everything else, as it was, and says what to do with it.
     std::fs::write(out_dir.join("main.report.json"), "{}").unwrap();
     let job = std::fs::read_to_string(out_dir.join("main.job")).unwrap();
     let out = split_into(dir.path(), &out_dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("holds 'main.report.json', the report of a run") && err.contains("smxrun report merge"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(out_dir.join("main.report.json")).unwrap(), "{}");
+    assert_eq!(std::fs::read_to_string(out_dir.join("main.job")).unwrap(), job);
+    // Without it, a second split replaces the first's files, and only those.
+    std::fs::remove_file(out_dir.join("main.report.json")).unwrap();
+    let out = split_into(dir.path(), &out_dir);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_ne!(std::fs::read_to_string(out_dir.join("main.job")).unwrap(), job);
-    assert!(
-        !out_dir.join("main.report.json").exists(),
-        "the earlier split's report goes"
-    );
     std::fs::write(out_dir.join("notes.txt"), "mine\n").unwrap();
     let out = split_into(dir.path(), &out_dir);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -92,7 +92,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
         let name = &process.name;
         let job_path = dir.join(format!("{name}.job"));
         write_private(&job_path, &job.to_line())?;
-        let report = dir.join(format!("{name}.report.json"));
+        let report = dir.join(format!("{name}{REPORT_SUFFIX}"));
         // The words of the command that runs the slice, as the supervisor would start it.
         let command: Vec<String> = vec![
             exe.display().to_string(),
@@ -134,7 +134,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             .split
             .slices
             .iter()
-            .map(|s| dir.join(format!("{}.report.json", s.process)).display().to_string()),
+            .map(|s| dir.join(format!("{}{REPORT_SUFFIX}", s.process)).display().to_string()),
     );
     let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
     Output::open(None)?.write(&format!(
@@ -149,6 +149,9 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
 /// split into that directory replaces those and refuses a directory that holds any other.
 const WRITTEN: &str = ".smx-split";
 
+/// How the report a slice writes into the split's directory is named after its process.
+const REPORT_SUFFIX: &str = ".report.json";
+
 /// The files a split of `processes` writes, and the reports its slices write, in its directory.
 fn split_files(processes: &[&str]) -> Vec<String> {
     let mut files = Vec::new();
@@ -157,7 +160,7 @@ fn split_files(processes: &[&str]) -> Vec<String> {
             format!("{name}.job"),
             format!("{name}.sh"),
             format!("smx-{name}.service"),
-            format!("{name}.report.json"),
+            format!("{name}{REPORT_SUFFIX}"),
         ]);
     }
     files
@@ -165,9 +168,9 @@ fn split_files(processes: &[&str]) -> Vec<String> {
 
 /// The directory `-o` names, ready for the files of a split of `processes`: made (mode 0700: it
 /// holds the links' secret keys) when it is not there; else it must be empty or hold only what a
-/// split wrote there before (as its list [`WRITTEN`] says), which goes, so that no report or
-/// slice of that split is taken for one of this. A directory that is there keeps its mode, and
-/// a file split did not write is never touched.
+/// split wrote there before (as its list [`WRITTEN`] says), which goes, so that no slice of that
+/// split is taken for one of this. A report of its slices stops it: that is a run's result. A
+/// directory that is there keeps its mode, and a file split did not write is never touched.
 fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliError> {
     let fail = |e: std::io::Error| CliError::rejected(format!("{}: {e}", dir.display()));
     match std::fs::metadata(dir) {
@@ -208,6 +211,16 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
             "{}: the directory holds '{foreign}', which `smxrun split` did not write: split writes \
              into a new or empty directory, or into one an earlier split wrote, whose files it replaces; it \
              never overwrites another file",
+            dir.display()
+        )));
+    }
+    // A slice's report is a run's result, not a file of the split: it is merged or moved by
+    // its user, never replaced by the next split.
+    if let Some(report) = present.iter().find(|p| p.ends_with(REPORT_SUFFIX)) {
+        return Err(CliError::rejected(format!(
+            "{}: the directory holds '{report}', the report of a run of the split there: merge the \
+             reports first (`smxrun report merge`) or move them away; split replaces the files it wrote, \
+             never a run's results",
             dir.display()
         )));
     }
