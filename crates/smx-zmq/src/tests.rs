@@ -2,7 +2,7 @@
 
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::batch::BatchWriter;
 use super::endpoint::Endpoint;
@@ -723,6 +723,14 @@ fn a_pipeline_shared_by_two_receivers_is_counted_by_the_sender() {
             })
         })
         .collect();
+    // Both are connected before the first message: on a busy machine a receiver that came
+    // late would find the stream over, taken whole by the other, and the sender would rightly
+    // count one receiver.
+    let joined = Instant::now() + Duration::from_secs(20);
+    while tx.peers() < 2 {
+        assert!(Instant::now() < joined, "the two receivers never connected");
+        thread::sleep(Duration::from_millis(5));
+    }
     for i in 0..N {
         assert_eq!(tx.send(None, &i.to_le_bytes(), &|| false).unwrap(), Sent::Accepted);
     }

@@ -237,6 +237,12 @@ impl Sender {
         }
     }
 
+    /// The peers connected now, for tests that must not send before their receivers are there.
+    #[cfg(test)]
+    pub(crate) fn peers(&mut self) -> i64 {
+        self.socket.as_mut().map_or(0, BoxSocket::poll_peers)
+    }
+
     /// The endpoint bound or connected (an ephemeral port resolved).
     pub fn endpoint(&self) -> &str {
         self.socket.as_ref().map_or("", |s| s.endpoint.as_str())
