@@ -1294,6 +1294,35 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
         "{}",
         text(&out)
     );
+
+    // A deployment is drawn as planned from any machine: a host that is not an address of this
+    // one, cores and a `launch` program it lacks are for `check` and the run to refuse.
+    let planned = write(
+        dir.path(),
+        "planned.toml",
+        "[process.far]\nhost = \"192.0.2.7\"\nlaunch = \"smx-no-such-ssh user@192.0.2.7\"\ncores = [100000]\n\n\
+         [process.here]\nhost = \"192.0.2.1\"\n\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n",
+    );
+    let planned = planned.to_str().unwrap();
+    let out = graph(&net, &["--format", "dot", "--config", planned]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dot = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        frames(&dot),
+        [
+            ("process far (192.0.2.7)".to_string(), vec!["0".to_string()]),
+            ("process here (192.0.2.1)".to_string(), vec!["1".to_string()])
+        ],
+        "{dot}"
+    );
+    assert!(dot.contains("link: zmq, curve"), "{dot}");
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .args(["--config", planned])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 }
 
 #[test]

@@ -119,8 +119,20 @@ impl Default for Processes {
 impl Processes {
     /// The processes of a `--config` file's text (only `main` when it has no
     /// `[process.NAME]`), taken from the text its settings were read from
-    /// ([`smx_runtime::config::ConfigLayers::file_text`]); `path` names it in errors.
+    /// ([`smx_runtime::config::ConfigLayers::file_text`]); `path` names it in errors. What
+    /// this machine must have to start them is checked too: a `launch` program, the `cores`
+    /// of a process that runs here, a `host` without `launch` that is an address here.
     pub fn from_toml(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        Self::read(path, text, Machine::This)
+    }
+
+    /// [`Processes::from_toml`] of a deployment as planned, to be drawn from any machine:
+    /// nothing is asked of this one, only of the file.
+    pub fn from_toml_as_planned(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        Self::read(path, text, Machine::Any)
+    }
+
+    fn read(path: &Path, text: &str, machine: Machine) -> Result<Self, ConfigError> {
         let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
         let document = DeTable::parse(text)
             .map_err(|e| ConfigError::new(at(path, e.span().map_or(0, |s| line_of(s.start))), "malformed TOML"))?;
@@ -170,7 +182,7 @@ impl Processes {
                             )
                         })?;
                         let command = words.first().map_or("", String::as_str);
-                        if !runs_here(command) {
+                        if machine == Machine::This && !runs_here(command) {
                             return Err(bad(&format!(
                                 "launch command '{command}' is not a program here (not on PATH, or not executable)"
                             )));
@@ -202,7 +214,7 @@ impl Processes {
                     }
                 }
             }
-            check(&process, &lines)?;
+            check(&process, &lines, machine)?;
             match processes.list.iter_mut().find(|p| p.name == name) {
                 Some(main) => *main = process,
                 None => processes.list.push(process),
@@ -243,15 +255,16 @@ impl Processes {
 /// could never be reached by its links; one with `launch` needs the address its links use.
 /// The cores of a process that runs here must be ones this machine lets `smxrun` use: found
 /// only once the process started, the mistake would end a run that already began.
-fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
-    if let (Some(cores), true, Some(at)) = (&process.cores, process.on_this_machine(), &lines.cores) {
+fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), ConfigError> {
+    let here = machine == Machine::This;
+    if let (Some(cores), true, Some(at)) = (&process.cores, here && process.on_this_machine(), &lines.cores) {
         check_cores_here(process, cores, at.clone(), &crate::cores::allowed())?;
     }
     // At the key that is wrong, or could be made right.
     let host_at = lines.host.clone().unwrap_or_else(|| process.origin.clone());
     let launch_at = process.launch_origin.clone().unwrap_or_else(|| process.origin.clone());
     match (&process.host, &process.launch) {
-        (Some(host), None) if !is_local(host) => Err(ConfigError::new(
+        (Some(host), None) if here && !is_local(host) => Err(ConfigError::new(
             host_at,
             format!(
                 "process '{}': host '{host}' is not an address of this machine and the process has no `launch` to start it there \
@@ -276,6 +289,15 @@ fn check(process: &Process, lines: &KeyLines) -> Result<(), ConfigError> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Which machine a configuration is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Machine {
+    /// This one, to start the processes: what they need here is checked.
+    This,
+    /// None in particular, to draw the deployment as planned.
+    Any,
 }
 
 /// Where the keys of a process's table were written, for errors found once the table is read.

@@ -105,7 +105,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        match super::deploy::deployment(layers, file, &graph, &settings, registry) {
+        match super::deploy::deployment(layers, file, &graph, &settings, registry, super::deploy::Purpose::Start) {
             Err(e) => {
                 crate::cli::say(&format!("error: {}", e.message));
                 crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
@@ -301,7 +301,7 @@ fn placed(
     }
     let registry = &registry;
     let settings = layers.resolve(g, registry)?;
-    let placed = super::deploy::deployment(layers, file, g, &settings, registry)?;
+    let placed = super::deploy::deployment(layers, file, g, &settings, registry, super::deploy::Purpose::Drawing)?;
     Ok(placed.deployment.map(|d| super::deploy::placed(&d)))
 }
 

@@ -57,6 +57,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         &super::deploy::with_channel_len(&graph, args.runtime.channel_len),
         &settings,
         registry,
+        super::deploy::Purpose::Start,
     )?;
     #[cfg(feature = "zmq")]
     said_before.extend(placed.warnings);

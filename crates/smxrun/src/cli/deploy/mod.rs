@@ -78,21 +78,35 @@ pub struct Placed {
     pub warnings: Vec<String>,
 }
 
-/// The placement of a run or check, its warnings said.
+/// What a deployment is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// To start it, or check it for a start, from this machine: what its processes need here
+    /// (programs, cores, addresses, network namespaces) is checked too.
+    Start,
+    /// To draw it as planned, from whatever machine.
+    Drawing,
+}
+
+/// The placement of a run, check or drawing, its warnings said.
 pub fn deployment(
     layers: &ConfigLayers,
     file: &Path,
     graph: &NetGraph,
     settings: &[NetSettings],
     registry: &Registry,
+    purpose: Purpose,
 ) -> Result<Placed, CliError> {
     // From the text the settings came from: a file read twice may not say the same twice, and
     // a pipe says nothing the second time.
-    let processes = match layers.file_text() {
-        Some((path, text)) => Processes::from_toml(path, text)?,
-        None => Processes::default(),
+    let processes = match (layers.file_text(), purpose) {
+        (Some((path, text)), Purpose::Start) => Processes::from_toml(path, text)?,
+        (Some((path, text)), Purpose::Drawing) => Processes::from_toml_as_planned(path, text)?,
+        (None, _) => Processes::default(),
     };
-    processes.check_namespaces()?;
+    if purpose == Purpose::Start {
+        processes.check_namespaces()?;
+    }
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
     let mut idle = idle_processes(&processes, &placement);
     idle.extend(processes_on_the_same_cores(&processes, &placement));

@@ -14,7 +14,7 @@ use crate::cli::exit::{self, CliError};
 use crate::cli::output::Output;
 use crate::cli::{load, words};
 
-use super::{check_pin_here, common_args, deployment, with_channel_len};
+use super::{Purpose, check_pin_here, common_args, deployment, with_channel_len};
 
 /// Writes, per process: NAME.job (its slice and settings, mode 0600), NAME.sh (the line that
 /// starts it) and smx-NAME.service (a systemd unit with its cores and scheduling policy).
@@ -58,7 +58,7 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             args.file.display()
         )));
     }
-    let mut deployment = deployment(&layers, &args.file, &graph, &settings, registry)?
+    let mut deployment = deployment(&layers, &args.file, &graph, &settings, registry, Purpose::Start)?
         .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
