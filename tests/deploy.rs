@@ -739,6 +739,23 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
             )),
         "{first}"
     );
+    // A report left out of the merge: its process counts as one that died, and the merge says
+    // which, naming the report beside the others.
+    let out = smxrun()
+        .args(["report", "merge", "--format", "json"])
+        .arg(out_dir.join("main.report.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: process 'sinks': its report {} was not given: it counts as one that died",
+            out_dir.join("sinks.report.json").display()
+        )),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(process(&report, "sinks")["status"], "died", "{report}");
 }
 
 /// Two network namespaces joined by a veth pair, each standing for a host; deleted on drop.

@@ -31,6 +31,9 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
             path.display()
         ));
     }
+    for line in untold_processes(&given) {
+        crate::cli::say(&format!("warning: {line}"));
+    }
     check_one_run(&given)?;
     let merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
@@ -265,6 +268,41 @@ fn exit_code(merged: &serde_json::Value) -> i32 {
         (false, None) if merged["status"] == "ok" => exit::OK,
         (false, None) => exit::BOX_FAILED,
     }
+}
+
+/// A line per process of the split whose report was not given, neither read nor named as a
+/// missing file: it counts as one that died, which the merged report says, but not why. A
+/// report of it beside the first one given (as `split` writes them) is named: most likely it
+/// was left out by mistake.
+fn untold_processes(given: &Given<'_>) -> Vec<String> {
+    let (Some(first), Some((_, first_path))) = (given.reports.first(), given.processes.first()) else {
+        return Vec::new();
+    };
+    let named_missing = |name: &str| {
+        given
+            .missing
+            .iter()
+            .any(|m| m.file_name().and_then(|f| f.to_str()) == Some(&format!("{name}.report.json")))
+    };
+    first["plan"]["slices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["process"].as_str())
+        .filter(|name| !given.processes.iter().any(|(p, _)| p == name) && !named_missing(name))
+        .map(|name| {
+            let beside = first_path.with_file_name(format!("{name}.report.json"));
+            if beside.is_file() {
+                format!(
+                    "process '{name}': its report {} was not given: it counts as one that died; give it to \
+                     count its books",
+                    beside.display()
+                )
+            } else {
+                format!("process '{name}': no report given: it counts as one that died")
+            }
+        })
+        .collect()
 }
 
 /// The process whose report `path` would be (`NAME.report.json`, as `smxrun split` names
