@@ -304,6 +304,13 @@ fn a_process_stopped_from_outside_stops_the_run() {
         assert_eq!(process(&report, name)["status"], "stopped", "{name}: {report}");
     }
     assert_eq!(error_lines(&out), Vec::<String>::new(), "{}", text(&out));
+    // Who stopped it: not the user of smxrun, and no link warns of an end the report books.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("smxrun: process 'b' was stopped from outside") && !stderr.contains("interrupted"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("WARN"), "{stderr}");
     for pid in slices {
         wait_for("the slice to be gone", || !alive(pid));
     }

@@ -99,9 +99,9 @@ pub struct Outcome {
 pub enum Ending {
     /// Every slice ended by itself.
     Finished,
-    /// A stop was asked for: a signal to `smxrun`, or to one of the slices alone (stopped
-    /// from outside, it ends with its report and exit 130).
-    Stopped,
+    /// A stop was asked for: a signal to `smxrun` (`None`), or to one of the slices alone
+    /// (stopped from outside, it ends with its report and exit 130: its name).
+    Stopped(Option<String>),
     /// This process died first.
     Died(String),
     /// This process refused its run before it started.
@@ -343,7 +343,6 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     let mut pass: u64 = 0;
     let mut cause_pass: Option<u64> = None;
     // The slice stopped from outside that stopped the run, if one did.
-    let mut stopped_from_outside: Option<String> = None;
     // Every slice said it is ready, and was told to go.
     let mut released = false;
     // When the first slice said it is ready.
@@ -406,7 +405,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             {
                 running[i].status = Some(status);
                 running[i].seen_in = pass;
-                running[i].asked = running[i].closed_at.is_some() || ending == Ending::Stopped;
+                running[i].asked = running[i].closed_at.is_some() || matches!(ending, Ending::Stopped(_));
                 // The watcher thread may still be handing over the report that came just
                 // before the exit.
                 collect_late_report(running, inbox, i, live);
@@ -430,8 +429,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                     // an orchestrator sends): the run stops with it, in order and at once, as
                     // on a stop asked of `smxrun`, and it is `stopped`, not failed.
                     running[i].asked = true;
-                    ending = Ending::Stopped;
-                    stopped_from_outside = Some(running[i].process.name.clone());
+                    ending = Ending::Stopped(Some(running[i].process.name.clone()));
                     cause_pass = Some(pass);
                 } else if !status.success() && stop_from.is_none() {
                     stop_from = Some(Instant::now() + AFTER_FAILURE);
@@ -441,7 +439,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         if running.iter().all(|r| r.status.is_some()) {
             let cause = match &ending {
                 Ending::Died(cause) | Ending::Refused(cause) => Some(cause),
-                Ending::Stopped => stopped_from_outside.as_ref(),
+                Ending::Stopped(from_outside) => from_outside.as_ref(),
                 Ending::Finished => None,
             };
             if let (Some(at), Some(cause)) = (cause_pass, cause) {
@@ -457,7 +455,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         }
         let stop_asked = stop.load(Ordering::SeqCst);
         if stop_asked && ending == Ending::Finished && stop_from.is_none() {
-            ending = Ending::Stopped;
+            ending = Ending::Stopped(None);
         }
         // A slice that has not said it runs cannot take part any more once the run is ending,
         // and its `launch` may wait for ever. Before that it is left alone: a password typed
@@ -475,7 +473,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
             }
         }
         let failure_stops = stop_from.is_some_and(|at| stop_asked || Instant::now() >= at);
-        if ending == Ending::Stopped || failure_stops {
+        if matches!(ending, Ending::Stopped(_)) || failure_stops {
             stop_next(running, &mut kill_at);
         }
         if kill_at.is_some_and(|at| Instant::now() >= at) {

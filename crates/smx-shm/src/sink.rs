@@ -101,14 +101,20 @@ impl BoxImpl for ShmSink {
                 Ok(Sent::Published) => {}
                 Ok(Sent::Over(end)) => {
                     self.dropped += 1;
-                    if end != ConsumerEnd::Stopped {
-                        log::warn!(
-                            "{}: the consumer of {} {}: ending the link",
-                            self.settings.instance,
-                            self.settings.path.display(),
-                            end.as_str()
-                        );
-                    }
+                    // A consumer that closed (its boxes ended, or its run was stopped) ended
+                    // the link as a consumer in one process ends a channel: the report's row
+                    // says what was left. A death or an absence is worth a word at once.
+                    let level = match end {
+                        ConsumerEnd::Stopped | ConsumerEnd::Closed | ConsumerEnd::Drained => log::Level::Info,
+                        ConsumerEnd::Died | ConsumerEnd::Absent => log::Level::Warn,
+                    };
+                    log::log!(
+                        level,
+                        "{}: the consumer of {} {}: ending the link",
+                        self.settings.instance,
+                        self.settings.path.display(),
+                        end.as_str()
+                    );
                     return Ok(Flow::End);
                 }
                 Err(e) => {

@@ -296,8 +296,15 @@ pub fn run(
     for o in &causes {
         crate::cli::say(&cause_line(o, deployment));
     }
-    if ending == supervise::Ending::Stopped {
-        crate::cli::say("smxrun: interrupted; the report covers the run up to the stop");
+    match &ending {
+        supervise::Ending::Stopped(None) => {
+            crate::cli::say("smxrun: interrupted; the report covers the run up to the stop")
+        }
+        supervise::Ending::Stopped(Some(process)) => crate::cli::say(&format!(
+            "smxrun: process '{process}' was stopped from outside (a SIGTERM or SIGINT to it alone), and the \
+             run stopped with it; the report covers the run up to the stop"
+        )),
+        _ => {}
     }
     Ok(exit_code(&ending, &causes, ran(&report)))
 }
@@ -481,7 +488,7 @@ fn signal_name(signal: i32) -> String {
 /// any net ran (`ran`).
 fn exit_code(ending: &supervise::Ending, causes: &[&supervise::Outcome], ran: bool) -> i32 {
     match ending {
-        supervise::Ending::Stopped => exit::INTERRUPTED,
+        supervise::Ending::Stopped(_) => exit::INTERRUPTED,
         supervise::Ending::Died(_) => exit::BOX_FAILED,
         // It said why on its own line; nothing of the net ran there, and 1 says that nothing
         // ran anywhere (the processes start together); had another process's nets run, the run
