@@ -53,6 +53,9 @@ pub struct ConfigErrorDetails {
     pub message: String,
     /// What would have been valid (known keys, known instances, ...), shown after the message.
     pub choices: Vec<String>,
+    /// The name that is none of `choices` (an instance, an implementation), when it is not
+    /// the key: the nearest choice is offered for it.
+    pub unknown: Option<String>,
 }
 
 impl std::ops::Deref for ConfigError {
@@ -72,6 +75,7 @@ impl ConfigError {
                 key: None,
                 message: message.into(),
                 choices: Vec::new(),
+                unknown: None,
             }),
         }
     }
@@ -88,6 +92,12 @@ impl ConfigError {
 
     pub fn choices<S: ToString>(mut self, choices: impl IntoIterator<Item = S>) -> Self {
         self.details.choices = choices.into_iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// `name` is none of the choices: the message offers the nearest one.
+    pub fn unknown(mut self, name: impl Into<String>) -> Self {
+        self.details.unknown = Some(name.into());
         self
     }
 }
@@ -120,12 +130,8 @@ impl fmt::Display for Described<'_> {
         }
         // The choices are keys only where the key itself is unknown.
         let unknown_key = e.message.ends_with("unknown key");
-        if let Some(near) = e
-            .key
-            .as_deref()
-            .filter(|_| unknown_key)
-            .and_then(|key| nearest(key, &e.choices))
-        {
+        let unknown = e.unknown.as_deref().or(e.key.as_deref().filter(|_| unknown_key));
+        if let Some(near) = unknown.and_then(|name| nearest(name, &e.choices)) {
             write!(f, "; did you mean '{near}'?")?;
         }
         Ok(())

@@ -164,6 +164,7 @@ impl ConfigLayers {
                         Some(ctx.registry.get(name).ok_or_else(|| {
                             ConfigError::new(entry.origin.clone(), format!("unknown implementation '{name}'"))
                                 .choices(ctx.registry.names().into_iter().chain([ROUTING_IMPL]))
+                                .unknown(name)
                         })?)
                     };
                     check_value(ctx, entry, spec, name)?;
@@ -172,6 +173,7 @@ impl ConfigLayers {
                 Scope::Net(name) => ctx.instance_target(entry, name)?.ok_or_else(|| {
                     ConfigError::new(entry.origin.clone(), format!("no instance named '{name}' in this net"))
                         .choices(ctx.instance_names())
+                        .unknown(name)
                 })?,
             };
             applied.push(Applied { entry, target });
@@ -195,7 +197,8 @@ impl ConfigLayers {
                         entry.origin.clone(),
                         format!("'{name}' is neither an instance nor an implementation in this net"),
                     )
-                    .choices(choices));
+                    .choices(choices)
+                    .unknown(name));
                 }
             };
             applied.push(Applied { entry, target });

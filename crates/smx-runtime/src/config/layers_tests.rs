@@ -250,6 +250,14 @@ fn unknown_targets_list_what_exists() {
     let err = resolve(&layers("[net.Sink]\ncount = 1\n")).unwrap_err();
     assert!(err.to_string().contains("no instance named 'Sink'"), "{err}");
     assert_eq!(err.choices, vec!["Snk", "Src", "smx_rn"]);
+    // A near miss is offered, as for a key.
+    assert!(err.to_string().ends_with("; did you mean 'Snk'?"), "{err}");
+    let err = resolve(&layers("[impl.t_sbk]\ncount = 1\n")).unwrap_err();
+    assert!(err.to_string().ends_with("; did you mean 't_snk'?"), "{err}");
+    let mut set = ConfigLayers::new();
+    set.add_set("Snkk.count=1").unwrap();
+    let err = resolve(&set).unwrap_err();
+    assert!(err.to_string().ends_with("; did you mean 'Snk'?"), "{err}");
     let err = resolve(&layers("[net.\"Src#3\"]\ncount = 1\n")).unwrap_err();
     assert_eq!(err.choices, vec!["Src#0", "Src#1"]);
     let err = resolve(&layers("[default]\ncolour = 1\n")).unwrap_err();
