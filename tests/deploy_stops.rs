@@ -278,7 +278,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
         assert!(
             error_lines(&out)
                 .iter()
-                .any(|l| l.starts_with("error: process 'b' killed") && l.contains("never said it started")),
+                .any(|l| l.starts_with("error: process 'b' killed by signal 9 (SIGKILL); it never said it started")),
             "{what}: {}",
             text(&out)
         );

@@ -455,11 +455,15 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
         (None, Some(signal)) => format!("killed by signal {signal} ({})", signal_name(signal)),
         (None, None) => "no exit status".to_string(),
     };
+    // `killed` and `killed by signal 9` say one thing: once.
+    let status = match (o.status.as_str(), o.signal) {
+        ("killed", Some(_)) => String::new(),
+        (status, _) => format!(" {status}:"),
+    };
     format!(
-        "error: process '{}'{} {}: {how}{never_started}",
+        "error: process '{}'{}{status} {how}{never_started}",
         o.process,
         o.pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
-        o.status,
     )
 }
 
