@@ -700,6 +700,16 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
         unit.contains("ExecStart=") && unit.contains("CPUSchedulingPolicy="),
         "{unit}"
     );
+    // A link file of a run whose processes were killed, with no supervisor to remove it: the
+    // slices sweep it (and only such files) before they start.
+    let stale = format!("/dev/shm/smx-test-stale-{}", std::process::id());
+    let mut header = b"smxshm\x00\x01".to_vec();
+    header.resize(32, 0);
+    let mut gone = Command::new("true").spawn().unwrap();
+    header.extend(gone.id().to_ne_bytes());
+    gone.wait().unwrap();
+    header.resize(64, 0);
+    std::fs::write(&stale, &header).unwrap();
     let children: Vec<_> = ["sinks", "main"]
         .iter()
         .map(|p| Command::new("sh").arg(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
@@ -707,6 +717,7 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
+    assert!(!Path::new(&stale).exists(), "{stale} was left");
     let out = smxrun()
         .args(["report", "merge", "--format", "json"])
         .arg(out_dir.join("main.report.json"))

@@ -106,6 +106,8 @@ pub const SHM_SOURCE: &str = "smx_link_shm_src";
 
 /// Where the shared-memory links' files are made (a tmpfs: memory, not disk).
 pub const SHM_DIR: &str = "/dev/shm";
+/// How the names of the links' files in [`SHM_DIR`] begin.
+pub const SHM_PREFIX: &str = "smx-";
 
 /// The largest message a shared-memory link carries: 64 MiB.
 pub const SHM_MAX_PAYLOAD: u64 = 64 << 20;
@@ -187,7 +189,7 @@ fn plan_link(
     let same_machine = from.machine() == to.machine();
     let transport = if same_machine { local } else { Transport::Zmq };
     let (endpoint, curve) = if same_machine && transport == Transport::Shm {
-        (format!("{SHM_DIR}/smx-{run}-{}", edge.id), false)
+        (format!("{SHM_DIR}/{SHM_PREFIX}{run}-{}", edge.id), false)
     } else if same_machine {
         (format!("ipc://smx-{run}-{}", edge.id), false)
     } else {

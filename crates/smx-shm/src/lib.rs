@@ -21,7 +21,8 @@
 //! (tmpfs is sparse: only touched pages cost memory), and removes it at its end. A file already
 //! at `path` is refused, unless it is a link file whose creator's process is dead (then it is
 //! replaced, as the consumer removes the file of a creator it saw die); nothing else is ever
-//! removed. The source waits for the file, its ready word and
+//! removed, but by [`remove_stale_links`], which sweeps a directory of the link files whose
+//! creator and consumer have both died. The source waits for the file, its ready word and
 //! a live creator: a file whose creator died is waited past, for the one that replaces it.
 //!
 //! **Copies.** The sink copies each payload once, from the message into its slot; a payload
@@ -70,7 +71,7 @@ mod source;
 pub use consumer::{Consumer, ConsumerBooks, Next, ProducerEnd};
 pub use error::ShmError;
 pub use producer::{ConsumerEnd, Producer, ProducerBooks, Sent};
-pub use segment::check_free;
+pub use segment::{check_free, remove_stale_links};
 
 use smx_box::BoxSpec;
 

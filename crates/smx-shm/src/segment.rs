@@ -193,6 +193,8 @@ struct Identity {
     capacity: u64,
     max_payload: u64,
     creator: u32,
+    /// The consumer's pid, 0 before one attached.
+    consumer: u32,
     size: u64,
     /// Device and inode: the file judged, told apart from one that took its place since.
     file_id: (u64, u64),
@@ -220,6 +222,7 @@ fn identity_of(fd: &OwnedFd) -> std::io::Result<Option<Identity>> {
         capacity: word(2),
         max_payload: word(3),
         creator: pid,
+        consumer: u32::from_ne_bytes(buf[36..40].try_into().unwrap()),
         size: st.st_size as u64,
         file_id: (st.st_dev, st.st_ino),
     }))
@@ -393,6 +396,39 @@ fn remove_if_stale(c_path: &CString, path: &Path) -> Result<(), ShmError> {
             why: format!("a link file of dead process {pid}, which cannot be removed: {e}"),
         }),
     }
+}
+
+/// Removes the link files in `dir` whose names begin with `prefix` and whose creator and
+/// consumer have both died (or no consumer ever came): left by processes killed before their
+/// cleanup, with no supervisor after them (slices an orchestrator starts), they would hold
+/// their room in memory until the machine restarts. A file of a process that runs, or one that
+/// is no link file, is never touched. The files removed.
+pub fn remove_stale_links(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let named = entry.file_name().to_str().is_some_and(|n| n.starts_with(prefix));
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        let Some(c_path) = c_path(&path).ok().filter(|_| named && is_file) else {
+            continue;
+        };
+        let Ok(Some(ident)) = read_identity(&c_path) else {
+            continue;
+        };
+        let orphaned = ident.magic == MAGIC
+            && ident.creator != 0
+            && !peer_alive(ident.creator)
+            && (ident.consumer == 0 || !peer_alive(ident.consumer));
+        if orphaned && unlink_if_same(&c_path, ident.file_id).unwrap_or(false) {
+            log::info!(
+                "{}: removed a link file left by dead process {}",
+                path.display(),
+                ident.creator
+            );
+            removed.push(path);
+        }
+    }
+    removed
 }
 
 /// Removes the file at `c_path` if it is the file `file_id` (device and inode); whether it
@@ -580,6 +616,50 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(path).unwrap();
         (meta.dev(), meta.ino())
+    }
+
+    /// A link file whose header names `creator` and `consumer`.
+    fn link_file(path: &Path, creator: u32, consumer: u32) {
+        let mut header = [0u8; 64];
+        header[..8].copy_from_slice(&MAGIC.to_ne_bytes());
+        header[32..36].copy_from_slice(&creator.to_ne_bytes());
+        header[36..40].copy_from_slice(&consumer.to_ne_bytes());
+        std::fs::write(path, header).unwrap();
+    }
+
+    /// The pid of a process that has ended.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    /// Only the link files of the prefix whose processes are all gone are swept.
+    #[test]
+    fn stale_link_files_are_swept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dead, me) = (dead_pid(), std::process::id());
+        let at = |name: &str| dir.path().join(name);
+        link_file(&at("smx-orphan"), dead, 0);
+        link_file(&at("smx-both-dead"), dead, dead);
+        link_file(&at("smx-consumer-alive"), dead, me);
+        link_file(&at("smx-creator-alive"), me, 0);
+        link_file(&at("other-orphan"), dead, 0);
+        std::fs::write(at("smx-not-a-link"), [0u8; 64]).unwrap();
+        std::fs::write(at("smx-short"), b"x").unwrap();
+        let mut removed = remove_stale_links(dir.path(), "smx-");
+        removed.sort();
+        assert_eq!(removed, [at("smx-both-dead"), at("smx-orphan")]);
+        for kept in [
+            "smx-consumer-alive",
+            "smx-creator-alive",
+            "other-orphan",
+            "smx-not-a-link",
+            "smx-short",
+        ] {
+            assert!(at(kept).exists(), "{kept} was removed");
+        }
     }
 
     /// A file that took the place of the one judged stale is not removed in its stead.

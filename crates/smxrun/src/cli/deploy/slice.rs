@@ -260,6 +260,13 @@ fn admit(args: &SliceArgs, job: &Job) -> Result<(), CliError> {
         smx_timing::sched::keep_to_cores(cores)
             .map_err(|e| CliError::rejected(format!("process '{}': its job's cores_allowed: {e}", job.process)))?;
     }
+    // A slice that a supervisor starts is cleaned up after when it dies; one that an
+    // orchestrator starts is not, and the link files of those killed before their end would
+    // keep their room in memory: a slice with links in shared memory sweeps them first.
+    let shm = [smx_deploy::slice::SHM_SINK, smx_deploy::slice::SHM_SOURCE];
+    if job.graph.nodes.iter().any(|n| shm.contains(&n.func.as_str())) {
+        smx_shm::remove_stale_links(Path::new(smx_deploy::slice::SHM_DIR), smx_deploy::slice::SHM_PREFIX);
+    }
     Ok(())
 }
 
