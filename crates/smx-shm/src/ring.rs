@@ -50,8 +50,9 @@ use std::time::Duration;
 
 /// "smxshm" and a format byte: the header's ready word, written last by the creator.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"smxshm\x00\x01");
-/// The layout's version, checked by the consumer.
-pub const VERSION: u64 = 6;
+/// The layout's version, checked by the consumer. From 7 on each side holds a shared lock on
+/// the file while it maps it (`segment::remove_stale_links` sweeps only files of this version).
+pub const VERSION: u64 = 7;
 
 /// Longest sleep between two checks of the peer's state, its life and the run's stop.
 pub const WAIT_SLICE: Duration = Duration::from_millis(50);

@@ -29,6 +29,9 @@ pub struct Segment {
     path: PathBuf,
     /// Device and inode of the file mapped: what is removed must still be this file.
     file_id: (u64, u64),
+    /// The file, open and locked shared while the mapping lives: the proof that a side uses it,
+    /// which [`remove_stale_links`] asks for, good across pid namespaces, where a pid is not.
+    _in_use: OwnedFd,
 }
 
 // SAFETY: the mapping is shared memory used only through atomics and through slot bytes that
@@ -173,16 +176,19 @@ fn map(fd: OwnedFd, len: usize, path: &Path, layout: Layout) -> Result<Segment, 
     let err = std::io::Error::last_os_error();
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     unsafe { libc::fstat(fd.as_raw_fd(), &mut st) };
-    drop(fd);
     if ptr == libc::MAP_FAILED {
         return Err(ShmError::io(path, "map", err));
     }
+    // A sweep holds its exclusive lock only while it looks at a file: this waits that long.
+    // SAFETY: flock takes a descriptor that this function owns.
+    unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_SH) };
     Ok(Segment {
         base: NonNull::new(ptr.cast()).expect("mmap returned null"),
         len,
         layout,
         path: path.to_path_buf(),
         file_id: (st.st_dev, st.st_ino),
+        _in_use: fd,
     })
 }
 
@@ -193,8 +199,6 @@ struct Identity {
     capacity: u64,
     max_payload: u64,
     creator: u32,
-    /// The consumer's pid, 0 before one attached.
-    consumer: u32,
     size: u64,
     /// Device and inode: the file judged, told apart from one that took its place since.
     file_id: (u64, u64),
@@ -222,7 +226,6 @@ fn identity_of(fd: &OwnedFd) -> std::io::Result<Option<Identity>> {
         capacity: word(2),
         max_payload: word(3),
         creator: pid,
-        consumer: u32::from_ne_bytes(buf[36..40].try_into().unwrap()),
         size: st.st_size as u64,
         file_id: (st.st_dev, st.st_ino),
     }))
@@ -398,11 +401,14 @@ fn remove_if_stale(c_path: &CString, path: &Path) -> Result<(), ShmError> {
     }
 }
 
-/// Removes the link files in `dir` whose names begin with `prefix` and whose creator and
-/// consumer have both died (or no consumer ever came): left by processes killed before their
-/// cleanup, with no supervisor after them (slices an orchestrator starts), they would hold
-/// their room in memory until the machine restarts. A file of a process that runs, or one that
-/// is no link file, is never touched. The files removed.
+/// Removes the link files in `dir` whose names begin with `prefix` and that no process uses
+/// any more: left by processes killed before their cleanup, with no supervisor after them
+/// (slices an orchestrator starts), they would hold their room in memory until the machine
+/// restarts. Each side of a link holds a shared lock on its file while it maps it, so a file
+/// this function can lock exclusively is in nobody's use, whatever pid namespace its users
+/// ran in; it is removed while locked. A file that is no link file is never touched, nor one
+/// whose creator has not finished it (no magic yet), nor one of another layout version, whose
+/// sides may take no lock. The files removed.
 pub fn remove_stale_links(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -412,16 +418,22 @@ pub fn remove_stale_links(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         let Some(c_path) = c_path(&path).ok().filter(|_| named && is_file) else {
             continue;
         };
-        let Ok(Some(ident)) = read_identity(&c_path) else {
+        // Never waits: not on a pipe put in the file's place, nor on a lock a side holds.
+        let Ok(fd) = open_fd(&c_path, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW) else {
             continue;
         };
-        let orphaned = ident.magic == MAGIC
-            && ident.creator != 0
-            && !peer_alive(ident.creator)
-            && (ident.consumer == 0 || !peer_alive(ident.consumer));
-        if orphaned && unlink_if_same(&c_path, ident.file_id).unwrap_or(false) {
+        // SAFETY: flock takes a descriptor this function owns.
+        if unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            continue;
+        }
+        let Ok(Some(ident)) = identity_of(&fd) else {
+            continue;
+        };
+        // A file of another version may be in use by an smxrun that takes no lock.
+        let link = ident.magic == MAGIC && ident.version == VERSION && ident.creator != 0;
+        if link && unlink_if_same(&c_path, ident.file_id).unwrap_or(false) {
             log::info!(
-                "{}: removed a link file left by dead process {}",
+                "{}: removed a link file no process uses, made by process {}",
                 path.display(),
                 ident.creator
             );
@@ -618,48 +630,48 @@ mod tests {
         (meta.dev(), meta.ino())
     }
 
-    /// A link file whose header names `creator` and `consumer`.
-    fn link_file(path: &Path, creator: u32, consumer: u32) {
+    /// A finished link file of `creator` that no process maps.
+    fn link_file(path: &Path, creator: u32) {
         let mut header = [0u8; 64];
         header[..8].copy_from_slice(&MAGIC.to_ne_bytes());
+        header[8..16].copy_from_slice(&VERSION.to_ne_bytes());
         header[32..36].copy_from_slice(&creator.to_ne_bytes());
-        header[36..40].copy_from_slice(&consumer.to_ne_bytes());
         std::fs::write(path, header).unwrap();
     }
 
-    /// The pid of a process that has ended.
-    fn dead_pid() -> u32 {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        pid
-    }
-
-    /// Only the link files of the prefix whose processes are all gone are swept.
+    /// Only the link files of the prefix that no process uses are swept, whoever made them:
+    /// one that a side maps (here this process, whose pid a sweep in another pid namespace
+    /// could take for a dead one) stays, and nothing else is touched or waited on.
     #[test]
-    fn stale_link_files_are_swept_and_nothing_else() {
+    fn link_files_no_process_uses_are_swept_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
-        let (dead, me) = (dead_pid(), std::process::id());
         let at = |name: &str| dir.path().join(name);
-        link_file(&at("smx-orphan"), dead, 0);
-        link_file(&at("smx-both-dead"), dead, dead);
-        link_file(&at("smx-consumer-alive"), dead, me);
-        link_file(&at("smx-creator-alive"), me, 0);
-        link_file(&at("other-orphan"), dead, 0);
+        link_file(&at("smx-orphan"), 4_000_000);
+        link_file(&at("smx-of-a-live-pid"), std::process::id());
+        link_file(&at("other-orphan"), 4_000_000);
+        link_file(&at("smx-older"), 4_000_000);
+        let mut older = std::fs::read(at("smx-older")).unwrap();
+        older[8..16].copy_from_slice(&(VERSION - 1).to_ne_bytes());
+        std::fs::write(at("smx-older"), older).unwrap();
         std::fs::write(at("smx-not-a-link"), [0u8; 64]).unwrap();
         std::fs::write(at("smx-short"), b"x").unwrap();
+        let fifo = c_path(&at("smx-fifo")).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let mapped = Segment::create(&at("smx-mapped"), 4, 64, false).unwrap();
         let mut removed = remove_stale_links(dir.path(), "smx-");
         removed.sort();
-        assert_eq!(removed, [at("smx-both-dead"), at("smx-orphan")]);
+        assert_eq!(removed, [at("smx-of-a-live-pid"), at("smx-orphan")]);
         for kept in [
-            "smx-consumer-alive",
-            "smx-creator-alive",
+            "smx-mapped",
             "other-orphan",
+            "smx-older",
             "smx-not-a-link",
             "smx-short",
+            "smx-fifo",
         ] {
             assert!(at(kept).exists(), "{kept} was removed");
         }
+        drop(mapped);
     }
 
     /// A file that took the place of the one judged stale is not removed in its stead.
