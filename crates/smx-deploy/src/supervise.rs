@@ -342,7 +342,6 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
     // or cut short by another process's end.
     let mut pass: u64 = 0;
     let mut cause_pass: Option<u64> = None;
-    // The slice stopped from outside that stopped the run, if one did.
     // Every slice said it is ready, and was told to go.
     let mut released = false;
     // When the first slice said it is ready.
@@ -429,7 +428,10 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
                     // an orchestrator sends): the run stops with it, in order and at once, as
                     // on a stop asked of `smxrun`, and it is `stopped`, not failed.
                     running[i].asked = true;
-                    ending = Ending::Stopped(Some(running[i].process.name.clone()));
+                    // A stop that reached `smxrun` as well (a whole service stopped at once)
+                    // is not this slice's alone.
+                    let alone = !stop.load(Ordering::SeqCst);
+                    ending = Ending::Stopped(alone.then(|| running[i].process.name.clone()));
                     cause_pass = Some(pass);
                 } else if !status.success() && stop_from.is_none() {
                     stop_from = Some(Instant::now() + AFTER_FAILURE);
