@@ -309,7 +309,7 @@ fn a_split_never_overwrites_a_file_it_did_not_write() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("holds 'main.report.json', the report of a run") && err.contains("smxrun report merge"),
+        err.contains("holds 'main.report.json', the report of a run") && err.contains("move the reports away"),
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(out_dir.join("main.report.json")).unwrap(), "{}");

@@ -723,9 +723,9 @@ fn a_pipeline_shared_by_two_receivers_is_counted_by_the_sender() {
             })
         })
         .collect();
-    // Both are connected before the first message: on a busy machine a receiver that came
-    // late would find the stream over, taken whole by the other, and the sender would rightly
-    // count one receiver.
+    // Both are connected before the first message: the sender counts the receivers it had at
+    // once, and on a busy machine one could connect only after the other had taken the whole
+    // stream and left.
     let joined = Instant::now() + Duration::from_secs(20);
     while tx.peers() < 2 {
         assert!(Instant::now() < joined, "the two receivers never connected");

@@ -218,9 +218,9 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
     // its user, never replaced by the next split.
     if let Some(report) = present.iter().find(|p| p.ends_with(REPORT_SUFFIX)) {
         return Err(CliError::rejected(format!(
-            "{}: the directory holds '{report}', the report of a run of the split there: merge the \
-             reports first (`smxrun report merge`) or move them away; split replaces the files it wrote, \
-             never a run's results",
+            "{}: the directory holds '{report}', the report of a run of the split there: move the \
+             reports away (once merged, `smxrun report merge`) or split into another directory; split \
+             replaces the files it wrote, never a run's results",
             dir.display()
         )));
     }
@@ -236,7 +236,7 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
 /// The list of the files a split of `processes` writes into `dir`, and its slices' reports.
 fn write_list(dir: &Path, processes: &[&str]) -> Result<(), CliError> {
     let mut text = "# the files `smxrun split` wrote here and those its slices write; a later split into this \
-                    directory replaces them\n"
+                    directory replaces the first, and refuses while one of the second is here\n"
         .to_string();
     for file in split_files(processes) {
         text.push_str(&file);
