@@ -435,6 +435,11 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:2: process 'far': host '192.0.2.9' is not an address of this machine"),
         "{err}"
     );
+    let err = check("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"env #A=b\"\n");
+    assert!(
+        err.contains("c.toml:3: key 'launch': process 'x': a word begins with '#'"),
+        "{err}"
+    );
     let err = check("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"env 'A=b c\"\n");
     assert!(
         err.contains("c.toml:3: key 'launch': process 'x': a quote is not closed"),
@@ -704,6 +709,7 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
     // slices sweep it (and only such files) before they start.
     let stale = format!("/dev/shm/smx-test-stale-{}", std::process::id());
     let mut header = b"smxshm\x00\x01".to_vec();
+    header.extend(7u64.to_ne_bytes()); // the layout version, smx_shm's `VERSION`
     header.resize(32, 0);
     let mut gone = Command::new("true").spawn().unwrap();
     header.extend(gone.id().to_ne_bytes());
@@ -1351,6 +1357,28 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Whether `main` needs a `host` for a producer elsewhere depends on which addresses are
+    // this machine's: asked by `check`, not by a drawing.
+    let to_main = write(
+        dir.path(),
+        "to_main.toml",
+        "[process.far]\nhost = \"192.0.2.7\"\nlaunch = \"ssh user@192.0.2.7\"\n\n[net.Src]\nprocess = \"far\"\n",
+    );
+    let to_main = to_main.to_str().unwrap();
+    let out = graph(&net, &["--format", "dot", "--config", to_main]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .args(["--config", to_main])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("has no `host`"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -1420,6 +1448,30 @@ fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority
         report["nets"]
     );
     assert_warns(&report, "sinks: real-time scheduling not used: 2 threads share 1 core");
+    assert_eq!(report["messages"], 20000);
+    assert_books_balance(&report);
+}
+
+/// A process with a core of its own beside one it shares with another process runs its
+/// real-time net on its own core, at real-time priority, under `--rt auto`; its other thread
+/// takes the shared core, and the net there would have run at normal priority.
+#[test]
+fn a_real_time_net_takes_the_core_its_process_does_not_share() {
+    if one_core("the process of the sink would not have a core of its own") {
+        return;
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: SCHED_FIFO needs root (or CAP_SYS_NICE) here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.rt(Snk)\n";
+    let config = "[process.main]\ncores = [0]\n\n[process.sinks]\ncores = [0, 1]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "20000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let snk = net_row(&report, "name", "Snk");
+    assert_eq!(snk["core"], 1, "{:#}", report["nets"]);
+    assert!(snk["priority"].as_u64().is_some_and(|p| p > 0), "{:#}", report["nets"]);
     assert_eq!(report["messages"], 20000);
     assert_books_balance(&report);
 }

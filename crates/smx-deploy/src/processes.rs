@@ -106,12 +106,15 @@ impl Process {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processes {
     list: Vec<Process>,
+    /// Read as planned ([`Processes::from_toml_as_planned`]): nothing is asked of this machine.
+    planned: bool,
 }
 
 impl Default for Processes {
     fn default() -> Self {
         Processes {
             list: vec![Process::main()],
+            planned: false,
         }
     }
 }
@@ -133,6 +136,18 @@ impl Processes {
     }
 
     fn read(path: &Path, text: &str, machine: Machine) -> Result<Self, ConfigError> {
+        let mut processes = Self::read_tables(path, text, machine)?;
+        processes.planned = machine == Machine::Any;
+        Ok(processes)
+    }
+
+    /// Whether the processes were read as planned, for a drawing: what depends on the machine
+    /// that reads them (which addresses are its own, which cores it has) is not asked.
+    pub fn as_planned(&self) -> bool {
+        self.planned
+    }
+
+    fn read_tables(path: &Path, text: &str, machine: Machine) -> Result<Self, ConfigError> {
         let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
         let document = DeTable::parse(text)
             .map_err(|e| ConfigError::new(at(path, e.span().map_or(0, |s| line_of(s.start))), "malformed TOML"))?;
@@ -175,6 +190,12 @@ impl Processes {
                     }
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
                         let launch = s.trim().to_string();
+                        // A shell would take the rest for a comment; so would the split.
+                        if launch.split_whitespace().any(|w| w.starts_with('#')) {
+                            return Err(bad(
+                                "a word begins with '#', which starts a comment in a shell's words: quote it ('#...')",
+                            ));
+                        }
                         let words = launch_prefix(&launch).ok_or_else(|| {
                             bad(
                                 "a quote is not closed (its words are split as a POSIX shell splits them: \

@@ -160,11 +160,15 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
         Realtime::Auto => {
             let wants = graph.nodes.iter().any(|n| n.priority > 0);
             let (threads, cores) = threads_and_cores(graph, executive, &opts.pin);
-            if let Some(shared) = &opts.shared_cores {
-                return (Realtime::Off, wants.then(|| shared_note(shared, opts.lever_words)));
-            }
+            // With a core of its own for each thread, the cores shared with another process
+            // are taken out net by net once the nets are placed ([`off_shared_cores`]).
             if cores >= threads {
                 (Realtime::On, None)
+            } else if let Some(shared) = &opts.shared_cores {
+                (
+                    Realtime::Off,
+                    wants.then(|| shared_note(shared, opts.lever_words, None)),
+                )
             } else {
                 let why = wants.then(|| {
                     format!(
@@ -180,7 +184,57 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
     }
 }
 
-/// Whether a cyclic executive may run on a core that another process uses as well: its
+/// Under `--rt auto`, the nets on threads of their own that would run at real-time priority
+/// for the language's sake (an `rt` or `tt` net; a `priority` key is the user's own word) on a
+/// core that another process uses as well, or on no core of their own (a chain left
+/// unpinned), run at normal priority instead: a busy SCHED_FIFO thread there could starve the
+/// other process's threads, which this process cannot see. Their nets on cores of their own
+/// keep it. The names of the nets that lost it.
+fn off_shared_cores(plan: &mut Plan, shared: &crate::options::SharedCores, own_thread: &[bool]) -> Vec<String> {
+    let mut moved: Vec<String> = Vec::new();
+    for net in plan.nets.iter_mut() {
+        let from_language = net.settings.priority.is_none() && net.priority.is_some();
+        let on_shared = net.core.is_none_or(|core| shared.cores.contains(&core));
+        if from_language && on_shared && own_thread.get(net.id).copied().unwrap_or(false) {
+            net.priority = None;
+            moved.push(net.thread_name());
+        }
+    }
+    moved
+}
+
+/// A net that would run at real-time priority for the language's sake on a core that another
+/// process uses as well takes the core of a net at normal priority on a core of this process
+/// alone, where the placement put one: there it may keep its priority ([`off_shared_cores`]).
+/// Only nets on threads of their own (`own_thread`, not a chain's `followers`) whose cores no
+/// setting fixed trade; a chain's followers follow their head afterwards.
+fn real_time_nets_first(plan: &mut Plan, shared: &[usize], own_thread: &[bool], followers: &[bool]) {
+    let on_own =
+        |id: usize| own_thread.get(id).copied().unwrap_or(false) && !followers.get(id).copied().unwrap_or(false);
+    let free = |net: &crate::plan::NetPlan| net.settings.core.is_none() && on_own(net.id);
+    let on_shared = |net: &crate::plan::NetPlan| net.core.is_some_and(|c| shared.contains(&c));
+    let from_language = |net: &crate::plan::NetPlan| net.settings.priority.is_none() && net.priority.is_some();
+    let wanting: Vec<usize> = plan
+        .nets
+        .iter()
+        .filter(|n| free(n) && from_language(n) && on_shared(n))
+        .map(|n| n.id)
+        .collect();
+    let mut giving = plan
+        .nets
+        .iter()
+        .filter(|n| free(n) && n.priority.is_none() && n.core.is_some() && !on_shared(n))
+        .map(|n| n.id)
+        .collect::<Vec<_>>()
+        .into_iter();
+    for (want, give) in wanting.into_iter().zip(&mut giving) {
+        let (a, b) = (plan.nets[want].core, plan.nets[give].core);
+        plan.nets[want].core = b;
+        plan.nets[give].core = a;
+    }
+}
+
+/// Whether a firewall thread may run on a core that another process uses as well: its
 /// firewall's cores (those asked for, else those placed; none: anywhere) meet the shared ones.
 fn executives_on_shared_cores(
     fw: &firewall::FirewallOptions,
@@ -198,12 +252,14 @@ fn executives_on_shared_cores(
     cores.is_empty() || cores.iter().any(|c| shared.cores.contains(c))
 }
 
-/// Why `--rt auto` took no real-time scheduling on cores other processes use as well.
-fn shared_note(shared: &crate::options::SharedCores, words: LeverWords) -> String {
+/// Why `--rt auto` took no real-time scheduling on cores other processes use as well, for
+/// the threads `of` names (`None`: the run's).
+fn shared_note(shared: &crate::options::SharedCores, words: LeverWords, of: Option<&str>) -> String {
     let cores: Vec<String> = shared.cores.iter().map(usize::to_string).collect();
     format!(
-        "real-time scheduling not used: {} {} {} shared with {}, where a SCHED_FIFO thread of \
+        "real-time scheduling not used{}: {} {} {} shared with {}, where a SCHED_FIFO thread of \
          either could starve the other's threads ({} forces it)",
+        of.map(|of| format!(" for {of}")).unwrap_or_default(),
         if cores.len() == 1 { "core" } else { "cores" },
         cores.join(", "),
         if cores.len() == 1 { "is" } else { "are" },
@@ -261,25 +317,55 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         &allowed,
         opts.lever_words,
     );
+    let shared = opts
+        .shared_cores
+        .as_ref()
+        .filter(|_| opts.realtime == Realtime::Auto && realtime == Realtime::On);
+    if let Some(shared) = shared {
+        real_time_nets_first(&mut plan, &shared.cores, &own_thread, &followers);
+    }
     for chain in &chains {
         for &follower in &chain[1..] {
             plan.nets[follower].core = plan.nets[chain[0]].core;
         }
     }
     let unpinned_note = placement::unpin_lone_chains(&mut plan, &chains, &opts.pin, executives);
-    // Another process's threads on an executive's core count as the run's own would there.
-    let executives_share = executives > 0 && executives_on_shared_cores(&decided.firewall, &placed, opts);
+    let mut lost_real_time = shared.map_or_else(Vec::new, |shared| off_shared_cores(&mut plan, shared, &own_thread));
+    // Another process's threads on a firewall's core count as the run's own would there.
+    let has_firewall = graph.edges.iter().any(|e| e.timing == smx_graph::Timing::TimeTriggered);
+    let firewall_shares = has_firewall && executives_on_shared_cores(&decided.firewall, &placed, opts);
+    let executives_share = executives > 0 && firewall_shares;
     let own_core = placed.exclusive_executives && !executives_share;
+    let auto = opts.realtime == Realtime::Auto;
     decide_firewall(
         &mut decided.firewall,
-        realtime,
+        if auto && firewall_shares {
+            Realtime::Off
+        } else {
+            realtime
+        },
         opts.realtime,
         (&placed, own_core),
         every_thread_has_a_core(graph, &executive, &opts.pin) && !executives_share,
     );
+    if shared.is_some() && firewall_shares {
+        lost_real_time.push("the firewall".to_string());
+    }
+    // Named when some thread keeps real-time scheduling; else the run as a whole has none.
+    let kept_real_time = plan
+        .nets
+        .iter()
+        .any(|n| own_thread[n.id] && n.settings.priority.is_none() && n.priority.is_some())
+        || (has_firewall && decided.firewall.priority.is_some());
+    let shared_cores_note = shared.filter(|_| !lost_real_time.is_empty()).map(|shared| {
+        let of = kept_real_time.then(|| lost_real_time.join(", "));
+        shared_note(shared, opts.lever_words, of.as_deref())
+    });
     let realtime_note = match (realtime_note, &opts.shared_cores) {
-        (None, Some(shared)) if executives_share && placed.exclusive_executives && opts.realtime == Realtime::Auto => {
-            Some(shared_note(shared, opts.lever_words))
+        (None, Some(shared))
+            if auto && realtime == Realtime::Off && executives_share && placed.exclusive_executives =>
+        {
+            Some(shared_note(shared, opts.lever_words, None))
         }
         (Some(_), _) if own_core && opts.realtime == Realtime::Auto => Some(format!(
             "real-time scheduling for the executive only, alone on its core: the box threads share cores \
@@ -294,6 +380,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         .chain(chain_note)
         .chain(unpinned_note)
         .chain(realtime_note)
+        .chain(shared_cores_note)
         .collect();
     Ok(Decided {
         plan,

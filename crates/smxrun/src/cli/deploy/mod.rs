@@ -109,7 +109,10 @@ pub fn deployment(
     }
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
     let mut idle = idle_processes(&processes, &placement);
-    idle.extend(processes_on_the_same_cores(&processes, &placement));
+    // Which processes share this machine's cores is a question for the machine that starts them.
+    if purpose == Purpose::Start {
+        idle.extend(processes_on_the_same_cores(&processes, &placement));
+    }
     for line in &idle {
         crate::cli::say(&format!("warning: {line}"));
     }
