@@ -55,10 +55,24 @@ pub fn protocol_words(protocol: Option<u32>) -> String {
 /// The start of the name of a slice's private directory, followed by its pid and `-`.
 pub const DIR_PREFIX: &str = "smx-slice-";
 
+/// Marks `dir`, a slice's private directory, as in use for as long as the file returned is
+/// open: a shared lock on it, which [`remove_stale_slice_dirs`] asks for, good across pid
+/// namespaces (a slice in a container that shares the temporary directory), where a pid is not.
+pub fn hold_slice_dir(dir: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let held = std::fs::File::open(dir)?;
+    // SAFETY: flock takes a descriptor that `held` owns.
+    if unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_SH) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(held)
+}
+
 /// Removes from `dir` the private directories of slices whose process is gone without
 /// removing its own (killed): on a host reached through `launch` no supervisor is there to
 /// do it, so each slice that starts on that host does it for the ones before it. A directory
-/// of a process that still runs, or of another user, is left alone.
+/// of a process that still runs (by its pid, and by its lock, [`hold_slice_dir`]), or of
+/// another user, is left alone.
 pub fn remove_stale_slice_dirs(dir: &std::path::Path) {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: no arguments; it reads this process's user id.
@@ -77,10 +91,20 @@ pub fn remove_stale_slice_dirs(dir: &std::path::Path) {
         // SAFETY: signal 0 only checks whether the process exists.
         let gone =
             unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if ours && gone {
+        if ours && gone && !held(&entry.path()) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
+}
+
+/// Whether a slice holds its directory ([`hold_slice_dir`]); the look takes no lock it keeps.
+fn held(dir: &std::path::Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(look) = std::fs::File::open(dir) else {
+        return true;
+    };
+    // SAFETY: flock takes a descriptor that `look` owns; closing it lets the lock go.
+    unsafe { libc::flock(look.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
 }
 
 /// The key of a slice's report that says when its process ran, on its host's clock:
@@ -419,9 +443,17 @@ mod tests {
             std::fs::create_dir(d).unwrap();
             std::fs::write(d.join("net.json"), "{}").unwrap();
         }
+        // A slice whose pid looks gone from here (it runs in another pid namespace) but that
+        // holds its directory.
+        let elsewhere = tmp.path().join(format!("{DIR_PREFIX}2147483001-ghi"));
+        std::fs::create_dir(&elsewhere).unwrap();
+        let holding = hold_slice_dir(&elsewhere).unwrap();
         remove_stale_slice_dirs(tmp.path());
         assert!(!gone.exists());
-        assert!(running.exists() && other.exists());
+        assert!(running.exists() && other.exists() && elsewhere.exists());
+        drop(holding);
+        remove_stale_slice_dirs(tmp.path());
+        assert!(!elsewhere.exists());
     }
 
     #[test]

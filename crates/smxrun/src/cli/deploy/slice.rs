@@ -272,7 +272,7 @@ fn admit(args: &SliceArgs, job: &Job) -> Result<(), CliError> {
 
 /// The slice's private directory (its graph and its report; mode 0700, the graph holds the
 /// links' keys) and the options its net runs with.
-fn workspace(job: &Job) -> Result<(tempfile::TempDir, RunArgs), CliError> {
+fn workspace(job: &Job) -> Result<(Workspace, RunArgs), CliError> {
     use std::os::unix::fs::PermissionsExt;
     protocol::remove_stale_slice_dirs(&std::env::temp_dir());
     let dir = tempfile::Builder::new()
@@ -283,8 +283,22 @@ fn workspace(job: &Job) -> Result<(tempfile::TempDir, RunArgs), CliError> {
     // Made with that mode, less the umask, which may leave it wider than asked or narrower.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
         .map_err(|e| CliError::rejected(format!("cannot make the slice's directory private: {e}")))?;
+    let held = protocol::hold_slice_dir(dir.path())
+        .map_err(|e| CliError::rejected(format!("cannot hold the slice's directory: {e}")))?;
     let run_args = run_args(job, dir.path(), &dir.path().join(REPORT))?;
-    Ok((dir, run_args))
+    Ok((Workspace { dir, _held: held }, run_args))
+}
+
+/// The slice's private directory, held ([`protocol::hold_slice_dir`]) until it is removed.
+struct Workspace {
+    dir: tempfile::TempDir,
+    _held: std::fs::File,
+}
+
+impl Workspace {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 /// The report the slice's run wrote, if it wrote one that reads as JSON.
