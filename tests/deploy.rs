@@ -555,6 +555,60 @@ fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
     );
 }
 
+/// A process that holds the whole net's sink and dies before its report still counts in the
+/// total: what it last told its supervisor it had counted there, which the report says is all
+/// that is known of it.
+#[test]
+fn a_dead_sinks_process_counts_what_it_last_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.jsonl");
+    let net = write(dir.path(), "net.smx", NET);
+    let config = write(dir.path(), "deploy.toml", ENDLESS);
+    let parent = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["--report", "json", "-q", "-o"])
+        .arg(dir.path().join("report.json"))
+        .args(["--stats-every", "20ms", "--stats-file"])
+        .arg(&stats)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The live figures count at the whole net's sink, in `sinks`: once they are above 0, the
+    // supervisor has heard that count from it.
+    let mut told = 0;
+    wait_for("the sink's count in the live figures", || {
+        let text = std::fs::read_to_string(&stats).unwrap_or_default();
+        told = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|l| l["messages"].as_u64())
+            .max()
+            .unwrap_or(0);
+        told > 0
+    });
+    let sinks = by_process(children_of(parent.id()))[1];
+    unsafe { libc::kill(sinks as i32, libc::SIGKILL) };
+    let out = parent.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+    assert!(
+        report["messages"].as_u64().unwrap() >= told,
+        "{} < {told}",
+        report["messages"]
+    );
+    assert_warns(
+        &report,
+        &format!(
+            "messages: {} of them as process 'sinks' last told them",
+            report["messages"]
+        ),
+    );
+}
+
 #[test]
 fn a_parent_killed_with_sigkill_leaves_no_slice_behind() {
     let dir = tempfile::tempdir().unwrap();

@@ -90,17 +90,7 @@ impl Deployment {
     /// messages. A slice whose only sinks are links would count what its links carry, which
     /// the consumers' slices count again.
     pub fn counted_slices(&self) -> Vec<bool> {
-        let feeds = feeds(&self.graph);
-        self.split
-            .slices
-            .iter()
-            .map(|slice| {
-                slice
-                    .origins
-                    .iter()
-                    .any(|origin| matches!(origin, slice::Origin::Node(id) if !feeds[*id]))
-            })
-            .collect()
+        counted_slices(&self.graph, &self.split)
     }
 
     /// One job per slice: its graph and the arguments its process runs it with (`common`:
@@ -470,6 +460,22 @@ impl Deployment {
             }
         }
     }
+}
+
+/// Per slice of `split`, whether it holds a sink of the whole net (`graph`): the slices whose
+/// counts make the whole net's `messages`.
+pub(crate) fn counted_slices(graph: &NetGraph, split: &Split) -> Vec<bool> {
+    let feeds = feeds(graph);
+    split
+        .slices
+        .iter()
+        .map(|slice| {
+            slice
+                .origins
+                .iter()
+                .any(|origin| matches!(origin, slice::Origin::Node(id) if !feeds[*id]))
+        })
+        .collect()
 }
 
 /// A name for this run that no other run on this machine has at the same time.

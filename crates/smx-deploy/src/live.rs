@@ -69,6 +69,13 @@ impl Live {
         });
     }
 
+    /// Per slice, the messages it last told (its count of the whole net's sinks it holds);
+    /// `None` for one that told none.
+    pub fn told_messages(&self) -> Vec<Option<u64>> {
+        let heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        heard.slices.iter().map(|t| t.progress.map(|(m, ..)| m)).collect()
+    }
+
     /// The longest time any slice told its nets had run, as it told it: a slice that died
     /// before its report ran at least that long.
     pub fn told_wall(&self) -> Option<Duration> {

@@ -173,6 +173,9 @@ pub struct Parts<'a> {
     /// The longest time a slice told its supervisor it had run: the run's wall time is at
     /// least that, also where every process died before its report.
     pub told_wall: Option<std::time::Duration>,
+    /// Per slice, the messages it last told its supervisor it had counted at the whole net's
+    /// sinks it holds: a process that died before its report had counted at least those.
+    pub told_messages: &'a [Option<u64>],
 }
 
 /// The merged report as JSON.
@@ -193,7 +196,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         .flatten()
         .filter_map(|r| r["wall_time_s"].as_f64())
         .fold(parts.told_wall.map_or(0.0, |t| t.as_secs_f64()), f64::max);
-    let messages = whole_net_messages(parts.graph, &channels, parts.bridges);
+    let (messages, counted_by_told) = messages_of(parts, &reports, &channels);
     // A process the supervisor stopped (the run was stopped, or another process ended it) is no
     // failure of its own: the run is then as stopped as its reports say, and at least stopped.
     let stopped = |o: &&Outcome| o.status == "stopped";
@@ -204,6 +207,12 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         worst => worst,
     };
     let mut warnings: Vec<Value> = parts.notes.iter().map(|n| json!(n)).collect();
+    for (process, told) in &counted_by_told {
+        warnings.push(json!(format!(
+            "messages: {told} of them as process '{process}' last told them before it ended without a report \
+             (what it counted after that is unknown)"
+        )));
+    }
     let mut sections = Map::new();
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
@@ -331,6 +340,24 @@ fn clocks_comparable(parts: &Parts<'_>, reports: &[Option<Value>], link: &Link) 
 /// `messages` as one process would count them: the reads of each final sink of the whole net
 /// (a box with no outgoing channel, a bridge out of the net only when every sink is one) on
 /// its first connected input in port order, so a link's half never counts as a sink.
+/// The whole net's `messages`: those its sinks' channels say they read, and, for a process
+/// that holds some of those sinks and left no report, what it last told it had counted there
+/// (by process, for the report to say).
+fn messages_of(parts: &Parts<'_>, reports: &[Option<Value>], channels: &[Value]) -> (u64, Vec<(String, u64)>) {
+    let counted = crate::counted_slices(parts.graph, parts.split);
+    let told: Vec<(String, u64)> = parts
+        .split
+        .slices
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| reports.get(*i).is_some_and(Option::is_none) && counted[*i])
+        .filter_map(|(i, slice)| Some((slice.process.clone(), parts.told_messages.get(i).copied().flatten()?)))
+        .filter(|(_, told)| *told > 0)
+        .collect();
+    let read = whole_net_messages(parts.graph, channels, parts.bridges);
+    (read + told.iter().map(|(_, n)| n).sum::<u64>(), told)
+}
+
 fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) -> u64 {
     let feeds = crate::feeds(graph);
     let first_input = |node: &smx_graph::Node| {
@@ -382,6 +409,7 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
         bridges,
         notes: &[],
         told_wall: None,
+        told_messages: &[],
     }))
 }
 

@@ -283,6 +283,7 @@ pub fn run(
         bridges: &deployment.bridges,
         notes: &deployment.core_notes(&common),
         told_wall: live.told_wall(),
+        told_messages: &live.told_messages(),
     });
     if let Some(warnings) = report["warnings"].as_array_mut() {
         warnings.splice(
