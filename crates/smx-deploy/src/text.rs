@@ -215,11 +215,7 @@ fn channels(out: &mut String, report: &Value) {
                 s(&c["duplicated"]),
                 s(&c["dropped"]),
                 s(&c["left"]),
-                if link.is_object() {
-                    s(&link["lost"])
-                } else {
-                    "-".to_string()
-                },
+                lost_cell(link),
                 latency(&c["latency_ns"]),
                 link_text(link),
             ]
@@ -439,6 +435,19 @@ fn sections(out: &mut String, report: &Value) {
     }
 }
 
+/// A link's `lost`; `-` for a channel inside one process. Lost at a process that left no
+/// books is what was sent its way, some of which it may have passed on before it went: at
+/// most that many, `≤N`, as the `Attention:` line says "up to".
+fn lost_cell(link: &Value) -> String {
+    if !link.is_object() {
+        return "-".to_string();
+    }
+    match link["lost"].as_u64() {
+        Some(lost) if lost > 0 && link["lost_side"] != "transit" => format!("≤{lost}"),
+        _ => s(&link["lost"]),
+    }
+}
+
 /// `shm main -> sinks, 1.2us/3.4us`; `-` for a channel inside one process.
 fn link_text(link: &Value) -> String {
     if !link.is_object() {
@@ -631,6 +640,8 @@ mod tests {
     fn a_dead_process_and_lost_messages_ask_for_attention() {
         let text = render(&report(3, "killed"));
         assert!(text.contains("lost at sinks"), "{text}");
+        // The column says it is a bound, as the attention line does.
+        assert!(text.contains(" ≤3 "), "{text}");
         assert!(
             text.trim_end()
                 .ends_with("Attention: process sinks killed; up to 3 messages lost at processes that left no books"),
