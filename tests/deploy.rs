@@ -450,6 +450,11 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:2: process 'x': `launch` starts it elsewhere"),
         "{err}"
     );
+    // Following the hint for this machine changes the transport: the error says so.
+    assert!(
+        err.contains("whose links then run over tcp; without `launch` a process here is a child of smxrun"),
+        "{err}"
+    );
     let tt = write(
         dir.path(),
         "tt.smx",

@@ -296,7 +296,7 @@ fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), Co
         (None, Some(_)) => Err(ConfigError::new(
             launch_at,
             format!(
-                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at (`host = \"127.0.0.1\"` when it starts the process on this machine)",
+                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at (`host = \"127.0.0.1\"` when it starts the process on this machine, whose links then run over tcp; without `launch` a process here is a child of smxrun, linked in shared memory)",
                 process.name
             ),
         )),
