@@ -220,7 +220,10 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
         err.contains("Snk1#1") && err.contains("batch: must be at least 1"),
         "{err}"
     );
-    assert!(err.contains("rejected (2 boxes with bad values)"), "{err}");
+    assert!(
+        err.contains("rejected (2 errors, 0 warnings: 2 boxes with bad values)"),
+        "{err}"
+    );
     let bad_values = [
         "Src2.timeout=0s",
         "Src2.senders=0",

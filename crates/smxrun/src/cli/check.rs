@@ -100,7 +100,11 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         let bad = bad_values.len();
         if bad > 0 {
             let boxes = if bad == 1 { "box" } else { "boxes" };
-            crate::cli::say(&format!("{}: rejected ({bad} {boxes} with bad values)", file.display()));
+            crate::cli::say(&format!(
+                "{}: rejected ({}: {bad} {boxes} with bad values)",
+                file.display(),
+                counts(bad)
+            ));
             return Ok(exit::REJECTED);
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
