@@ -465,15 +465,19 @@ fn link_text(link: &Value) -> String {
     if let Some(side) = link["lost_side"].as_str().filter(|side| *side != "none") {
         let _ = write!(text, ", lost at {}", clean(side));
     }
-    // What the sending link box took and then dropped (it gave up on its receivers) is part of
-    // `lost`, or of `left` when the run was stopped; its own warning counts these.
+    // What the sending link box took and then could not send (it gave up on its receivers, or
+    // the run stopped) is part of `lost`, or of `left`, not of the channel's `dropped`, which
+    // the word would suggest; its own warning counts these.
     if let Some(dropped) = link["sender"]["dropped"].as_u64().filter(|d| *d > 0) {
         let within = if link["lost"].as_u64().unwrap_or(0) > 0 {
             "lost"
         } else {
             "left"
         };
-        let _ = write!(text, ", {dropped} of the {within} dropped by the sender");
+        let _ = write!(
+            text,
+            ", {dropped} of the {within} held by the sender when the link ended"
+        );
     }
     let latency = &link["latency_ns"];
     if let (Some(p50), Some(p99)) = (latency["p50"].as_u64(), latency["p99"].as_u64()) {
@@ -652,11 +656,11 @@ mod tests {
     fn what_the_sender_dropped_is_named_within_the_lost_or_the_left() {
         let mut r = report(3, "killed");
         r["channels"][0]["link"]["sender"] = json!({"dropped": 2});
-        assert!(render(&r).contains("lost at sinks, 2 of the lost dropped by the sender"));
+        assert!(render(&r).contains("lost at sinks, 2 of the lost held by the sender when the link ended"));
         let mut r = report(0, "ok");
         r["channels"][0]["left"] = json!(2);
         r["channels"][0]["link"]["sender"] = json!({"dropped": 2});
-        assert!(render(&r).contains("shm main -> sinks, 2 of the left dropped by the sender"));
+        assert!(render(&r).contains("shm main -> sinks, 2 of the left held by the sender when the link ended"));
     }
 
     #[test]
