@@ -149,8 +149,12 @@ impl Deployment {
 /// Per process on this machine that holds a net of `placement` and whose `cores` name a core
 /// that a process declared before it in the file names too: where its table is, and what it
 /// shares with which of those (`process 'p1' names core 0 as process 'main' does`). Their
-/// threads take turns there, and `--rt auto` takes no real-time scheduling there.
+/// threads take turns there, and `--rt auto` takes no real-time scheduling there. None for
+/// processes read as planned: which of them run on this machine is the starting machine's.
 pub fn cores_named_twice(processes: &Processes, placement: &Placement) -> Vec<(smx_runtime::config::Origin, String)> {
+    if processes.as_planned() {
+        return Vec::new();
+    }
     let used = placement.used();
     let mut named: Vec<&Process> = processes
         .iter()

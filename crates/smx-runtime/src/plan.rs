@@ -55,6 +55,12 @@ impl NetPlan {
     pub fn thread_name(&self) -> String {
         format!("{}#{}", self.name, self.id)
     }
+
+    /// It runs at real-time priority for the language's sake (an `rt` or `tt` net under `--rt`
+    /// on), not by a `priority` key, the user's own word, which `--rt auto` never takes back.
+    pub fn real_time_by_language(&self) -> bool {
+        self.settings.priority.is_none() && self.priority.is_some()
+    }
 }
 
 /// One channel.

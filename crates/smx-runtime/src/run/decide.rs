@@ -193,9 +193,8 @@ fn decide_realtime(graph: &NetGraph, opts: &RunOptions, executive: &[Option<Dura
 fn off_shared_cores(plan: &mut Plan, shared: &crate::options::SharedCores, own_thread: &[bool]) -> Vec<String> {
     let mut moved: Vec<String> = Vec::new();
     for net in plan.nets.iter_mut() {
-        let from_language = net.settings.priority.is_none() && net.priority.is_some();
         let on_shared = net.core.is_none_or(|core| shared.cores.contains(&core));
-        if from_language && on_shared && own_thread.get(net.id).copied().unwrap_or(false) {
+        if net.real_time_by_language() && on_shared && own_thread.get(net.id).copied().unwrap_or(false) {
             net.priority = None;
             moved.push(net.thread_name());
         }
@@ -213,11 +212,10 @@ fn real_time_nets_first(plan: &mut Plan, shared: &[usize], own_thread: &[bool], 
         |id: usize| own_thread.get(id).copied().unwrap_or(false) && !followers.get(id).copied().unwrap_or(false);
     let free = |net: &crate::plan::NetPlan| net.settings.core.is_none() && on_own(net.id);
     let on_shared = |net: &crate::plan::NetPlan| net.core.is_some_and(|c| shared.contains(&c));
-    let from_language = |net: &crate::plan::NetPlan| net.settings.priority.is_none() && net.priority.is_some();
     let wanting: Vec<usize> = plan
         .nets
         .iter()
-        .filter(|n| free(n) && from_language(n) && on_shared(n))
+        .filter(|n| free(n) && n.real_time_by_language() && on_shared(n))
         .map(|n| n.id)
         .collect();
     let mut giving = plan
@@ -236,11 +234,7 @@ fn real_time_nets_first(plan: &mut Plan, shared: &[usize], own_thread: &[bool], 
 
 /// Whether a firewall thread may run on a core that another process uses as well: its
 /// firewall's cores (those asked for, else those placed; none: anywhere) meet the shared ones.
-fn executives_on_shared_cores(
-    fw: &firewall::FirewallOptions,
-    placed: &placement::Placement,
-    opts: &RunOptions,
-) -> bool {
+fn firewall_on_shared_cores(fw: &firewall::FirewallOptions, placed: &placement::Placement, opts: &RunOptions) -> bool {
     let Some(shared) = &opts.shared_cores else {
         return false;
     };
@@ -333,7 +327,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
     let mut lost_real_time = shared.map_or_else(Vec::new, |shared| off_shared_cores(&mut plan, shared, &own_thread));
     // Another process's threads on a firewall's core count as the run's own would there.
     let has_firewall = graph.edges.iter().any(|e| e.timing == smx_graph::Timing::TimeTriggered);
-    let firewall_shares = has_firewall && executives_on_shared_cores(&decided.firewall, &placed, opts);
+    let firewall_shares = has_firewall && firewall_on_shared_cores(&decided.firewall, &placed, opts);
     let executives_share = executives > 0 && firewall_shares;
     let own_core = placed.exclusive_executives && !executives_share;
     let auto = opts.realtime == Realtime::Auto;
@@ -352,10 +346,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         lost_real_time.push("the firewall".to_string());
     }
     // Named when some thread keeps real-time scheduling; else the run as a whole has none.
-    let kept_real_time = plan
-        .nets
-        .iter()
-        .any(|n| own_thread[n.id] && n.settings.priority.is_none() && n.priority.is_some())
+    let kept_real_time = plan.nets.iter().any(|n| own_thread[n.id] && n.real_time_by_language())
         || (has_firewall && decided.firewall.priority.is_some());
     let shared_cores_note = shared.filter(|_| !lost_real_time.is_empty()).map(|shared| {
         let of = kept_real_time.then(|| lost_real_time.join(", "));

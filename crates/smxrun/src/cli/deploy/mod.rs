@@ -104,15 +104,10 @@ pub fn deployment(
         (Some((path, text)), Purpose::Drawing) => Processes::from_toml_as_planned(path, text)?,
         (None, _) => Processes::default(),
     };
-    if purpose == Purpose::Start {
-        processes.check_namespaces()?;
-    }
+    processes.check_namespaces()?;
     let placement = smx_deploy::placement::place(graph, settings, &processes)?;
     let mut idle = idle_processes(&processes, &placement);
-    // Which processes share this machine's cores is a question for the machine that starts them.
-    if purpose == Purpose::Start {
-        idle.extend(processes_on_the_same_cores(&processes, &placement));
-    }
+    idle.extend(processes_on_the_same_cores(&processes, &placement));
     for line in &idle {
         crate::cli::say(&format!("warning: {line}"));
     }
