@@ -1,5 +1,6 @@
 //! Graphviz export for people: boxes as `instance#id : implementation`, routing nodes as small
-//! points labelled `smx_rn#id` beside them, time-triggered channels bold and labelled with
+//! points labelled `smx_rn#id` beside them (the channels into one end there without an
+//! arrowhead or a name: the channel out of it names them all), time-triggered channels bold and labelled with
 //! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
 //! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
 //! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it. A net placed over
@@ -63,40 +64,65 @@ pub fn to_dot_placed(g: &NetGraph, placed: Option<&Placed>) -> String {
         }
     }
     for e in &g.edges {
-        let mut label = esc(&e.label);
-        if e.len_declared {
-            let _ = write!(label, " [{}]", e.len);
-        }
-        let mut attrs = Vec::new();
-        match e.timing {
-            Timing::TimeTriggered => {
-                let _ = write!(label, "\\ntt {}", periods(e.src_time, e.dst_time));
-                attrs.push("color=\"#1f4fbf\", penwidth=2, fontcolor=\"#1f4fbf\"".to_owned());
-            }
-            Timing::TimeBounded => {
-                let _ = write!(label, "\\ntb {}", periods(e.src_time, e.dst_time));
-                attrs.push("style=dashed, color=\"#2e7d32\", fontcolor=\"#2e7d32\"".to_owned());
-            }
-            Timing::None => {}
-        }
-        if let Some(link) = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref) {
-            let _ = write!(label, "\\nlink: {}", esc(link));
-            // Twice the room between the frames, where the label goes beside the edge rather
-            // than on the slope it takes to reach a frame of another row.
-            attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2".to_owned());
-        }
-        if e.dsrc || e.ddst {
-            attrs.push(format!(
-                "dir=both, arrowtail={}, arrowhead={}",
-                if e.dsrc { "odot" } else { "none" },
-                if e.ddst { "normalodot" } else { "normal" }
-            ));
-        }
-        attrs.push(format!("label=\"{label}\""));
-        let _ = writeln!(s, "  n{} -> n{} [{}];", e.source, e.target, attrs.join(", "));
+        let _ = writeln!(s, "  n{} -> n{} [{}];", e.source, e.target, edge_attrs(g, e, placed));
     }
     s.push_str("}\n");
     s
+}
+
+/// The attributes of channel `e`: its label (name, declared length, timing, link), its colour
+/// and its ends.
+fn edge_attrs(g: &NetGraph, e: &super::Edge, placed: Option<&Placed>) -> String {
+    let routing = |id: usize| g.nodes.get(id).is_some_and(|n| n.kind == NodeKind::RoutingNode);
+    // A routing node's point is where its inputs meet: arrowheads there would pile up on the
+    // point and its name, one per input of a fan-in; and every channel of a routing node has
+    // the same name, so the one out of it says it, not each one into it.
+    let into_routing = routing(e.target);
+    let mut lines = Vec::new();
+    let name = if into_routing { String::new() } else { esc(&e.label) };
+    match (name.is_empty(), e.len_declared) {
+        (_, true) => lines.push(format!("{name} [{}]", e.len).trim_start().to_owned()),
+        (false, false) => lines.push(name),
+        (true, false) => {}
+    }
+    let mut attrs = Vec::new();
+    match e.timing {
+        Timing::TimeTriggered => {
+            lines.push(format!("tt {}", periods(e.src_time, e.dst_time)));
+            attrs.push("color=\"#1f4fbf\", penwidth=2, fontcolor=\"#1f4fbf\"".to_owned());
+        }
+        Timing::TimeBounded => {
+            lines.push(format!("tb {}", periods(e.src_time, e.dst_time)));
+            attrs.push("style=dashed, color=\"#2e7d32\", fontcolor=\"#2e7d32\"".to_owned());
+        }
+        Timing::None => {}
+    }
+    if let Some(link) = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref) {
+        lines.push(format!("link: {}", esc(link)));
+        // Twice the room between the frames, where the label goes beside the edge rather than
+        // on the slope it takes to reach a frame of another row.
+        attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2".to_owned());
+    } else if into_routing || routing(e.source) {
+        // The channels of a fan-in or fan-out meet at one point: twice the room lets their
+        // labels stand apart along the edges instead of in a stack beside the point.
+        attrs.push("minlen=2".to_owned());
+    }
+    if e.dsrc || e.ddst {
+        attrs.push(format!(
+            "dir=both, arrowtail={}, arrowhead={}",
+            if e.dsrc { "odot" } else { "none" },
+            match (e.ddst, into_routing) {
+                (true, true) => "odot",
+                (true, false) => "normalodot",
+                (false, true) => "none",
+                (false, false) => "normal",
+            }
+        ));
+    } else if into_routing {
+        attrs.push("arrowhead=none".to_owned());
+    }
+    attrs.push(format!("label=\"{}\"", lines.join("\\n")));
+    attrs.join(", ")
 }
 
 fn node_attrs(n: &super::Node) -> String {
@@ -211,6 +237,29 @@ mod tests {
             ),
             "{dot}"
         );
+    }
+
+    #[test]
+    fn channels_into_a_routing_node_end_at_its_point_unnamed_and_without_an_arrowhead() {
+        let mut g = src_snk();
+        g.nodes[1].kind = NodeKind::RoutingNode;
+        let dot = to_dot(&g);
+        assert!(
+            dot.contains("  n0 -> n1 [minlen=2, arrowhead=none, label=\"\"];"),
+            "{dot}"
+        );
+        g.edges[0].len_declared = true;
+        g.edges[0].len = 5;
+        assert!(to_dot(&g).contains("  n0 -> n1 [minlen=2, arrowhead=none, label=\"[5]\"];"));
+        g.edges[0].len_declared = false;
+        g.edges[0].ddst = true;
+        let dot = to_dot(&g);
+        assert!(dot.contains("dir=both, arrowtail=none, arrowhead=odot"), "{dot}");
+        // Out of it, the arrow points at the box it feeds.
+        g.nodes[1].kind = NodeKind::Box;
+        g.nodes[0].kind = NodeKind::RoutingNode;
+        g.edges[0].ddst = false;
+        assert!(to_dot(&g).contains("  n0 -> n1 [minlen=2, label=\"data\"];"));
     }
 
     #[test]
