@@ -483,3 +483,27 @@ fn a_split_script_through_ssh_keeps_paths_with_spaces_whole() {
         "{script}"
     );
 }
+
+/// The placement's warnings that `split` said before any slice started come first among the
+/// warnings of the merged report, as in the report of a run that smxrun supervised.
+#[test]
+fn the_merge_of_a_split_repeats_the_placement_warnings_of_the_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n[process.spare]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let out = split_net(dir.path(), NET, config, &["-n", "200"]);
+    run_scripts(&out, &["sinks", "main"]);
+    let merged = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(["report", "merge", "--format", "json"])
+        .arg(out.join("main.report.json"))
+        .arg(out.join("sinks.report.json"))
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    let first = report["warnings"][0].as_str().unwrap_or_default();
+    assert!(
+        first.contains("deploy.toml:2: process 'spare' holds no net"),
+        "{}",
+        report["warnings"]
+    );
+}

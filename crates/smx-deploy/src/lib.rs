@@ -47,6 +47,10 @@ pub struct Deployment {
     /// `--config`): carried in the plan, so that the merge of slices started by hand can say
     /// what run they were.
     pub asked: String,
+    /// The warnings the placement gave before the start (a process that holds no net, cores
+    /// named twice): carried in the plan, so that the merge of slices started by hand says them
+    /// first, as the report of a run that `smxrun` supervised does.
+    pub said: Vec<String>,
 }
 
 impl Deployment {
@@ -82,6 +86,7 @@ impl Deployment {
             split,
             bridges: bridges(registry),
             asked: String::new(),
+            said: Vec::new(),
         })
     }
 
@@ -422,7 +427,13 @@ impl Deployment {
                 serde_json::json!({"process": s.process, "host": host, "origins": s.origins, "edges": s.edges})
             })
             .collect();
-        serde_json::json!({"graph": self.graph, "links": self.split.links, "slices": slices, "asked": self.asked})
+        serde_json::json!({
+            "graph": self.graph,
+            "links": self.split.links,
+            "slices": slices,
+            "asked": self.asked,
+            "said": self.said,
+        })
     }
 }
 

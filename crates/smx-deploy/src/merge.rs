@@ -402,12 +402,19 @@ pub fn from_reports(reports: &[Value], bridges: &[String]) -> Result<Value, Stri
             outcome_of(&s.process, report, plan)
         })
         .collect();
+    // The placement's warnings, which the split said before any slice started.
+    let said: Vec<String> = plan["said"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w.as_str().map(str::to_string))
+        .collect();
     Ok(merge(&Parts {
         graph: &graph,
         split: &split,
         outcomes: &outcomes,
         bridges,
-        notes: &[],
+        notes: &said,
         told_wall: None,
         told_messages: &[],
     }))

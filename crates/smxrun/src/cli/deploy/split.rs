@@ -58,9 +58,11 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             args.file.display()
         )));
     }
-    let mut deployment = deployment(&layers, &args.file, &graph, &settings, registry, Purpose::Start)?
+    let placed = deployment(&layers, &args.file, &graph, &settings, registry, Purpose::Start)?;
+    let mut deployment = placed
         .deployment
         .ok_or_else(|| CliError::rejected("every net runs in `main` on this machine: there is nothing to split"))?;
+    deployment.said = placed.warnings;
     deployment.asked = words::asked_options(&args.file, args.iterations, &args.sets, Some(&args.config));
     check_pin_here(&deployment, &args.runtime.pin)?;
     let names: Vec<&str> = deployment.split.slices.iter().map(|s| s.process.as_str()).collect();
