@@ -1603,7 +1603,9 @@ fn a_decoupled_source_beside_its_link_on_one_core_lets_the_link_carry_its_messag
     let dir = tempfile::tempdir().unwrap();
     let net = "Src = box smx_src_rand( decoupled out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
     let config = "[process.main]\ncores = [0]\n\n[process.sinks]\ncores = [1]\n\n[net.Snk]\nprocess = \"sinks\"\n";
-    let (out, report) = run_json(dir.path(), net, config, &["-n", "20000"]);
+    // Long enough for the sink's turns to add up beside other busy programs: those take the
+    // core at many of the source's offers, and 20,000 steps left the sink a few dozen turns.
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "200000"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_warns(
         &report,
