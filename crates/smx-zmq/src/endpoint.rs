@@ -43,6 +43,48 @@ pub struct Endpoint {
     pub transport: Transport,
 }
 
+/// The host part of a tcp endpoint as libzmq can bind it: an address, `*` or an interface of
+/// this machine as written; a host name as the first of its addresses that belongs to this
+/// machine, IPv4 first (libzmq's connecting side resolves a name to IPv4 unless asked for
+/// IPv6). A name that resolves to none of this machine's addresses, or not at all, is refused.
+fn bind_address(text: &str, host: &str) -> Result<String, String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if host == "*" || bare.parse::<std::net::IpAddr>().is_ok() || is_interface(host) {
+        return Ok(host.to_string());
+    }
+    let addresses: Vec<std::net::IpAddr> = match std::net::ToSocketAddrs::to_socket_addrs(&(host, 0)) {
+        Ok(addrs) => addrs.map(|a| a.ip()).collect(),
+        Err(_) => {
+            return Err(format!(
+                "cannot bind {text}: '{host}' is no interface of this machine and no host name it can \
+                 resolve: write one of its addresses, e.g. tcp://10.0.0.2:PORT"
+            ));
+        }
+    };
+    let ours = |ip: &&std::net::IpAddr| std::net::UdpSocket::bind((**ip, 0)).is_ok();
+    let chosen = addresses
+        .iter()
+        .filter(|ip| ip.is_ipv4())
+        .find(ours)
+        .or_else(|| addresses.iter().find(ours));
+    match chosen {
+        Some(std::net::IpAddr::V4(ip)) => Ok(ip.to_string()),
+        Some(std::net::IpAddr::V6(ip)) => Ok(format!("[{ip}]")),
+        None => {
+            let listed: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+            Err(format!(
+                "cannot bind {text}: '{host}' resolves to {}, none of them an address of this machine",
+                listed.join(", ")
+            ))
+        }
+    }
+}
+
+/// Whether `name` is a network interface of this machine (`eth0`), which libzmq binds by name.
+fn is_interface(name: &str) -> bool {
+    !name.contains(['.', '/']) && Path::new("/sys/class/net").join(name).exists()
+}
+
 impl Endpoint {
     /// Parses `text` for a socket that binds (`binding`) or connects.
     pub fn parse(text: &str, binding: bool) -> Result<Endpoint, String> {
@@ -70,9 +112,16 @@ impl Endpoint {
                         _ => return Err(format!("'{text}': port '{p}' is not a number in 1..65535")),
                     },
                 };
+                // libzmq binds an address or an interface, never a host name: a name is bound
+                // at the address it has on this machine.
+                let bound_host = if binding {
+                    bind_address(text, host)?
+                } else {
+                    host.to_string()
+                };
                 let resolved = match port {
-                    Some(_) => text.to_string(),
-                    None => format!("tcp://{host}:*"),
+                    Some(port) => format!("tcp://{bound_host}:{port}"),
+                    None => format!("tcp://{bound_host}:*"),
                 };
                 (
                     resolved,
@@ -132,8 +181,14 @@ impl Endpoint {
     /// host names) are left to libzmq.
     pub fn check_bind(&self) -> Result<(), String> {
         match &self.transport {
-            Transport::Tcp { host, port: Some(port) } => {
-                let ip = match host.as_str() {
+            Transport::Tcp { port: Some(port), .. } => {
+                // The address a host name is bound at ([`bind_address`]).
+                let bound = self
+                    .resolved
+                    .trim_start_matches("tcp://")
+                    .rsplit_once(':')
+                    .map_or("", |(h, _)| h);
+                let ip = match bound {
                     "*" => Some(std::net::IpAddr::from([0u8; 4])),
                     h => h.trim_start_matches('[').trim_end_matches(']').parse().ok(),
                 };
@@ -540,6 +595,28 @@ mod tests {
         std::fs::write(top.join("b/other"), b"").unwrap();
         files.remove();
         assert!(top.join("b/other").exists() && !top.join("b/c").exists());
+    }
+
+    /// libzmq binds addresses and interfaces, not host names: a name is bound at its address on
+    /// this machine, IPv4 first as the connecting side resolves it; a connecting socket keeps
+    /// the name, which libzmq resolves itself. (`localhost` comes from the hosts file, so the
+    /// test asks no name server.)
+    #[test]
+    fn a_host_name_is_bound_at_its_address_on_this_machine() {
+        let port = crate::loopback::free_loopback_port().unwrap();
+        let text = format!("tcp://localhost:{port}");
+        let bound = Endpoint::parse(&text, true).unwrap();
+        assert_eq!(bound.resolved, format!("tcp://127.0.0.1:{port}"));
+        assert_eq!(bound.written, text);
+        bound.check_bind().unwrap();
+        let _listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        assert!(bound.check_bind().unwrap_err().contains("address in use"));
+        assert_eq!(Endpoint::parse(&text, false).unwrap().resolved, text);
+        assert_eq!(Endpoint::parse("tcp://*:*", true).unwrap().resolved, "tcp://*:*");
+        assert_eq!(
+            Endpoint::parse("tcp://lo:5555", true).unwrap().resolved,
+            "tcp://lo:5555"
+        );
     }
 
     #[test]

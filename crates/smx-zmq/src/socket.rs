@@ -247,7 +247,7 @@ fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
     }
     // libzmq takes IPv4 only unless asked: an endpoint with an IPv6 address (`tcp://[::1]:N`)
     // would be refused as "no such local address". Asked, it takes both.
-    if common.endpoint.written.starts_with("tcp://[") {
+    if common.endpoint.resolved.starts_with("tcp://[") {
         socket.set_ipv6(true).map_err(|e| cause("cannot allow IPv6 on", e))?;
     }
     // A receiver that starts before its sender has bound retries the connection at this
