@@ -1440,6 +1440,40 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
     );
 }
 
+/// A loopback `host` given for a process here is no more reachable from another machine than
+/// none: a producer there would dial its own loopback.
+#[test]
+fn a_loopback_host_is_refused_for_a_process_fed_from_another_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    for host in ["127.0.0.1", "localhost", "::1"] {
+        let config = write(
+            dir.path(),
+            "loopback.toml",
+            &format!(
+                "[process.far]\nhost = \"192.0.2.7\"\nlaunch = \"ssh user@192.0.2.7\"\n\n[process.here]\n\
+                 host = \"{host}\"\n\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n"
+            ),
+        );
+        let out = smxrun()
+            .arg("check")
+            .arg(&net)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{host}: {}", text(&out));
+        let said = format!(
+            "loopback.toml:5: key 'host': process 'here' has host = \"{host}\", a loopback address, but channel"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&said),
+            "{host}: {}",
+            text(&out)
+        );
+    }
+}
+
 #[test]
 fn check_takes_the_settings_a_run_takes() {
     let dir = tempfile::tempdir().unwrap();

@@ -155,11 +155,10 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
             continue;
         };
-        // A producer here, outside a namespace, dials the loopback this consumer binds.
-        let Some(far) = from
-            .machine()
-            .filter(|_| to.host.is_none() && !from.shares_this_loopback())
-        else {
+        // A consumer here without a host, or with a loopback one, binds this machine's
+        // loopback; a producer that does not share it dials its own.
+        let loopback_here = to.launch.is_none() && to.host.as_deref().is_none_or(is_loopback);
+        let Some(far) = from.machine().filter(|_| loopback_here && !from.shares_this_loopback()) else {
             continue;
         };
         let example = match route_address(far) {
@@ -171,10 +170,14 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         } else {
             to.origin.clone()
         };
+        let has = match &to.host {
+            Some(host) => format!("has host = \"{host}\", a loopback address"),
+            None => "has no `host`".to_string(),
+        };
         return Err(ConfigError::new(
             origin,
             format!(
-                "process '{b}' has no `host`, but channel {} comes to it from process '{a}' on {far}, \
+                "process '{b}' {has}, but channel {} comes to it from process '{a}' on {far}, \
                  which would dial its own loopback address: give [process.{b}] the address {far} reaches this \
                  machine at, e.g. {example}",
                 channel_name(graph, e)
@@ -183,6 +186,12 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         .key("host"));
     }
     Ok(())
+}
+
+/// Whether `host` is a loopback address (or `localhost`): only processes of its own machine,
+/// outside network namespaces, reach it there.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The address this machine sends from towards `host` (a route lookup: connecting a UDP
