@@ -761,6 +761,52 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     );
 }
 
+/// The rows of a process that left no report have the keys of every row of the merged report,
+/// `null` where the figure is unknown: a reader of the JSON finds the same keys in each row.
+#[test]
+fn report_merge_gives_the_rows_of_a_dead_process_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
+    let config = "[process.b]\n[net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"b\"\n";
+    let out_dir = split(dir.path(), net, config, &["-n", "100"]);
+    let children: Vec<_> = ["b", "main"]
+        .iter()
+        .map(|p| Command::new(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let merged = |processes: &[&str]| -> Value {
+        let out = common::deploy::merge_json(&out_dir, processes);
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)))
+    };
+    let whole = merged(&["main", "b"]);
+    std::fs::remove_file(out_dir.join("b.report.json")).unwrap();
+    let died = merged(&["main", "b"]);
+    let keys = |r: &Value, section: &str| -> Vec<Vec<String>> {
+        r[section]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row.as_object().unwrap().keys().cloned().collect())
+            .collect()
+    };
+    for section in ["nets", "channels"] {
+        assert_eq!(keys(&died, section), keys(&whole, section), "{section}: {died}");
+    }
+    // The channel between `Fwd` and `Snk`, both in the dead process.
+    let inside = &died["channels"][1];
+    assert_eq!(
+        (&inside["from"], &inside["to"]),
+        (&Value::from("Fwd"), &Value::from("Snk"))
+    );
+    for key in ["written", "read", "overwritten", "left", "latency_ns"] {
+        assert!(inside[key].is_null(), "{key}: {inside}");
+    }
+    assert!(died["nets"][2]["stats"].is_null(), "{died}");
+}
+
 /// `report merge` names each process's nodes in its lines by their ids in the whole net, as a
 /// supervised run's report does: the consumer's slice's `Snk#0` is the whole net's `Snk#1`.
 #[test]

@@ -629,6 +629,9 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             rows[id]["process"] = json!(slice.process);
         }
     }
+    for row in &mut rows {
+        with_every_key(row, NET_ROW_KEYS);
+    }
     rows
 }
 
@@ -720,6 +723,7 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                 }
             };
             let (from, to) = (&parts.graph.nodes[edge.source], &parts.graph.nodes[edge.target]);
+            with_every_key(&mut row, CHANNEL_ROW_KEYS);
             row["id"] = json!(edge.id);
             row["from"] = json!(from.label);
             row["from_id"] = json!(from.id);
@@ -730,6 +734,58 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             row
         })
         .collect()
+}
+
+/// The keys of a channel's row in one process's report: a row whose process left no books has
+/// each of them too, `null` where its figure is unknown, so that a reader of the report finds
+/// every row with the same keys.
+const CHANNEL_ROW_KEYS: &[&str] = &[
+    "dropped",
+    "duplicated",
+    "from",
+    "from_id",
+    "from_port",
+    "id",
+    "kind",
+    "latency_ns",
+    "left",
+    "len",
+    "name",
+    "overwritten",
+    "port",
+    "read",
+    "settled",
+    "smx_type",
+    "timing",
+    "to",
+    "to_id",
+    "written",
+];
+
+/// The keys of a net's row in one process's report, as [`CHANNEL_ROW_KEYS`] of a channel's.
+const NET_ROW_KEYS: &[&str] = &[
+    "core",
+    "error",
+    "id",
+    "impl",
+    "kind",
+    "loop_count",
+    "loop_rate",
+    "name",
+    "priority",
+    "stats",
+    "status",
+    "unconnected_writes",
+    "wall_time_s",
+];
+
+/// `row` with each of `keys`, `null` where it had none.
+fn with_every_key(row: &mut Value, keys: &[&str]) {
+    if let Some(row) = row.as_object_mut() {
+        for key in keys {
+            row.entry(*key).or_insert(Value::Null);
+        }
+    }
 }
 
 /// A channel's timing as one process's report names it.
