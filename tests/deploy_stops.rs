@@ -273,15 +273,39 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
         );
         let report = report(&report_path);
         let b = process(&report, "b");
-        assert_eq!(b["status"], "killed", "{what}: {b}");
         assert!(b["pid"].is_null(), "{what}: it never said it runs: {b}");
-        assert!(
-            error_lines(&out)
-                .iter()
-                .any(|l| l.starts_with("error: process 'b' killed by signal 9 (SIGKILL); it never said it started")),
-            "{what}: {}",
-            text(&out)
-        );
+        if stop {
+            // Killed because the run was stopped: stopped before it started, no failure; a
+            // note says it never started, and its nets are stopped, not lost.
+            assert_eq!(b["status"], "stopped", "{what}: {b}");
+            assert!(
+                !error_lines(&out).iter().any(|l| l.contains("process 'b'")),
+                "{what}: {}",
+                text(&out)
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("note: process 'b' had not said it started when the run was stopped"),
+                "{what}: {stderr}"
+            );
+            let nets = report["nets"].as_array().unwrap();
+            assert!(
+                nets.iter()
+                    .filter(|n| n["process"] == "b")
+                    .all(|n| n["status"] == "stopped"),
+                "{what}: {report}"
+            );
+            assert_eq!(report["status"], "stopped", "{what}: {report}");
+        } else {
+            assert_eq!(b["status"], "killed", "{what}: {b}");
+            assert!(
+                error_lines(&out).iter().any(|l| {
+                    l.starts_with("error: process 'b' killed by signal 9 (SIGKILL); it never said it started")
+                }),
+                "{what}: {}",
+                text(&out)
+            );
+        }
         for pid in launched.into_iter().chain(main) {
             wait_for("the processes of the run to be gone", || !alive(pid));
         }

@@ -625,6 +625,10 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
                 .any(|o| o.process == slice.process && o.status == "refused")
             {
                 rows[id]["error"] = json!("its process refused its run before it started");
+            } else if stopped {
+                // Stopped before its process said it started: nothing of it ran.
+                rows[id]["status"] = json!("stopped");
+                rows[id]["error"] = json!("the run was stopped before its process started");
             }
             rows[id]["process"] = json!(slice.process);
         }

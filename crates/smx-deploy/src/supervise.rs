@@ -471,6 +471,8 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         }
         if kill_unstarted_at.is_some_and(|at| Instant::now() >= at) {
             for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
+                // Killed because the run was stopped: stopped before it started, no failure.
+                r.asked = matches!(ending, Ending::Stopped(_));
                 kill(r);
             }
         }
@@ -644,6 +646,7 @@ fn outcome(r: Running) -> Outcome {
         // Refused by the supervisor, and killed when it did not stop.
         (None, _, _) if r.other_protocol.is_some() => "refused",
         (None, _, _) if r.silent => "lost",
+        (None, _, true) if r.asked && r.pid.is_none() => "stopped",
         (None, _, true) => "killed",
         (None, _, false) if r.refused => "refused",
         (None, _, false) => "died",

@@ -305,6 +305,18 @@ pub fn run(
         )),
         _ => {}
     }
+    if matches!(ending, supervise::Ending::Stopped(_)) {
+        for o in outcomes.iter().filter(|o| o.pid.is_none() && o.status == "stopped") {
+            let launch = deployment.processes.get(&o.process).and_then(|p| p.launch.as_deref());
+            let waiting = launch
+                .map(|l| format!(" (its launch command '{l}' may have been waiting, e.g. for a password)"))
+                .unwrap_or_default();
+            crate::cli::say(&format!(
+                "note: process '{}' had not said it started when the run was stopped{waiting}; none of its nets ran",
+                o.process
+            ));
+        }
+    }
     Ok(exit_code(&ending, &causes, ran(&report)))
 }
 
