@@ -138,18 +138,28 @@ impl fmt::Display for Described<'_> {
     }
 }
 
-/// The choice a name not among them most likely meant: at most two edits away (`core` for
-/// `cores`, `lanuch` for `launch`, `analysys` for `analysis`), and fewer than the name's own
-/// letters.
+/// The choice a name not among them most likely meant: the same but for upper and lower case
+/// (`back` for `BACK`), else one edit away (`core` for `cores`, `lanuch` for `launch`,
+/// `analysys` for `analysis`), or two with the same first letter (`count` for `cnt`; not `nice`
+/// for `file`), and fewer edits than the name has letters.
 pub fn nearest<'c>(name: &str, choices: &'c [String]) -> Option<&'c str> {
     if choices.iter().any(|c| c == name) {
         return None;
     }
+    let lower = name.to_lowercase();
+    let first = |text: &str| text.chars().next();
     choices
         .iter()
-        .map(|c| (strsim::damerau_levenshtein(name, c), c.as_str()))
-        .filter(|&(distance, _)| distance <= 2 && distance < name.chars().count())
-        .min_by_key(|&(distance, _)| distance)
+        .map(|c| (strsim::damerau_levenshtein(&lower, &c.to_lowercase()), c.as_str()))
+        .filter(|&(distance, c)| {
+            let close = match distance {
+                0 | 1 => true,
+                2 => first(&lower) == first(&c.to_lowercase()),
+                _ => false,
+            };
+            close && distance < name.chars().count()
+        })
+        .min_by_key(|&(distance, c)| (distance, strsim::levenshtein(name, c)))
         .map(|(_, c)| c)
 }
 
@@ -164,6 +174,23 @@ impl std::error::Error for ConfigError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_choice_is_a_likely_slip_and_no_other() {
+        let choices = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let keys = choices(&["path", "nice", "count", "cores", "launch"]);
+        assert_eq!(nearest("core", &keys), Some("cores"));
+        assert_eq!(nearest("lanuch", &keys), Some("launch"));
+        assert_eq!(nearest("cnt", &keys), Some("count"));
+        // Two letters replaced at the start is another word, not a slip.
+        assert_eq!(nearest("file", &keys), None);
+        assert_eq!(nearest("BACK", &choices(&["main", "back"])), Some("back"));
+        // Of two that differ from it in case alone, the one that differs in fewer letters.
+        let processes = choices(&["main", "Back", "back"]);
+        assert_eq!(nearest("bAck", &processes), Some("back"));
+        assert_eq!(nearest("BaCk", &processes), Some("Back"));
+        assert_eq!(nearest("back", &processes), None);
+    }
 
     #[test]
     fn message_names_place_net_key_and_choices() {

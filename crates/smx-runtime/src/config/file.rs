@@ -135,7 +135,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
                 }
             }
             other => {
-                return Err(ConfigError::new(origin, format!("unknown table [{other}]")).choices(TABLES));
+                return Err(ConfigError::new(origin, format!("unknown table [{other}]"))
+                    .choices(TABLES)
+                    .unknown(other));
             }
         }
     }
@@ -349,7 +351,10 @@ mod tests {
         assert!(err.to_string().contains("outside any table"), "{err}");
         let err = entries("[nets.Src]\ncount = 5\n").unwrap_err();
         assert!(err.to_string().contains("unknown table [nets]"), "{err}");
+        assert!(err.to_string().ends_with("did you mean 'net'?"), "{err}");
         assert_eq!(err.choices, vec!["default", "impl", "net", "process"]);
+        let err = entries("[Process.b]\n").unwrap_err();
+        assert!(err.to_string().ends_with("did you mean 'process'?"), "{err}");
         let err = entries("[net]\nSrc = 5\n").unwrap_err();
         assert!(err.to_string().contains("must be a table"), "{err}");
         // A float is taken as written; the key's kind decides (see the layers' tests).
