@@ -222,10 +222,15 @@ impl Processes {
                             .parse()
                             .ok()
                             .filter(|p| (1..u16::MAX).contains(p))
-                            .ok_or_else(|| bad(PORT_RANGE))?
+                            .ok_or_else(|| bad(&format!("{PORT_RANGE}, not {}", shown(value.get_ref()))))?
                     }
-                    ("host" | "launch", _) => return Err(bad("must be a non-empty string")),
-                    ("port", _) => return Err(bad(PORT_RANGE)),
+                    ("host" | "launch", _) => {
+                        return Err(bad(&format!(
+                            "must be a non-empty string, not {}",
+                            shown(value.get_ref())
+                        )));
+                    }
+                    ("port", _) => return Err(bad(&format!("{PORT_RANGE}, not {}", shown(value.get_ref())))),
                     _ => {
                         return Err(
                             ConfigError::new(origin.clone(), format!("process '{name}': unknown key"))
@@ -491,13 +496,23 @@ pub fn is_local(host: &str) -> bool {
 }
 
 fn cores(value: &DeValue<'_>) -> Result<Vec<usize>, String> {
-    let bad = || "must be a list of core numbers, e.g. cores = [2, 3]".to_string();
-    let array = value.as_array().ok_or_else(bad)?;
+    let bad = |found: &DeValue<'_>| {
+        format!(
+            "must be a list of core numbers, e.g. cores = [2, 3], not {}",
+            shown(found)
+        )
+    };
+    let array = value.as_array().ok_or_else(|| bad(value))?;
     let list: Vec<usize> = array
         .iter()
         .map(|v| match v.get_ref() {
-            DeValue::Integer(i) => i.as_str().parse().map_err(|_| bad()),
-            _ => Err(bad()),
+            DeValue::Integer(i) => i.as_str().replace('_', "").parse().map_err(|_| {
+                format!(
+                    "{} is no core number: cores are numbered from 0, e.g. cores = [2, 3]",
+                    i.as_str()
+                )
+            }),
+            other => Err(bad(other)),
         })
         .collect::<Result<_, _>>()?;
     if list.is_empty() {
@@ -513,6 +528,18 @@ fn cores(value: &DeValue<'_>) -> Result<Vec<usize>, String> {
         return Err(format!("names core {twice} twice"));
     }
     Ok(list)
+}
+
+/// A value as the file has it, for a message that says what was found instead.
+fn shown(value: &DeValue<'_>) -> String {
+    match value {
+        DeValue::Integer(i) => i.as_str().to_string(),
+        DeValue::Float(f) => f.as_str().to_string(),
+        DeValue::Boolean(b) => b.to_string(),
+        DeValue::String(s) => format!("\"{s}\""),
+        DeValue::Array(_) => "a list".to_string(),
+        other => format!("a {}", other.type_str()),
+    }
 }
 
 fn at(path: &Path, line: usize) -> Origin {
@@ -610,6 +637,21 @@ mod tests {
         assert!(err.to_string().contains("1..65534"), "{err}");
         let err = parse("[process.x]\ncores = 3\n").unwrap_err();
         assert!(err.to_string().contains("list of core numbers"), "{err}");
+        // What was found instead is named.
+        for (value, found) in [
+            ("cores = [1.5]", "e.g. cores = [2, 3], not 1.5"),
+            ("cores = [\"a\"]", "e.g. cores = [2, 3], not \"a\""),
+            (
+                "cores = [-1]",
+                "-1 is no core number: cores are numbered from 0, e.g. cores = [2, 3]",
+            ),
+            ("port = \"abc\"", "(each link takes it and the next one), not \"abc\""),
+            ("port = 0", "(each link takes it and the next one), not 0"),
+            ("host = 5", "must be a non-empty string, not 5"),
+        ] {
+            let err = parse(&format!("[process.x]\n{value}\n")).unwrap_err();
+            assert!(err.to_string().ends_with(found), "{value}: {err}");
+        }
         let err = parse("[process.x]\ncores = []\n").unwrap_err();
         assert!(err.to_string().contains("must name at least one core"), "{err}");
         let err = parse("[process.x]\ncores = [0, 0]\n").unwrap_err();
