@@ -343,6 +343,15 @@ fn a_split_into_a_file_says_it_takes_a_directory() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("afile: not a directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
+    // A directory that cannot be made says that it could not, and where.
+    let out = split_into(dir.path(), &file.join("sub/out"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("sub/out: cannot create the directory split writes into (its parent ")
+            && err.contains("afile/sub)"),
+        "{err}"
+    );
 }
 
 /// The configuration's relative paths are relative to the directory split ran in, as a run's

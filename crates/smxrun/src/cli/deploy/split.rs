@@ -183,12 +183,33 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
             )));
         }
         Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Not there, or a file stands where a directory on its way would: to be made, which
+        // then says what stands in the way.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
             use std::os::unix::fs::DirBuilderExt;
+            let cannot_create = |at: &Path, e: std::io::Error| {
+                let parent = if at == dir {
+                    String::new()
+                } else {
+                    format!(" (its parent {})", at.display())
+                };
+                CliError::rejected(format!(
+                    "{}: cannot create the directory split writes into{parent}: {e}",
+                    dir.display()
+                ))
+            };
             if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(fail)?;
+                std::fs::create_dir_all(parent).map_err(|e| cannot_create(parent, e))?;
             }
-            std::fs::DirBuilder::new().mode(0o700).create(dir).map_err(fail)?;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| cannot_create(dir, e))?;
             let dir = std::fs::canonicalize(dir).map_err(fail)?;
             write_list(&dir, processes)?;
             return Ok(dir);
