@@ -68,6 +68,13 @@ pub enum Command {
     Slice(SliceArgs),
 }
 
+impl RunArgs {
+    /// The report's format: `--report`, or JSON with `--json`.
+    pub fn report(&self) -> ReportFormat {
+        if self.json { ReportFormat::Json } else { self.report }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// The net to run: a .smx file, or a .json graph from `smxrun graph --format json`
@@ -100,7 +107,11 @@ pub struct RunArgs {
 
     /// Report format: a text table, JSON, or the original runtime's log lines
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub report: ReportFormat,
+    report: ReportFormat,
+
+    /// The report as JSON: --report json
+    #[arg(long, conflicts_with = "report")]
+    json: bool,
 
     /// Write the report to PATH instead of stdout (checked before the run starts)
     #[arg(short = 'o', long = "output", value_name = "PATH")]
@@ -334,6 +345,29 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// One spelling of a JSON report works for a run and a merge alike: `--json`, and the
+    /// run's `--report json` for a merge too.
+    #[test]
+    fn json_is_asked_for_alike_of_a_run_and_a_merge() {
+        assert_eq!(parse(&["net.smx", "--json"]).unwrap().run.report(), ReportFormat::Json);
+        assert_eq!(parse(&["net.smx"]).unwrap().run.report(), ReportFormat::Text);
+        assert!(parse(&["net.smx", "--json", "--report", "text"]).is_err());
+        let merge = |args: &[&str]| {
+            let cli = parse(&[&["report", "merge", "a.json"], args].concat()).unwrap();
+            let Some(Command::Report(ReportArgs {
+                command: ReportCommand::Merge(merge),
+            })) = cli.command
+            else {
+                panic!("not a merge: {args:?}");
+            };
+            merge.format()
+        };
+        assert_eq!(merge(&[]), MergeFormat::Text);
+        assert_eq!(merge(&["--json"]), MergeFormat::Json);
+        assert_eq!(merge(&["--report", "json"]), MergeFormat::Json);
+        assert_eq!(merge(&["--format", "json"]), MergeFormat::Json);
+    }
+
     #[test]
     fn a_bare_file_runs_it_with_options() {
         let cli = parse(&[
@@ -361,7 +395,7 @@ mod tests {
         assert_eq!(run.iterations, Some(10));
         assert_eq!(run.sets, vec!["Src.size=64", "Snk.mode=hex"]);
         assert_eq!(run.runtime.pin, Pin::Cores(vec![0, 1]));
-        assert_eq!(run.report, ReportFormat::Json);
+        assert_eq!(run.report(), ReportFormat::Json);
         assert_eq!(run.output, Some(PathBuf::from("r.json")));
         assert!(run.quiet);
         assert_eq!(run.runtime.channel_len, Some(64));
@@ -506,9 +540,12 @@ pub struct MergeArgs {
     /// The slices' JSON reports
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
-    /// Report format: text or json
-    #[arg(long, value_name = "text|json", default_value = "text", value_parser = parse_merge_format)]
-    pub format: MergeFormat,
+    /// Report format: text or json (also --report, as a run takes it)
+    #[arg(long, alias = "report", value_name = "text|json", default_value = "text", value_parser = parse_merge_format)]
+    format: MergeFormat,
+    /// The report as JSON: --format json
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write the report here instead of stdout
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -519,6 +556,13 @@ pub struct MergeArgs {
 pub enum MergeFormat {
     Text,
     Json,
+}
+
+impl MergeArgs {
+    /// The merged report's format: `--format`, or JSON with `--json`.
+    pub fn format(&self) -> MergeFormat {
+        if self.json { MergeFormat::Json } else { self.format }
+    }
 }
 
 fn parse_merge_format(text: &str) -> Result<MergeFormat, String> {

@@ -116,8 +116,8 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         report::probe_periods(&mut report);
     }
 
-    let mut text = render(&report, args.report);
-    if args.report == ReportFormat::Text {
+    let mut text = render(&report, args.report());
+    if args.report() == ReportFormat::Text {
         text.insert_str(0, &words::asked(args, file, &graph));
     }
     output.write(&text)?;

@@ -369,7 +369,7 @@ fn clean_up_launched_here(deployment: &Deployment, outcomes: &[supervise::Outcom
 
 /// The options whose output belongs to one process.
 fn refuse_one_process_options(args: &RunArgs) -> Result<(), CliError> {
-    if args.report == ReportFormat::Smx {
+    if args.report() == ReportFormat::Smx {
         return Err(CliError::rejected(
             "--report smx is one process's log; a net over several processes reports as text or json",
         ));
@@ -385,7 +385,7 @@ fn refuse_one_process_options(args: &RunArgs) -> Result<(), CliError> {
 
 /// The merged report as `--report` asks for it: JSON, or the text with its `Asked:` line.
 fn rendered(args: &RunArgs, deployment: &Deployment, report: &serde_json::Value) -> String {
-    match args.report {
+    match args.report() {
         ReportFormat::Json => serde_json::to_string_pretty(report).unwrap_or_default(),
         _ => {
             let file = args.file.as_deref().unwrap_or(Path::new("net"));
