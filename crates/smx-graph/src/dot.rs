@@ -1,6 +1,6 @@
 //! Graphviz export for people: boxes as `instance#id : implementation`, routing nodes as small
-//! points labelled `smx_rn#id` beside them (the channels into one end there without an
-//! arrowhead or a name: the channel out of it names them all), time-triggered channels bold and labelled with
+//! grey circles named `smx_rn#id` (the channels into one end there without an arrowhead or a
+//! name: the channel out of it names them all), time-triggered channels bold and labelled with
 //! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
 //! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
 //! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it. A net placed over
@@ -127,8 +127,10 @@ fn edge_attrs(g: &NetGraph, e: &super::Edge, placed: Option<&Placed>) -> String 
 
 fn node_attrs(n: &super::Node) -> String {
     match n.kind {
+        // Its name inside a small circle: beside a point, the engine set it where the channels
+        // of a fan-in crossed it, or on the frame of its process.
         NodeKind::RoutingNode => format!(
-            "shape=point, width=0.12, height=0.12, label=\"\", xlabel=\"{}\", fontsize=8",
+            "shape=circle, margin=0.01, style=filled, fillcolor=\"#eeeeee\", fontsize=8, label=\"{}\"",
             esc(&format!("{}#{}", n.label, n.id))
         ),
         NodeKind::Box => {
@@ -240,10 +242,14 @@ mod tests {
     }
 
     #[test]
-    fn channels_into_a_routing_node_end_at_its_point_unnamed_and_without_an_arrowhead() {
+    fn a_routing_node_is_a_named_circle_its_inputs_end_at_unnamed_and_without_arrowheads() {
         let mut g = src_snk();
         g.nodes[1].kind = NodeKind::RoutingNode;
         let dot = to_dot(&g);
+        assert!(
+            dot.contains("shape=circle") && dot.contains("label=\"Snk#1\"];"),
+            "{dot}"
+        );
         assert!(
             dot.contains("  n0 -> n1 [minlen=2, arrowhead=none, label=\"\"];"),
             "{dot}"
