@@ -853,6 +853,11 @@ fn a_process_whose_port_is_taken_is_refused_not_dead() {
     );
     // The link box's slice id names nothing in the whole net; its name is said once.
     assert!(stderr.contains("b: error: link0_in: endpoint: "), "{stderr}");
+    // Where the port comes from, which the link's endpoint does not say.
+    assert!(
+        stderr.contains("b: note: the links into process 'b' listen on tcp ports from its `port` on"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("error: process 'b'") && stderr.contains("refused"),
         "{stderr}"

@@ -127,6 +127,28 @@ struct Slice<'a> {
 }
 
 impl Slice<'_> {
+    /// Where the ports of this process's links come from, when `e` says that one of them is
+    /// taken: the link box and endpoint its line names are the split's, not the user's words.
+    fn port_taken(&self, e: &CliError) -> Option<String> {
+        let process = &self.job.process;
+        let into_this = |link: &&serde_json::Value| {
+            link["to_process"].as_str() == Some(process.as_str())
+                && link["source_label"]
+                    .as_str()
+                    .is_some_and(|label| e.message.contains(&format!("{label}:")))
+        };
+        let links = self.job.plan["links"].as_array()?;
+        links
+            .iter()
+            .find(into_this)
+            .filter(|_| e.message.contains("address in use"))?;
+        Some(format!(
+            "the links into process '{process}' listen on tcp ports from its `port` on, two each (the \
+             configuration's [process.{process}], {} by default): give it ports no other program holds",
+            smx_deploy::processes::DEFAULT_PORT
+        ))
+    }
+
     fn say_error(&self, e: &CliError) {
         // Every line of this process begins with its name already, and names its boxes as
         // the whole net does.
@@ -138,6 +160,9 @@ impl Slice<'_> {
     /// learns that the run was refused, not that the process died.
     fn refuse(&self, e: &CliError) -> Result<(), CliError> {
         self.say_error(e);
+        if let Some(note) = self.port_taken(e) {
+            crate::cli::say(&format!("note: {note}"));
+        }
         match self.answers {
             Some(answers) => {
                 let _ = protocol::write_refused(&mut *lock(answers));
