@@ -110,7 +110,7 @@ pub struct RunArgs {
     report: ReportFormat,
 
     /// The report as JSON: --report json
-    #[arg(long, conflicts_with = "report")]
+    #[arg(long = "json", id = "json_report", conflicts_with = "report")]
     json: bool,
 
     /// Write the report to PATH instead of stdout (checked before the run starts)
@@ -544,7 +544,7 @@ pub struct MergeArgs {
     #[arg(long, alias = "report", value_name = "text|json", default_value = "text", value_parser = parse_merge_format)]
     format: MergeFormat,
     /// The report as JSON: --format json
-    #[arg(long, conflicts_with = "format")]
+    #[arg(long = "json", id = "json_report", conflicts_with = "format")]
     json: bool,
     /// Write the report here instead of stdout
     #[arg(short = 'o', long, value_name = "FILE")]
