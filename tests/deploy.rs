@@ -1426,12 +1426,7 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
     let to_main = to_main.to_str().unwrap();
     let out = graph(&net, &["--format", "dot", "--config", to_main]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = smxrun()
-        .arg("check")
-        .arg(&net)
-        .args(["--config", to_main])
-        .output()
-        .unwrap();
+    let out = common::deploy::check(&net, Path::new(to_main));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("has no `host`"),
@@ -1455,13 +1450,7 @@ fn a_loopback_host_is_refused_for_a_process_fed_from_another_machine() {
                  host = \"{host}\"\n\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n"
             ),
         );
-        let out = smxrun()
-            .arg("check")
-            .arg(&net)
-            .arg("--config")
-            .arg(&config)
-            .output()
-            .unwrap();
+        let out = common::deploy::check(&net, &config);
         assert_eq!(out.status.code(), Some(1), "{host}: {}", text(&out));
         let said = format!(
             "loopback.toml:5: key 'host': process 'here' has host = \"{host}\", a loopback address, but channel"

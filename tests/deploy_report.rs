@@ -713,13 +713,7 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     let config =
         "[process.b]\nhost = \"127.0.0.1\"\nport = 47330\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
     let out_dir = split(dir.path(), PAIRS, config, &["-n", "100"]);
-    let children: Vec<_> = ["b", "main"]
-        .iter()
-        .map(|p| Command::new(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
+    common::deploy::run_slices(&out_dir, &["b", "main"]);
     let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
     assert!(merged.status.success(), "{}", text(&merged));
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap();
@@ -770,13 +764,7 @@ fn report_merge_gives_the_rows_of_a_dead_process_every_key() {
                Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
     let config = "[process.b]\n[net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"b\"\n";
     let out_dir = split(dir.path(), net, config, &["-n", "100"]);
-    let children: Vec<_> = ["b", "main"]
-        .iter()
-        .map(|p| Command::new(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
+    common::deploy::run_slices(&out_dir, &["b", "main"]);
     let merged = |processes: &[&str]| -> Value {
         let out = common::deploy::merge_json(&out_dir, processes);
         serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)))

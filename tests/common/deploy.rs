@@ -39,6 +39,29 @@ pub fn split(dir: &Path, net: &str, config: &str, args: &[&str]) -> PathBuf {
 }
 
 /// `smxrun report merge --format json` of the reports of `processes` in `dir` (`NAME.report.json`).
+/// `smxrun check NET --config CONFIG`.
+pub fn check(net: &Path, config: &Path) -> Output {
+    smxrun()
+        .arg("check")
+        .arg(net)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap()
+}
+
+/// Runs the scripts that `smxrun split` wrote into `out_dir` for `processes`, all at once, as
+/// an orchestrator would, and waits until each has ended well.
+pub fn run_slices(out_dir: &Path, processes: &[&str]) {
+    let children: Vec<_> = processes
+        .iter()
+        .map(|p| Command::new(out_dir.join(format!("{p}.sh"))).spawn().unwrap())
+        .collect();
+    for (name, mut child) in processes.iter().zip(children) {
+        assert!(child.wait().unwrap().success(), "process {name}");
+    }
+}
+
 pub fn merge_json(dir: &Path, processes: &[&str]) -> Output {
     let mut command = smxrun();
     command.args(["report", "merge", "--format", "json"]);
