@@ -283,13 +283,29 @@ fn a_consumer_here_without_a_host_is_refused_when_its_producer_is_on_another_mac
         err.to_string().starts_with("d.toml:4: key 'host': process 'main'"),
         "{err}"
     );
-    // With the address the producer reaches this machine at, the link can be made.
-    let placement = place(
+    // A loopback address is no better: the producer there would dial its own.
+    let loopback = place(
         &graph,
         &settings,
         &processes(&format!("{far}[process.main]\nhost = \"127.0.0.1\"\n")),
     );
-    assert_eq!(placement.unwrap().process_of, vec!["p", "p", "main"]);
+    let err = loopback.unwrap_err().to_string();
+    assert!(err.contains("has host = \"127.0.0.1\", a loopback address"), "{err}");
+    // With the address the producer reaches this machine at, the link can be made (where this
+    // machine has a route there: a route lookup sends nothing).
+    let here = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect("192.0.2.1:9").and_then(|()| s.local_addr()))
+        .map(|a| a.ip())
+        .ok()
+        .filter(|ip| !ip.is_unspecified() && !ip.is_loopback());
+    if let Some(here) = here {
+        let placement = place(
+            &graph,
+            &settings,
+            &processes(&format!("{far}[process.main]\nhost = \"{here}\"\n")),
+        );
+        assert_eq!(placement.unwrap().process_of, vec!["p", "p", "main"]);
+    }
     // The other way round the producer here dials the far host: nothing to say.
     settings[0].process = None;
     settings[2].process = Some(("p".into(), Place::BuiltIn));
