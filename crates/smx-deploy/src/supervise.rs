@@ -472,7 +472,7 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         if kill_unstarted_at.is_some_and(|at| Instant::now() >= at) {
             for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
                 // Killed because the run was stopped: stopped before it started, no failure.
-                r.asked = matches!(ending, Ending::Stopped(_));
+                r.asked |= matches!(ending, Ending::Stopped(_));
                 kill(r);
             }
         }
