@@ -138,3 +138,34 @@ fn check_ends_a_configuration_mistake_with_its_verdict_as_any_other() {
         );
     }
 }
+
+/// `check --channel-len N` says what a run with it would say before its start: the memory the
+/// channels reserve, counted among the verdict's warnings; a length that reserves little is
+/// worth no word.
+#[test]
+fn check_says_what_a_channel_length_would_reserve() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "net.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let out = smxrun(&["check", &net, "--channel-len", "10000000"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: --channel-len 10000000 reserves 0.6 GiB for 1 channel"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(0 errors, 1 warning)"));
+    let out = smxrun(&["check", &net, "--channel-len", "64"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(0 errors, 0 warnings)"));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The net file's own check takes no run's options.
+    assert_eq!(
+        smxrun(&["check", &net, "--lang-only", "--channel-len", "64"])
+            .status
+            .code(),
+        Some(1)
+    );
+}

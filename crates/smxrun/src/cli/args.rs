@@ -213,8 +213,13 @@ pub struct CheckArgs {
     /// Judge the language alone, as the original compiler does: the net may name box
     /// implementations that do not exist yet (design the net before its boxes); their ports and
     /// configuration are not checked
-    #[arg(long, conflicts_with_all = ["config", "boxes", "sets"])]
+    #[arg(long, conflicts_with_all = ["config", "boxes", "sets", "channel_len"])]
     pub lang_only: bool,
+
+    /// Check as a run with --channel-len N would run: the length of each channel the net file
+    /// leaves open, links between processes too, and the memory they reserve
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = channel_length)]
+    pub channel_len: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]

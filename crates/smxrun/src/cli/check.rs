@@ -55,10 +55,27 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         (compiled.graph.clone(), Some(compiled))
     };
-    let counts = |more_errors: usize| match &compiled {
-        Some(compiled) => load::counts_with(compiled, more_errors),
-        None => format!("{}, {}", load::plural(more_errors, "error"), load::plural(0, "warning")),
+    // What `--channel-len` would reserve, said as a run says it before its start.
+    let memory = args
+        .channel_len
+        .and_then(|len| super::run::channel_memory(&graph, len, None));
+    if let Some(line) = &memory {
+        crate::cli::say(&format!("warning: {line}"));
+    }
+    // The verdict's tally: the net file's own, with what the checks after it found.
+    let tally = |more_errors: usize, more_warnings: usize| {
+        let (errors, warnings) = compiled.as_ref().map_or((0, 0), |c| {
+            let errors = c.diagnostics.iter().filter(|d| d.is_error()).count();
+            (errors, c.diagnostics.len() - errors)
+        });
+        format!(
+            "{}, {}",
+            load::plural(errors + more_errors, "error"),
+            load::plural(warnings + more_warnings + memory.iter().len(), "warning")
+        )
     };
+    let counts = |more_errors: usize| tally(more_errors, 0);
+    let with_warnings = |more_warnings: usize| tally(0, more_warnings);
     let layers = match config_layers(args) {
         Ok(layers) => layers,
         Err(e) => return Ok(rejected(file, &e, &counts(1))),
@@ -109,19 +126,15 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        match super::deploy::deployment(layers, file, &graph, &settings, registry, super::deploy::Purpose::Start) {
+        let sized = super::deploy::with_channel_len(&graph, args.channel_len);
+        match super::deploy::deployment(layers, file, &sized, &settings, registry, super::deploy::Purpose::Start) {
             Err(e) => {
                 crate::cli::say(&format!("error: {}", e.message));
                 crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
                 return Ok(exit::REJECTED);
             }
             Ok(placed) => {
-                let idle = placed.warnings.len();
-                let summary = match &compiled {
-                    Some(compiled) => load::counts_with_warnings(compiled, idle),
-                    None => format!("{}, {}", load::plural(0, "error"), load::plural(idle, "warning")),
-                };
-                accepted(file, &graph, &summary, "")?;
+                accepted(file, &graph, &with_warnings(placed.warnings.len()), "")?;
                 if let Some(deployment) = placed.deployment {
                     Output::open(None)?.write(&placement_lines(&deployment))?;
                 }
@@ -129,7 +142,7 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             }
         }
     }
-    accepted(file, &graph, &counts(0), "")
+    accepted(file, &graph, &with_warnings(0), "")
 }
 
 /// Where an accepted net over several processes runs: each process with its nets, and each cut

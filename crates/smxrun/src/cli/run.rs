@@ -248,32 +248,39 @@ fn what_options_miss(
     // A slice's supervisor said it once for the whole net, whose channels its slices share out.
     let supervised = signals::SUPERVISED.load(Ordering::SeqCst);
     if let Some(len) = args.runtime.channel_len.filter(|_| !supervised) {
-        // A time-triggered channel's messages wait in its firewall's pair, not in a queue of
-        // that length.
-        let channels = graph
-            .edges
-            .iter()
-            .filter(|e| !e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
-            .count() as u64;
-        // A slot holds a message and the queue's stamp, as the runtime counts it.
-        let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
-        let bytes = channels * u64::from(len) * slot;
-        if bytes >= LARGE_CHANNELS {
-            let fewer = match args.iterations {
-                Some(n) if n < u64::from(len) => format!(", more than the {n} messages of this run"),
-                _ => String::new(),
-            };
-            lines.push(format!(
-                "--channel-len {len} reserves {:.1} GiB for {channels} channel{} ({} bytes a message{fewer}), \
-                 all of it written before the start: that alone can take seconds; a channel needs \
-                 room only for the messages in flight (64 to 4096 is plenty)",
-                bytes as f64 / (1u64 << 30) as f64,
-                if channels == 1 { "" } else { "s" },
-                slot
-            ));
-        }
+        lines.extend(channel_memory(graph, len, args.iterations));
     }
     lines
+}
+
+/// What `--channel-len len` reserves, when that is worth a word: every slot of the channels
+/// whose length the net file leaves to it is written before the start. `iterations`: `-n`.
+pub(super) fn channel_memory(graph: &smx_graph::NetGraph, len: u32, iterations: Option<u64>) -> Option<String> {
+    // A time-triggered channel's messages wait in its firewall's pair, not in a queue of that
+    // length.
+    let channels = graph
+        .edges
+        .iter()
+        .filter(|e| !e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
+        .count() as u64;
+    // A slot holds a message and the queue's stamp, as the runtime counts it.
+    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+    let bytes = channels * u64::from(len) * slot;
+    if bytes < LARGE_CHANNELS {
+        return None;
+    }
+    let fewer = match iterations {
+        Some(n) if n < u64::from(len) => format!(", more than the {n} messages of this run"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "--channel-len {len} reserves {:.1} GiB for {channels} channel{} ({} bytes a message{fewer}), \
+         all of it written before the start: that alone can take seconds; a channel needs \
+         room only for the messages in flight (64 to 4096 is plenty)",
+        bytes as f64 / (1u64 << 30) as f64,
+        if channels == 1 { "" } else { "s" },
+        slot
+    ))
 }
 
 /// Channel memory from which `--channel-len` is worth a word (256 MiB).
