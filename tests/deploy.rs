@@ -1037,7 +1037,13 @@ fn a_lost_host_in_the_middle_of_a_line_ends_every_process_by_itself() {
     assert!(!stderr.contains("stuck"), "{stderr}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     for name in ["a", "b", "c"] {
-        assert_eq!(process(&report, name)["status"], "ended", "{name}: {stderr}");
+        assert_eq!(
+            process(&report, name)["status"],
+            "ended",
+            "{name}: {stderr}\nprocesses: {}\nchannels: {}",
+            report["processes"],
+            report["channels"]
+        );
     }
     let into_b = &report["channels"][0]["link"];
     assert_eq!(into_b["lost_side"], "transit", "{into_b}");
