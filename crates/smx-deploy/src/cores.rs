@@ -119,6 +119,43 @@ pub fn kept_to_note(kept: &[String], allowed: &[usize]) -> Option<String> {
     ))
 }
 
+/// The report's line for processes that [`share`] put on one core, with fewer cores than
+/// processes: a message between two of them waits for the scheduler to switch, which a user
+/// who never named a core would not guess; nothing when each has a core of its own.
+pub fn crowded_note(shares: &BTreeMap<String, Vec<usize>>) -> Option<String> {
+    let mut by_core: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (name, cores) in shares {
+        if let [core] = cores.as_slice() {
+            by_core.entry(*core).or_default().push(name);
+        }
+    }
+    let crowded: Vec<String> = by_core
+        .iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(core, names)| format!("{} on {}", names.join(" and "), list(&[*core])))
+        .collect();
+    if crowded.is_empty() {
+        return None;
+    }
+    let cores = shares
+        .values()
+        .flatten()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    Some(format!(
+        "placement: {} processes on {}, so {} run together: a message between processes on one \
+         core waits for the scheduler to switch between them (`cores` of its own for each, or fewer \
+         processes on this machine, keep them apart)",
+        shares.len(),
+        if cores == 1 {
+            "1 core".to_string()
+        } else {
+            format!("{cores} cores")
+        },
+        crowded.join(", ")
+    ))
+}
+
 /// "core 3" or "cores 0,1,2".
 fn list(cores: &[usize]) -> String {
     let numbers = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
@@ -189,6 +226,21 @@ mod tests {
         let shares = share(&names(&[("main", 2), ("sinks", 2)]), &[0, 1]);
         assert_eq!(shares["main"], [0]);
         assert_eq!(shares["sinks"], [1]);
+        assert_eq!(crowded_note(&shares), None);
+    }
+
+    #[test]
+    fn processes_put_on_one_core_are_named_with_it() {
+        let shares = share(&names(&[("main", 2), ("a", 3), ("b", 2)]), &[0, 1]);
+        assert_eq!(
+            (&shares["a"], &shares["main"], &shares["b"]),
+            (&vec![0], &vec![1], &vec![0])
+        );
+        let note = crowded_note(&shares).unwrap();
+        assert!(
+            note.starts_with("placement: 3 processes on 2 cores, so a and b on core 0 run together:"),
+            "{note}"
+        );
     }
 
     #[test]

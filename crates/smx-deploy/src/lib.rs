@@ -341,8 +341,10 @@ impl Deployment {
             .collect();
         let claimed = self.claimed_cores();
         let free: Vec<usize> = list.iter().copied().filter(|c| !claimed.contains(c)).collect();
+        let shares = cores::share(&local, if free.is_empty() { &list } else { &free });
         LocalCores {
-            shares: cores::share(&local, if free.is_empty() { &list } else { &free }),
+            notes: cores::crowded_note(&shares).into_iter().collect(),
+            shares,
             ..LocalCores::default()
         }
     }
@@ -371,6 +373,7 @@ impl Deployment {
                 shares.insert(name.clone(), allowed.clone());
             }
             return LocalCores {
+                notes: cores::crowded_note(&shares).into_iter().collect(),
                 shares,
                 ..LocalCores::default()
             };
