@@ -126,19 +126,22 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
-        let sized = super::deploy::with_channel_len(&graph, args.channel_len);
-        match super::deploy::deployment(layers, file, &sized, &settings, registry, super::deploy::Purpose::Start) {
-            Err(e) => {
-                crate::cli::say(&format!("error: {}", e.message));
-                crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
-                return Ok(exit::REJECTED);
-            }
-            Ok(placed) => {
-                accepted(file, &graph, &with_warnings(placed.warnings.len()), "")?;
-                if let Some(deployment) = placed.deployment {
-                    Output::open(None)?.write(&placement_lines(&deployment))?;
+        {
+            let sized = super::deploy::with_channel_len(&graph, args.channel_len);
+            let purpose = super::deploy::Purpose::Start;
+            match super::deploy::deployment(layers, file, &sized, &settings, registry, purpose) {
+                Err(e) => {
+                    crate::cli::say(&format!("error: {}", e.message));
+                    crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+                    return Ok(exit::REJECTED);
                 }
-                return Ok(exit::OK);
+                Ok(placed) => {
+                    accepted(file, &graph, &with_warnings(placed.warnings.len()), "")?;
+                    if let Some(deployment) = placed.deployment {
+                        Output::open(None)?.write(&placement_lines(&deployment))?;
+                    }
+                    return Ok(exit::OK);
+                }
             }
         }
     }
