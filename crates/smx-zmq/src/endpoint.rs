@@ -43,13 +43,16 @@ pub struct Endpoint {
     pub transport: Transport,
 }
 
-/// The host part of a tcp endpoint as libzmq can bind it: an address, `*` or an interface of
-/// this machine as written; a host name as the first of its addresses that belongs to this
-/// machine, IPv4 first (libzmq's connecting side resolves a name to IPv4 unless asked for
-/// IPv6). A name that resolves to none of this machine's addresses, or not at all, is refused.
+/// The host part of a tcp endpoint as libzmq can bind it: an address, `*`, an interface of
+/// this machine (`eth0`, `eth0.100`) or an address with a zone as written; a host name as an
+/// IPv4 address it has on this machine, one that is not loopback first (a distribution's hosts
+/// file may give the machine's own name `127.0.1.1` beside the address others reach it at).
+/// libzmq's connecting side resolves a name to IPv4 unless asked for IPv6, so a name with IPv6
+/// addresses alone here, or none, or one that does not resolve, is refused, saying what to
+/// write instead.
 fn bind_address(text: &str, host: &str) -> Result<String, String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    if host == "*" || bare.parse::<std::net::IpAddr>().is_ok() || is_interface(host) {
+    if host == "*" || host.contains('%') || bare.parse::<std::net::IpAddr>().is_ok() || is_interface(host) {
         return Ok(host.to_string());
     }
     let addresses: Vec<std::net::IpAddr> = match std::net::ToSocketAddrs::to_socket_addrs(&(host, 0)) {
@@ -61,28 +64,34 @@ fn bind_address(text: &str, host: &str) -> Result<String, String> {
             ));
         }
     };
-    let ours = |ip: &&std::net::IpAddr| std::net::UdpSocket::bind((**ip, 0)).is_ok();
+    let ours = |ip: &&std::net::IpAddr| ip.is_ipv4() && std::net::UdpSocket::bind((**ip, 0)).is_ok();
     let chosen = addresses
         .iter()
-        .filter(|ip| ip.is_ipv4())
+        .filter(|ip| !ip.is_loopback())
         .find(ours)
         .or_else(|| addresses.iter().find(ours));
     match chosen {
-        Some(std::net::IpAddr::V4(ip)) => Ok(ip.to_string()),
-        Some(std::net::IpAddr::V6(ip)) => Ok(format!("[{ip}]")),
+        Some(ip) => Ok(ip.to_string()),
         None => {
             let listed: Vec<String> = addresses.iter().map(ToString::to_string).collect();
             Err(format!(
-                "cannot bind {text}: '{host}' resolves to {}, none of them an address of this machine",
+                "cannot bind {text}: '{host}' resolves to {}, none of them an IPv4 address of this machine \
+                 (a name is dialled at its IPv4 address): write the address to bind, e.g. tcp://[::1]:PORT \
+                 for IPv6",
                 listed.join(", ")
             ))
         }
     }
 }
 
-/// Whether `name` is a network interface of this machine (`eth0`), which libzmq binds by name.
+/// Whether `name` is a network interface of this machine (`eth0`, `eth0.100`), which libzmq
+/// binds by name.
 fn is_interface(name: &str) -> bool {
-    !name.contains(['.', '/']) && Path::new("/sys/class/net").join(name).exists()
+    !name.is_empty()
+        && !name.contains('/')
+        && name != "."
+        && name != ".."
+        && Path::new("/sys/class/net").join(name).exists()
 }
 
 impl Endpoint {
@@ -112,16 +121,9 @@ impl Endpoint {
                         _ => return Err(format!("'{text}': port '{p}' is not a number in 1..65535")),
                     },
                 };
-                // libzmq binds an address or an interface, never a host name: a name is bound
-                // at the address it has on this machine.
-                let bound_host = if binding {
-                    bind_address(text, host)?
-                } else {
-                    host.to_string()
-                };
                 let resolved = match port {
-                    Some(port) => format!("tcp://{bound_host}:{port}"),
-                    None => format!("tcp://{bound_host}:*"),
+                    Some(_) => text.to_string(),
+                    None => format!("tcp://{host}:*"),
                 };
                 (
                     resolved,
@@ -175,20 +177,30 @@ impl Endpoint {
         })
     }
 
+    /// What to hand libzmq's bind: [`Endpoint::resolved`], with a host name replaced by the
+    /// address it has on this machine ([`bind_address`]). Asked when the socket binds, on the
+    /// machine where it does: a deployment checks the endpoints of boxes that run elsewhere.
+    pub fn bind_target(&self) -> Result<String, String> {
+        match &self.transport {
+            Transport::Tcp { host, port } => {
+                let host = bind_address(&self.written, host)?;
+                Ok(match port {
+                    Some(port) => format!("tcp://{host}:{port}"),
+                    None => format!("tcp://{host}:*"),
+                })
+            }
+            _ => Ok(self.resolved.clone()),
+        }
+    }
+
     /// Before the start: whether binding this endpoint can work now, checked without keeping
     /// anything (a tcp port already in use, an ipc socket file another process listens on, an
     /// ipc directory that is not private). Hosts that are not IP addresses (interface names,
-    /// host names) are left to libzmq.
+    /// host names) are left to the bind ([`Endpoint::bind_target`]), which may run elsewhere.
     pub fn check_bind(&self) -> Result<(), String> {
         match &self.transport {
-            Transport::Tcp { port: Some(port), .. } => {
-                // The address a host name is bound at ([`bind_address`]).
-                let bound = self
-                    .resolved
-                    .trim_start_matches("tcp://")
-                    .rsplit_once(':')
-                    .map_or("", |(h, _)| h);
-                let ip = match bound {
+            Transport::Tcp { host, port: Some(port) } => {
+                let ip = match host.as_str() {
                     "*" => Some(std::net::IpAddr::from([0u8; 4])),
                     h => h.trim_start_matches('[').trim_end_matches(']').parse().ok(),
                 };
@@ -597,26 +609,26 @@ mod tests {
         assert!(top.join("b/other").exists() && !top.join("b/c").exists());
     }
 
-    /// libzmq binds addresses and interfaces, not host names: a name is bound at its address on
-    /// this machine, IPv4 first as the connecting side resolves it; a connecting socket keeps
-    /// the name, which libzmq resolves itself. (`localhost` comes from the hosts file, so the
-    /// test asks no name server.)
+    /// libzmq binds addresses and interfaces, not host names: a name is bound at its IPv4
+    /// address on this machine, as the connecting side resolves it, and only when the socket
+    /// binds; the endpoint keeps the name as written. (`localhost` comes from the hosts file, so
+    /// the test asks no name server.)
     #[test]
-    fn a_host_name_is_bound_at_its_address_on_this_machine() {
+    fn a_host_name_is_bound_at_its_ipv4_address_on_this_machine() {
         let port = crate::loopback::free_loopback_port().unwrap();
         let text = format!("tcp://localhost:{port}");
         let bound = Endpoint::parse(&text, true).unwrap();
-        assert_eq!(bound.resolved, format!("tcp://127.0.0.1:{port}"));
-        assert_eq!(bound.written, text);
-        bound.check_bind().unwrap();
-        let _listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-        assert!(bound.check_bind().unwrap_err().contains("address in use"));
-        assert_eq!(Endpoint::parse(&text, false).unwrap().resolved, text);
-        assert_eq!(Endpoint::parse("tcp://*:*", true).unwrap().resolved, "tcp://*:*");
+        assert_eq!(bound.bind_target().unwrap(), format!("tcp://127.0.0.1:{port}"));
         assert_eq!(
-            Endpoint::parse("tcp://lo:5555", true).unwrap().resolved,
-            "tcp://lo:5555"
+            (bound.written.as_str(), bound.resolved.as_str()),
+            (text.as_str(), text.as_str())
         );
+        let target = |text: &str| Endpoint::parse(text, true).unwrap().bind_target().unwrap();
+        assert_eq!(target("tcp://LocalHost:5555"), "tcp://127.0.0.1:5555");
+        assert_eq!(target("tcp://*:*"), "tcp://*:*");
+        assert_eq!(target("tcp://lo:5555"), "tcp://lo:5555");
+        assert_eq!(target("tcp://[fe80::1%lo]:5555"), "tcp://[fe80::1%lo]:5555");
+        assert_eq!(target("ipc://@smx-name"), "ipc://@smx-name");
     }
 
     #[test]

@@ -247,7 +247,7 @@ fn set_options(socket: &zmq::Socket, common: &Common) -> Result<(), String> {
     }
     // libzmq takes IPv4 only unless asked: an endpoint with an IPv6 address (`tcp://[::1]:N`)
     // would be refused as "no such local address". Asked, it takes both.
-    if common.endpoint.resolved.starts_with("tcp://[") {
+    if common.endpoint.written.starts_with("tcp://[") {
         socket.set_ipv6(true).map_err(|e| cause("cannot allow IPv6 on", e))?;
     }
     // A receiver that starts before its sender has bound retries the connection at this
@@ -282,7 +282,8 @@ fn bind(socket: &mut zmq::Socket, common: &Common) -> Result<(String, IpcFiles, 
     if let Some(listener) = &listener {
         set_use_fd(socket, listener.as_raw_fd()).map_err(|e| cause("cannot hand the ipc socket to", e))?;
     }
-    socket.bind(&endpoint.resolved).map_err(|e| match e {
+    let target = endpoint.bind_target()?;
+    socket.bind(&target).map_err(|e| match e {
         zmq::Error::EADDRINUSE => endpoint.address_in_use(),
         zmq::Error::ENODEV | zmq::Error::EADDRNOTAVAIL => {
             format!("cannot bind {}: no such local address or interface", endpoint.written)
