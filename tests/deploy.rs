@@ -1447,13 +1447,14 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
 fn a_loopback_host_is_refused_for_a_process_fed_from_another_machine() {
     let dir = tempfile::tempdir().unwrap();
     let net = write(dir.path(), "net.smx", NET);
-    for host in ["127.0.0.1", "localhost", "::1"] {
+    // Also for a process started here through a `launch`.
+    for (host, launch) in [("127.0.0.1", ""), ("LocalHost", ""), ("127.0.0.1", "launch = \"env\"")] {
         let config = write(
             dir.path(),
             "loopback.toml",
             &format!(
                 "[process.far]\nhost = \"192.0.2.7\"\nlaunch = \"ssh user@192.0.2.7\"\n\n[process.here]\n\
-                 host = \"{host}\"\n\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n"
+                 host = \"{host}\"\n{launch}\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n"
             ),
         );
         let out = common::deploy::check(&net, &config);

@@ -155,9 +155,13 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
             continue;
         };
-        // A consumer here without a host, or with a loopback one, binds this machine's
-        // loopback; a producer that does not share it dials its own.
-        let loopback_here = to.launch.is_none() && to.host.as_deref().is_none_or(is_loopback);
+        // A consumer here without a host, or with a loopback one (also one started through a
+        // `launch`), binds this machine's loopback; a producer that does not share it dials
+        // its own.
+        let loopback_here = match &to.host {
+            None => to.launch.is_none(),
+            Some(host) => crate::processes::is_loopback(host),
+        };
         let Some(far) = from.machine().filter(|_| loopback_here && !from.shares_this_loopback()) else {
             continue;
         };
@@ -186,12 +190,6 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         .key("host"));
     }
     Ok(())
-}
-
-/// Whether `host` is a loopback address (or `localhost`): only processes of its own machine,
-/// outside network namespaces, reach it there.
-fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The address this machine sends from towards `host` (a route lookup: connecting a UDP

@@ -89,7 +89,7 @@ impl Process {
             (None, _) => true,
             (Some(launch), _) if in_a_namespace(launch) => true,
             (Some(_), Some(host)) => {
-                host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|_| is_local(host))
+                host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|_| is_local(host))
             }
             (Some(_), None) => false,
         }
@@ -412,8 +412,10 @@ fn namespace_problem(launch: &str) -> Option<String> {
         .then(|| format!("network namespace '{namespace}' does not exist here (`ip netns list` shows those that do)"))
 }
 
-fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+/// Whether `host` is a loopback address or `localhost` (in any case): only processes of its
+/// own machine, outside network namespaces, reach it there.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn check_cores_here(process: &Process, cores: &[usize], at: Origin, allowed: &[usize]) -> Result<(), ConfigError> {
@@ -506,12 +508,15 @@ fn cores(value: &DeValue<'_>) -> Result<Vec<usize>, String> {
     let list: Vec<usize> = array
         .iter()
         .map(|v| match v.get_ref() {
-            DeValue::Integer(i) => i.as_str().replace('_', "").parse().map_err(|_| {
-                format!(
-                    "{} is no core number: cores are numbered from 0, e.g. cores = [2, 3]",
-                    i.as_str()
-                )
-            }),
+            DeValue::Integer(i) => {
+                let number = i64::from_str_radix(&i.as_str().replace('_', ""), i.radix());
+                number.ok().and_then(|n| usize::try_from(n).ok()).ok_or_else(|| {
+                    format!(
+                        "{} is no core number: cores are numbered from 0 up, e.g. cores = [2, 3]",
+                        i.as_str()
+                    )
+                })
+            }
             other => Err(bad(other)),
         })
         .collect::<Result<_, _>>()?;
@@ -536,7 +541,7 @@ fn shown(value: &DeValue<'_>) -> String {
         DeValue::Integer(i) => i.as_str().to_string(),
         DeValue::Float(f) => f.as_str().to_string(),
         DeValue::Boolean(b) => b.to_string(),
-        DeValue::String(s) => format!("\"{s}\""),
+        DeValue::String(s) => format!("{:?}", s.as_ref()),
         DeValue::Array(_) => "a list".to_string(),
         other => format!("a {}", other.type_str()),
     }
@@ -643,7 +648,15 @@ mod tests {
             ("cores = [\"a\"]", "e.g. cores = [2, 3], not \"a\""),
             (
                 "cores = [-1]",
-                "-1 is no core number: cores are numbered from 0, e.g. cores = [2, 3]",
+                "-1 is no core number: cores are numbered from 0 up, e.g. cores = [2, 3]",
+            ),
+            (
+                "port = \"a\\\"b\"",
+                "(each link takes it and the next one), not \"a\\\"b\"",
+            ),
+            (
+                "cores = [0x2, 99999999999999999999]",
+                "99999999999999999999 is no core number: cores are numbered from 0 up, e.g. cores = [2, 3]",
             ),
             ("port = \"abc\"", "(each link takes it and the next one), not \"abc\""),
             ("port = 0", "(each link takes it and the next one), not 0"),
