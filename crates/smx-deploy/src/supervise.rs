@@ -133,6 +133,8 @@ struct Running {
     other_protocol: Option<Option<u32>>,
     /// It was asked to stop (or the run was stopping) before its end was seen.
     asked: bool,
+    /// The run was stopped before it said it started: closed, or killed, for the stop.
+    stopped_unstarted: bool,
     /// The pass of the watch loop in which its end was seen.
     seen_in: u64,
     /// It ended, with a report, because another slice died or refused its run: whatever ended
@@ -180,6 +182,7 @@ pub fn supervise(
                 silent: false,
                 other_protocol: None,
                 asked: false,
+                stopped_unstarted: false,
                 seen_in: 0,
                 after_cause: false,
             }),
@@ -465,14 +468,14 @@ fn watch(running: &mut [Running], inbox: &mpsc::Receiver<(usize, Event)>, stop: 
         let ending_anyway = ending != Ending::Finished || stop_from.is_some();
         if ending_anyway && kill_unstarted_at.is_none() {
             for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
+                r.stopped_unstarted = matches!(ending, Ending::Stopped(_));
                 close(r);
             }
             kill_unstarted_at = Some(Instant::now() + UNSTARTED);
         }
         if kill_unstarted_at.is_some_and(|at| Instant::now() >= at) {
             for r in running.iter_mut().filter(|r| r.status.is_none() && r.pid.is_none()) {
-                // Killed because the run was stopped: stopped before it started, no failure.
-                r.asked |= matches!(ending, Ending::Stopped(_));
+                r.stopped_unstarted |= matches!(ending, Ending::Stopped(_));
                 kill(r);
             }
         }
@@ -646,7 +649,9 @@ fn outcome(r: Running) -> Outcome {
         // Refused by the supervisor, and killed when it did not stop.
         (None, _, _) if r.other_protocol.is_some() => "refused",
         (None, _, _) if r.silent => "lost",
-        (None, _, true) if r.asked && r.pid.is_none() => "stopped",
+        // Closed or killed because the run was stopped before it started: no failure, also
+        // when its `launch` ended by itself once its slice's pipe closed.
+        (None, _, _) if r.stopped_unstarted && r.pid.is_none() => "stopped",
         (None, _, true) => "killed",
         (None, _, false) if r.refused => "refused",
         (None, _, false) => "died",
