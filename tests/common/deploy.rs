@@ -38,7 +38,6 @@ pub fn split(dir: &Path, net: &str, config: &str, args: &[&str]) -> PathBuf {
     out_dir
 }
 
-/// `smxrun report merge --format json` of the reports of `processes` in `dir` (`NAME.report.json`).
 /// `smxrun check NET --config CONFIG`.
 pub fn check(net: &Path, config: &Path) -> Output {
     smxrun()
@@ -62,6 +61,7 @@ pub fn run_slices(out_dir: &Path, processes: &[&str]) {
     }
 }
 
+/// `smxrun report merge --format json` of the reports of `processes` in `dir` (`NAME.report.json`).
 pub fn merge_json(dir: &Path, processes: &[&str]) -> Output {
     let mut command = smxrun();
     command.args(["report", "merge", "--format", "json"]);

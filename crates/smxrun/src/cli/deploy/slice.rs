@@ -138,10 +138,9 @@ impl Slice<'_> {
                     .is_some_and(|label| e.message.contains(&format!("{label}:")))
         };
         let links = self.job.plan["links"].as_array()?;
-        links
-            .iter()
-            .find(into_this)
-            .filter(|_| e.message.contains("address in use"))?;
+        // Over tcp: a link over ipc has no port.
+        let taken = e.message.contains("address in use") && e.message.contains("tcp://");
+        links.iter().find(into_this).filter(|_| taken)?;
         Some(format!(
             "the links into process '{process}' listen on tcp ports from its `port` on, two each (the \
              configuration's [process.{process}], {} by default): give it ports no other program holds",
