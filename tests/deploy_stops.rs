@@ -210,6 +210,44 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     }
 }
 
+/// A process that dies while another has not said it started yet ends the run, and the error
+/// line names it: not the one that never started, which was only killed because of it.
+#[test]
+fn a_death_beside_a_launch_that_never_starts_is_named_as_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let (launch, pids) = hanging_launch(dir.path());
+    let config = sink_through(launch.display(), 47312);
+    let (run, report_path) = start_reporting(dir.path(), &config, "0");
+    wait_for("the launch command to start", || pids.exists());
+    let launched: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    let mut main = Vec::new();
+    wait_for("the slice of main", || {
+        main = children_of(run.id())
+            .into_iter()
+            .filter(|pid| slice_process(*pid).as_deref() == Some("main"))
+            .collect();
+        !main.is_empty()
+    });
+    unsafe { libc::kill(main[0] as i32, libc::SIGKILL) };
+    let out = finish(run, &[&launched[..], &main[..]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let errors = error_lines(&out);
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.starts_with("error: process 'main'") && l.contains("died")),
+        "{}",
+        text(&out)
+    );
+    assert!(!errors.iter().any(|l| l.contains("process 'b'")), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "main")["status"], "died", "{report}");
+}
+
 /// A `launch` that never reads its slice's job, where the job is larger than a pipe holds,
 /// holds up nothing: the supervisor writes the job as the pipe takes it, so the run still ends
 /// once the other process has given up on it, or at a stop, with its report, and the `launch`

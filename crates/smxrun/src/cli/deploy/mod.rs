@@ -291,7 +291,7 @@ pub fn run(
         lines.finish_with(|last| Some(smx_deploy::live::final_snapshot(&report, last)));
     }
     output.write(&rendered(args, deployment, &report))?;
-    let causes = causes(&outcomes);
+    let causes = causes(&outcomes, &ending);
     for o in &causes {
         crate::cli::say(&cause_line(o, deployment));
     }
@@ -397,7 +397,7 @@ fn rendered(args: &RunArgs, deployment: &Deployment, report: &serde_json::Value)
 
 /// The processes that ended the run. A slice stopped by the supervisor (the run was stopped,
 /// or another slice died or failed) did nothing wrong.
-fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
+fn causes<'o>(outcomes: &'o [supervise::Outcome], ending: &supervise::Ending) -> Vec<&'o supervise::Outcome> {
     let mut causes: Vec<&supervise::Outcome> = outcomes
         .iter()
         .filter(|o| o.status != "ok" && o.status != "stopped")
@@ -405,6 +405,14 @@ fn causes(outcomes: &[supervise::Outcome]) -> Vec<&supervise::Outcome> {
     // One the supervisor refused (it speaks another protocol) ended the run at once.
     if causes.iter().any(|o| o.refusal.is_some()) {
         causes.retain(|o| o.refusal.is_some());
+        return causes;
+    }
+    // The process whose death or refusal ended the run: the others ended because of it, also
+    // one that had not started yet and was killed for it.
+    if let supervise::Ending::Died(name) | supervise::Ending::Refused(name) = ending
+        && causes.iter().any(|o| o.process == *name)
+    {
+        causes.retain(|o| o.process == *name);
         return causes;
     }
     // A process that never started is the cause: the others failed waiting for its links.
