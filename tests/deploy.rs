@@ -1447,6 +1447,29 @@ fn graph_draws_each_process_as_a_frame_and_each_link_by_its_transport() {
 fn a_loopback_host_is_refused_for_a_process_fed_from_another_machine() {
     let dir = tempfile::tempdir().unwrap();
     let net = write(dir.path(), "net.smx", NET);
+    // A name this machine resolves to loopback addresses alone is no better (a hosts file may
+    // give the machine's own name 127.0.0.1 or 127.0.1.1): its own name, where it does.
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name = name.trim();
+    let resolved: Vec<std::net::IpAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(name, 0))
+        .map(|a| a.map(|a| a.ip()).collect())
+        .unwrap_or_default();
+    if !name.is_empty() && !resolved.is_empty() && resolved.iter().all(std::net::IpAddr::is_loopback) {
+        let config = write(
+            dir.path(),
+            "named.toml",
+            &format!(
+                "[process.far]\nhost = \"192.0.2.7\"\nlaunch = \"ssh user@192.0.2.7\"\n\n[process.here]\n\
+                 host = \"{name}\"\n\n[net.Src]\nprocess = \"far\"\n\n[net.Snk]\nprocess = \"here\"\n"
+            ),
+        );
+        let out = common::deploy::check(&net, &config);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out));
+        let said = format!("process 'here' has host = \"{name}\", which resolves here to loopback addresses alone");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&said), "{}", text(&out));
+    } else {
+        eprintln!("skipped the host name: '{name}' resolves to {resolved:?} here, not to loopback alone");
+    }
     // Also for a process started here through a `launch`.
     for (host, launch) in [("127.0.0.1", ""), ("LocalHost", ""), ("127.0.0.1", "launch = \"env\"")] {
         let config = write(

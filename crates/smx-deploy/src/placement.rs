@@ -158,9 +158,16 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         // A consumer here without a host, or with a loopback one (also one started through a
         // `launch`), binds this machine's loopback; a producer that does not share it dials
         // its own.
+        // So does one on this machine whose host is a name it resolves to loopback addresses
+        // alone (a hosts file may give the machine's own name 127.0.1.1).
+        let named_loopback = to
+            .host
+            .as_deref()
+            .filter(|host| to.launch.is_none() && !crate::processes::is_loopback(host))
+            .and_then(loopback_alone);
         let loopback_here = match &to.host {
             None => to.launch.is_none(),
-            Some(host) => crate::processes::is_loopback(host),
+            Some(host) => crate::processes::is_loopback(host) || named_loopback.is_some(),
         };
         let Some(far) = from.machine().filter(|_| loopback_here && !from.shares_this_loopback()) else {
             continue;
@@ -174,9 +181,12 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         } else {
             to.origin.clone()
         };
-        let has = match &to.host {
-            Some(host) => format!("has host = \"{host}\", a loopback address"),
-            None => "has no `host`".to_string(),
+        let has = match (&to.host, &named_loopback) {
+            (Some(host), Some(addresses)) => {
+                format!("has host = \"{host}\", which resolves here to loopback addresses alone ({addresses})")
+            }
+            (Some(host), None) => format!("has host = \"{host}\", a loopback address"),
+            (None, _) => "has no `host`".to_string(),
         };
         return Err(ConfigError::new(
             origin,
@@ -190,6 +200,19 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         .key("host"));
     }
     Ok(())
+}
+
+/// The addresses a host name resolves to here, when they are all loopback ones; `None` for an
+/// address, a name with another address, or one that does not resolve.
+fn loopback_alone(host: &str) -> Option<String> {
+    use std::net::ToSocketAddrs;
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
+    let addresses: Vec<std::net::IpAddr> = (host, 0).to_socket_addrs().ok()?.map(|a| a.ip()).collect();
+    let mut listed: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+    listed.dedup();
+    (!addresses.is_empty() && addresses.iter().all(std::net::IpAddr::is_loopback)).then(|| listed.join(", "))
 }
 
 /// The address this machine sends from towards `host` (a route lookup: connecting a UDP
