@@ -40,6 +40,16 @@ fn hanging_launch(dir: &Path) -> (PathBuf, PathBuf) {
     (launch, pids)
 }
 
+/// The pids a [`hanging_launch`] wrote (the script's and its child's), once it wrote them.
+fn launched_pids(pids: &Path) -> Vec<u32> {
+    wait_for("the launch command to start", || pids.exists());
+    std::fs::read_to_string(pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
 /// The slice of process `b`, started as a supervisor starts it, given `job` on its stdin,
 /// which stays open (its control pipe) until the caller drops it.
 fn slice_of_b_given(job: &str) -> (Child, std::process::ChildStdin) {
@@ -179,12 +189,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     let (launch, pids) = hanging_launch(dir.path());
     let config = sink_through(launch.display(), 47310);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
-    wait_for("the launch command to start", || pids.exists());
-    let launched: Vec<u32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect();
+    let launched = launched_pids(&pids);
     assert_eq!(launched.len(), 2, "the script and its own child");
     let out = finish(run, &launched);
     // The cause is a process that never started, as for one that died.
@@ -218,12 +223,7 @@ fn a_death_beside_a_launch_that_never_starts_is_named_as_the_cause() {
     let (launch, pids) = hanging_launch(dir.path());
     let config = sink_through(launch.display(), 47312);
     let (run, report_path) = start_reporting(dir.path(), &config, "0");
-    wait_for("the launch command to start", || pids.exists());
-    let launched: Vec<u32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect();
+    let launched = launched_pids(&pids);
     let mut main = Vec::new();
     wait_for("the slice of main", || {
         main = children_of(run.id())
@@ -283,12 +283,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
             report_path.to_str().unwrap(),
         ];
         let run = start_net(dir.path(), &net, &config, &args);
-        wait_for("the launch command to start", || pids.exists());
-        let launched: Vec<u32> = std::fs::read_to_string(&pids)
-            .unwrap()
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
-            .collect();
+        let launched = launched_pids(&pids);
         let mut main = Vec::new();
         wait_for("the slice of main", || {
             main = children_of(run.id())
