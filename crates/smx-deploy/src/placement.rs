@@ -155,11 +155,13 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
             continue;
         };
-        // A consumer here without a host, or with a loopback one (also one started through a
-        // `launch`), binds this machine's loopback; a producer that does not share it dials
-        // its own.
-        // So does one on this machine whose host is a name it resolves to loopback addresses
-        // alone (a hosts file may give the machine's own name 127.0.1.1).
+        // A producer that does not share this machine's loopback dials its own there.
+        let Some(far) = from.machine().filter(|_| !from.shares_this_loopback()) else {
+            continue;
+        };
+        // A consumer here binds this machine's loopback without a host, with a loopback one
+        // (also one started through a `launch`), or with a name this machine resolves to
+        // loopback addresses alone (a hosts file may give the machine's own name 127.0.1.1).
         let named_loopback = to
             .host
             .as_deref()
@@ -169,9 +171,9 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
             None => to.launch.is_none(),
             Some(host) => crate::processes::is_loopback(host) || named_loopback.is_some(),
         };
-        let Some(far) = from.machine().filter(|_| loopback_here && !from.shares_this_loopback()) else {
+        if !loopback_here {
             continue;
-        };
+        }
         let example = match route_address(far) {
             Some(here) => format!("host = \"{here}\" (this machine's address on its route to {far})"),
             None => "host = \"ADDRESS\"".to_string(),
