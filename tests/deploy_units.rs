@@ -343,13 +343,13 @@ fn a_split_into_a_file_says_it_takes_a_directory() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("afile: not a directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
-    // A directory that cannot be made says that it could not, and where.
+    // A directory that cannot be made says so, and names the file in its way.
     let out = split_into(dir.path(), &file.join("sub/out"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("sub/out: cannot create the directory split writes into (its parent ")
-            && err.contains("afile/sub)"),
+        err.contains("sub/out: cannot create the directory split writes into: ")
+            && err.contains("afile is a file, not a directory"),
         "{err}"
     );
 }

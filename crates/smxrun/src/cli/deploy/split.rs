@@ -2,7 +2,7 @@
 //! the script and the systemd unit that start it.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use smx_deploy::processes::shell_word;
@@ -193,13 +193,13 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
         {
             use std::os::unix::fs::DirBuilderExt;
             let cannot_create = |at: &Path, e: std::io::Error| {
-                let parent = if at == dir {
-                    String::new()
-                } else {
-                    format!(" (its parent {})", at.display())
+                let why = match file_in_the_way(at) {
+                    Some(file) => format!(": {} is a file, not a directory", file.display()),
+                    None if at == dir => format!(": {e}"),
+                    None => format!(" (its parent {}): {e}", at.display()),
                 };
                 CliError::rejected(format!(
-                    "{}: cannot create the directory split writes into{parent}: {e}",
+                    "{}: cannot create the directory split writes into{why}",
                     dir.display()
                 ))
             };
@@ -254,6 +254,17 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
     }
     write_list(&dir, processes)?;
     Ok(dir)
+}
+
+/// The first of `path` and its ancestors, from the root down, that exists and is not a
+/// directory: what stops a directory from being made at `path`.
+fn file_in_the_way(path: &Path) -> Option<PathBuf> {
+    let mut ancestors: Vec<&Path> = path.ancestors().filter(|p| !p.as_os_str().is_empty()).collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
+        .map(Path::to_path_buf)
 }
 
 /// The list of the files a split of `processes` writes into `dir`, and its slices' reports.
