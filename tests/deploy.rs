@@ -713,6 +713,51 @@ fn a_slice_started_by_hand_that_cannot_take_its_job_is_refused() {
     }
 }
 
+/// A link passes on the number each message's producer gave it, over shared memory and over
+/// tcp alike, so a sink behind it sees what it would see in one process: the two streams of a
+/// fan-in told apart, and a gap for each message overwritten before the link.
+#[test]
+fn a_link_keeps_each_messages_own_number() {
+    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nlaunch = \"env\"\n";
+    for (transport, process) in [("shm", "[process.sinks]\n"), ("zmq", over_tcp)] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = format!("{process}\n[net.Snk]\nprocess = \"sinks\"\n");
+        let fan_in = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect (Src!Src).Snk\n";
+        let (out, report) = run_json(dir.path(), fan_in, &config, &["-n", "20000"]);
+        assert!(out.status.success(), "{transport}: {}", text(&out));
+        let link = report["channels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["link"].is_object());
+        assert_eq!(link.unwrap()["link"]["transport"], transport, "{report}");
+        let sink = &net_row(&report, "name", "Snk")["stats"];
+        assert_eq!(sink["received"], 40000, "{transport}: {sink}");
+        assert_eq!(sink["streams"], 2, "{transport}: {sink}");
+        assert_eq!(sink["gaps"], 0, "{transport}: {sink}");
+
+        let decoupled =
+            "Src = box smx_src_rand( decoupled out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
+        let (out, report) = run_json(dir.path(), decoupled, &config, &["-n", "200000", "--channel-len", "1"]);
+        assert!(out.status.success(), "{transport}: {}", text(&out));
+        let channels = report["channels"].as_array().unwrap();
+        let overwritten: u64 = channels.iter().map(|c| c["overwritten"].as_u64().unwrap()).sum();
+        let lost: u64 = channels.iter().map(|c| c["link"]["lost"].as_u64().unwrap_or(0)).sum();
+        let sink = &net_row(&report, "name", "Snk")["stats"];
+        assert_eq!(sink["streams"], 1, "{transport}: {sink}");
+        assert_eq!(
+            sink["gaps"].as_u64().unwrap(),
+            overwritten + lost,
+            "{transport}: {sink} {report}"
+        );
+        assert_eq!(
+            sink["received"].as_u64().unwrap() + overwritten + lost,
+            200000,
+            "{transport}: {sink}"
+        );
+    }
+}
+
 /// The largest payload a box makes crosses shared memory, and a tcp link with CURVE on, whose
 /// encrypted frames are longer than the message (the receiver once cut them as too large and
 /// lost every message).

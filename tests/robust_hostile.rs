@@ -49,6 +49,7 @@ fn body(kind: Kind, sender: u32, seq: u64, rest: &[u8]) -> Vec<u8> {
         sender,
         seq,
         sent_unix_ns: wire::unix_now_ns(),
+        msg_seq: seq,
     };
     wire::encode_body(&header, rest, &mut out);
     out
@@ -58,6 +59,7 @@ fn body(kind: Kind, sender: u32, seq: u64, rest: &[u8]) -> Vec<u8> {
 fn data(push: &zmq::Socket, sender: u32, seq: u64, payload: &[u8]) {
     let mut frame = body(Kind::Data, sender, 0, payload);
     frame[6..14].copy_from_slice(&seq.to_le_bytes());
+    frame[22..30].copy_from_slice(&seq.to_le_bytes());
     push.send_multipart([&b""[..], &frame[..]], 0).unwrap();
 }
 
@@ -346,7 +348,7 @@ fn max_message_is_a_key_of_both_boxes() {
     for name in ["smx_src_zmq", "smx_snk_zmq"] {
         let spec = registry.get(name).unwrap();
         let key = spec.config.iter().find(|k| k.name == "max_message").expect(name);
-        assert_eq!(key.default, Some("67108886"), "64 MiB of payload + the 22-byte header");
+        assert_eq!(key.default, Some("67108894"), "64 MiB of payload + the 30-byte header");
     }
     let endpoint = free_tcp_endpoint();
     let (_ctx, push) = peer(&endpoint);
@@ -653,10 +655,10 @@ fn bad_zmq_values_exit_1_before_the_start() {
 /// A batch frame of `count` messages numbered from `first`.
 fn batch(push: &zmq::Socket, sender: u32, first: u64, count: usize) {
     let mut writer = smx_zmq::batch::BatchWriter::new();
-    for _ in 0..count {
-        writer.push(b"x");
+    for seq in first..first + count as u64 {
+        writer.push(seq, wire::unix_now_ns(), b"x");
     }
-    let frame = writer.seal(sender, first, wire::unix_now_ns());
+    let frame = writer.seal(sender, first);
     push.send_multipart([&b""[..], frame], 0).unwrap();
 }
 

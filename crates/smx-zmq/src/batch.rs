@@ -3,14 +3,17 @@
 //! libzmq's cost is per frame, not per byte: for small messages, sending two frames per message
 //! (topic, body) costs the sink and the source far more than the bytes do. A sink therefore
 //! coalesces the messages that are *already waiting* on its input into one body frame; it never
-//! waits for more, so batching adds no latency. After the usual header (kind 3, whose sequence
-//! number is the first message's; message `i` of the batch has number `first + i`, and all share
-//! the send time) the body holds:
+//! waits for more, so batching adds no latency. After the usual header (kind 3, whose frame
+//! number, time and message number are the first message's; message `i` of the batch has frame
+//! number `first + i`) the body holds:
 //!
 //! | bytes | content |
 //! |---|---|
-//! | 22..26 | count of messages, u32 little endian, at least 1 |
-//! | then, `count` times | payload length, u32 LE, followed by the payload |
+//! | 30..34 | count of messages, u32 little endian, at least 1 |
+//! | then, `count` times | the message's own sequence number, u64 LE; its creation time, u64 LE (as the header's); its payload's length, u32 LE; the payload |
+//!
+//! Each record keeps its message's own number and creation time: a sink behind the link sees
+//! the gaps and streams the producer made, and its latency counts from each message's creation.
 //!
 //! A batch of one is never written: a lone message goes out as a plain data frame (kind 0),
 //! byte for byte what an unbatched sink sends. A body that does not parse exactly (a count or
@@ -28,13 +31,14 @@ pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 
 /// Bytes of the message count after the header.
 const COUNT_LEN: usize = 4;
-/// Bytes of a record's length prefix.
-const LEN_LEN: usize = 4;
+/// Bytes of a record before its payload: the message's number, its creation time, the
+/// payload's length.
+const PREFIX_LEN: usize = 8 + 8 + 4;
 /// Where the first record starts in a batch body.
 const RECORDS_AT: usize = HEADER_LEN + COUNT_LEN;
 /// Where a plain data frame for a lone pending message starts in the writer's buffer: its
 /// header then ends exactly where the payload begins, so no byte of the payload moves.
-const LONE_AT: usize = RECORDS_AT + LEN_LEN - HEADER_LEN;
+const LONE_AT: usize = RECORDS_AT + PREFIX_LEN - HEADER_LEN;
 
 /// Collects the payloads of one topic into a body frame, reusing its buffer.
 #[derive(Debug)]
@@ -82,33 +86,40 @@ impl BatchWriter {
 
     /// Whether a payload of `len` bytes can join without the body passing the limit.
     pub fn fits(&self, len: usize) -> bool {
-        self.buf.len() + LEN_LEN + len <= self.limit
+        self.buf.len() + PREFIX_LEN + len <= self.limit
     }
 
     /// Whether a payload of `len` bytes fits into an empty batch at all.
     pub fn fits_alone(&self, len: usize) -> bool {
-        RECORDS_AT + LEN_LEN + len <= self.limit
+        RECORDS_AT + PREFIX_LEN + len <= self.limit
     }
 
-    /// Adds a payload; the caller checked [`BatchWriter::fits`].
-    pub fn push(&mut self, payload: &[u8]) {
+    /// Adds a message: its own sequence number, its creation time (wall clock, ns since the
+    /// Unix epoch) and its payload; the caller checked [`BatchWriter::fits`].
+    pub fn push(&mut self, msg_seq: u64, created_unix_ns: u64, payload: &[u8]) {
         debug_assert!(!self.sealed, "BatchWriter::push after seal without clear");
         debug_assert!(self.fits(payload.len()));
+        self.buf.extend_from_slice(&msg_seq.to_le_bytes());
+        self.buf.extend_from_slice(&created_unix_ns.to_le_bytes());
         self.buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
         self.buf.extend_from_slice(payload);
         self.count += 1;
     }
 
-    /// The body frame of the collected messages, the first numbered `first_seq`: a batch
-    /// (kind 3), or for a single message a plain data frame (kind 0). Call
-    /// [`BatchWriter::clear`] before collecting again.
-    pub fn seal(&mut self, sender: u32, first_seq: u64, sent_unix_ns: u64) -> &[u8] {
+    /// The body frame of the collected messages, the first with link number `first_seq`: a
+    /// batch (kind 3), or for a single message a plain data frame (kind 0). The header carries
+    /// the first message's number and creation time. Call [`BatchWriter::clear`] before
+    /// collecting again.
+    pub fn seal(&mut self, sender: u32, first_seq: u64) -> &[u8] {
+        debug_assert!(self.count > 0, "BatchWriter::seal of no message");
         self.sealed = true;
+        let u64_at = |at: usize| u64::from_le_bytes(self.buf[at..at + 8].try_into().expect("8 bytes"));
         let mut header = Header {
             kind: Kind::Batch,
             sender,
             seq: first_seq,
-            sent_unix_ns,
+            sent_unix_ns: u64_at(RECORDS_AT + 8),
+            msg_seq: u64_at(RECORDS_AT),
         };
         let at = if self.count == 1 {
             header.kind = Kind::Data;
@@ -130,11 +141,24 @@ impl BatchWriter {
     }
 }
 
+/// One message of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Its number in the link's books.
+    pub seq: u64,
+    /// Its own sequence number, as its producer gave it.
+    pub msg_seq: u64,
+    /// Its creation time, ns since the Unix epoch.
+    pub created_unix_ns: u64,
+    /// Where its payload lies in the bytes after the header.
+    pub payload: Range<usize>,
+}
+
 /// The records of a batch body that parsed, read one at a time from the same bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Records {
     left: u32,
-    /// Offset of the next record's length prefix in the bytes after the header.
+    /// Offset of the next record in the bytes after the header.
     at: usize,
     next_seq: u64,
 }
@@ -151,7 +175,10 @@ impl Records {
             return Err(Corrupt::Impossible("a batch numbered past 2^53"));
         }
         for _ in 0..count {
-            let (len, after) = take_u32(records).ok_or(Corrupt::Batch("more messages announced than present"))?;
+            let prefix = records
+                .get(PREFIX_LEN - 4..)
+                .ok_or(Corrupt::Batch("more messages announced than present"))?;
+            let (len, after) = take_u32(prefix).ok_or(Corrupt::Batch("more messages announced than present"))?;
             records = after
                 .get(len as usize..)
                 .ok_or(Corrupt::Batch("a payload runs past the end"))?;
@@ -171,25 +198,33 @@ impl Records {
         self.left
     }
 
-    /// The next message's sequence number and where its payload lies in `rest`, which must be
-    /// the bytes given to [`Records::parse`] (other bytes end the records early, never panic).
-    pub fn next(&mut self, rest: &[u8]) -> Option<(u64, Range<usize>)> {
+    /// The next message, its payload in `rest`, which must be the bytes given to
+    /// [`Records::parse`] (other bytes end the records early, never panic).
+    pub fn next(&mut self, rest: &[u8]) -> Option<Record> {
         if self.left == 0 {
             return None;
         }
-        let (len, after) = take_u32(rest.get(self.at..)?)?;
+        let record = rest.get(self.at..)?;
+        let (msg_seq, record) = take_u64(record)?;
+        let (created_unix_ns, record) = take_u64(record)?;
+        let (len, after) = take_u32(record)?;
         if after.len() < len as usize {
             self.left = 0;
             return None;
         }
-        let start = self.at + LEN_LEN;
+        let start = self.at + PREFIX_LEN;
         let end = start + len as usize;
         let seq = self.next_seq;
         self.left -= 1;
         self.at = end;
         // No overflow: parse checked `first + count <= MAX_SEQ`.
         self.next_seq += 1;
-        Some((seq, start..end))
+        Some(Record {
+            seq,
+            msg_seq,
+            created_unix_ns,
+            payload: start..end,
+        })
     }
 }
 
@@ -198,43 +233,65 @@ fn take_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
     Some((u32::from_le_bytes(head.try_into().ok()?), rest))
 }
 
+fn take_u64(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, rest) = bytes.split_at_checked(8)?;
+    Some((u64::from_le_bytes(head.try_into().ok()?), rest))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire;
 
-    fn encode(payloads: &[&[u8]], first: u64) -> Vec<u8> {
-        let mut w = BatchWriter::new();
-        for p in payloads {
-            w.push(p);
-        }
-        w.seal(7, first, 99).to_vec()
+    /// The number a test gives message `i`: not the link number, and not consecutive, as in a
+    /// fan-in or behind a channel that overwrote some.
+    fn msg_seq(i: usize) -> u64 {
+        1000 + 3 * i as u64
     }
 
-    /// Sequence numbers and payloads read back from a batch.
-    type Decoded = Vec<(u64, Vec<u8>)>;
+    fn created(i: usize) -> u64 {
+        99 + i as u64
+    }
+
+    fn encode(payloads: &[&[u8]], first: u64) -> Vec<u8> {
+        let mut w = BatchWriter::new();
+        for (i, p) in payloads.iter().enumerate() {
+            w.push(msg_seq(i), created(i), p);
+        }
+        w.seal(7, first).to_vec()
+    }
+
+    /// Link numbers, messages' numbers, creation times and payloads read back from a batch.
+    type Decoded = Vec<(u64, u64, u64, Vec<u8>)>;
 
     fn decode(body: &[u8]) -> Result<(Header, Decoded), Corrupt> {
         let (header, rest) = Header::parse(body)?;
         assert_eq!(header.kind, Kind::Batch);
         let mut records = Records::parse(rest, header.seq)?;
         let mut out = Vec::new();
-        while let Some((seq, range)) = records.next(rest) {
-            out.push((seq, rest[range].to_vec()));
+        while let Some(r) = records.next(rest) {
+            out.push((r.seq, r.msg_seq, r.created_unix_ns, rest[r.payload].to_vec()));
         }
         Ok((header, out))
     }
 
     #[test]
-    fn a_batch_round_trips_with_consecutive_numbers() {
+    fn a_batch_round_trips_with_consecutive_frame_numbers_and_each_message_s_own() {
         let body = encode(&[b"one", b"", b"three"], 40);
         let (header, records) = decode(&body).unwrap();
-        assert_eq!((header.sender, header.seq, header.sent_unix_ns), (7, 40, 99));
+        assert_eq!(
+            (header.sender, header.seq, header.sent_unix_ns, header.msg_seq),
+            (7, 40, 99, 1000)
+        );
         assert_eq!(
             records,
-            vec![(40, b"one".to_vec()), (41, Vec::new()), (42, b"three".to_vec())]
+            vec![
+                (40, 1000, 99, b"one".to_vec()),
+                (41, 1003, 100, Vec::new()),
+                (42, 1006, 101, b"three".to_vec())
+            ]
         );
-        assert_eq!(body.len(), HEADER_LEN + 4 + 3 * 4 + 3 + 5);
+        assert_eq!(body.len(), HEADER_LEN + 4 + 3 * PREFIX_LEN + 3 + 5);
     }
 
     #[test]
@@ -244,7 +301,8 @@ mod tests {
             kind: Kind::Data,
             sender: 7,
             seq: 5,
-            sent_unix_ns: 99,
+            sent_unix_ns: created(0),
+            msg_seq: msg_seq(0),
         };
         wire::encode_body(&header, b"payload", &mut plain);
         assert_eq!(encode(&[b"payload"], 5), plain);
@@ -253,13 +311,16 @@ mod tests {
     #[test]
     fn the_writer_is_reusable_after_clear() {
         let mut w = BatchWriter::new();
-        w.push(b"a");
-        let _ = w.seal(1, 0, 0);
+        w.push(0, 0, b"a");
+        let _ = w.seal(1, 0);
         w.clear();
-        w.push(b"b");
-        w.push(b"c");
-        let body = w.seal(1, 1, 0).to_vec();
-        assert_eq!(decode(&body).unwrap().1, vec![(1, b"b".to_vec()), (2, b"c".to_vec())]);
+        w.push(8, 2, b"b");
+        w.push(9, 3, b"c");
+        let body = w.seal(1, 1).to_vec();
+        assert_eq!(
+            decode(&body).unwrap().1,
+            vec![(1, 8, 2, b"b".to_vec()), (2, 9, 3, b"c".to_vec())]
+        );
     }
 
     #[test]
@@ -267,14 +328,16 @@ mod tests {
         let mut w = BatchWriter::new();
         let payload = [0u8; 1000];
         while w.fits(payload.len()) {
-            w.push(&payload);
+            w.push(0, 0, &payload);
         }
-        let body = w.seal(1, 0, 0);
-        assert!(body.len() <= MAX_BATCH_BYTES && body.len() + 1004 > MAX_BATCH_BYTES);
-        assert!(w.fits_alone(MAX_BATCH_BYTES - 30));
-        assert!(!w.fits_alone(MAX_BATCH_BYTES - 29));
+        let body = w.seal(1, 0);
+        assert!(body.len() <= MAX_BATCH_BYTES && body.len() + 1000 + PREFIX_LEN > MAX_BATCH_BYTES);
+        let alone = MAX_BATCH_BYTES - RECORDS_AT - PREFIX_LEN;
+        assert!(w.fits_alone(alone));
+        assert!(!w.fits_alone(alone + 1));
         let small = BatchWriter::with_limit(1000);
-        assert!(small.fits_alone(970) && !small.fits_alone(971));
+        let alone = 1000 - RECORDS_AT - PREFIX_LEN;
+        assert!(small.fits_alone(alone) && !small.fits_alone(alone + 1));
     }
 
     #[test]
@@ -292,7 +355,8 @@ mod tests {
         );
         assert_eq!(Records::parse(&[0, 0, 0, 0], 0), Err(Corrupt::Batch("message count 0")));
         let mut huge_len = rest.to_vec();
-        huge_len[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        let len_at = COUNT_LEN + PREFIX_LEN - 4;
+        huge_len[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(
             Records::parse(&huge_len, 0),
             Err(Corrupt::Batch("a payload runs past the end"))
@@ -314,7 +378,11 @@ mod tests {
             let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
             let (header, records) = decode(&encode(&refs, first)).unwrap();
             proptest::prop_assert_eq!(header.seq, first);
-            let expected: Vec<(u64, Vec<u8>)> = (first..).zip(payloads).collect();
+            let expected: Decoded = (first..)
+                .zip(payloads)
+                .enumerate()
+                .map(|(i, (seq, p))| (seq, msg_seq(i), created(i), p))
+                .collect();
             proptest::prop_assert_eq!(records, expected);
         }
 
@@ -322,7 +390,7 @@ mod tests {
         /// exactly the announced number of in-bounds records.
         #[test]
         fn any_batch_body_parses_or_fails_cleanly(
-            rest in proptest::collection::vec(proptest::num::u8::ANY, 0..96),
+            rest in proptest::collection::vec(proptest::num::u8::ANY, 0..160),
             small_count in 0u32..6,
             first in proptest::prop_oneof![0u64..MAX_SEQ, (MAX_SEQ - 8)..MAX_SEQ],
         ) {
@@ -333,16 +401,16 @@ mod tests {
             bodies.push(counted);
             for body in bodies {
                 let mut frame = vec![0u8; HEADER_LEN];
-                let header = Header { kind: Kind::Batch, sender: 1, seq: first, sent_unix_ns: 0 };
+                let header = Header { kind: Kind::Batch, sender: 1, seq: first, sent_unix_ns: 0, msg_seq: 0 };
                 header.write_to((&mut frame[..]).try_into().unwrap());
                 frame.extend_from_slice(&body);
                 let (parsed, rest) = Header::parse(&frame).unwrap();
                 if let Ok(mut records) = Records::parse(rest, parsed.seq) {
                     let count = records.left();
                     let mut read = 0u32;
-                    while let Some((seq, range)) = records.next(rest) {
-                        proptest::prop_assert_eq!(seq, first + u64::from(read));
-                        proptest::prop_assert!(range.end <= rest.len());
+                    while let Some(record) = records.next(rest) {
+                        proptest::prop_assert_eq!(record.seq, first + u64::from(read));
+                        proptest::prop_assert!(record.payload.end <= rest.len());
                         read += 1;
                     }
                     proptest::prop_assert!(count >= 1);

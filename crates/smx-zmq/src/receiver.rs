@@ -21,6 +21,8 @@ use super::wire::{Corrupt, HEADER_LEN, Header, Kind};
 pub enum Event<'a> {
     Data {
         topic: &'a [u8],
+        /// The message's own sequence number, as its producer gave it (the link's frame
+        /// numbers stay in the books).
         seq: u64,
         sent_unix_ns: u64,
         payload: &'a [u8],
@@ -34,7 +36,6 @@ pub enum Event<'a> {
 #[derive(Debug)]
 struct Batch {
     stream: StreamId,
-    sent_unix_ns: u64,
     records: Records,
 }
 
@@ -180,18 +181,18 @@ impl Receiver {
         loop {
             if let Some(batch) = &mut self.batch {
                 match batch.records.next(&self.body[HEADER_LEN..]) {
-                    Some((seq, range)) => {
-                        let sent_unix_ns = batch.sent_unix_ns;
+                    Some(record) => {
                         // Records::parse kept the numbers below MAX_SEQ: always booked.
-                        let booked = self.books.record_in(batch.stream, seq);
+                        let booked = self.books.record_in(batch.stream, record.seq);
                         debug_assert_ne!(booked, Booked::Impossible);
                         if booked != Booked::New {
                             continue;
                         }
+                        let range = record.payload;
                         return Ok(Event::Data {
                             topic: &self.topic,
-                            seq,
-                            sent_unix_ns,
+                            seq: record.msg_seq,
+                            sent_unix_ns: record.created_unix_ns,
                             payload: &self.body[HEADER_LEN + range.start..HEADER_LEN + range.end],
                         });
                     }
@@ -231,7 +232,7 @@ impl Receiver {
                     }
                     return Ok(Event::Data {
                         topic: &self.topic,
-                        seq: header.seq,
+                        seq: header.msg_seq,
                         sent_unix_ns: header.sent_unix_ns,
                         payload: &self.body[HEADER_LEN..],
                     });
@@ -271,7 +272,6 @@ impl Receiver {
                 let records = Records::parse(rest, header.seq)?;
                 self.batch = Some(Batch {
                     stream: self.books.stream_of(header.sender, &self.topic)?,
-                    sent_unix_ns: header.sent_unix_ns,
                     records,
                 });
                 Ok(None)

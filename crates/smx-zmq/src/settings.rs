@@ -96,13 +96,13 @@ const LINGER: ConfigKey = ConfigKey {
 /// The default of `max_message`: the largest frame a sink of this build sends for a payload of
 /// [`MAX_PAYLOAD`] bytes, the most `smx_src_rand` makes. Checked against the constants in a
 /// test.
-const MAX_MESSAGE_DEFAULT: &str = "67108886";
+const MAX_MESSAGE_DEFAULT: &str = "67108894";
 const MAX_MESSAGE: ConfigKey = ConfigKey {
     name: "max_message",
     kind: ValueKind::Int,
     default: Some(MAX_MESSAGE_DEFAULT),
     choices: &[],
-    help: "largest ZeroMQ frame in bytes (payload + 22-byte header; ZMQ_MAXMSGSIZE): a source cuts a peer that sends a larger one, a sink refuses a larger message; default 64 MiB + 22",
+    help: "largest ZeroMQ frame in bytes (payload + 30-byte header; ZMQ_MAXMSGSIZE): a source cuts a peer that sends a larger one, a sink refuses a larger message; default 64 MiB + 30",
 };
 
 const CURVE_SECRET: ConfigKey = ConfigKey {

@@ -152,7 +152,8 @@ impl BoxImpl for ZmqSink {
             } else {
                 msg.sent_ns.wrapping_add(offset)
             };
-            outcome = sender.send_created(topic_bytes, msg.payload(), created, &|| io.stop_requested())?;
+            let origin = Some((msg.seq, created));
+            outcome = sender.send_message(topic_bytes, msg.payload(), origin, &|| io.stop_requested())?;
             if outcome == Sent::GaveUp {
                 break;
             }

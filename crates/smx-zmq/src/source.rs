@@ -18,7 +18,8 @@ use super::verdict::{Findings, Verdict};
 use super::wire::unix_now_ns;
 
 pub const OUTPUTS: &[PortSpec] = &[
-    PortSpec::new("data").help("received payloads, sequence number as sent"),
+    PortSpec::new("data")
+        .help("received payloads, each with the sequence number and creation time its producer gave it"),
     PortSpec::new("topic")
         .optional()
         .help("the topic of each received message"),

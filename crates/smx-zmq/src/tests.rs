@@ -259,6 +259,7 @@ fn raw_send(push: &zmq::Socket, kind: Kind, seq: u64, rest: &[u8]) {
         sender: 42,
         seq,
         sent_unix_ns: wire::unix_now_ns(),
+        msg_seq: seq,
     };
     wire::encode_body(&header, rest, &mut body);
     let topic: &[u8] = if kind == Kind::Data { b"" } else { CONTROL_TOPIC };
@@ -620,18 +621,17 @@ fn a_batch_frame_is_handed_out_message_by_message_and_booked_exactly() {
     let (_ctx, push, bound) = raw_push("tcp://127.0.0.1:*");
     let mut rx = source(Pattern::Pipeline, &bound, 1000, Duration::from_secs(20));
     let mut batch = BatchWriter::new();
-    for payload in [&b"m0"[..], b"m1", b"", b"m3", b"m4"] {
-        batch.push(payload);
+    for (seq, payload) in [&b"m0"[..], b"m1", b"", b"m3", b"m4"].into_iter().enumerate() {
+        batch.push(seq as u64, wire::unix_now_ns(), payload);
     }
-    push.send_multipart([&b""[..], batch.seal(42, 0, wire::unix_now_ns())], 0)
-        .unwrap();
+    push.send_multipart([&b""[..], batch.seal(42, 0)], 0).unwrap();
     raw_send(&push, Kind::Data, 5, b"m5");
     raw_send(&push, Kind::Data, 6, b"m6");
     batch.clear();
-    for payload in [&b"m7"[..], b"m8", b"m9"] {
-        batch.push(payload);
+    for (seq, payload) in (7..).zip([&b"m7"[..], b"m8", b"m9"]) {
+        batch.push(seq, wire::unix_now_ns(), payload);
     }
-    let mut padded = batch.seal(42, 7, wire::unix_now_ns()).to_vec();
+    let mut padded = batch.seal(42, 7).to_vec();
     padded.push(0); // one byte too many: the whole batch is corrupt
     push.send_multipart([&b""[..], &padded[..]], 0).unwrap();
     raw_send(&push, Kind::Data, 10, b"m10");

@@ -9,14 +9,19 @@
 //! | 2 | 0 | format version, [`VERSION`] |
 //! |   | 1 | kind: 0 = data, 1 = end of stream, 2 = abort (end of stream before the input ended), 3 = batch |
 //! |   | 2..6 | sender id, u32 little endian (random per sink instance) |
-//! |   | 6..14 | sequence number, u64 LE, counted per (sender, topic) from 0 (batch: the first's) |
+//! |   | 6..14 | link number, u64 LE, counted per (sender, topic) from 0 (batch: the first message's) |
 //! |   | 14..22 | creation time of the message, ns since the Unix epoch (wall clock; batch: the first message's) |
-//! |   | 22.. | payload (data), the end-of-stream body for kinds 1 and 2 (see [`super::eos`]), or for kind 3 a count and length-prefixed payloads (see [`super::batch`]) |
+//! |   | 22..30 | the message's own sequence number (`smx_box::Message::seq`), u64 LE (batch: the first message's) |
+//! |   | 30.. | payload (data), the end-of-stream body for kinds 1 and 2 (see [`super::eos`]), or for kind 3 a count and records (see [`super::batch`]) |
+//!
+//! Two numbers, because they answer two questions. The link number is the link's own: the
+//! receiver's books find what the link lost, duplicated or reordered by it. The message's own
+//! number is what the producing box gave it, which the receiving box passes on unchanged, so
+//! that a sink behind the link still sees the gaps of what was overwritten before the link and
+//! tells the streams of a fan-in apart, as it would in one process.
 //!
 //! A batch (kind 3) carries several messages of one topic that were already waiting at the
 //! sink, so small messages pay libzmq's per-frame cost once per batch instead of once each.
-//! The header is kept at 22 bytes so that a header plus the default 8-byte payload stays within
-//! libzmq's inline "very small message" size (33 bytes) and costs no allocation per message.
 //! Anything that does not parse is a [`Corrupt`] value, never a panic.
 //!
 //! The time field carries the message's creation time (`smx_box::Message::sent_ns`, placed on
@@ -24,18 +29,16 @@
 //! creation in the sending process, not from the hand-over to ZeroMQ; a message without one
 //! carries its send time. Both processes convert between their monotonic message clock and the
 //! wall clock, so on one host the figures are exact up to the wall clock's adjustments during
-//! the run; between hosts they are as good as the hosts' clock synchronisation. The field
-//! name stays `sent_unix_ns`: the layout and the version did not change, only what the sink
-//! puts there.
+//! the run; between hosts they are as good as the hosts' clock synchronisation.
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The format version written by this implementation.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// Size of the fixed header at the start of the second frame.
-pub const HEADER_LEN: usize = 22;
+pub const HEADER_LEN: usize = 30;
 
 /// Every sequence number is below this, and every total a marker announces is at most this:
 /// 2^53, the largest count a JSON number (an IEEE double) holds exactly, and more messages than
@@ -70,8 +73,11 @@ pub enum Kind {
 pub struct Header {
     pub kind: Kind,
     pub sender: u32,
+    /// The message's number in the link's books, counted per (sender, topic).
     pub seq: u64,
     pub sent_unix_ns: u64,
+    /// The message's own sequence number, as its producer gave it.
+    pub msg_seq: u64,
 }
 
 /// Why a frame was rejected (the receiver counts it as corrupt and skips it).
@@ -124,6 +130,7 @@ impl Header {
         out[2..6].copy_from_slice(&self.sender.to_le_bytes());
         out[6..14].copy_from_slice(&self.seq.to_le_bytes());
         out[14..22].copy_from_slice(&self.sent_unix_ns.to_le_bytes());
+        out[22..30].copy_from_slice(&self.msg_seq.to_le_bytes());
     }
 
     /// Splits a body frame into its header and the rest.
@@ -147,6 +154,7 @@ impl Header {
             sender: u32::from_le_bytes(body[2..6].try_into().expect("4 bytes")),
             seq: u64_at(6),
             sent_unix_ns: u64_at(14),
+            msg_seq: u64_at(22),
         };
         if header.seq >= MAX_SEQ {
             return Err(Corrupt::Impossible("sequence number of 2^53 or more"));
@@ -183,6 +191,7 @@ mod tests {
             sender: 0xdead_beef,
             seq: 1 << 40,
             sent_unix_ns: 1_700_000_000_000_000_000,
+            msg_seq: u64::MAX - 3,
         };
         let mut buf = Vec::new();
         encode_body(&header, b"payload", &mut buf);
@@ -214,6 +223,7 @@ mod tests {
                 sender: 1,
                 seq,
                 sent_unix_ns: 0,
+                msg_seq: 0,
             };
             encode_body(&header, b"", &mut buf);
             assert!(matches!(Header::parse(&buf), Err(Corrupt::Impossible(_))), "{seq}");

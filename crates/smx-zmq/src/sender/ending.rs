@@ -133,6 +133,7 @@ impl Sender {
                 sender: self.id,
                 seq: repeat,
                 sent_unix_ns: wire::unix_now_ns(),
+                msg_seq: 0,
             };
             wire::encode_body(&header, &marker, &mut self.body);
             loop {

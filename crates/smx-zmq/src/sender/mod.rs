@@ -137,8 +137,6 @@ pub struct Sender {
     pending: BatchWriter,
     pending_slot: usize,
     pending_first: u64,
-    /// The creation time the pending frame carries (its first message's).
-    pending_created: u64,
     pub stats: SinkStats,
     sends_since_poll: u32,
     /// The slot of the configured topic, once used.
@@ -189,7 +187,6 @@ impl Sender {
             pending: BatchWriter::with_limit(limit),
             pending_slot: 0,
             pending_first: 0,
-            pending_created: 0,
             stats: SinkStats::default(),
             sends_since_poll: 0,
             default_slot: None,
@@ -412,24 +409,28 @@ impl Sender {
     /// Every message is numbered here, whatever happens to it later. The result is the worst
     /// outcome of the frames this call sent ([`Sent::Accepted`] when it only collected the
     /// message). After [`Sent::GaveUp`] the message itself is counted as given up too.
+    ///
+    /// A message sent this way has no number of its own: it carries its link number as its
+    /// own, and its send time as its creation time.
     pub fn send(&mut self, topic: Option<&[u8]>, payload: &[u8], stop: &dyn Fn() -> bool) -> Result<Sent, String> {
-        self.send_created(topic, payload, 0, stop)
+        self.send_message(topic, payload, None, stop)
     }
 
-    /// [`Sender::send`] for a message created at `created_unix_ns` (wall clock; 0: unknown,
-    /// the frame carries the send time instead), which the frame carries so that the
-    /// receiving side keeps the message's age (see [`super::wire`]).
-    pub fn send_created(
+    /// [`Sender::send`] of a message with its own sequence number and creation time
+    /// (`origin`: the number, and the wall clock's ns since the Unix epoch, 0 if unknown: the
+    /// frame then carries the send time), which the frame carries so that the receiving side
+    /// passes on the number its producer gave it and keeps the message's age (see
+    /// [`super::wire`]).
+    pub fn send_message(
         &mut self,
         topic: Option<&[u8]>,
         payload: &[u8],
-        created_unix_ns: u64,
+        origin: Option<(u64, u64)>,
         stop: &dyn Fn() -> bool,
     ) -> Result<Sent, String> {
-        let created = if created_unix_ns != 0 {
-            created_unix_ns
-        } else {
-            wire::unix_now_ns()
+        let created = match origin {
+            Some((_, created)) if created != 0 => created,
+            _ => wire::unix_now_ns(),
         };
         if (HEADER_LEN + payload.len()) as u64 > self.settings.common.max_message {
             return Err(format!(
@@ -463,6 +464,7 @@ impl Sender {
         }
         // Numbered whatever happens next: a refused message leaves a gap the receiver books.
         let seq = self.topics[slot].sent;
+        let msg_seq = origin.map_or(seq, |(number, _)| number);
         self.topics[slot].sent += 1;
         self.stats.sent += 1;
         if outcome == Sent::GaveUp {
@@ -474,9 +476,8 @@ impl Sender {
             if self.pending.is_empty() {
                 self.pending_slot = slot;
                 self.pending_first = seq;
-                self.pending_created = created;
             }
-            self.pending.push(payload);
+            self.pending.push(msg_seq, created, payload);
             if self.pending.count() >= self.settings.batch {
                 outcome = outcome.max(self.flush(stop)?);
             }
@@ -487,6 +488,7 @@ impl Sender {
             sender: self.id,
             seq,
             sent_unix_ns: created,
+            msg_seq,
         };
         let mut body = std::mem::take(&mut self.body);
         wire::encode_body(&header, payload, &mut body);
@@ -507,7 +509,7 @@ impl Sender {
         }
         let n = self.pending.count() as u64;
         let mut pending = std::mem::take(&mut self.pending);
-        let frame = pending.seal(self.id, self.pending_first, self.pending_created);
+        let frame = pending.seal(self.id, self.pending_first);
         let sent = self.transmit(self.pending_slot, frame, n, stop);
         pending.clear();
         self.pending = pending;
