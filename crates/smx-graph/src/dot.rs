@@ -1,6 +1,6 @@
 //! Graphviz export for people: boxes as `instance#id : implementation`, routing nodes as small
 //! grey circles named `smx_rn#id` (the channels into one end there without an arrowhead or a
-//! name: the channel out of it names them all), time-triggered channels bold and labelled with
+//! name: the channel out of it names them all; a link between processes keeps both), time-triggered channels bold and labelled with
 //! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
 //! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
 //! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it. A net placed over
@@ -76,8 +76,11 @@ fn edge_attrs(g: &NetGraph, e: &super::Edge, placed: Option<&Placed>) -> String 
     let routing = |id: usize| g.nodes.get(id).is_some_and(|n| n.kind == NodeKind::RoutingNode);
     // A routing node's point is where its inputs meet: arrowheads there would pile up on the
     // point and its name, one per input of a fan-in; and every channel of a routing node has
-    // the same name, so the one out of it says it, not each one into it.
-    let into_routing = routing(e.target);
+    // the same name, so the one out of it says it, not each one into it. A link into one keeps
+    // both: which way it carries, and what, matter across processes, whose producer dials and
+    // whose consumer binds.
+    let link = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref);
+    let into_routing = routing(e.target) && link.is_none();
     let mut lines = Vec::new();
     let name = if into_routing { String::new() } else { esc(&e.label) };
     match (name.is_empty(), e.len_declared) {
@@ -97,12 +100,12 @@ fn edge_attrs(g: &NetGraph, e: &super::Edge, placed: Option<&Placed>) -> String 
         }
         Timing::None => {}
     }
-    if let Some(link) = placed.and_then(|p| p.link_of_edge.get(e.id)).and_then(Option::as_ref) {
+    if let Some(link) = link {
         lines.push(format!("link: {}", esc(link)));
         // Twice the room between the frames, where the label goes beside the edge rather than
         // on the slope it takes to reach a frame of another row.
         attrs.push("color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2".to_owned());
-    } else if into_routing || routing(e.source) {
+    } else if routing(e.target) || routing(e.source) {
         // The channels of a fan-in or fan-out meet at one point: twice the room lets their
         // labels stand apart along the edges instead of in a stack beside the point.
         attrs.push("minlen=2".to_owned());
@@ -266,6 +269,24 @@ mod tests {
         g.nodes[0].kind = NodeKind::RoutingNode;
         g.edges[0].ddst = false;
         assert!(to_dot(&g).contains("  n0 -> n1 [minlen=2, label=\"data\"];"));
+    }
+
+    #[test]
+    fn a_link_into_a_routing_node_keeps_its_arrowhead_and_its_name() {
+        let mut g = src_snk();
+        g.nodes[1].kind = NodeKind::RoutingNode;
+        let placed = Placed {
+            processes: vec!["process main (this machine)".into(), "process b (10.0.0.2)".into()],
+            process_of_node: vec![0, 1],
+            link_of_edge: vec![Some("zmq, curve".into())],
+        };
+        let dot = to_dot_placed(&g, Some(&placed));
+        assert!(
+            dot.contains(
+                "  n0 -> n1 [color=\"#b8560f\", penwidth=2, fontcolor=\"#b8560f\", minlen=2, label=\"data\\nlink: zmq, curve\"];"
+            ),
+            "{dot}"
+        );
     }
 
     #[test]
