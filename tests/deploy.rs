@@ -323,6 +323,24 @@ fn processes_on_this_machine_share_its_cores_out() {
     }
 }
 
+/// Processes put on one core are named in the report, and in the merge of a split's reports
+/// as in a supervised run's: a message between them waits for the scheduler to switch.
+#[test]
+fn processes_put_on_one_core_are_named_in_a_run_and_in_a_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let crowded = "placement: 2 processes on 1 core, so main and sinks on core 0 run together";
+    let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000", "--pin", "0"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_warns(&report, crowded);
+    let out_dir = split(dir.path(), NET, config, &["-n", "2000", "--pin", "0"]);
+    common::deploy::run_slices(&out_dir, &["main", "sinks"]);
+    let merged = common::deploy::merge_json(&out_dir, &["main", "sinks"]);
+    assert!(merged.status.success(), "{}", text(&merged));
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_warns(&merged, crowded);
+}
+
 /// Beside a temporal firewall in `main`, whose cyclic executive has the last core to itself,
 /// a process without cores of its own keeps off that core (where the executive's spin would
 /// hold back its threads), and the report says so; without an executive nothing is kept.

@@ -108,7 +108,13 @@ impl Deployment {
     pub fn jobs(&self, common: &[String]) -> Vec<(Process, protocol::Job)> {
         let local = self.local_cores(common);
         let shared = self.shared_cores(common, &local);
-        let LocalCores { shares, kept_to, .. } = local;
+        let LocalCores { shares, kept_to, notes } = local;
+        // What the placement of the cores decided, for a merge of the slices' reports to say
+        // as a supervised run's report does.
+        let mut plan = self.plan();
+        if let Some(said) = plan["said"].as_array_mut() {
+            said.extend(notes.into_iter().map(serde_json::Value::from));
+        }
         self.split
             .slices
             .iter()
@@ -138,7 +144,7 @@ impl Deployment {
                     host: process.host.clone(),
                     graph: slice.graph.clone(),
                     args,
-                    plan: self.plan(),
+                    plan: plan.clone(),
                     stats_every: None,
                     cores_allowed: kept_to.get(&process.name).cloned(),
                     start_together: false,
