@@ -341,6 +341,26 @@ fn processes_put_on_one_core_are_named_in_a_run_and_in_a_merge() {
     assert_warns(&merged, crowded);
 }
 
+/// A merge of the reports that exist names every channel as the net does, also a link between
+/// two processes that left none.
+#[test]
+fn a_merge_names_a_link_whose_processes_left_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+               Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n";
+    let config = "[process.b]\n[process.c]\n\n[net.Fwd]\nprocess = \"b\"\n\n[net.Snk]\nprocess = \"c\"\n";
+    let out_dir = split(dir.path(), net, config, &["-n", "100", "--link-timeout", "1s"]);
+    let main = Command::new(out_dir.join("main.sh")).output().unwrap();
+    assert_eq!(main.status.code(), Some(3), "{}", text(&main));
+    let merged = common::deploy::merge_json(&out_dir, &["main"]);
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    let channels = merged["channels"].as_array().unwrap();
+    assert_eq!(channels.len(), 2, "{merged}");
+    for c in channels {
+        assert_eq!(c["name"], "data", "{c}");
+    }
+}
+
 /// Beside a temporal firewall in `main`, whose cyclic executive has the last core to itself,
 /// a process without cores of its own keeps off that core (where the executive's spin would
 /// hold back its threads), and the report says so; without an executive nothing is kept.

@@ -728,6 +728,10 @@ fn merged_channels(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             };
             let (from, to) = (&parts.graph.nodes[edge.source], &parts.graph.nodes[edge.target]);
             with_every_key(&mut row, CHANNEL_ROW_KEYS);
+            if row["name"].is_null() {
+                // Neither side left books: the net still names it.
+                row["name"] = json!(edge.label);
+            }
             row["id"] = json!(edge.id);
             row["from"] = json!(from.label);
             row["from_id"] = json!(from.id);
