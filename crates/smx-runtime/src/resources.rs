@@ -15,10 +15,20 @@ pub fn shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
     memory_shortfall(plan, words).or_else(|| descriptor_shortfall(plan))
 }
 
+/// Bytes of one queue slot: a message and the queue's stamp.
+const SLOT_BYTES: u128 = (std::mem::size_of::<smx_box::Message>() + 8) as u128;
+
+/// The bytes the queues of `plan`'s channels take, allocated whole when they are created.
+fn channel_bytes(plan: &Plan) -> u128 {
+    plan.channels
+        .iter()
+        .map(|c| crate::firewall::plan::queue_slots(c) as u128 * SLOT_BYTES)
+        .sum()
+}
+
 fn memory_shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
-    // A slot holds a message and the queue's stamp; a time-triggered edge has two queues.
-    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u128;
-    let needed: u128 = plan.channels.iter().map(|c| 2 * c.len as u128 * slot).sum();
+    let slot = SLOT_BYTES;
+    let needed = channel_bytes(plan);
     let (available, what) = available_memory()?;
     (needed > available as u128).then(|| {
         format!(
@@ -95,4 +105,61 @@ fn mapped_bytes() -> Option<u64> {
     // SAFETY: plain FFI call without arguments.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
     Some(pages * page)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::channel::ChannelKind;
+    use crate::plan::ChannelPlan;
+    use smx_graph::Timing;
+
+    fn channel(len: usize, timing: Timing, src_period: Duration, dst_period: Duration) -> ChannelPlan {
+        ChannelPlan {
+            id: 0,
+            label: "data".into(),
+            from: 0,
+            to: 1,
+            from_port: "data".into(),
+            to_port: "data".into(),
+            kind: ChannelKind::Coupled,
+            len,
+            timing,
+            src_period,
+            dst_period,
+        }
+    }
+
+    /// What a run reserves for its channels is what their queues take: a plain channel its
+    /// length, a time-triggered one a slot for each side that the firewall serves and the
+    /// length for the side it does not; a run that fits is not refused by a count of more.
+    #[test]
+    fn the_channels_take_the_slots_their_queues_hold() {
+        let (zero, tick) = (Duration::ZERO, Duration::from_micros(10));
+        let plan = |channels| Plan {
+            nets: Vec::new(),
+            channels,
+        };
+        let len = 1_000_000;
+        assert_eq!(
+            channel_bytes(&plan(vec![channel(len, Timing::None, zero, zero)])),
+            len as u128 * SLOT_BYTES
+        );
+        for (src, dst, slots) in [
+            (tick, tick, 2),
+            (tick, tick * 2, 3),
+            (tick, zero, len + 1),
+            (zero, tick, len + 1),
+        ] {
+            let tt = channel(len, Timing::TimeTriggered, src, dst);
+            assert_eq!(
+                channel_bytes(&plan(vec![tt])),
+                slots as u128 * SLOT_BYTES,
+                "{src:?} {dst:?}"
+            );
+        }
+        assert_eq!(SLOT_BYTES, 64);
+    }
 }

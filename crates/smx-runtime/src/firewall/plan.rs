@@ -37,6 +37,24 @@ pub fn consumer_side_len(c: &ChannelPlan) -> usize {
     if c.dst_period.is_zero() { c.len } else { 1 }
 }
 
+/// How many message slots the queues of channel `c` hold together, as [`TtWiring::wire`]
+/// creates them: a time-triggered side holds one message (spec §3.1), the other side the
+/// channel's length, and two periods meet through a third queue of one.
+pub fn queue_slots(c: &ChannelPlan) -> usize {
+    let len = c.len.max(1);
+    if !is_time_triggered(c) {
+        return len;
+    }
+    let (ts, td) = (c.src_period, c.dst_period);
+    if ts.is_zero() || td.is_zero() {
+        len + 1
+    } else if ts == td {
+        2
+    } else {
+        3
+    }
+}
+
 /// The firewalls of one run while its channels are being created.
 #[derive(Default)]
 pub struct TtWiring {
