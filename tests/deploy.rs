@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
@@ -359,6 +359,24 @@ fn a_merge_names_a_link_whose_processes_left_no_report() {
     for c in channels {
         assert_eq!(c["name"], "data", "{c}");
     }
+}
+
+/// A firewall's pairs in a process's slice are named by their nodes' ids in the whole net, as
+/// every other line of the report names them.
+#[test]
+fn a_firewalls_pairs_in_a_slice_are_named_as_in_the_whole_net() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+               connect (Src.Snk) | tt[1ms](Src.Snk)\n";
+    let config = "[process.timed]\n\n[net.\"Src#2\"]\nprocess = \"timed\"\n\n[net.\"Snk#3\"]\nprocess = \"timed\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "20"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let pair = &report["firewalls"][0]["pairs"][0];
+    assert_eq!(
+        (&pair["producer"], &pair["consumer"]),
+        (&json!("Src#2"), &json!("Snk#3")),
+        "{pair}"
+    );
 }
 
 /// Beside a temporal firewall in `main`, whose cyclic executive has the last core to itself,

@@ -250,7 +250,9 @@ fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
     let fws = &report.firewalls;
     let f = single(fws);
     let p = &f.pairs[0];
-    assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("Src", "Snk"));
+    // Named as every line of the report names a node, with its id: a fan-in has several pairs
+    // whose nodes share a name.
+    assert_eq!((p.producer.as_str(), p.consumer.as_str()), ("Src#0", "Snk#1"));
     assert_eq!(f.period_ns, T.as_nanos() as u64);
     assert_eq!(p.forwarded, 6);
     let snk = report.net("Snk").unwrap();
@@ -265,7 +267,10 @@ fn a_time_triggered_net_runs_to_its_end_and_reports_its_firewall() {
         assert!(fw["pairs"][0].get(key).is_some(), "missing {key}");
     }
     let text = smx_runtime::report::text::render(&report);
-    assert!(text.contains("Src -> Snk") && text.contains("produce misses"), "{text}");
+    assert!(
+        text.contains("Src#0 -> Snk#1") && text.contains("produce misses"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -288,8 +293,8 @@ fn two_periods_on_one_edge_use_two_firewalls_in_series() {
     assert_eq!(fws.len(), 2);
     let fast = fws.iter().find(|f| f.period_ns == T.as_nanos() as u64).unwrap();
     let slow = fws.iter().find(|f| f.period_ns == 2 * T.as_nanos() as u64).unwrap();
-    assert_eq!(fast.pairs[0].producer, "Src");
-    assert_eq!(slow.pairs[0].consumer, "Snk");
+    assert_eq!(fast.pairs[0].producer, "Src#0");
+    assert_eq!(slow.pairs[0].consumer, "Snk#1");
     assert_eq!(fast.pairs[0].forwarded, 5);
     // The slower firewall takes the latest value; what it skipped was overwritten in between.
     let snk = report.net("Snk").unwrap();

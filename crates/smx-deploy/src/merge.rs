@@ -241,12 +241,34 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "processes": parts.outcomes.iter().map(process_row).collect::<Vec<_>>(),
         "nets": nets,
         "channels": channels,
-        "firewalls": reports.iter().flatten().flat_map(|r| r["firewalls"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
+        "firewalls": merged_firewalls(parts, &reports),
         "latency": merged_latency(parts, &reports),
         "probes": reports.iter().flatten().flat_map(|r| r["probes"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
         "sections": sections,
         "warnings": warnings,
     })
+}
+
+/// Every slice's firewalls, their pairs' nodes named as in the whole net (a time-triggered
+/// channel never crosses processes, so each pair lies within one slice).
+fn merged_firewalls(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
+    let mut firewalls = Vec::new();
+    for (slice, report) in parts.split.slices.iter().zip(reports) {
+        let Some(report) = report else { continue };
+        let names = SliceNames::new(parts.graph, &parts.split.links, &slice.origins);
+        for firewall in report["firewalls"].as_array().into_iter().flatten() {
+            let mut firewall = firewall.clone();
+            for pair in firewall["pairs"].as_array_mut().into_iter().flatten() {
+                for end in ["producer", "consumer"] {
+                    if let Some(name) = pair[end].as_str() {
+                        pair[end] = json!(names.rename(name));
+                    }
+                }
+            }
+            firewalls.push(firewall);
+        }
+    }
+    firewalls
 }
 
 /// The `latency` object of one process's report for the whole net: how each slice sampled

@@ -371,8 +371,8 @@ fn wire(
         let (mut w, mut r) = if firewall::plan::is_time_triggered(c) {
             tt.wire(
                 c,
-                &plan.nets[c.from].name,
-                &plan.nets[c.to].name,
+                &plan.nets[c.from].thread_name(),
+                &plan.nets[c.to].thread_name(),
                 executive[c.from].is_some(),
             )
         } else {
