@@ -122,7 +122,7 @@ fn check(text: &str) -> Result<(), TestCaseError> {
     let file = SourceFile::new("m.smx", text);
     let compiled = compile(&file, &CompileOptions::default());
     for d in &compiled.diagnostics {
-        if let Some(span) = d.span {
+        for span in d.span.iter().chain(d.related.iter().map(|(s, _)| s)) {
             prop_assert!(span.start <= span.end && span.end <= text.len(), "{span:?}: {d:?}");
             let (line, col) = file.line_col(span.start);
             prop_assert!(line >= 1 && col >= 1 && line <= text.matches('\n').count() + 1);

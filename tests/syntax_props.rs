@@ -175,6 +175,10 @@ fn check(text: &str) -> Result<(), TestCaseError> {
         let span = d
             .span
             .ok_or_else(|| TestCaseError::fail(format!("diagnostic without place: {d:?}")))?;
+        for (related, _) in &d.related {
+            prop_assert!(related.start <= related.end && related.end <= text.len(), "{d:?}");
+            prop_assert!(text.is_char_boundary(related.start) && text.is_char_boundary(related.end));
+        }
         prop_assert!(
             span.start <= span.end && span.end <= text.len(),
             "{span:?} outside the text: {d:?}"
@@ -193,7 +197,7 @@ fn check(text: &str) -> Result<(), TestCaseError> {
     let compiled = compile(&file, &CompileOptions::default());
     prop_assert!(parsed.is_ok() || !compiled.accepted(), "accepted with syntax errors");
     for d in &compiled.diagnostics {
-        if let Some(span) = d.span {
+        for span in d.span.iter().chain(d.related.iter().map(|(s, _)| s)) {
             prop_assert!(
                 span.start <= span.end && span.end <= text.len(),
                 "{span:?} outside the text: {d:?}"

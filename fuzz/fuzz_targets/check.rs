@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let compiled = compile(&file, &CompileOptions::default());
     assert!(parsed.is_ok() || !compiled.accepted(), "accepted with syntax errors");
     for diag in parsed.diagnostics.iter().chain(&compiled.diagnostics) {
-        if let Some(span) = diag.span {
+        for span in diag.span.iter().chain(diag.related.iter().map(|(s, _)| s)) {
             assert!(
                 span.start <= span.end && span.end <= file.text.len(),
                 "{span:?} outside the text"

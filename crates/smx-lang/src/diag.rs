@@ -57,6 +57,10 @@ pub struct Diagnostic {
     /// Further lines printed after the message (hints, the prototype dump of
     /// `conflicting types`), each without trailing newline.
     pub notes: Vec<String>,
+    /// Other places that explain this one (the `(` a missing `)` should close), each shown
+    /// after the message as `FILE:LINE:COL: note: TEXT` with its line and a caret. Only our
+    /// format shows them: the original compiler's has no such lines.
+    pub related: Vec<(Span, String)>,
 }
 
 impl Diagnostic {
@@ -66,6 +70,7 @@ impl Diagnostic {
             message: message.into(),
             span,
             notes: Vec::new(),
+            related: Vec::new(),
         }
     }
 
@@ -75,11 +80,17 @@ impl Diagnostic {
             message: message.into(),
             span,
             notes: Vec::new(),
+            related: Vec::new(),
         }
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_related(mut self, span: Span, text: impl Into<String>) -> Self {
+        self.related.push((span, text.into()));
         self
     }
 
@@ -155,35 +166,33 @@ impl SourceFile {
     pub fn render(&self, diag: &Diagnostic) -> String {
         let mut out = String::new();
         match diag.span {
-            Some(span) => {
-                let (line, col) = self.line_col(span.start);
-                let _ = writeln!(
-                    out,
-                    "{}:{}:{}: {}: {}",
-                    self.name,
-                    line,
-                    col,
-                    diag.severity.as_str(),
-                    diag.message
-                );
-                let (end_line, end_col) = self.line_col(span.end.max(span.start + 1) - 1);
-                let width = if end_line == line {
-                    (end_col + 1).saturating_sub(col).max(1)
-                } else {
-                    1
-                };
-                let (shown, caret_at, width) = snippet(self.line_text(line), col - 1, width);
-                let _ = writeln!(out, "  {shown}");
-                let _ = writeln!(out, "  {}{}", " ".repeat(caret_at), "^".repeat(width));
-            }
+            Some(span) => self.render_place(&mut out, span, diag.severity.as_str(), &diag.message),
             None => {
                 let _ = writeln!(out, "{}: {}: {}", self.name, diag.severity.as_str(), diag.message);
             }
+        }
+        for (span, text) in &diag.related {
+            self.render_place(&mut out, *span, "note", text);
         }
         for note in &diag.notes {
             let _ = writeln!(out, "{note}");
         }
         out
+    }
+
+    /// `FILE:LINE:COL: KIND: TEXT`, the line and a caret under `span`.
+    fn render_place(&self, out: &mut String, span: Span, kind: &str, text: &str) {
+        let (line, col) = self.line_col(span.start);
+        let _ = writeln!(out, "{}:{}:{}: {kind}: {text}", self.name, line, col);
+        let (end_line, end_col) = self.line_col(span.end.max(span.start + 1) - 1);
+        let width = if end_line == line {
+            (end_col + 1).saturating_sub(col).max(1)
+        } else {
+            1
+        };
+        let (shown, caret_at, width) = snippet(self.line_text(line), col - 1, width);
+        let _ = writeln!(out, "  {shown}");
+        let _ = writeln!(out, "  {}{}", " ".repeat(caret_at), "^".repeat(width));
     }
 
     /// The original compiler's format: `FILE: LINE: error: MESSAGE` and the notes verbatim.

@@ -8,7 +8,7 @@ use pest::error::{Error, ErrorVariant, InputLocation};
 
 use super::grammar::Rule;
 use super::scan;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 
 /// More alternatives than this are cut, the message would stop being readable.
 const MAX_LISTED: usize = 5;
@@ -154,6 +154,35 @@ fn time_note(found: &str) -> &'static str {
     }
 }
 
+/// The innermost `(` open at `pos` that no `)` after it closes: when a `)` is expected there,
+/// the place to fix is usually that `(`, lines before the end of file where pest stops.
+fn unclosed_paren(text: &str, pos: usize) -> Option<Span> {
+    let tokens = scan::scan(text).tokens;
+    let is = |t: &scan::Token, s: &str| text.get(t.span.start..t.span.end) == Some(s);
+    let mut open: Vec<Span> = Vec::new();
+    for t in tokens.iter().take_while(|t| t.span.start < pos) {
+        if is(t, "(") {
+            open.push(t.span);
+        } else if is(t, ")") {
+            open.pop();
+        }
+    }
+    // The parentheses after `pos` are matched from the inside out: what closes is what remains.
+    let mut depth = 0usize;
+    for t in tokens.iter().filter(|t| t.span.start >= pos) {
+        if is(t, "(") {
+            depth += 1;
+        } else if is(t, ")") {
+            if depth == 0 {
+                open.pop()?;
+            } else {
+                depth -= 1;
+            }
+        }
+    }
+    open.pop()
+}
+
 /// The diagnostic for a pest error in `text`, whose offsets are shifted by `base` (for errors
 /// found when parsing a tail of the file after an earlier error).
 pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagnostic {
@@ -170,6 +199,13 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
                 format!("syntax error: expected {}, found {found}", expected(positives)),
                 Some(span),
             );
+            let diag = match unclosed_paren(text, pos).filter(|_| positives.contains(&Rule::rparen)) {
+                Some(open) => diag.with_related(
+                    Span::new(open.start + base, open.end + base),
+                    "this '(' is never closed",
+                ),
+                None => diag,
+            };
             let found_time = found.ends_with("s'") && found.starts_with('\'');
             let wants_time = positives
                 .iter()
@@ -197,6 +233,30 @@ mod tests {
         assert!(time_note("'000ms'").contains("zero"));
         assert!(time_note("'5us500ms'").contains("order s, ms, us, ns"));
         assert!(time_note("'10s'").contains("order"));
+    }
+
+    fn parsed(text: &str) -> Diagnostic {
+        let file = crate::diag::SourceFile::new("t.smx", text);
+        crate::syntax::parse(&file).diagnostics.remove(0)
+    }
+
+    #[test]
+    fn a_missing_close_paren_names_the_open_one() {
+        let text = "A = box a(out x)\nB = box b(in x)\nconnect (A.B\n";
+        let diag = parsed(text);
+        assert_eq!(
+            diag.related,
+            [(Span::new(41, 42), "this '(' is never closed".to_string())]
+        );
+        let shown = crate::diag::SourceFile::new("t.smx", text).render(&diag);
+        assert!(
+            shown.contains("t.smx:3:9: note: this '(' is never closed\n  connect (A.B\n          ^\n"),
+            "{shown}"
+        );
+        // The inner one, when two are open; none when the '(' is closed further on.
+        let diag = parsed("connect (A.(B.C\n");
+        assert_eq!(diag.related[0].0, Span::new(11, 12));
+        assert!(parsed("connect (A B)\n").related.is_empty());
     }
 
     #[test]
