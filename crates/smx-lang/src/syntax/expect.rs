@@ -8,6 +8,7 @@ use pest::error::{Error, ErrorVariant, InputLocation};
 
 use super::grammar::Rule;
 use super::scan;
+use super::typo::Typo;
 use crate::diag::{Diagnostic, Span};
 
 /// More alternatives than this are cut, the message would stop being readable.
@@ -183,6 +184,31 @@ fn unclosed_paren(text: &str, pos: usize) -> Option<Span> {
     open.pop()
 }
 
+/// The error for a misspelt keyword, at the word: when the parse failed at the word itself,
+/// pest's alternatives say what fits there; when it failed later, the alternatives at the word.
+fn misspelt(typo: &Typo, text: &str, base: usize, pos: usize, positives: &[Rule], found: &str) -> Diagnostic {
+    let Typo { span, word, keyword } = typo;
+    let (wanted, found) = if span.start <= pos && pos < span.end {
+        (expected(positives), found.to_string())
+    } else {
+        let wanted = match super::typo::expected_at(text, typo) {
+            Some(rules) => expected(&rules),
+            None if *keyword == "box" => "'box' (or 'extern box', 'intern box', 'pure box') after '='".to_string(),
+            None => format!("'{keyword}'"),
+        };
+        (wanted, format!("identifier '{word}'"))
+    };
+    let case = if word.eq_ignore_ascii_case(keyword) {
+        " (keywords are lower case)"
+    } else {
+        ""
+    };
+    Diagnostic::error(
+        format!("syntax error: expected {wanted}, found {found}; did you mean '{keyword}'?{case}"),
+        Some(Span::new(span.start + base, span.end + base)),
+    )
+}
+
 /// The diagnostic for a pest error in `text`, whose offsets are shifted by `base` (for errors
 /// found when parsing a tail of the file after an earlier error).
 pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagnostic {
@@ -195,10 +221,13 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
     span.end += base;
     match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => {
-            let diag = Diagnostic::error(
-                format!("syntax error: expected {}, found {found}", expected(positives)),
-                Some(span),
-            );
+            let diag = match super::typo::misspelt_keyword(text, pos) {
+                Some(typo) => misspelt(&typo, text, base, pos, positives, &found),
+                None => Diagnostic::error(
+                    format!("syntax error: expected {}, found {found}", expected(positives)),
+                    Some(span),
+                ),
+            };
             let diag = match unclosed_paren(text, pos).filter(|_| positives.contains(&Rule::rparen)) {
                 Some(open) => diag.with_related(
                     Span::new(open.start + base, open.end + base),
@@ -257,6 +286,42 @@ mod tests {
         let diag = parsed("connect (A.(B.C\n");
         assert_eq!(diag.related[0].0, Span::new(11, 12));
         assert!(parsed("connect (A B)\n").related.is_empty());
+    }
+
+    #[test]
+    fn a_misspelt_keyword_is_pointed_at_with_the_keyword() {
+        let cases = [
+            (
+                "Src = bx smx_src_rand( out data )\nconnect Src\n",
+                6,
+                "syntax error: expected 'box' (or 'extern box', 'intern box', 'pure box') after '=', found \
+                 identifier 'bx'; did you mean 'box'?",
+            ),
+            (
+                "Src = box a( out data )\nSnk = box b( in data )\nconect Src.Snk\n",
+                47,
+                "syntax error: expected a declaration or 'connect', found identifier 'conect'; did you mean 'connect'?",
+            ),
+            (
+                "Src = box a( out data )\nConnect Src\n",
+                24,
+                "syntax error: expected a declaration or 'connect', found identifier 'Connect'; did you mean \
+                 'connect'? (keywords are lower case)",
+            ),
+            (
+                "Src = box a( otu data )\nconnect Src\n",
+                13,
+                "syntax error: expected a port like 'in x', found identifier 'otu'; did you mean 'out'?",
+            ),
+        ];
+        for (text, at, message) in cases {
+            let diag = parsed(text);
+            assert_eq!(
+                (diag.span.map(|s| s.start), diag.message.as_str()),
+                (Some(at), message),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

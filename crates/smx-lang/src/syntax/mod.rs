@@ -20,6 +20,7 @@ mod grammar;
 mod lower;
 mod scan;
 mod time;
+mod typo;
 
 use pest::Parser as _;
 
