@@ -235,10 +235,16 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
                 ),
                 None => diag,
             };
-            let found_time = found.ends_with("s'") && found.starts_with('\'');
             let wants_time = positives
                 .iter()
                 .any(|r| matches!(r, Rule::t_msec | Rule::t_usec | Rule::t_nsec));
+            if wants_time && let Some((start, end, what)) = super::time::bad_period(text, pos) {
+                return Diagnostic::error(
+                    format!("syntax error: {what}"),
+                    Some(Span::new(start + base, end + base)),
+                );
+            }
+            let found_time = found.ends_with("s'") && found.starts_with('\'');
             if found_time && wants_time {
                 diag.with_note(time_note(&found))
             } else {
@@ -322,6 +328,33 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_bad_period_says_what_is_wrong_at_the_literal() {
+        let cases = [
+            ("connect tt[10](A)", 11, "syntax error: the period '10' has no unit"),
+            ("connect tt[1s500](A)", 13, "syntax error: the period '500' has no unit"),
+            (
+                "connect tt[1.5ms](A)",
+                11,
+                "syntax error: a period is written in whole numbers: write 1ms500us",
+            ),
+            ("connect tt[1h](A)", 11, "syntax error: unknown unit 'h'"),
+            (
+                "connect tb[10 us](A)",
+                11,
+                "syntax error: no space may stand between a number and its unit",
+            ),
+            ("connect tt[-1us](A)", 11, "invalid character '-': a period is positive"),
+        ];
+        for (text, at, start) in cases {
+            let diag = parsed(text);
+            assert_eq!(diag.span.map(|s| s.start), Some(at), "{text:?}: {}", diag.message);
+            assert!(diag.message.starts_with(start), "{text:?}: {}", diag.message);
+        }
+        // Elsewhere a '-' is just an invalid character.
+        assert_eq!(parsed("connect A.-B").message, "invalid character '-'");
     }
 
     #[test]

@@ -57,6 +57,11 @@ impl Parsed {
 pub fn parse(src: &SourceFile) -> Parsed {
     let scanned = scan::scan(&src.text);
     let mut diagnostics = scanned.diagnostics();
+    for d in &mut diagnostics {
+        if d.span.is_some_and(|s| negative_period(&src.text, s.start)) {
+            d.message.push_str(": a period is positive, leave out the '-'");
+        }
+    }
     if scanned.blocks_parsing() {
         return Parsed {
             program: None,
@@ -84,6 +89,17 @@ pub fn parse(src: &SourceFile) -> Parsed {
     };
     diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
     Parsed { program, diagnostics }
+}
+
+/// Whether the `-` at `at` starts a negative period (`tt[-1us]`).
+fn negative_period(text: &str, at: usize) -> bool {
+    let before = text[..at].trim_end();
+    text[at..].starts_with('-')
+        && text[at + 1..].starts_with(|c: char| c.is_ascii_digit())
+        && before.strip_suffix('[').is_some_and(|b| {
+            let b = b.trim_end();
+            ["tt", "tb", "tf"].iter().any(|op| b.ends_with(op))
+        })
 }
 
 /// Re-parses the file from the first top-level declaration after each syntax error, adding the

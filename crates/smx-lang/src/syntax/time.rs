@@ -58,9 +58,136 @@ pub(crate) fn sum(parts: impl IntoIterator<Item = TimeSpec>) -> Option<TimeSpec>
     })
 }
 
+/// The units a period may be written in, with their nanoseconds.
+const UNITS: [(&str, u128); 4] = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)];
+
+/// `1ms500us` for 1,500,000 ns; `None` for zero.
+fn spelled(mut nanos: u128) -> Option<String> {
+    let mut out = String::new();
+    for (unit, size) in UNITS {
+        if nanos >= size {
+            out.push_str(&format!("{}{unit}", nanos / size));
+            nanos %= size;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// What is wrong with a period written at `start` of `text` that the grammar refused, in words,
+/// and the span of the bad literal: a number without unit (`10`), a fraction (`1.5ms`), a space
+/// before the unit (`10 us`) or an unknown unit (`1h`). `None` for a literal the grammar reads
+/// (a zero or units out of order are explained where the grammar fails).
+pub(crate) fn bad_period(text: &str, pos: usize) -> Option<(usize, usize, String)> {
+    let bytes = text.as_bytes();
+    let run = |from: usize, f: fn(&u8) -> bool| {
+        from + bytes
+            .get(from..)
+            .map_or(0, |rest| rest.iter().take_while(|b| f(b)).count())
+    };
+    let mut start = pos;
+    if bytes.get(pos).is_some_and(u8::is_ascii_alphabetic) {
+        // pest stops inside `10sec` after `10s`: the literal starts at its number.
+        let letters = (0..pos).rev().take_while(|&i| bytes[i].is_ascii_alphabetic()).count();
+        let digits = (0..pos - letters)
+            .rev()
+            .take_while(|&i| bytes[i].is_ascii_digit())
+            .count();
+        if digits == 0 {
+            return None;
+        }
+        start = pos - letters - digits;
+    }
+    let digits_end = run(start, u8::is_ascii_digit);
+    if digits_end == start {
+        return None;
+    }
+    let has_fraction =
+        bytes.get(digits_end) == Some(&b'.') && bytes.get(digits_end + 1).is_some_and(u8::is_ascii_digit);
+    let number_end = if has_fraction {
+        run(digits_end + 1, u8::is_ascii_digit)
+    } else {
+        digits_end
+    };
+    let unit_start = run(number_end, |b| *b == b' ' || *b == b'\t');
+    let unit_end = run(unit_start, u8::is_ascii_alphabetic);
+    let number = &text[start..number_end];
+    let unit = &text[unit_start..unit_end];
+    let size = UNITS.iter().find(|(u, _)| *u == unit).map(|(_, size)| *size);
+    let message = match size {
+        _ if unit.is_empty() => {
+            return Some((
+                start,
+                number_end,
+                format!("the period '{number}' has no unit: write s, ms, us or ns after the number, e.g. tt[10us]"),
+            ));
+        }
+        None => {
+            let hint = match unit {
+                "h" => " (an hour is 3600s)",
+                "m" | "min" => " (a minute is 60s)",
+                _ => "",
+            };
+            format!(
+                "unknown unit '{unit}' in the period '{}': the units are s, ms, us and ns{hint}",
+                &text[start..unit_end]
+            )
+        }
+        Some(size) if has_fraction => {
+            let (whole, fraction) = number.split_once('.')?;
+            let scale = 10u128.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+            let nanos = whole
+                .parse::<u128>()
+                .ok()?
+                .checked_mul(scale)?
+                .checked_add(fraction.parse::<u128>().ok()?)?
+                .checked_mul(size)?;
+            let written = &text[start..unit_end];
+            match (nanos % scale == 0).then(|| spelled(nanos / scale)).flatten() {
+                Some(exact) => format!("a period is written in whole numbers: write {exact} for {written}"),
+                None => format!("a period is written in whole numbers of s, ms, us or ns, not as '{written}'"),
+            }
+        }
+        Some(_) if unit_start > number_end => {
+            format!("no space may stand between a number and its unit: write {number}{unit}")
+        }
+        Some(_) => return None,
+    };
+    Some((start, unit_end, message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_periods_say_what_is_wrong() {
+        let said = |text: &str| bad_period(text, 0);
+        let message = |text: &str| said(text).unwrap().2;
+        assert!(message("10]").contains("'10' has no unit"), "{}", message("10]"));
+        assert_eq!(said("10]").map(|(s, e, _)| (s, e)), Some((0, 2)));
+        assert_eq!(
+            message("1.5ms]"),
+            "a period is written in whole numbers: write 1ms500us for 1.5ms"
+        );
+        assert_eq!(
+            message("0.25s]"),
+            "a period is written in whole numbers: write 250ms for 0.25s"
+        );
+        assert!(message("1.5ns]").contains("not as '1.5ns'"));
+        assert_eq!(
+            message("1h]"),
+            "unknown unit 'h' in the period '1h': the units are s, ms, us and ns (an hour is 3600s)"
+        );
+        assert_eq!(said("1h]").map(|(s, e, _)| (s, e)), Some((0, 2)));
+        assert_eq!(
+            message("10 us]"),
+            "no space may stand between a number and its unit: write 10us"
+        );
+        // pest stops after the `s` of `10sec`.
+        assert_eq!(bad_period("10sec]", 3).map(|(s, e, _)| (s, e)), Some((0, 5)));
+        assert_eq!(bad_period("10us]", 0), None);
+        assert_eq!(bad_period("]", 0), None);
+    }
 
     fn t(secs: u64, nanos: u64) -> TimeSpec {
         TimeSpec { secs, nanos }
