@@ -28,7 +28,62 @@ pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnos
     let mut boxes = Vec::new();
     collect_boxes(&program, &mut boxes);
     let diagnostics = explain_self_loops(source, &boxes, diagnostics);
-    suggest_port_names(&boxes, diagnostics)
+    let diagnostics = suggest_port_names(&boxes, diagnostics);
+    suggest_declared_names(source, &program, diagnostics)
+}
+
+/// Every name declared in `program` and the wrappers in it, with its place.
+fn collect_names<'p>(program: &'p ast::Program, out: &mut Vec<&'p ast::Ident>) {
+    for decl in &program.decls {
+        match decl {
+            Decl::Box(b) => out.push(&b.name),
+            Decl::Net(n) => out.push(&n.name),
+            Decl::Proto(p) => out.push(&p.name),
+            Decl::Wrapper(w) => {
+                out.push(&w.name);
+                collect_names(&w.body, out);
+            }
+        }
+    }
+}
+
+/// "did you mean" on an undeclared identifier that differs from a declared name by case or a
+/// letter or two (`Sink` for `Snk`).
+fn suggest_declared_names(
+    source: &SourceFile,
+    program: &ast::Program,
+    mut diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut names = Vec::new();
+    collect_names(program, &mut names);
+    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+        let Some(used) = d
+            .message
+            .strip_prefix("use of undeclared identifier '")
+            .and_then(|rest| rest.strip_suffix('\''))
+        else {
+            continue;
+        };
+        // A name declared somewhere under exactly this spelling is a matter of scope or order,
+        // not of spelling.
+        if names.iter().any(|n| n.name == used) {
+            continue;
+        }
+        let lower = used.to_lowercase();
+        let closest = names
+            .iter()
+            .map(|n| (strsim::levenshtein(&n.name.to_lowercase(), &lower), *n))
+            .filter(|(distance, n)| *distance <= 2 && 2 * distance < n.name.len().max(used.len()))
+            .min_by_key(|(distance, _)| *distance);
+        if let Some((_, name)) = closest {
+            let (line, _) = source.line_col(name.span.start);
+            d.notes.push(format!(
+                " -> did you mean '{}'? It is declared on line {line}",
+                name.name
+            ));
+        }
+    }
+    diagnostics
 }
 
 fn collect_boxes<'p>(program: &'p ast::Program, out: &mut Vec<&'p BoxDecl>) {
@@ -266,6 +321,30 @@ mod tests {
         assert!(text.contains("t.smx:2:1: note: 'F' is declared here"), "{text}");
         assert!(text.contains("F = box smx_fwd( up in data, down out data )"), "{text}");
         assert!(text.contains("3 more errors about missing connections"), "{text}");
+    }
+
+    #[test]
+    fn an_undeclared_name_close_to_a_declared_one_gets_did_you_mean() {
+        let (source, diags) =
+            explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Sink\n");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let text = source.render(&diags[0]);
+        assert!(
+            text.starts_with("t.smx:3:13: error: use of undeclared identifier 'Sink'"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" -> did you mean 'Snk'? It is declared on line 2"),
+            "{text}"
+        );
+        // Case alone counts as a letter; a name with nothing close gets no guess.
+        let (_, diags) = explained("Src = box a( out data )\nSnk = box b( in data )\nconnect src.Snk\n");
+        assert!(
+            diags[0].notes.iter().any(|n| n.contains("did you mean 'Src'?")),
+            "{diags:?}"
+        );
+        let (_, diags) = explained("Src = box a( out data )\nSnk = box b( in data )\nconnect Src.Q\n");
+        assert!(diags[0].notes.is_empty(), "{diags:?}");
     }
 
     #[test]
