@@ -28,8 +28,116 @@ pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnos
     let mut boxes = Vec::new();
     collect_boxes(&program, &mut boxes);
     let diagnostics = explain_self_loops(source, &boxes, diagnostics);
+    let diagnostics = explain_conflicting_modes(source, &boxes, diagnostics);
     let diagnostics = suggest_port_names(&boxes, diagnostics);
     suggest_declared_names(source, &program, diagnostics)
+}
+
+/// `'Src'(0)` → (`Src`, `0`).
+fn instance(text: &str) -> Option<(&str, &str)> {
+    let (label, id) = text.strip_prefix('\'')?.rsplit_once("'(")?;
+    Some((label, id.strip_suffix(')')?))
+}
+
+/// The port and the two instances of `conflicting modes of ports 'x' in 'A'(0) and 'B'(1) (line 3)`,
+/// the left operand first.
+fn conflicting_modes(message: &str) -> Option<(&str, &str, &str)> {
+    let rest = message.strip_prefix("conflicting modes of ports '")?;
+    let (port, rest) = rest.split_once("' in ")?;
+    let (left, right) = rest.split_once(" and ")?;
+    let right = right.split_once(" (line ").map_or(right, |(r, _)| r);
+    instance(left)?;
+    instance(right)?;
+    Some((port, left, right))
+}
+
+/// A first-hour mistake: a port declared with the wrong direction, so that two inputs (or two
+/// outputs) meet. The original's four errors name the symptoms; the first gets the cause in
+/// plain words, and the errors that only repeat it on the same line (no connection in that
+/// pair, the port not connected in either box) are folded into it.
+fn explain_conflicting_modes(source: &SourceFile, boxes: &[&BoxDecl], diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+    let mut folded_by: Vec<(usize, String, String, String, usize)> = Vec::new();
+    for d in &diagnostics {
+        if let Some((port, left, right)) = d.is_error().then(|| conflicting_modes(&d.message)).flatten() {
+            folded_by.push((
+                source.line_of(d),
+                port.to_string(),
+                left.to_string(),
+                right.to_string(),
+                0,
+            ));
+        }
+    }
+    let follows = |d: &Diagnostic, (line, port, left, right, _): &(usize, String, String, String, usize)| {
+        if !d.is_error() || source.line_of(d) != *line {
+            return false;
+        }
+        let (Some((ll, li)), Some((rl, ri))) = (instance(left), instance(right)) else {
+            return false;
+        };
+        d.message == format!("no port connection in serial combinition '{ll}({li}).{rl}({ri})'")
+            || d.message == format!("port '{port}' in {left} is not connected")
+            || d.message == format!("port '{port}' in {right} is not connected")
+    };
+    let mut kept = Vec::new();
+    for d in diagnostics {
+        match folded_by.iter_mut().find(|cause| follows(&d, cause)) {
+            Some(cause) => cause.4 += 1,
+            None => kept.push(d),
+        }
+    }
+    for mut d in kept {
+        if let Some((port, left, right)) = d.is_error().then(|| conflicting_modes(&d.message)).flatten()
+            && let Some(cause) = folded_by
+                .iter_mut()
+                .find(|c| c.0 == source.line_of(&d) && c.1 == port && c.2 == left && c.3 == right)
+        {
+            let serial = cause.4 > 0;
+            let (l, r) = (
+                instance(left).map_or(left, |i| i.0),
+                instance(right).map_or(right, |i| i.0),
+            );
+            let mode = port_mode(boxes, l, port).or_else(|| port_mode(boxes, r, port));
+            d.notes.push(mode_note(port, l, r, mode, serial));
+            if serial {
+                d.notes.push(format!(
+                    " -> {} more error{} on this line about '{port}' not being connected follow from it (not shown)",
+                    cause.4,
+                    if cause.4 == 1 { "" } else { "s" }
+                ));
+            }
+            // Said once per conflict.
+            cause.4 = 0;
+            cause.1.clear();
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// The cause in plain words; with the fix when the two meet in a serial connection, where
+/// messages flow from the left operand to the right one.
+fn mode_note(port: &str, left: &str, right: &str, mode: Option<PortMode>, serial: bool) -> String {
+    let (what, fix) = match mode {
+        Some(PortMode::In) => (
+            format!("both declare '{port}' as an input ('in'), and two inputs cannot be joined"),
+            format!("'{left}' should declare 'out {port}'"),
+        ),
+        Some(PortMode::Out) => (
+            format!("both declare '{port}' as an output ('out'), and two outputs cannot be joined"),
+            format!("'{right}' should declare 'in {port}'"),
+        ),
+        _ => (format!("declare '{port}' in the same direction"), String::new()),
+    };
+    let mut note = format!(
+        " -> '{left}' and '{right}' {what}: a channel runs from an output (declared 'out') to an input \
+         (declared 'in')"
+    );
+    if serial && !fix.is_empty() {
+        note.push_str(&format!(". Messages flow from '{left}' to '{right}', so {fix}"));
+    }
+    note
 }
 
 /// Every name declared in `program` and the wrappers in it, with its place.
@@ -345,6 +453,32 @@ mod tests {
         );
         let (_, diags) = explained("Src = box a( out data )\nSnk = box b( in data )\nconnect Src.Q\n");
         assert!(diags[0].notes.is_empty(), "{diags:?}");
+    }
+
+    #[test]
+    fn two_inputs_joined_are_one_error_that_says_which_port_to_turn() {
+        let (source, diags) =
+            explained("Src = box smx_src_rand( in data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let text = source.render(&diags[0]);
+        assert!(
+            text.starts_with("t.smx:3:13: error: conflicting modes of ports 'data' in 'Src'(0) and 'Snk'(1) (line 3)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("both declare 'data' as an input ('in'), and two inputs cannot be joined"),
+            "{text}"
+        );
+        assert!(text.contains("so 'Src' should declare 'out data'"), "{text}");
+        assert!(text.contains("3 more errors on this line"), "{text}");
+        // Two outputs: the right one is turned.
+        let (_, diags) =
+            explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( out data )\nconnect Src.Snk\n");
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(
+            diags[0].notes[0].contains("so 'Snk' should declare 'in data'"),
+            "{diags:?}"
+        );
     }
 
     #[test]
