@@ -86,6 +86,33 @@ fn check_rejects_with_exit_1_and_a_located_diagnostic() {
 }
 
 #[test]
+fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
+    for (period, problem) in [
+        ("", "without a period"),
+        ("20000000000s", "longer than a timer can wait"),
+    ] {
+        let content = format!(
+            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[{period}](Src).Snk\n"
+        );
+        let (_dir, net) = net_file("tt.smx", &content);
+        for command in ["check", "run"] {
+            let out = smxrun(&[command, arg(&net)]);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
+            let first = stderr.lines().next().unwrap_or_default();
+            assert!(
+                first.starts_with(&format!("{}:3:9: error: ", net.display())) && first.contains(problem),
+                "{command}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("  connect tt[{period}](Src).Snk\n          ^^\n")),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+#[test]
 fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
     // The net parses, but smx_src_rand writes `data` and smx_snk_null reads `data`.
     let (_dir, net) = net_file(

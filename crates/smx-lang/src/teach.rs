@@ -33,6 +33,54 @@ pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnos
     suggest_declared_names(source, &program, diagnostics)
 }
 
+/// The `tt`, `tb` and `tf` of `source` that give no period (`tt[]`) and those whose period no
+/// timer can wait (more than 2^64-1 ns), in source order. The language accepts both, so the
+/// graph check that refuses them knows the channel but not the place: these are the places.
+pub fn period_places(source: &SourceFile) -> (Vec<Span>, Vec<Span>) {
+    fn walk(net: &ast::NetExpr, zero: &mut Vec<Span>, long: &mut Vec<Span>) {
+        match net {
+            ast::NetExpr::Ident(_) => {}
+            ast::NetExpr::Binary { lhs, rhs, .. } => {
+                walk(lhs, zero, long);
+                walk(rhs, zero, long);
+            }
+            ast::NetExpr::Paren { inner, .. } | ast::NetExpr::Rt { inner, .. } => walk(inner, zero, long),
+            ast::NetExpr::Timed { time, inner, span, .. } => {
+                // The operator: two letters, where the period that follows belongs to.
+                let at = Span::new(span.start, span.start + 2);
+                if time.secs == 0 && time.nanos == 0 {
+                    zero.push(at);
+                } else if time
+                    .secs
+                    .checked_mul(1_000_000_000)
+                    .and_then(|n| n.checked_add(time.nanos))
+                    .is_none()
+                {
+                    long.push(at);
+                }
+                walk(inner, zero, long);
+            }
+        }
+    }
+    fn program(p: &ast::Program, zero: &mut Vec<Span>, long: &mut Vec<Span>) {
+        for decl in &p.decls {
+            match decl {
+                Decl::Net(n) => walk(&n.net, zero, long),
+                Decl::Wrapper(w) => program(&w.body, zero, long),
+                _ => {}
+            }
+        }
+        walk(&p.connect.net, zero, long);
+    }
+    let (mut zero, mut long) = (Vec::new(), Vec::new());
+    if let Some(p) = crate::syntax::parse(source).program {
+        program(&p, &mut zero, &mut long);
+    }
+    zero.sort_by_key(|s| s.start);
+    long.sort_by_key(|s| s.start);
+    (zero, long)
+}
+
 /// `'Src'(0)` → (`Src`, `0`).
 fn instance(text: &str) -> Option<(&str, &str)> {
     let (label, id) = text.strip_prefix('\'')?.rsplit_once("'(")?;
@@ -478,6 +526,23 @@ mod tests {
         assert!(
             diags[0].notes[0].contains("so 'Snk' should declare 'in data'"),
             "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn periods_that_no_timer_can_wait_are_found_at_their_operator() {
+        let source = SourceFile::new(
+            "t.smx",
+            "A = box a(out x)\nB = box b(in x)\nN = tb[1s](A)\nconnect tt[](N).tt[20000000000s](B)\n",
+        );
+        let (zero, long) = period_places(&source);
+        assert_eq!(
+            zero.iter().map(|s| source.line_col(s.start)).collect::<Vec<_>>(),
+            [(4, 9)]
+        );
+        assert_eq!(
+            long.iter().map(|s| source.line_col(s.start)).collect::<Vec<_>>(),
+            [(4, 17)]
         );
     }
 

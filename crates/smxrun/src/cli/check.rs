@@ -89,7 +89,9 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         return Ok(exit::REJECTED);
     }
     if let Err(e) = load::unrunnable(file, &graph) {
-        crate::cli::say(&format!("error: {e}"));
+        if !e.message.is_empty() {
+            crate::cli::say(&format!("error: {e}"));
+        }
         let problems = smx_graph::check::problems(&graph).len();
         crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(problems)));
         return Ok(exit::REJECTED);

@@ -94,8 +94,55 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
     if problems.is_empty() {
         return Ok(());
     }
+    if let Some(shown) = placed_problems(path, &problems, "error") {
+        for line in shown {
+            crate::cli::say(&line);
+        }
+        return Err(CliError::silent(exit::REJECTED));
+    }
     let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
     Err(CliError::rejected(lines.join("\nerror: ")))
+}
+
+/// The graph check's `problems` of a net file, those about a period at the `tt`, `tb` or `tf`
+/// that gives it (`FILE:LINE:COL: SEVERITY: ...`, the line, a caret), the others as
+/// `FILE: SEVERITY: ...`; `None` when no problem has such a place (or the file is JSON).
+pub fn placed_problems(path: &Path, problems: &[String], severity: &str) -> Option<Vec<String>> {
+    if is_json(path) {
+        return None;
+    }
+    let source = SourceFile::read(path).ok()?;
+    let (zero, long) = smx_lang::teach::period_places(&source);
+    let (mut zero, mut long) = (zero.into_iter(), long.into_iter());
+    let mut placed = false;
+    let shown = problems
+        .iter()
+        .map(|p| {
+            let (span, hint) = if p.ends_with(": time-triggered, but without a period") {
+                (zero.next(), "a period is written between the brackets, e.g. tt[10ms]")
+            } else if p.contains("is longer than a timer can wait") {
+                (long.next(), "a period is at most 18446744073s709551615ns")
+            } else {
+                (None, "")
+            };
+            match span {
+                Some(span) => {
+                    placed = true;
+                    let diag = if severity == "error" {
+                        Diagnostic::error(p.clone(), Some(span))
+                    } else {
+                        Diagnostic::warning(p.clone(), Some(span))
+                    };
+                    source
+                        .render(&diag.with_note(format!(" -> {hint}")))
+                        .trim_end()
+                        .to_string()
+                }
+                None => format!("{}: {severity}: {p}", path.display()),
+            }
+        })
+        .collect();
+    placed.then_some(shown)
 }
 
 /// A net the runtime refused, as `FILE:LINE: message` where the error is about one box.
