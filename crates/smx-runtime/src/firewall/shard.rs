@@ -303,7 +303,7 @@ fn place_and_schedule(cfg: &ShardConfig, warnings: &mut Vec<String>) -> (Option<
     };
     let spin_ns = if spin_through {
         warnings.push(format!(
-            "{}: spins through each {} period at normal priority, a period too short to sleep in \
+            "{}: spins through each {} period at normal priority instead of real-time scheduling, a period too short to sleep in \
              ({} keeps SCHED_FIFO and sleeps part of each period)",
             cfg.name,
             super::human_ns(period_ns),
