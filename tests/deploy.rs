@@ -70,6 +70,17 @@ fn assert_warns(report: &Value, start: &str) {
     );
 }
 
+/// Waits until the live figures of a run that writes them to `stats` (`--stats-every`,
+/// `--stats-file`) count messages at the whole net's sinks: every link on their way carries.
+fn wait_for_messages(stats: &Path) {
+    wait_for("messages at the whole net's sinks", || {
+        let text = std::fs::read_to_string(stats).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|l| l["messages"].as_u64().is_some_and(|m| m > 0))
+    });
+}
+
 /// The report's row of the net whose `key` is `value` (its `name`, its `process`).
 fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
     report["nets"]
@@ -1066,12 +1077,16 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
     let net = write(dir.path(), "net.smx", NET);
     let config = write(dir.path(), "deploy.toml", &hosts.config("count = 0\n"));
     let report = dir.path().join("report.json");
+    let stats = dir.path().join("stats.jsonl");
     let parent = smxrun()
         .arg(&net)
         .arg("--config")
         .arg(&config)
         .args(["--report", "json", "-q", "-o"])
         .arg(&report)
+        .args(["--stats-every", "20ms", "--stats-file"])
+        .arg(&stats)
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -1080,8 +1095,8 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
         slices = children_of(parent.id());
         slices.len() == 2
     });
-    std::thread::sleep(Duration::from_millis(500));
-    // The consumer's host drops off the network.
+    // The consumer's host drops off the network once the link carries messages, not before.
+    wait_for_messages(&stats);
     hosts.ip(1, &["link", "set", &format!("{}p", hosts.veth), "down"]);
     let out = parent.wait_with_output().unwrap();
     assert_ne!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -1121,17 +1136,22 @@ fn a_lost_host_in_the_middle_of_a_line_ends_every_process_by_itself() {
     );
     let config = write(dir.path(), "deploy.toml", &config);
     let report = dir.path().join("report.json");
+    let stats = dir.path().join("stats.jsonl");
     let parent = smxrun()
         .arg(&net)
         .arg("--config")
         .arg(&config)
         .args(["--report", "json", "-q", "-o"])
         .arg(&report)
+        .args(["--stats-every", "20ms", "--stats-file"])
+        .arg(&stats)
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("three slices", || children_of(parent.id()).len() == 3);
-    std::thread::sleep(Duration::from_millis(500));
+    // The host goes down in the middle of the line, not before it: once the whole net's sink
+    // has counted messages, both links carry them.
+    wait_for_messages(&stats);
     hosts.ip(1, &["link", "set", &format!("{}p", hosts.veth), "down"]);
     let out = parent.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
