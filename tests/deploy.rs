@@ -322,7 +322,8 @@ fn processes_on_this_machine_share_its_cores_out() {
     }
     let dir = tempfile::tempdir().unwrap();
     // A child, and one that a `launch` starts on this machine (its host is this machine's).
-    for sinks in ["", "host = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\n"] {
+    // Ports of its own: the tests of this file run at once, and a link listens from `port` on.
+    for sinks in ["", "host = \"127.0.0.1\"\nport = 47420\nlaunch = \"/usr/bin/env\"\n"] {
         let config = format!("[process.sinks]\n{sinks}\n[net.Snk]\nprocess = \"sinks\"\n");
         let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
         assert!(out.status.success(), "{}", text(&out));
@@ -785,7 +786,7 @@ fn a_slice_started_by_hand_that_cannot_take_its_job_is_refused() {
 /// fan-in told apart, and a gap for each message overwritten before the link.
 #[test]
 fn a_link_keeps_each_messages_own_number() {
-    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nlaunch = \"env\"\n";
+    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47422\nlaunch = \"env\"\n";
     for (transport, process) in [("shm", "[process.sinks]\n"), ("zmq", over_tcp)] {
         let dir = tempfile::tempdir().unwrap();
         let config = format!("{process}\n[net.Snk]\nprocess = \"sinks\"\n");
@@ -830,7 +831,7 @@ fn a_link_keeps_each_messages_own_number() {
 /// lost every message).
 #[test]
 fn a_64_mib_payload_crosses_processes() {
-    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nlaunch = \"env\"\n";
+    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47424\nlaunch = \"env\"\n";
     for (transport, process) in [("shm", "[process.sinks]\n"), ("zmq", over_tcp)] {
         let dir = tempfile::tempdir().unwrap();
         let config = format!("{process}\n[net.Src]\ncount = 3\nsize = 67108864\n\n[net.Snk]\nprocess = \"sinks\"\n");
@@ -1874,7 +1875,7 @@ fn a_long_channel_is_said_once_for_the_whole_net() {
 #[test]
 fn a_producer_at_a_local_address_reaches_a_consumer_without_host() {
     let dir = tempfile::tempdir().unwrap();
-    let config = "[process.main]\nlaunch = \"/usr/bin/env\"\nhost = \"127.0.0.1\"\nport = 47410\n\n[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let config = "[process.main]\nlaunch = \"/usr/bin/env\"\nhost = \"127.0.0.1\"\nport = 47410\n\n[process.sinks]\nport = 47426\n\n[net.Snk]\nprocess = \"sinks\"\n";
     let (out, report) = run_json(dir.path(), NET, config, &["-n", "1000"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
