@@ -579,6 +579,33 @@ fn a_negative_count_or_length_is_named_not_taken_for_an_option() {
 }
 
 #[test]
+fn a_mistyped_or_misplaced_command_is_named_as_such() {
+    let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
+    for (args, expected) in [
+        (
+            vec!["chekc", arg(&net)],
+            "error: 'chekc' is neither a net file nor a command; did you mean 'check'?".to_string(),
+        ),
+        (
+            vec!["grahp", arg(&net), "--format", "dot"],
+            "error: 'grahp' is neither a net file nor a command; did you mean 'graph'?".to_string(),
+        ),
+        (
+            vec![arg(&net), "check"],
+            format!(
+                "error: 'check' is a command, and the command comes before the file: smxrun check {}",
+                arg(&net)
+            ),
+        ),
+    ] {
+        let out = smxrun(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end(), expected, "{args:?}");
+    }
+}
+
+#[test]
 fn an_unknown_implementation_gets_the_closest_name_or_the_way_to_bring_a_box() {
     let (_dir, net) = net_file(
         "typo.smx",

@@ -336,10 +336,121 @@ fn channel_length(text: &str) -> Result<u32, String> {
     }
 }
 
+/// What a command line whose first word is not a command meant, where clap's own reading says
+/// nothing useful: since `smxrun FILE` is `smxrun run FILE`, a mistyped command is taken for a
+/// net file (`smxrun chekc net.smx`), and a command after the file for a second net. `clap` is
+/// the parse's error, if it failed; `command` the command line with every command it has.
+/// `None` where the first word is a command, an option or a net file that the parse took as
+/// one.
+pub fn misread(args: &[std::ffi::OsString], command: &clap::Command, clap: Option<&clap::Error>) -> Option<String> {
+    let first = args.get(1)?.to_str()?;
+    let commands: Vec<String> = command
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    if first.starts_with('-') || first == "help" || commands.iter().any(|c| c == first) {
+        return None;
+    }
+    let is_file = std::path::Path::new(first).exists();
+    let conflict = clap.filter(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict);
+    if conflict.is_some()
+        && let Some(at) = args[2..]
+            .iter()
+            .position(|a| a.to_str().is_some_and(|a| commands.iter().any(|c| c == a)))
+    {
+        let mut words: Vec<String> = args[1..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let name = words.remove(at + 1);
+        return Some(format!(
+            "'{name}' is a command, and the command comes before the file: smxrun {name} {}",
+            words.join(" ")
+        ));
+    }
+    if is_file {
+        let stray = conflict
+            .and_then(|e| e.get(clap::error::ContextKind::InvalidSubcommand))
+            .map(ToString::to_string)?;
+        return Some(format!(
+            "'{first}' is the net to run, and '{stray}' after it is neither an option nor a command: \
+             a run takes one net file"
+        ));
+    }
+    match smx_runtime::config::nearest(first, &commands) {
+        Some(near) => Some(format!(
+            "'{first}' is neither a net file nor a command; did you mean '{near}'?"
+        )),
+        None => conflict.map(|_| {
+            format!(
+                "'{first}' is neither a net file nor a command (commands: {})",
+                commands.join(", ")
+            )
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// What [`misread`] says of `args` after `smxrun`, with the parse's error as `main_with`
+    /// has it.
+    fn misread_of(args: &[&str]) -> Option<String> {
+        let args: Vec<std::ffi::OsString> = std::iter::once("smxrun")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect();
+        let error = Cli::command().try_get_matches_from(&args).err();
+        misread(&args, &Cli::command(), error.as_ref())
+    }
+
+    #[test]
+    fn a_mistyped_command_is_named_with_the_command_it_is_close_to() {
+        let net = tempfile::NamedTempFile::new().unwrap();
+        let net = net.path().to_str().unwrap();
+        assert_eq!(
+            misread_of(&["chekc", net]).as_deref(),
+            Some("'chekc' is neither a net file nor a command; did you mean 'check'?")
+        );
+        assert_eq!(
+            misread_of(&["grahp", net, "--format", "dot"]).as_deref(),
+            Some("'grahp' is neither a net file nor a command; did you mean 'graph'?")
+        );
+        assert_eq!(
+            misread_of(&["chekc"]).as_deref(),
+            Some("'chekc' is neither a net file nor a command; did you mean 'check'?"),
+            "a lone mistyped command is no file to run either"
+        );
+        let far = misread_of(&["verify", net]).unwrap();
+        assert!(
+            far.starts_with("'verify' is neither a net file nor a command (commands: run, check, graph"),
+            "{far}"
+        );
+        assert_eq!(
+            misread_of(&["missing.smx"]),
+            None,
+            "a missing net is said when it is read"
+        );
+        assert_eq!(misread_of(&["check", net]), None);
+        assert_eq!(misread_of(&[net, "-n", "3"]), None);
+    }
+
+    #[test]
+    fn a_command_after_the_file_is_said_to_come_before_it() {
+        let net = tempfile::NamedTempFile::new().unwrap();
+        let net = net.path().to_str().unwrap();
+        assert_eq!(
+            misread_of(&[net, "check"]),
+            Some(format!(
+                "'check' is a command, and the command comes before the file: smxrun check {net}"
+            ))
+        );
+        let two = misread_of(&[net, "other.smx"]).unwrap();
+        assert!(
+            two.ends_with("'other.smx' after it is neither an option nor a command: a run takes one net file"),
+            "{two}"
+        );
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("smxrun").chain(args.iter().copied()))

@@ -56,12 +56,18 @@ where
 {
     memory::share_one_arena();
     init_logging();
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     let command = extras.iter().fold(Cli::command(), |command, extra| {
         command.subcommand(extra.command.clone())
     });
     let parsed = command
-        .try_get_matches_from(args)
+        .clone()
+        .try_get_matches_from(&args)
         .and_then(|matches| parse(matches, extras));
+    if let Some(message) = args::misread(&args, &command, parsed.as_ref().err()) {
+        say(&format!("error: {message}"));
+        return exit::REJECTED;
+    }
     let exit_guard = foreign_exit::Guard::arm();
     let outcome = match parsed {
         Ok(Parsed::Own(cli)) => guarded(|| dispatch(*cli, &registry)),
