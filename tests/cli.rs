@@ -625,6 +625,43 @@ fn an_unknown_implementation_gets_the_closest_name_or_the_way_to_bring_a_box() {
 }
 
 #[test]
+fn boxes_not_written_yet_are_told_once_of_check_lang_only() {
+    let (_dir, net) = net_file(
+        "mine.smx",
+        "A = box my_src(out a)\nB = box my_filter(in a, out b)\nC = box my_snk(in b)\nconnect A.B.C\n",
+    );
+    for args in [vec!["check", arg(&net)], vec![arg(&net)]] {
+        let out = smxrun(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.matches("unknown implementation").count(),
+            3,
+            "{args:?}: {stderr}"
+        );
+        let hint = format!(
+            "`smxrun check --lang-only {}` checks the net's language alone",
+            arg(&net)
+        );
+        assert_eq!(stderr.matches(&hint).count(), 1, "{args:?}: {stderr}");
+        assert_eq!(stderr.matches("--boxes PATH").count(), 1, "{args:?}: {stderr}");
+    }
+    let out = smxrun(&["check", "--lang-only", arg(&net)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_misspelt_built_in_box_is_not_told_of_boxes_of_one_s_own() {
+    let (_dir, net) = net_file(
+        "typo.smx",
+        "Src = box smx_src_rnd( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n",
+    );
+    let stderr = text(&smxrun(&["check", arg(&net)]).stderr);
+    assert!(stderr.contains("did you mean 'smx_src_rand'?"), "{stderr}");
+    assert!(!stderr.contains("--lang-only"), "{stderr}");
+}
+
+#[test]
 fn rust_log_info_shows_the_start_and_end_of_the_threads_and_default_logs_nothing() {
     let (_dir, net) = net_file("src_snk.smx", SRC_SNK);
     let run = |log: &str| {

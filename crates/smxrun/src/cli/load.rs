@@ -202,18 +202,13 @@ pub fn unknown_implementations<'g>(graph: &'g NetGraph, registry: &Registry) -> 
 /// declaration's line and a caret under the implementation name, and the libraries that were
 /// searched for it (`libs`, empty when none). A graph read from JSON has no text to point at:
 /// then the node's line alone.
+/// The way to bring a box of one's own is not repeated here: [`own_boxes_hint`] says it once
+/// after all of them.
 pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, severity: &str, libs: &str) -> String {
     let names = registry.names();
-    let closest = names
-        .iter()
-        .map(|name| (strsim::levenshtein(name, &node.func), name))
-        .filter(|(distance, _)| *distance <= 2)
-        .min();
-    let hint = match (closest, libs.is_empty()) {
-        (Some((_, name)), _) => format!("; did you mean '{name}'?"),
-        (None, true) => "; a box of your own: give its C library with --boxes PATH (or `boxes` in --config), \
-                         or build your Rust boxes into a program of your own (docs/guide/rust-boxes.md)"
-            .to_string(),
+    let hint = match (closest_implementation(registry, &node.func), libs.is_empty()) {
+        (Some(name), _) => format!("; did you mean '{name}'?"),
+        (None, true) => String::new(),
         (None, false) => format!("; no symbol '{}' in {libs}", node.func),
     };
     let message = format!(
@@ -247,6 +242,35 @@ pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, sev
     }
 }
 
+/// The known implementation that `func` most likely misspells.
+fn closest_implementation(registry: &Registry, func: &str) -> Option<&'static str> {
+    registry
+        .names()
+        .into_iter()
+        .map(|name| (strsim::levenshtein(name, func), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// One line, after the errors of every unknown implementation, for those that are no
+/// misspelling of a known one: boxes of the user's own, which may simply not exist yet. It says
+/// where such a box comes from and how to check the net before it does; once, because the way
+/// is the same for every box.
+pub fn own_boxes_hint(file: &Path, unknown: &[&Node], registry: &Registry) -> Option<String> {
+    unknown
+        .iter()
+        .any(|node| closest_implementation(registry, &node.func).is_none())
+        .then(|| {
+            format!(
+                "hint: a box of your own comes from its C library (--boxes PATH, or `boxes` in --config) \
+                 or a program of your own (docs/guide/rust-boxes.md); before its boxes exist, \
+                 `smxrun check --lang-only {}` checks the net's language alone",
+                file.display()
+            )
+        })
+}
+
 /// Where `label = box func(...)` names its implementation, in any scope of the program.
 fn implementation_span(source: &SourceFile, label: &str, func: &str) -> Option<Span> {
     fn find(program: &ast::Program, label: &str, func: &str) -> Option<Span> {
@@ -270,6 +294,9 @@ pub fn reject_unknown_implementations(
     let unknown = unknown_implementations(graph, registry);
     for node in &unknown {
         crate::cli::say(&unknown_implementation(file, node, registry, "error", libs));
+    }
+    if let Some(hint) = own_boxes_hint(file, &unknown, registry) {
+        crate::cli::say(&hint);
     }
     if unknown.is_empty() {
         Ok(0)
