@@ -196,6 +196,52 @@ fn graph_writes_every_format() {
 }
 
 #[test]
+fn graph_takes_the_format_from_the_output_file_s_name() {
+    let (dir, net) = net_file("src_snk.smx", SRC_SNK);
+    for (name, marker) in [
+        ("g.dot", "digraph"),
+        ("g.GV", "digraph"),
+        ("g.gml", "graph\n["),
+        ("g.graphml", "<graphml"),
+        ("g.json", "\"nodes\""),
+        ("g.txt", "graph\n["),
+    ] {
+        let path = dir.path().join(name);
+        let out = smxrun(&["graph", arg(&net), "-o", arg(&path)]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+        assert!(stderr.is_empty(), "{name}: {stderr}");
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(written.contains(marker), "{name}: {written}");
+    }
+
+    // An explicit --format is obeyed against the name, and the contradiction said.
+    let path = dir.path().join("asked.dot");
+    let out = smxrun(&["graph", arg(&net), "--format", "gml", "-o", arg(&path)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(std::fs::read_to_string(&path).unwrap().contains("graph\n["));
+    assert!(
+        stderr.contains(&format!(
+            "warning: -o '{}': writing gml, as --format asks",
+            path.display()
+        )),
+        "{stderr}"
+    );
+
+    // No graph format is a picture: nothing is written, and the way to one is said.
+    let path = dir.path().join("g.svg");
+    let out = smxrun(&["graph", arg(&net), "-o", arg(&path)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not a picture") && stderr.contains("dot -Tsvg"),
+        "{stderr}"
+    );
+    assert!(!path.exists());
+}
+
+#[test]
 fn graph_of_a_rejected_net_prints_diagnostics_and_no_graph() {
     let (_dir, net) = net_file("bad.smx", REJECTED);
     let out = smxrun(&["graph", arg(&net), "--format", "dot"]);

@@ -229,11 +229,14 @@ pub struct GraphArgs {
     pub file: PathBuf,
 
     /// Output format: gml (the original compiler's), graphml, dot (Graphviz) or json (the
-    /// runtime's input) [default: gml; dot with --config or --set]
+    /// runtime's input) [default: the one the -o file's extension names (.gml, .graphml,
+    /// .dot or .gv, .json); else gml, or dot with --config or --set]. Given with an -o whose
+    /// extension names another, it is obeyed, with a warning
     #[arg(long, value_name = "gml|graphml|dot|json", value_parser = str::parse::<Format>)]
     pub format: Option<Format>,
 
-    /// Write to PATH instead of stdout
+    /// Write to PATH instead of stdout; its extension chooses the format when --format is not
+    /// given (a picture's, .svg or .png, is refused: draw the .dot with Graphviz)
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
 

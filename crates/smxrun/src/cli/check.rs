@@ -249,16 +249,11 @@ fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
 pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     // A placement is a drawing: --config alone asks for dot.
     let placing = args.config.is_some() || !args.sets.is_empty();
-    let format = args.format.unwrap_or(if placing {
-        smx_graph::Format::Dot
-    } else {
-        smx_graph::Format::Gml
-    });
+    let (format, asked) = graph_format(args, placing)?;
     if placing && !matches!(format, smx_graph::Format::Dot) {
         return Err(CliError::rejected(format!(
-            "--format {}: writes the net as its file gives it, without settings or processes; --config and \
-             --set are read only to draw where its nets run (--format dot): leave them out, or draw with dot",
-            format.name()
+            "{asked}: writes the net as its file gives it, without settings or processes; --config and \
+             --set are read only to draw where its nets run (--format dot): leave them out, or draw with dot"
         )));
     }
     let mut layers = match &args.config {
@@ -298,6 +293,67 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     };
     output.write(&text)?;
     Ok(exit::OK)
+}
+
+/// What the extension of an output file says it holds.
+enum Named {
+    Graph(smx_graph::Format),
+    /// A picture, which only Graphviz draws.
+    Picture,
+}
+
+fn named(path: &Path) -> Option<Named> {
+    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+    match extension.as_str() {
+        "svg" | "png" | "pdf" | "jpg" | "jpeg" | "ps" | "eps" => Some(Named::Picture),
+        other => other.parse().ok().map(Named::Graph),
+    }
+}
+
+/// The format `graph` writes and the words that asked for it (`--format dot`, `-o 'net.dot'
+/// names dot`):
+/// `--format`; else the one the -o file's extension names, since a file named `.dot` that
+/// holds GML fails in the program it was named for; else dot for a placement, gml otherwise. An
+/// explicit `--format` is obeyed against the extension (it may be meant, and a script that
+/// says it should get it), with a warning; a picture's extension without `--format` is refused,
+/// because no format of a graph is one.
+fn graph_format(args: &GraphArgs, placing: bool) -> Result<(smx_graph::Format, String), CliError> {
+    let output = args.output.as_deref().filter(|path| *path != Path::new("-"));
+    let by_name = output.and_then(|path| Some((path, named(path)?)));
+    match (args.format, by_name) {
+        (Some(format), Some((path, name))) => {
+            if !matches!(name, Named::Graph(f) if f == format) {
+                crate::cli::say(&format!(
+                    "warning: -o '{}': writing {}, as --format asks, into a file whose name says otherwise",
+                    path.display(),
+                    format.name()
+                ));
+            }
+            Ok((format, format!("--format {}", format.name())))
+        }
+        (Some(format), None) => Ok((format, format!("--format {}", format.name()))),
+        (None, Some((path, Named::Graph(format)))) => {
+            Ok((format, format!("-o '{}' names {}", path.display(), format.name())))
+        }
+        (None, Some((path, Named::Picture))) => {
+            let dot = path.with_extension("dot");
+            let kind = path
+                .extension()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_ascii_lowercase();
+            Err(CliError::rejected(format!(
+                "-o '{}': graph writes a graph (gml, graphml, dot or json), not a picture: write '{}' and \
+                 draw it with `dot -T{kind} '{}' -o '{}'`",
+                path.display(),
+                dot.display(),
+                dot.display(),
+                path.display()
+            )))
+        }
+        (None, None) if placing => Ok((smx_graph::Format::Dot, "--format dot".into())),
+        (None, None) => Ok((smx_graph::Format::Gml, "--format gml".into())),
+    }
 }
 
 /// Where the configuration places the nets of `g`, for a drawing; `None` when every net runs
