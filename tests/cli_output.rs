@@ -439,3 +439,54 @@ fn control_characters_in_an_echoed_value_are_escaped() {
     assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{7}'), "{stderr:?}");
     assert!(stderr.contains("\\u{1b}[2J"), "{stderr:?}");
 }
+
+/// A picture's path that is a directory, or a directory's path that is a file, is named with
+/// what stands there, before anything is drawn or written.
+#[test]
+fn an_output_path_of_the_wrong_kind_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write(
+        dir.path(),
+        "t.json",
+        r#"{"traceEvents": [{"ph": "X", "tid": 1, "ts": 0, "dur": 5, "name": "step", "cat": "step"}]}"#,
+    );
+    let adir = dir.path().join("adir");
+    std::fs::create_dir(&adir).unwrap();
+    let out = smxrun()
+        .arg("trace-view")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&adir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: cannot write '{}': it is a directory", adir.display())
+    );
+
+    let net = write(
+        dir.path(),
+        "c.smx",
+        "Src = box my_src( out data )\nSnk = box my_snk( in data )\nconnect Src.Snk\n",
+    );
+    let afile = write(dir.path(), "afile", "kept");
+    let out = smxrun()
+        .arg("headers")
+        .arg(&net)
+        .arg("-o")
+        .arg(&afile)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: -o '{0}': cannot make the directory for the headers: '{0}' is a file, not a directory",
+            afile.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&afile).unwrap(), "kept");
+}

@@ -29,8 +29,13 @@ pub fn headers(args: &HeadersArgs, registry: &Registry) -> Result<i32, CliError>
         ))?;
         return Ok(exit::OK);
     }
-    std::fs::create_dir_all(&args.output)
-        .map_err(|e| CliError::rejected(format!("cannot create '{}': {e}", args.output.display())))?;
+    std::fs::create_dir_all(&args.output).map_err(|e| {
+        CliError::rejected(format!(
+            "-o '{}': cannot make the directory for the headers: {}",
+            args.output.display(),
+            super::output::why_no_directory(&args.output, &e)
+        ))
+    })?;
     for header in &headers {
         write(&args.output.join(&header.file_name), &header.text)?;
     }

@@ -75,7 +75,13 @@ fn write_pair(dir: &std::path::Path, name: &str, public: &str, secret: &str) -> 
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| CliError::rejected(format!("keygen: cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| {
+            CliError::rejected(format!(
+                "keygen: cannot create {}: {}",
+                dir.display(),
+                super::output::why_no_directory(dir, &e)
+            ))
+        })?;
     let write = |path: PathBuf, mode: u32, text: String| -> Result<(), CliError> {
         let failed = |e: std::io::Error| CliError::rejected(format!("keygen: {}: {e}", path.display()));
         let mut file = std::fs::OpenOptions::new()

@@ -143,9 +143,48 @@ impl Output {
     }
 }
 
+/// The first of `path` and its ancestors, from the root down, that exists and is not a
+/// directory: what stops a directory from being made at `path`.
+pub fn file_in_the_way(path: &Path) -> Option<PathBuf> {
+    let mut ancestors: Vec<&Path> = path.ancestors().filter(|p| !p.as_os_str().is_empty()).collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
+        .map(Path::to_path_buf)
+}
+
+/// Why the directory `dir` could not be made (`e`): a file that stands at it or on the way to
+/// it is named, since the system's "File exists" or "Not a directory" does not say which.
+pub fn why_no_directory(dir: &Path, e: &std::io::Error) -> String {
+    match file_in_the_way(dir) {
+        Some(file) if file == dir => format!("'{}' is a file, not a directory", dir.display()),
+        Some(file) => format!("'{}' on the way to it is a file, not a directory", file.display()),
+        None => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_where_a_directory_must_be_made_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile");
+        std::fs::write(&file, "").unwrap();
+        let e = std::fs::create_dir_all(&file).unwrap_err();
+        assert_eq!(
+            why_no_directory(&file, &e),
+            format!("'{}' is a file, not a directory", file.display())
+        );
+        let below = file.join("gen");
+        let e = std::fs::create_dir_all(&below).unwrap_err();
+        assert_eq!(
+            why_no_directory(&below, &e),
+            format!("'{}' on the way to it is a file, not a directory", file.display())
+        );
+    }
 
     #[test]
     fn a_file_is_replaced_by_what_is_written() {

@@ -7,13 +7,14 @@
 //! the run's start) zooms in; by default the whole trace is shown.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use plotters::prelude::*;
 use serde_json::Value;
 
 use super::exit::{self, CliError};
+use super::output::Output;
 
 #[derive(Debug, Clone, Args)]
 pub struct TraceViewArgs {
@@ -56,6 +57,7 @@ struct Track {
 
 pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
     super::clobber::refuse_clobbering(&[("-o", &args.output)], &[("trace", &args.file)])?;
+    let output = Output::open(Some(&args.output))?;
     let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| fail(e.to_string()))?;
     let trace: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
@@ -95,8 +97,9 @@ pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
         )));
     }
     let title = trace["otherData"]["net"].as_str().unwrap_or("trace").to_string();
-    draw(&args.output, args.width, &title, &tracks, from, to)
+    let svg = draw(args.width, &title, &tracks, from, to)
         .map_err(|e| CliError::rejected(format!("{}: {e}", args.output.display())))?;
+    output.write(&svg)?;
     Ok(exit::OK)
 }
 
@@ -189,9 +192,18 @@ fn depths(slices: &[Slice]) -> Vec<usize> {
         .collect()
 }
 
-fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<(), String> {
+/// The picture as SVG text, written by the caller through [`Output`], which checked the path
+/// before the trace was read and replaces a file whole.
+fn draw(width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<String, String> {
     let height = (TOP + ROW * tracks.len() as i32 + AXIS) as u32;
-    let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+    draw_on(&root, width, title, tracks, from, to)?;
+    drop(root);
+    Ok(svg)
+}
+
+fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let plot_w = width as i32 - LABELS - 20;
@@ -202,7 +214,7 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
         .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
         .sum();
     let dense = visible > plot_w as usize / 2;
-    draw_heading(&root, title, tracks, (from, to), plot_w, dense.then_some(visible)).map_err(e)?;
+    draw_heading(root, title, tracks, (from, to), plot_w, dense.then_some(visible)).map_err(e)?;
     for (row, track) in tracks.iter().enumerate() {
         let y0 = TOP + ROW * row as i32;
         let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
@@ -214,15 +226,15 @@ fn draw(path: &Path, width: u32, title: &str, tracks: &[Track], from: f64, to: f
             ("sans-serif", 14).into_font(),
         ))
         .map_err(e)?;
-        draw_unrecorded(&root, track, y0, from, to, plot_w).map_err(e)?;
+        draw_unrecorded(root, track, y0, from, to, plot_w).map_err(e)?;
         if dense {
-            draw_shares(&root, track, y0, from, to, plot_w).map_err(e)?;
+            draw_shares(root, track, y0, from, to, plot_w).map_err(e)?;
         } else {
-            draw_slices(&root, track, y0, from, to, plot_w).map_err(e)?;
+            draw_slices(root, track, y0, from, to, plot_w).map_err(e)?;
         }
-        draw_instants(&root, track, y0, from, to, plot_w).map_err(e)?;
+        draw_instants(root, track, y0, from, to, plot_w).map_err(e)?;
     }
-    draw_axis(&root, TOP + ROW * tracks.len() as i32, width, from, to, plot_w).map_err(e)?;
+    draw_axis(root, TOP + ROW * tracks.len() as i32, width, from, to, plot_w).map_err(e)?;
     root.present().map_err(|e| e.to_string())
 }
 

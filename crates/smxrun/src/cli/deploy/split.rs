@@ -2,7 +2,7 @@
 //! the script and the systemd unit that start it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use smx_deploy::processes::shell_word;
@@ -11,7 +11,7 @@ use smx_runtime::Registry;
 
 use crate::cli::args::SplitArgs;
 use crate::cli::exit::{self, CliError};
-use crate::cli::output::Output;
+use crate::cli::output::{Output, file_in_the_way};
 use crate::cli::{load, words};
 
 use super::{Purpose, check_pin_here, common_args, deployment, with_channel_len};
@@ -254,17 +254,6 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
     }
     write_list(&dir, processes)?;
     Ok(dir)
-}
-
-/// The first of `path` and its ancestors, from the root down, that exists and is not a
-/// directory: what stops a directory from being made at `path`.
-fn file_in_the_way(path: &Path) -> Option<PathBuf> {
-    let mut ancestors: Vec<&Path> = path.ancestors().filter(|p| !p.as_os_str().is_empty()).collect();
-    ancestors.reverse();
-    ancestors
-        .into_iter()
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()))
-        .map(Path::to_path_buf)
 }
 
 /// The list of the files a split of `processes` writes into `dir`, and its slices' reports.
