@@ -746,9 +746,52 @@ fn minus_n_says_it_does_not_reach_c_boxes() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("warning: -n 5 does not reach the C boxes Lines, Gate, Offs, Add, Scale, Avg, Sink"),
+        stderr.contains("warning: -n 5 does not reach the C sources Lines, Offs, which no channel feeds"),
         "{stderr}"
     );
+    assert!(
+        !stderr.contains("Gate"),
+        "a box fed by a channel ends with its feeders: {stderr}"
+    );
+}
+
+/// The README's C box: a pass-through between a built-in source that -n reaches and a sink.
+/// Its end comes from its feeder, so -n reaches it too and the run has nothing to warn of.
+#[test]
+fn minus_n_reaches_a_c_box_that_a_channel_feeds() {
+    let lib = c_library(
+        "readme_pass",
+        r#"#include "smx.h"
+
+SMX_BOX(c_pass);
+
+int c_pass_init(void *h, void **state) { (void)h; *state = NULL; return 0; }
+
+int c_pass(void *h, void *state)
+{
+    smx_msg_t *m = smx_read(h, 0);
+    (void)state;
+    if (m == NULL)
+        return SMX_NET_RETURN;
+    return smx_write(h, 0, m) == 0 ? SMX_NET_RETURN : SMX_NET_END;
+}
+
+void c_pass_cleanup(void *h, void *state) { (void)h; (void)state; }
+"#,
+    );
+    let net = net_file(
+        "readme_pass",
+        "Src  = box smx_src_rand( out data )\n\
+         Pass = box c_pass( up in data, down out data )\n\
+         Snk  = box smx_snk_null( in data )\n\
+         connect Src.Pass.Snk\n",
+    );
+    let out = smxrun(&[&net, "--boxes", &lib, "-n", "1000"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("does not reach"), "{stderr}");
+    assert!(!stdout.contains("Attention"), "{stdout}");
+    assert!(stdout.contains("1000 messages"), "{stdout}");
 }
 
 /// Files that are not a loadable library for this machine are refused before the loader maps

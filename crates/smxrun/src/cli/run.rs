@@ -211,8 +211,9 @@ fn exit_code(report: &Report, interrupted: bool, side_output_failed: bool) -> i3
 }
 
 /// What an option asked for that this net will not do, or at a cost the user would not guess:
-/// `-n` where no box has a `count` (C boxes never have one), and a `--channel-len` that
-/// reserves more memory than a short run could fill (every slot is set up before the start).
+/// `-n` where no box has a `count`, or where a source does not (a C box has only the keys it
+/// reads itself), and a `--channel-len` that reserves more memory than a short run could fill
+/// (every slot is set up before the start).
 fn what_options_miss(
     args: &RunArgs,
     graph: &smx_graph::NetGraph,
@@ -227,16 +228,20 @@ fn what_options_miss(
                 .get(func)
                 .is_some_and(|s| s.config.iter().any(|k| k.name == "count"))
         };
+        // Only a box that no channel feeds decides how many messages there are; a box fed by
+        // another ends when its feeders end, so -n reaches it through them.
+        let fed: std::collections::HashSet<usize> = graph.edges.iter().map(|e| e.target).collect();
         let mut missed: Vec<&str> = boxes()
-            .filter(|b| own_boxes.get(&b.func).is_none() && !has_count(&b.func))
+            .filter(|b| own_boxes.get(&b.func).is_none() && !has_count(&b.func) && !fed.contains(&b.id))
             .map(|b| b.label.as_str())
             .collect();
         missed.dedup();
         if !missed.is_empty() {
             lines.push(format!(
-                "-n {n} does not reach the C boxes {}: -n sets the `count` key of built-in and Rust \
-                 boxes, and a C box has only the keys it reads itself (give them in --config under \
-                 [net.NAME], or --set NAME.KEY=VALUE)",
+                "-n {n} does not reach the C {} {}, which no channel feeds: -n sets the `count` key of \
+                 built-in and Rust boxes, and a C box has only the keys it reads itself (give them in \
+                 --config under [net.NAME], or --set NAME.KEY=VALUE)",
+                if missed.len() == 1 { "source" } else { "sources" },
                 missed.join(", ")
             ));
         } else if !boxes().any(|b| has_count(&b.func)) {
