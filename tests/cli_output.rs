@@ -490,3 +490,81 @@ fn an_output_path_of_the_wrong_kind_is_named_as_such() {
     );
     assert_eq!(std::fs::read_to_string(&afile).unwrap(), "kept");
 }
+
+/// A file that a built-in box writes (`smx_snk_dump`'s `path`) is a result of the run as `-o`
+/// is: onto the net, its configuration, another result or another box's file it is refused
+/// before any box starts, naming the box and the key, and `check` gives the same verdict.
+#[test]
+fn a_box_s_output_file_onto_an_input_or_another_result_is_refused_before_the_start() {
+    const DUMP: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_dump( in data )\nconnect Src.Snk\n";
+    const TWO: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_dump( in data )\nconnect Src.(Snk|Snk)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "dump.smx", DUMP);
+    let two = write(dir.path(), "two.smx", TWO);
+    let config = write(dir.path(), "c.toml", "[net.Src]\ncount = 3\n");
+    let shared = write(dir.path(), "shared.toml", "[impl.smx_snk_dump]\npath = \"both.txt\"\n");
+    let runs: [(&[&str], &str); 5] = [
+        (
+            &["dump.smx", "--set", "Snk.path=dump.smx"],
+            "error: Snk.path 'dump.smx' is the net 'dump.smx': writing there would replace it",
+        ),
+        (
+            &["dump.smx", "--config", "c.toml", "--set", "Snk.path=./c.toml"],
+            "error: Snk.path './c.toml' is the --config file 'c.toml': writing there would replace it",
+        ),
+        (
+            &["dump.smx", "--set", "Snk.path=r.txt", "-o", "r.txt"],
+            "error: Snk.path 'r.txt' is also the -o: one result would replace the other",
+        ),
+        (
+            &["two.smx", "--config", "shared.toml"],
+            "error: Snk#2.path 'both.txt' is also the Snk#1.path: one result would replace the other",
+        ),
+        (
+            &["check", "dump.smx", "--set", "Snk.path=dump.smx"],
+            "error: Snk.path 'dump.smx' is the net 'dump.smx'",
+        ),
+    ];
+    for (args, expected) in runs {
+        let out = smxrun()
+            .current_dir(dir.path())
+            .args(args)
+            .args(["-n", "3"].iter().filter(|_| args[0] != "check"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&net).unwrap(), DUMP, "{args:?}");
+        assert_eq!(std::fs::read_to_string(&two).unwrap(), TWO, "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            "[net.Src]\ncount = 3\n",
+            "{args:?}"
+        );
+        assert!(
+            std::fs::read_to_string(&shared).unwrap().contains("both.txt"),
+            "{args:?}"
+        );
+        for result in ["r.txt", "both.txt"] {
+            assert!(!dir.path().join(result).exists(), "{args:?}: no box ran");
+        }
+    }
+    let out = smxrun()
+        .current_dir(dir.path())
+        .args([
+            "dump.smx",
+            "-q",
+            "-n",
+            "3",
+            "--set",
+            "Snk.path=dumped.txt",
+            "-o",
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let dumped = std::fs::read_to_string(dir.path().join("dumped.txt")).unwrap();
+    assert_eq!(dumped.lines().count(), 3, "{dumped}");
+}

@@ -103,6 +103,8 @@ pub struct ConfigKey {
     pub default: Option<&'static str>,
     pub choices: &'static [&'static str],
     pub help: &'static str,
+    /// The value names a file the box writes ([`ConfigKey::file_written`]).
+    pub file_written: bool,
 }
 
 impl ConfigKey {
@@ -113,6 +115,7 @@ impl ConfigKey {
             default: None,
             choices: &[],
             help: "",
+            file_written: false,
         }
     }
 
@@ -153,6 +156,17 @@ impl ConfigKey {
 
     pub const fn help(self, help: &'static str) -> Self {
         ConfigKey { help, ..self }
+    }
+
+    /// The value is the path of a file the box creates or replaces. A program that runs the
+    /// box knows which files a run reads and writes besides (the net, its configuration, a
+    /// report), and may refuse such a value before the start where writing it would replace
+    /// one of them; the box need not know them.
+    pub const fn file_written(self) -> Self {
+        ConfigKey {
+            file_written: true,
+            ..self
+        }
     }
 }
 

@@ -108,6 +108,7 @@ mod tests {
             default: None,
             choices,
             help: "",
+            file_written: false,
         }
     }
 

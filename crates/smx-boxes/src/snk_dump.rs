@@ -26,7 +26,9 @@ pub const SPEC: BoxSpec = BoxSpec::named("smx_snk_dump")
         ConfigKey::choice("format", &["text", "hex"])
             .default_value("text")
             .help("how payload bytes are printed"),
-        ConfigKey::str("path").help("file to write to (created or truncated); stdout when unset"),
+        ConfigKey::str("path")
+            .help("file to write to (created or truncated); stdout when unset")
+            .file_written(),
     ])
     .chainable()
     .create(create);

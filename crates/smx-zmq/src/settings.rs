@@ -43,6 +43,7 @@ const PATTERN: ConfigKey = ConfigKey {
     default: Some("pipeline"),
     choices: &["pubsub", "pipeline"],
     help: "pubsub: XPUB/SUB, the sender never blocks and counts HWM drops; pipeline: PUSH/PULL, lossless back-pressure",
+    file_written: false,
 };
 const ENDPOINT: ConfigKey = ConfigKey {
     name: "endpoint",
@@ -50,6 +51,7 @@ const ENDPOINT: ConfigKey = ConfigKey {
     default: Some("tcp://127.0.0.1:50030"),
     choices: &[],
     help: "tcp://HOST:PORT, ipc:///PATH, ipc://NAME (per-user private directory) or inproc://NAME",
+    file_written: false,
 };
 const HWM: ConfigKey = ConfigKey {
     name: "hwm",
@@ -61,6 +63,7 @@ const HWM: ConfigKey = ConfigKey {
     default: Some("10000"),
     choices: &[],
     help: "high-water mark: ZeroMQ messages queued per peer before pubsub drops or pipeline blocks (0 = unlimited); a batch of up to `batch` messages counts as one",
+    file_written: false,
 };
 const TIMEOUT: ConfigKey = ConfigKey {
     name: "timeout",
@@ -68,6 +71,7 @@ const TIMEOUT: ConfigKey = ConfigKey {
     default: Some("10s"),
     choices: &[],
     help: "source: idle time after which it ends; sink: longest wait for a peer (blocked send, sync, marker), once: then it gives up and waits no more",
+    file_written: false,
 };
 const HEARTBEAT: ConfigKey = ConfigKey {
     name: "heartbeat",
@@ -77,6 +81,7 @@ const HEARTBEAT: ConfigKey = ConfigKey {
     help: "how often a peer is checked (ZeroMQ heartbeats): a peer silent for three of them is cut, and once every \
            peer is gone the link ends as lost instead of waiting for timeout (0: off). On the data connection a \
            receiver that takes nothing for three heartbeats also falls silent; `watch` avoids that",
+    file_written: false,
 };
 const WATCH: ConfigKey = ConfigKey {
     name: "watch",
@@ -85,6 +90,7 @@ const WATCH: ConfigKey = ConfigKey {
     choices: &[],
     help: "with heartbeat: a second endpoint (bound and connected as `endpoint` is) that carries only the heartbeats, \
            so a peer held back by a full link is never taken for a lost one (empty: heartbeats on the data connection)",
+    file_written: false,
 };
 const LINGER: ConfigKey = ConfigKey {
     name: "linger",
@@ -92,6 +98,7 @@ const LINGER: ConfigKey = ConfigKey {
     default: Some("10s"),
     choices: &[],
     help: "how long closing may wait to deliver queued messages",
+    file_written: false,
 };
 /// The default of `max_message`: the largest frame a sink of this build sends for a payload of
 /// [`MAX_PAYLOAD`] bytes, the most `smx_src_rand` makes. Checked against the constants in a
@@ -103,6 +110,7 @@ const MAX_MESSAGE: ConfigKey = ConfigKey {
     default: Some(MAX_MESSAGE_DEFAULT),
     choices: &[],
     help: "largest ZeroMQ frame in bytes (payload + 30-byte header; ZMQ_MAXMSGSIZE): a source cuts a peer that sends a larger one, a sink refuses a larger message; default 64 MiB + 30",
+    file_written: false,
 };
 
 const CURVE_SECRET: ConfigKey = ConfigKey {
@@ -111,6 +119,7 @@ const CURVE_SECRET: ConfigKey = ConfigKey {
     default: Some(""),
     choices: &[],
     help: "CURVE: this box's secret key, 40 characters of Z85 or the path of a key file (mode 0600; `smxrun keygen`); alone: this box is a CURVE server and accepts only peers that know its public key",
+    file_written: false,
 };
 const CURVE_PUBLIC: ConfigKey = ConfigKey {
     name: "curve_public",
@@ -118,6 +127,7 @@ const CURVE_PUBLIC: ConfigKey = ConfigKey {
     default: Some(""),
     choices: &[],
     help: "CURVE: this box's public key (Z85 or a file); optional, derived from curve_secret, checked against it when given",
+    file_written: false,
 };
 const CURVE_SERVER: ConfigKey = ConfigKey {
     name: "curve_server",
@@ -125,6 +135,7 @@ const CURVE_SERVER: ConfigKey = ConfigKey {
     default: Some(""),
     choices: &[],
     help: "CURVE: the server's public key (Z85 or a file): this box is a CURVE client and talks only to that server; its own key pair is curve_secret (a fresh one if empty)",
+    file_written: false,
 };
 const CURVE_CLIENTS: ConfigKey = ConfigKey {
     name: "curve_clients",
@@ -132,6 +143,7 @@ const CURVE_CLIENTS: ConfigKey = ConfigKey {
     default: Some(""),
     choices: &[],
     help: "CURVE server: the only client public keys accepted, separated by commas, or a file with one per line (empty: any client that knows the server's public key)",
+    file_written: false,
 };
 
 /// The largest payload `smx_src_rand` makes (its `size` maximum), from which the default
@@ -152,6 +164,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some("true"),
         choices: &[],
         help: "bind the endpoint (default for the sink) or connect to it",
+        file_written: false,
     },
     HWM,
     ConfigKey {
@@ -160,6 +173,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some(""),
         choices: &[],
         help: "topic of every message when the topic port is unconnected",
+        file_written: false,
     },
     TIMEOUT,
     HEARTBEAT,
@@ -171,6 +185,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some("false"),
         choices: &[],
         help: "pubsub: wait until `subscribers` receivers have subscribed before sending (no slow-joiner loss)",
+        file_written: false,
     },
     ConfigKey {
         name: "subscribers",
@@ -178,6 +193,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some("1"),
         choices: &[],
         help: "pubsub with sync: how many receivers to wait for",
+        file_written: false,
     },
     ConfigKey {
         name: "batch",
@@ -185,6 +201,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         default: Some("64"),
         choices: &[],
         help: "most messages of one topic sent in one frame; 1 = one frame per message",
+        file_written: false,
     },
     ConfigKey {
         name: "hold",
@@ -193,6 +210,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         choices: &[],
         help: "how long a frame may wait for more messages while they come in quick succession \
                (never while the sink would wait for input); 0 = send what each step read before it returns",
+        file_written: false,
     },
     MAX_MESSAGE,
     ConfigKey {
@@ -202,6 +220,7 @@ pub const SINK_KEYS: &[ConfigKey] = &[
         choices: &[],
         help: "pipeline: the one receiver's books count what was in flight when the run stopped (the link of a \
                deployment, whose two rows are merged), so a stop is no finding of this row",
+        file_written: false,
     },
     CURVE_SECRET,
     CURVE_PUBLIC,
@@ -219,6 +238,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         default: Some("false"),
         choices: &[],
         help: "bind the endpoint or connect to it (default for the source)",
+        file_written: false,
     },
     HWM,
     ConfigKey {
@@ -227,6 +247,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         default: Some(""),
         choices: &[],
         help: "pubsub: topic prefix to receive (empty: all)",
+        file_written: false,
     },
     TIMEOUT,
     HEARTBEAT,
@@ -238,6 +259,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         default: Some("1"),
         choices: &[],
         help: "how many sinks feed this source: it ends after this many end-of-stream markers",
+        file_written: false,
     },
     MAX_MESSAGE,
     ConfigKey {
@@ -248,6 +270,7 @@ pub const SOURCE_KEYS: &[ConfigKey] = &[
         help: "whether the senders' clocks agree with this host's: end-to-end latency behind the source counts \
                from the message's creation if so, else from its arrival here (auto: comparable for ipc, inproc and \
                loopback tcp, the same host)",
+        file_written: false,
     },
     CURVE_SECRET,
     CURVE_PUBLIC,

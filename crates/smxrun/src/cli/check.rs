@@ -126,6 +126,16 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
             ));
             return Ok(exit::REJECTED);
         }
+        // A file a box would write onto the net or its configuration, as a run refuses it.
+        let written = super::clobber::written_by_boxes(&graph, registry, &settings);
+        let outputs: Vec<(&str, &Path)> = written
+            .iter()
+            .map(|(what, path)| (what.as_str(), path.as_path()))
+            .collect();
+        let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
+        if let Err(e) = super::clobber::refuse_clobbering(&outputs, &inputs) {
+            return Ok(rejected(file, &e, &counts(1)));
+        }
         // Placement: unknown processes, hosts that cannot be reached, channels a cut cannot carry.
         #[cfg(feature = "zmq")]
         {

@@ -44,6 +44,41 @@ pub fn inputs<'a>(
     inputs
 }
 
+/// The files the boxes of a run write, by the keys whose spec marks them
+/// ([`smx_box::ConfigKey::file_written`]), each named as `--set` names it: `Snk.path`, or
+/// `Snk#3.path` where instances share a name. They are results of the run as `-o` is, so they
+/// go through [`refuse_clobbering`] with the others.
+pub fn written_by_boxes(
+    graph: &smx_graph::NetGraph,
+    registry: &smx_runtime::Registry,
+    settings: &[smx_runtime::config::NetSettings],
+) -> Vec<(String, PathBuf)> {
+    let shared = |label: &str| graph.nodes.iter().filter(|n| n.label == label).count() > 1;
+    // The settings are the graph's nodes', in its order.
+    graph
+        .nodes
+        .iter()
+        .zip(settings)
+        .filter_map(|(node, s)| Some((node, &s.box_config, registry.get(&node.func)?)))
+        .flat_map(|(node, config, spec)| {
+            spec.config
+                .iter()
+                .filter(|key| key.file_written)
+                .filter_map(move |key| match config.get(key.name) {
+                    Some(smx_box::ConfigValue::Str(path)) if !path.is_empty() => {
+                        let node = if shared(&node.label) {
+                            format!("{}#{}", node.label, node.id)
+                        } else {
+                            node.label.clone()
+                        };
+                        Some((format!("{node}.{}", key.name), PathBuf::from(path)))
+                    }
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
 /// Fails, naming both places, when a destination in `outputs` is a file in `inputs` or the
 /// same file as an earlier destination. Each entry is (what the user called it, the path).
 pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), CliError> {

@@ -32,7 +32,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         .as_deref()
         .ok_or_else(|| CliError::rejected("no net file given"))?;
     let layers = config_layers(args)?;
-    refuse_clobbering(args, file, &layers)?;
+    refuse_clobbering(args, file, &layers, &[])?;
     let output = Output::open(args.output.as_deref())?;
     let graph = load::checked_graph(file)?;
     let libraries = load::open_libraries(&load::library_paths(layers.boxes(), &args.boxes))?;
@@ -44,6 +44,12 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         return Err(CliError::silent(super::exit::REJECTED));
     }
     let settings = layers.resolve(&graph, registry)?;
+    refuse_clobbering(
+        args,
+        file,
+        &layers,
+        &super::clobber::written_by_boxes(&graph, registry, &settings),
+    )?;
     // Said now, before a run that may be long, and again in the report's warnings.
     #[cfg_attr(not(feature = "zmq"), allow(unused_mut))]
     let mut said_before = what_options_miss(args, &graph, registry, own_boxes);
@@ -405,7 +411,15 @@ fn refused_peers(report: &Report) -> Vec<String> {
 /// `--config`, then every `--set` in order, then `-n`.
 /// The report, the trace and the stats file must not replace the net, its configuration, a
 /// library of boxes, or each other.
-fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLayers) -> Result<(), CliError> {
+/// Refuses a result of the run onto an input or onto another result: the command line's (`-o`,
+/// `--trace`, `--stats-file`), and the files its boxes write (`by_boxes`, known once the
+/// settings are resolved).
+fn refuse_clobbering(
+    args: &RunArgs,
+    file: &std::path::Path,
+    layers: &ConfigLayers,
+    by_boxes: &[(String, std::path::PathBuf)],
+) -> Result<(), CliError> {
     let outputs: Vec<(&str, &std::path::Path)> = [
         ("-o", &args.output),
         ("--trace", &args.trace),
@@ -413,6 +427,7 @@ fn refuse_clobbering(args: &RunArgs, file: &std::path::Path, layers: &ConfigLaye
     ]
     .into_iter()
     .filter_map(|(what, path)| Some((what, path.as_deref()?)))
+    .chain(by_boxes.iter().map(|(what, path)| (what.as_str(), path.as_path())))
     .collect();
     let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
     super::clobber::refuse_clobbering(&outputs, &inputs)
