@@ -105,7 +105,7 @@ fn the_time_triggered_net_books_every_row() {
     let c = &report["channels"][0];
     assert_eq!(c["written"], 600);
     let pair = &report["firewalls"][0]["pairs"][0];
-    assert_eq!(pair["producer"], "Read");
+    assert_eq!(pair["producer"], "Read#0");
     // What the firewall forwarded was read or overwritten at the smoother's side.
     assert_eq!(pair["consume_misses"], c["overwritten"], "{pair} {c}");
     let forwarded = pair["forwarded"].as_u64().unwrap();
