@@ -512,3 +512,119 @@ fn trace_view_shades_what_a_limited_trace_did_not_record() {
     let picture = std::fs::read_to_string(&svg).unwrap();
     assert!(!picture.contains("not recorded"), "{picture}");
 }
+
+/// A trace of threads named `names`, each with `events` of its own (`ph`, `ts`, ... without
+/// `pid` and `tid`), as `--trace` writes them.
+fn trace_of(path: &Path, threads: &[(&str, Vec<Value>)]) {
+    let mut events = Vec::new();
+    for (tid, (name, own)) in threads.iter().enumerate() {
+        events.push(
+            serde_json::json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid,
+                                       "args": {"name": name}}),
+        );
+        for e in own {
+            let mut e = e.clone();
+            e["pid"] = 1.into();
+            e["tid"] = tid.into();
+            events.push(e);
+        }
+    }
+    let trace = serde_json::json!({"traceEvents": events, "otherData": {"net": "t.smx"}});
+    std::fs::write(path, trace.to_string()).unwrap();
+}
+
+/// `count` slices of category `cat`, `dur` µs long, one every `every` µs from `start`.
+fn slices(cat: &str, count: usize, start: f64, every: f64, dur: f64) -> Vec<Value> {
+    (0..count)
+        .map(|i| {
+            serde_json::json!({"ph": "X", "name": cat, "cat": cat, "ts": start + every * i as f64,
+                               "dur": dur})
+        })
+        .collect()
+}
+
+/// Draws `trace` whole (or the window `extra` names) and returns the picture.
+fn view(trace: &Path, extra: &[&str]) -> String {
+    let svg = trace.with_extension("svg");
+    let mut args = vec!["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = smxrun(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&svg).unwrap()
+}
+
+/// One `<text>` of a picture: where it starts, its font size in pixels and its text.
+struct Label {
+    x: f64,
+    size: f64,
+    text: String,
+}
+
+fn attr<'a>(element: &'a str, name: &str) -> &'a str {
+    element
+        .split(&format!(" {name}=\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {name} in {element}"))
+        .split('"')
+        .next()
+        .unwrap()
+}
+
+fn labels(svg: &str) -> Vec<Label> {
+    svg.split("<text")
+        .skip(1)
+        .map(|t| {
+            let (head, rest) = t.split_once('>').unwrap();
+            Label {
+                x: attr(head, "x").parse().unwrap(),
+                size: attr(head, "font-size").parse().unwrap(),
+                text: rest.split('<').next().unwrap().trim().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The left edge of the plot: where the time axis starts.
+fn plot_left(svg: &str) -> f64 {
+    let axis = svg.split("<polyline").nth(1).unwrap();
+    attr(axis, "points").split(',').next().unwrap().parse().unwrap()
+}
+
+/// Width of a text in the SVG's sans-serif near enough for a layout check: 0.6 em a character,
+/// what DejaVu Sans averages over box names (narrower fonts leave more room).
+fn width_of(label: &Label) -> f64 {
+    0.6 * label.size * label.text.chars().count() as f64
+}
+
+#[test]
+fn trace_view_sizes_the_label_column_to_the_longest_row_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("names.json");
+    let long = "AnExtraordinarilyLongBoxNameThatNoLabelColumnCouldEverHold#12";
+    trace_of(
+        &trace,
+        &[
+            ("TemperatureSensorSource#0", slices("step", 20, 0.0, 100.0, 50.0)),
+            ("Snk#1", slices("step", 20, 0.0, 100.0, 50.0)),
+            (long, slices("step", 20, 0.0, 100.0, 50.0)),
+        ],
+    );
+    let picture = view(&trace, &[]);
+    let left = plot_left(&picture);
+    let rows: Vec<Label> = labels(&picture).into_iter().filter(|l| l.x == 8.0).collect();
+    assert_eq!(rows.len(), 3, "{picture}");
+    // Every name ends before the plot starts, the longest one in full.
+    for row in &rows {
+        assert!(
+            row.x + width_of(row) + 4.0 <= left,
+            "'{}' runs into the plot at x={left}",
+            row.text
+        );
+    }
+    assert!(rows.iter().any(|r| r.text == "TemperatureSensorSource#0"), "{picture}");
+    // A name too long for any column is shortened, keeping the box's #id, and the column
+    // stops at its maximum.
+    let short = &rows.iter().find(|r| r.text.starts_with("AnExtra")).unwrap().text;
+    assert!(short.ends_with("\u{2026}#12") && short.len() < long.len(), "{short}");
+    assert!(left <= 320.0, "label column {left} px wide");
+}

@@ -161,7 +161,14 @@ fn span(tracks: &[Track]) -> (f64, f64) {
     )
 }
 
-const LABELS: i32 = 130;
+/// Narrowest and widest label column in pixels; between them it takes the longest row name.
+const LABELS_MIN: i32 = 130;
+const LABELS_MAX: i32 = 320;
+/// Left margin of a row's name, and the least room between the name and the plot.
+const PAD: i32 = 8;
+/// Font sizes (plotters' units) of the row names and of the small print.
+const NAME_FONT: f64 = 14.0;
+const SMALL_FONT: f64 = 11.0;
 const ROW: i32 = 46;
 const TOP: i32 = 58;
 const AXIS: i32 = 44;
@@ -192,21 +199,93 @@ fn depths(slices: &[Slice]) -> Vec<usize> {
         .collect()
 }
 
+/// Where the plot stands in the picture and the window of the run it shows.
+struct Frame {
+    /// Left edge of the plot: the label column's width.
+    left: i32,
+    plot_w: i32,
+    from: f64,
+    to: f64,
+}
+
+impl Frame {
+    /// The x of a time (µs since the run's start).
+    fn x(&self, us: f64) -> i32 {
+        self.left + ((us - self.from) / (self.to - self.from) * self.plot_w as f64).round() as i32
+    }
+}
+
+/// Width in pixels of `text` written at `size` (plotters writes size S as an SVG font of S/1.24
+/// px), from the advances of DejaVu Sans, the widest of the usual sans-serif fonts, rounded up
+/// by class: an estimate never short of what a viewer draws, which is all a layout needs.
+fn text_px(text: &str, size: f64) -> i32 {
+    let em: f64 = text
+        .chars()
+        .map(|c| match c {
+            'i' | 'j' | 'l' | 'I' | 'J' | '\'' | '|' | '.' | ',' | ':' | ';' | '!' => 0.35,
+            'f' | 't' | 'r' | ' ' | '(' | ')' | '-' | '/' | '[' | ']' | '{' | '}' => 0.42,
+            'm' | 'w' | 'M' | 'W' => 1.0,
+            '#' | '%' | '&' | '@' => 0.85,
+            '_' => 0.5,
+            c if c.is_ascii_lowercase() || c.is_ascii_digit() => 0.64,
+            c if c.is_ascii_uppercase() => 0.79,
+            c if c.is_ascii() => 0.84,
+            _ => 1.0,
+        })
+        .sum();
+    (em * size / 1.24).ceil() as i32
+}
+
+/// The label column: as wide as the longest row name needs, within [`LABELS_MIN`] and
+/// [`LABELS_MAX`] (a third of a narrow picture at most, so the plot keeps most of it).
+fn label_column(width: u32, tracks: &[Track]) -> i32 {
+    let max = LABELS_MAX.min(width as i32 / 3).max(LABELS_MIN);
+    let widest = tracks.iter().map(|t| text_px(&t.name, NAME_FONT)).max().unwrap_or(0);
+    (PAD + widest + PAD).clamp(LABELS_MIN, max)
+}
+
+/// `name` shortened with an ellipsis to fit `room` pixels. A box's `#id` is kept: it is what
+/// tells two boxes of one long name apart, and what the report calls the box by.
+fn fit(name: &str, size: f64, room: i32) -> String {
+    if text_px(name, size) <= room {
+        return name.to_string();
+    }
+    let (head, tail) = match name.rfind('#') {
+        Some(i) if i + 1 < name.len() && name[i + 1..].bytes().all(|b| b.is_ascii_digit()) => name.split_at(i),
+        _ => (name, ""),
+    };
+    let mut head: Vec<char> = head.chars().collect();
+    while head.pop().is_some() {
+        let short = format!("{}\u{2026}{tail}", head.iter().collect::<String>().trim_end());
+        if text_px(&short, size) <= room {
+            return short;
+        }
+    }
+    format!("\u{2026}{tail}")
+}
+
 /// The picture as SVG text, written by the caller through [`Output`], which checked the path
 /// before the trace was read and replaces a file whole.
 fn draw(width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<String, String> {
     let height = (TOP + ROW * tracks.len() as i32 + AXIS) as u32;
+    let left = label_column(width, tracks);
+    let frame = Frame {
+        left,
+        plot_w: width as i32 - left - 20,
+        from,
+        to,
+    };
     let mut svg = String::new();
     let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-    draw_on(&root, width, title, tracks, from, to)?;
+    draw_on(&root, width, title, tracks, &frame)?;
     drop(root);
     Ok(svg)
 }
 
-fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<(), String> {
+fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], frame: &Frame) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let plot_w = width as i32 - LABELS - 20;
+    let Frame { plot_w, from, to, .. } = *frame;
     // More slices than pixels draw as a smear of overlapping bars (and a file of megabytes):
     // then each column shows the share of its time spent in each kind of slice instead.
     let visible: usize = tracks
@@ -214,27 +293,27 @@ fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], from: f64, to
         .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
         .sum();
     let dense = visible > plot_w as usize / 2;
-    draw_heading(root, title, tracks, (from, to), plot_w, dense.then_some(visible)).map_err(e)?;
+    draw_heading(root, title, tracks, frame, dense.then_some(visible)).map_err(e)?;
     for (row, track) in tracks.iter().enumerate() {
         let y0 = TOP + ROW * row as i32;
         let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
         root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + ROW)], band.filled()))
             .map_err(e)?;
         root.draw(&Text::new(
-            track.name.clone(),
-            (8, y0 + ROW / 2 - 8),
-            ("sans-serif", 14).into_font(),
+            fit(&track.name, NAME_FONT, frame.left - 2 * PAD),
+            (PAD, y0 + ROW / 2 - 8),
+            ("sans-serif", NAME_FONT).into_font(),
         ))
         .map_err(e)?;
-        draw_unrecorded(root, track, y0, from, to, plot_w).map_err(e)?;
+        draw_unrecorded(root, frame, track, y0).map_err(e)?;
         if dense {
-            draw_shares(root, track, y0, from, to, plot_w).map_err(e)?;
+            draw_shares(root, frame, track, y0).map_err(e)?;
         } else {
-            draw_slices(root, track, y0, from, to, plot_w).map_err(e)?;
+            draw_slices(root, frame, track, y0).map_err(e)?;
         }
-        draw_instants(root, track, y0, from, to, plot_w).map_err(e)?;
+        draw_instants(root, frame, track, y0).map_err(e)?;
     }
-    draw_axis(root, TOP + ROW * tracks.len() as i32, width, from, to, plot_w).map_err(e)?;
+    draw_axis(root, frame, TOP + ROW * tracks.len() as i32, width).map_err(e)?;
     root.present().map_err(|e| e.to_string())
 }
 
@@ -243,11 +322,11 @@ fn draw_heading(
     root: &Area,
     title: &str,
     tracks: &[Track],
-    (from, to): (f64, f64),
-    plot_w: i32,
+    frame: &Frame,
     dense: Option<usize>,
 ) -> Result<(), DrawError> {
-    let small = ("sans-serif", 11).into_font();
+    let Frame { left, plot_w, from, to } = *frame;
+    let small = ("sans-serif", SMALL_FONT).into_font();
     let resolution = (to - from) / 1000.0;
     let mut head = format!(
         "{title}: {} to {} since the run's start",
@@ -261,23 +340,25 @@ fn draw_heading(
             duration(column)
         ));
     }
-    root.draw(&Text::new(head, (LABELS, 8), ("sans-serif", 14).into_font()))?;
+    root.draw(&Text::new(head, (left, 8), ("sans-serif", NAME_FONT).into_font()))?;
     let legend = [
         ("step", "step / batch of steps"),
         ("wait", "wait on a channel"),
         ("firewall", "firewall tick"),
     ];
-    let mut lx = LABELS;
+    // Each entry as wide as its text, so a wide label column leaves the legend on the picture.
+    let mut lx = left;
     for (cat, text) in legend {
         root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], colour(cat, 0).filled()))?;
         root.draw(&Text::new(text, (lx + 20, 31), small.clone()))?;
-        lx += 190;
+        lx += 20 + text_px(text, SMALL_FONT) + 40;
     }
+    let text = "miss / overrun (instant)";
     root.draw(&Polygon::new(vec![(lx, 32), (lx + 12, 32), (lx + 6, 44)], RED.filled()))?;
-    root.draw(&Text::new("miss / overrun (instant)", (lx + 18, 31), small.clone()))?;
+    root.draw(&Text::new(text, (lx + 18, 31), small.clone()))?;
     let dropped: u64 = tracks.iter().map(|t| t.dropped).sum();
     if dropped > 0 {
-        lx += 150;
+        lx += 18 + text_px(text, SMALL_FONT) + 40;
         root.draw(&Rectangle::new([(lx, 32), (lx + 14, 44)], NOT_RECORDED.filled()))?;
         let text = format!("not recorded: {dropped} events past --trace-limit (it keeps each thread's latest)");
         root.draw(&Text::new(text, (lx + 20, 31), small))?;
@@ -287,8 +368,9 @@ fn draw_heading(
 
 /// A row's instants (misses, overruns) as red marks, one per mark's width: a thousand misses
 /// in one place are one mark, not a blot, and the row's label counts them all.
-fn draw_instants(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
-    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
+fn draw_instants(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
+    let Frame { from, to, .. } = *frame;
+    let x = |us: f64| frame.x(us);
     let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
     let mut marks: Vec<i32> = Vec::new();
     for (ts, name) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
@@ -301,8 +383,8 @@ fn draw_instants(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w
             .map(|(name, n)| format!("{name} x{n}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let small = ("sans-serif", 11).into_font();
-        root.draw(&Text::new(count, (8, y0 + ROW / 2 + 8), small.color(&RED)))?;
+        let small = ("sans-serif", SMALL_FONT).into_font();
+        root.draw(&Text::new(count, (PAD, y0 + ROW / 2 + 8), small.color(&RED)))?;
     }
     marks.dedup();
     for cx in marks {
@@ -316,13 +398,11 @@ fn draw_instants(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w
 }
 
 /// The time axis under the rows, its labels kept inside the picture.
-fn draw_axis(root: &Area, axis_y: i32, width: u32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
-    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
-    let small = ("sans-serif", 11).into_font();
-    root.draw(&PathElement::new(
-        vec![(LABELS, axis_y), (LABELS + plot_w, axis_y)],
-        BLACK,
-    ))?;
+fn draw_axis(root: &Area, frame: &Frame, axis_y: i32, width: u32) -> Result<(), DrawError> {
+    let Frame { left, plot_w, from, to } = *frame;
+    let x = |us: f64| frame.x(us);
+    let small = ("sans-serif", SMALL_FONT).into_font();
+    root.draw(&PathElement::new(vec![(left, axis_y), (left + plot_w, axis_y)], BLACK))?;
     let step = nice_step((to - from) / 8.0);
     let mut t = (from / step).ceil() * step;
     while t <= to {
@@ -342,7 +422,8 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 /// A thread that dropped events has a stretch of the window before its first recorded event
 /// in which the picture cannot say what it did: that stretch is shaded and labelled.
-fn draw_unrecorded(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+fn draw_unrecorded(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
+    let Frame { left, from, to, .. } = *frame;
     let first = track
         .slices
         .iter()
@@ -352,25 +433,25 @@ fn draw_unrecorded(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot
     if track.dropped == 0 || first <= from {
         return Ok(());
     }
-    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
-    let end = x(first.min(to));
+    let end = frame.x(first.min(to));
     root.draw(&Rectangle::new(
-        [(LABELS, y0 + 3), (end, y0 + ROW - 3)],
+        [(left, y0 + 3), (end, y0 + ROW - 3)],
         NOT_RECORDED.filled(),
     ))?;
     let text = "not recorded";
-    if end - LABELS > CHAR_PX * text.len() as i32 + 8 {
-        let small = ("sans-serif", 11).into_font();
-        root.draw(&Text::new(text, (LABELS + 4, y0 + ROW / 2 - 6), small))?;
+    if end - left > text_px(text, SMALL_FONT) + 8 {
+        let small = ("sans-serif", SMALL_FONT).into_font();
+        root.draw(&Text::new(text, (left + 4, y0 + ROW / 2 - 6), small))?;
     }
     Ok(())
 }
 type DrawError = DrawingAreaErrorKind<<SVGBackend<'static> as DrawingBackend>::ErrorType>;
 
 /// Each slice of the window as a bar, nested ones below their parent, named when there is room.
-fn draw_slices(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
-    let x = |us: f64| LABELS + ((us - from) / (to - from) * plot_w as f64).round() as i32;
-    let small = ("sans-serif", 11).into_font();
+fn draw_slices(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
+    let Frame { from, to, .. } = *frame;
+    let x = |us: f64| frame.x(us);
+    let small = ("sans-serif", SMALL_FONT).into_font();
     for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
         if s.ts + s.dur < from || s.ts > to {
             continue;
@@ -390,7 +471,8 @@ fn draw_slices(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: 
 
 /// Columns [`SHARE_PX`] wide, each a stack of bars whose heights are the shares of the column's
 /// time the track's outermost slices of each kind covered.
-fn draw_shares(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: i32) -> Result<(), DrawError> {
+fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
+    let Frame { left, plot_w, from, to } = *frame;
     const KINDS: [&str; 4] = ["step", "wait", "firewall", ""];
     let columns = (plot_w / SHARE_PX).max(1) as usize;
     let width = (to - from) / columns as f64;
@@ -410,7 +492,7 @@ fn draw_shares(root: &Area, track: &Track, y0: i32, from: f64, to: f64, plot_w: 
     }
     let full = ROW - 10;
     for (c, column) in covered.iter().enumerate() {
-        let x0 = LABELS + c as i32 * SHARE_PX;
+        let x0 = left + c as i32 * SHARE_PX;
         let mut bottom = y0 + ROW - 5;
         for (kind, time) in KINDS.iter().zip(column) {
             let h = ((time / width).min(1.0) * f64::from(full)).round() as i32;
