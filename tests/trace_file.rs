@@ -553,10 +553,12 @@ fn view(trace: &Path, extra: &[&str]) -> String {
     std::fs::read_to_string(&svg).unwrap()
 }
 
-/// One `<text>` of a picture: where it starts, its font size in pixels and its text.
+/// One `<text>` of a picture: where it starts, its font size in pixels, its colour and text.
 struct Label {
     x: f64,
+    y: f64,
     size: f64,
+    fill: String,
     text: String,
 }
 
@@ -577,7 +579,9 @@ fn labels(svg: &str) -> Vec<Label> {
             let (head, rest) = t.split_once('>').unwrap();
             Label {
                 x: attr(head, "x").parse().unwrap(),
+                y: attr(head, "y").parse().unwrap(),
                 size: attr(head, "font-size").parse().unwrap(),
+                fill: attr(head, "fill").to_string(),
                 text: rest.split('<').next().unwrap().trim().to_string(),
             }
         })
@@ -627,4 +631,70 @@ fn trace_view_sizes_the_label_column_to_the_longest_row_name() {
     let short = &rows.iter().find(|r| r.text.starts_with("AnExtra")).unwrap().text;
     assert!(short.ends_with("\u{2026}#12") && short.len() < long.len(), "{short}");
     assert!(left <= 320.0, "label column {left} px wide");
+}
+
+/// A firewall thread of `ticks` ticks 10 µs apart, `dur` µs each, with the instants a
+/// struggling firewall records: misses of several ticks at once, overruns, produce and consume
+/// misses, spread over the run.
+fn firewall(ticks: usize, dur: f64) -> Vec<Value> {
+    let mut events = slices("firewall", ticks, 0.0, 10.0, dur);
+    for i in 0..ticks / 100 {
+        let ts = 1000.0 * i as f64 + 5.0;
+        let pair = "TemperatureSensorSource#0 -> AggregatingConsumerSink#1";
+        events.extend([
+            serde_json::json!({"ph": "i", "name": "missed ticks", "cat": "miss", "s": "t",
+                               "ts": ts, "args": {"ticks": 1 + i % 25}}),
+            serde_json::json!({"ph": "i", "name": "produce miss", "cat": "miss", "s": "t",
+                               "ts": ts, "args": {"pair": pair, "tick": i}}),
+            serde_json::json!({"ph": "i", "name": "consume miss", "cat": "miss", "s": "t",
+                               "ts": ts, "args": {"pair": pair, "tick": i}}),
+        ]);
+        if i % 3 == 0 {
+            events.push(
+                serde_json::json!({"ph": "i", "name": "overrun", "cat": "miss", "s": "t",
+                                           "ts": ts + 1.0, "args": {"tick": i}}),
+            );
+        }
+    }
+    events
+}
+
+#[test]
+fn trace_view_counts_misses_in_the_label_column_clear_of_the_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("misses.json");
+    trace_of(
+        &trace,
+        &[
+            ("Src#2", slices("step", 50, 0.0, 200.0, 100.0)),
+            ("tf_10.0us_0", firewall(1000, 2.0)),
+        ],
+    );
+    for window in [&[][..], &["--from", "0", "--to", "5000"][..]] {
+        let picture = view(&trace, window);
+        let left = plot_left(&picture);
+        let all = labels(&picture);
+        let name = all.iter().find(|l| l.text == "tf_10.0us_0").unwrap();
+        let red: Vec<&Label> = all.iter().filter(|l| l.fill == "#FF0000").collect();
+        assert!(!red.is_empty(), "{picture}");
+        let axis_y: f64 = attr(picture.split("<polyline").nth(1).unwrap(), "points")
+            .split([',', ' '])
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut above = name.y + name.size;
+        for line in red {
+            // In the label column, where no mark of the plot is, one line under the other.
+            assert!(
+                line.x + width_of(line) + 4.0 <= left,
+                "'{}' at x={} runs into the plot at x={left}",
+                line.text,
+                line.x
+            );
+            assert!(line.y >= above, "'{}' overlaps the line above it", line.text);
+            above = line.y + line.size;
+        }
+        assert!(above <= axis_y, "the miss count runs out of its row: {picture}");
+    }
 }

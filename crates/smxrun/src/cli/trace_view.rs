@@ -236,13 +236,76 @@ fn text_px(text: &str, size: f64) -> i32 {
     (em * size / 1.24).ceil() as i32
 }
 
-/// The label column: as wide as the longest row name needs, within [`LABELS_MIN`] and
-/// [`LABELS_MAX`] (a third of a narrow picture at most, so the plot keeps most of it).
-fn label_column(width: u32, tracks: &[Track]) -> i32 {
+/// The label column: as wide as the longest row name, or the longest item of a row's count of
+/// misses, needs, within [`LABELS_MIN`] and [`LABELS_MAX`] (a third of a narrow picture at
+/// most, so the plot keeps most of it).
+fn label_column(width: u32, tracks: &[Track], misses: &[Vec<String>]) -> i32 {
     let max = LABELS_MAX.min(width as i32 / 3).max(LABELS_MIN);
-    let widest = tracks.iter().map(|t| text_px(&t.name, NAME_FONT)).max().unwrap_or(0);
+    let names = tracks.iter().map(|t| text_px(&t.name, NAME_FONT));
+    let items = misses.iter().flatten().map(|m| text_px(m, SMALL_FONT));
+    let widest = names.chain(items).max().unwrap_or(0);
     (PAD + widest + PAD).clamp(LABELS_MIN, max)
 }
+
+/// `items` joined by commas into lines of at most `room` pixels, an item that is wider alone
+/// broken between its words.
+fn wrap(items: &[String], size: f64, room: i32) -> Vec<String> {
+    let fits = |text: &str| text_px(text, size) <= room;
+    let then = |line: &str, more: &str| {
+        if line.is_empty() {
+            more.to_string()
+        } else {
+            format!("{line} {more}")
+        }
+    };
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let item = if i + 1 < items.len() {
+            format!("{item},")
+        } else {
+            item.clone()
+        };
+        if fits(&then(&line, &item)) {
+            line = then(&line, &item);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for word in item.split(' ') {
+            if line.is_empty() || fits(&then(&line, word)) {
+                line = then(&line, word);
+            } else {
+                lines.push(std::mem::take(&mut line));
+                line = word.to_string();
+            }
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The count of a row's instants in the window, one item per kind: `missed ticks x76`.
+fn misses(track: &Track, from: f64, to: f64) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, name) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
+        *by_name.entry(name.as_str()).or_default() += 1;
+    }
+    by_name.iter().map(|(name, n)| format!("{name} x{n}")).collect()
+}
+
+/// Height of a row whose label has `lines` lines of misses under its name: the plot's
+/// [`ROW`] pixels, or more for a name and its lines.
+fn row_height(lines: usize) -> i32 {
+    ROW.max(MISS_Y + LINE * lines as i32 + 2)
+}
+
+/// Top of a row's first line of misses (under its name), and the spacing of those lines.
+const MISS_Y: i32 = ROW / 2 + 8;
+const LINE: i32 = 13;
 
 /// `name` shortened with an ellipsis to fit `room` pixels. A box's `#id` is kept: it is what
 /// tells two boxes of one long name apart, and what the report calls the box by.
@@ -267,22 +330,33 @@ fn fit(name: &str, size: f64, room: i32) -> String {
 /// The picture as SVG text, written by the caller through [`Output`], which checked the path
 /// before the trace was read and replaces a file whole.
 fn draw(width: u32, title: &str, tracks: &[Track], from: f64, to: f64) -> Result<String, String> {
-    let height = (TOP + ROW * tracks.len() as i32 + AXIS) as u32;
-    let left = label_column(width, tracks);
+    // A row's count of misses stands in the label column under its name, wrapped to the
+    // column, where it can cover no mark of the plot; the row grows to hold its lines.
+    let misses: Vec<Vec<String>> = tracks.iter().map(|t| misses(t, from, to)).collect();
+    let left = label_column(width, tracks, &misses);
     let frame = Frame {
         left,
         plot_w: width as i32 - left - 20,
         from,
         to,
     };
+    let labels: Vec<Vec<String>> = misses.iter().map(|m| wrap(m, SMALL_FONT, left - 2 * PAD)).collect();
+    let height = (TOP + labels.iter().map(|l| row_height(l.len())).sum::<i32>() + AXIS) as u32;
     let mut svg = String::new();
     let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-    draw_on(&root, width, title, tracks, &frame)?;
+    draw_on(&root, width, title, tracks, &labels, &frame)?;
     drop(root);
     Ok(svg)
 }
 
-fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], frame: &Frame) -> Result<(), String> {
+fn draw_on(
+    root: &Area,
+    width: u32,
+    title: &str,
+    tracks: &[Track],
+    labels: &[Vec<String>],
+    frame: &Frame,
+) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let Frame { plot_w, from, to, .. } = *frame;
@@ -294,10 +368,11 @@ fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], frame: &Frame
         .sum();
     let dense = visible > plot_w as usize / 2;
     draw_heading(root, title, tracks, frame, dense.then_some(visible)).map_err(e)?;
-    for (row, track) in tracks.iter().enumerate() {
-        let y0 = TOP + ROW * row as i32;
+    let mut y0 = TOP;
+    for (row, (track, lines)) in tracks.iter().zip(labels).enumerate() {
+        let h = row_height(lines.len());
         let band = if row % 2 == 0 { RGBColor(246, 246, 246) } else { WHITE };
-        root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + ROW)], band.filled()))
+        root.draw(&Rectangle::new([(0, y0), (width as i32, y0 + h)], band.filled()))
             .map_err(e)?;
         root.draw(&Text::new(
             fit(&track.name, NAME_FONT, frame.left - 2 * PAD),
@@ -305,15 +380,23 @@ fn draw_on(root: &Area, width: u32, title: &str, tracks: &[Track], frame: &Frame
             ("sans-serif", NAME_FONT).into_font(),
         ))
         .map_err(e)?;
-        draw_unrecorded(root, frame, track, y0).map_err(e)?;
-        if dense {
-            draw_shares(root, frame, track, y0).map_err(e)?;
-        } else {
-            draw_slices(root, frame, track, y0).map_err(e)?;
+        for (i, line) in lines.iter().enumerate() {
+            let small = ("sans-serif", SMALL_FONT).into_font().color(&RED);
+            root.draw(&Text::new(line.clone(), (PAD, y0 + MISS_Y + LINE * i as i32), small))
+                .map_err(e)?;
         }
-        draw_instants(root, frame, track, y0).map_err(e)?;
+        // The plot's marks keep their height in a taller row, centred in it.
+        let plot_y = y0 + (h - ROW) / 2;
+        draw_unrecorded(root, frame, track, plot_y).map_err(e)?;
+        if dense {
+            draw_shares(root, frame, track, plot_y).map_err(e)?;
+        } else {
+            draw_slices(root, frame, track, plot_y).map_err(e)?;
+        }
+        draw_instants(root, frame, track, plot_y).map_err(e)?;
+        y0 += h;
     }
-    draw_axis(root, frame, TOP + ROW * tracks.len() as i32, width).map_err(e)?;
+    draw_axis(root, frame, y0, width).map_err(e)?;
     root.present().map_err(|e| e.to_string())
 }
 
@@ -370,21 +453,9 @@ fn draw_heading(
 /// in one place are one mark, not a blot, and the row's label counts them all.
 fn draw_instants(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
     let Frame { from, to, .. } = *frame;
-    let x = |us: f64| frame.x(us);
-    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
     let mut marks: Vec<i32> = Vec::new();
-    for (ts, name) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
-        *by_name.entry(name.as_str()).or_default() += 1;
-        marks.push(x(*ts) / MARK_PX * MARK_PX + MARK_PX / 2);
-    }
-    if !by_name.is_empty() {
-        let count = by_name
-            .iter()
-            .map(|(name, n)| format!("{name} x{n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let small = ("sans-serif", SMALL_FONT).into_font();
-        root.draw(&Text::new(count, (PAD, y0 + ROW / 2 + 8), small.color(&RED)))?;
+    for (ts, _) in track.instants.iter().filter(|(ts, _)| (from..=to).contains(ts)) {
+        marks.push(frame.x(*ts) / MARK_PX * MARK_PX + MARK_PX / 2);
     }
     marks.dedup();
     for cx in marks {
