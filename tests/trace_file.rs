@@ -594,10 +594,59 @@ fn plot_left(svg: &str) -> f64 {
     attr(axis, "points").split(',').next().unwrap().parse().unwrap()
 }
 
-/// Width of a text in the SVG's sans-serif near enough for a layout check: 0.6 em a character,
-/// what DejaVu Sans averages over box names (narrower fonts leave more room).
+/// Width of a text as DejaVu Sans sets it (the sans-serif of rsvg-convert and most Linux
+/// viewers, and among the widest): its advances in 2048ths of an em; 1 em for any other
+/// character.
 fn width_of(label: &Label) -> f64 {
-    0.6 * label.size * label.text.chars().count() as f64
+    let advance = |c: char| -> u32 {
+        match c {
+            'i' | 'j' | 'l' => 569,
+            'I' | 'J' => 604,
+            ' ' | '.' | ',' => 651,
+            ':' | ';' => 690,
+            'f' => 721,
+            '-' => 739,
+            '(' | ')' => 799,
+            't' => 803,
+            'r' => 842,
+            '_' => 1024,
+            's' => 1067,
+            'z' => 1075,
+            'c' => 1126,
+            'L' => 1141,
+            'F' => 1178,
+            'k' => 1186,
+            'v' | 'x' | 'y' => 1212,
+            'T' | 'Y' => 1251,
+            'o' => 1253,
+            'a' => 1255,
+            'P' => 1235,
+            'e' => 1260,
+            'E' => 1294,
+            'h' | 'n' | 'u' => 1298,
+            'b' | 'd' | 'g' | 'p' | 'q' | 'S' => 1300,
+            '0'..='9' => 1303,
+            'K' => 1343,
+            'A' | 'V' => 1401,
+            'X' | 'Z' => 1403,
+            'B' => 1405,
+            'R' => 1423,
+            'C' => 1430,
+            'U' => 1499,
+            'N' => 1532,
+            'H' => 1540,
+            'D' => 1577,
+            'G' => 1587,
+            'O' | 'Q' => 1612,
+            'w' => 1675,
+            '#' => 1716,
+            'M' => 1767,
+            'm' => 1995,
+            'W' => 2025,
+            _ => 2048,
+        }
+    };
+    label.text.chars().map(advance).sum::<u32>() as f64 / 2048.0 * label.size
 }
 
 #[test]
@@ -697,4 +746,30 @@ fn trace_view_counts_misses_in_the_label_column_clear_of_the_marks() {
         }
         assert!(above <= axis_y, "the miss count runs out of its row: {picture}");
     }
+}
+
+#[test]
+fn trace_view_counts_the_ticks_a_row_missed_not_its_miss_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("misses.json");
+    trace_of(&trace, &[("tf_10.0us_0", firewall(1000, 2.0))]);
+    let count = |window: &[&str]| {
+        let picture = view(&trace, window);
+        let red: Vec<String> = labels(&picture)
+            .into_iter()
+            .filter(|l| l.fill == "#FF0000")
+            .map(|l| l.text)
+            .collect();
+        red.join(" ")
+    };
+    // Ten late wake-ups missed 1 + 2 + ... + 10 ticks: 55 ticks were missed, not 10.
+    assert_eq!(
+        count(&[]),
+        "55 missed ticks (10 times), 4 overruns, 10 produce misses, 10 consume misses"
+    );
+    // A window counts what it shows.
+    assert_eq!(
+        count(&["--from", "0", "--to", "4500"]),
+        "15 missed ticks (5 times), 2 overruns, 5 produce misses, 5 consume misses"
+    );
 }
