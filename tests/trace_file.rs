@@ -773,3 +773,30 @@ fn trace_view_counts_the_ticks_a_row_missed_not_its_miss_events() {
         "15 missed ticks (5 times), 2 overruns, 5 produce misses, 5 consume misses"
     );
 }
+
+/// The `<rect>`s of a picture filled with `fill`, below the legend: (x, y, width, height).
+fn bars(svg: &str, fill: &str) -> Vec<(f64, f64, f64, f64)> {
+    svg.split("<rect")
+        .skip(1)
+        .filter(|r| attr(r, "fill") == fill)
+        .map(|r| {
+            let n = |name| attr(r, name).parse::<f64>().unwrap();
+            (n("x"), n("y"), n("width"), n("height"))
+        })
+        .filter(|b| b.1 > 50.0)
+        .collect()
+}
+
+#[test]
+fn trace_view_of_a_whole_run_shows_a_firewall_that_ticked_all_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("ticks.json");
+    // 20,000 ticks of 0.1 us, one every 10 us: 1 % of each column's time, under a pixel.
+    trace_of(&trace, &[("tf_10.0us_0", slices("firewall", 20_000, 0.0, 10.0, 0.1))]);
+    let picture = view(&trace, &[]);
+    assert!(picture.contains("each bar is the share of"), "{picture}");
+    let ticks = bars(&picture, "#5AAF78");
+    // A bar in every column of the 1250-pixel plot (4 pixels each), each one tall enough to see.
+    assert!(ticks.len() >= 1250 / 4 - 1, "{} columns of ticks drawn", ticks.len());
+    assert!(ticks.iter().all(|b| b.3 >= 2.0), "{ticks:?}");
+}

@@ -576,6 +576,7 @@ fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(),
     let columns = (plot_w / SHARE_PX).max(1) as usize;
     let width = (to - from) / columns as f64;
     let mut covered = vec![[0.0f64; 4]; columns];
+    let mut present = vec![[false; 4]; columns];
     for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
         let (start, end) = (s.ts.max(from), (s.ts + s.dur).min(to));
         if depth > 0 || end < start {
@@ -587,14 +588,21 @@ fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(),
         for (c, column) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
             let (c0, c1) = (from + c as f64 * width, from + (c + 1) as f64 * width);
             column[kind] += (end.min(c1) - start.max(c0)).max(0.0);
+            present[c][kind] = true;
         }
     }
     let full = ROW - 10;
-    for (c, column) in covered.iter().enumerate() {
+    for (c, (column, present)) in covered.iter().zip(&present).enumerate() {
         let x0 = left + c as i32 * SHARE_PX;
         let mut bottom = y0 + ROW - 5;
-        for (kind, time) in KINDS.iter().zip(column) {
-            let h = ((time / width).min(1.0) * f64::from(full)).round() as i32;
+        for (kind, (time, present)) in KINDS.iter().zip(column.iter().zip(present)) {
+            let mut h = ((time / width).min(1.0) * f64::from(full)).round() as i32;
+            // A kind that took a share too small to see still ran in the column: a firewall's
+            // ticks of 0.3 us every 10 us would otherwise leave its row blank, or a pixel high.
+            if *present {
+                h = h.max(MIN_SHARE_PX);
+            }
+            h = h.min(bottom - (y0 + ROW - 5 - full));
             if h > 0 {
                 let bar = [(x0, bottom - h), (x0 + SHARE_PX - 1, bottom)];
                 root.draw(&Rectangle::new(bar, colour(kind, 0).filled()))?;
@@ -613,6 +621,10 @@ const MARK_PX: i32 = 10;
 
 /// Width of a column of [`draw_shares`] in pixels.
 const SHARE_PX: i32 = 4;
+
+/// Least height in pixels of a kind of slice in a column of [`draw_shares`] that it ran in,
+/// however briefly: enough to be seen, and still well under a tenth of the row.
+const MIN_SHARE_PX: i32 = 3;
 
 /// Width of a character of the axis labels' font, near enough to keep a label on the picture.
 const CHAR_PX: i32 = 6;
