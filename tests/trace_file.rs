@@ -800,3 +800,34 @@ fn trace_view_of_a_whole_run_shows_a_firewall_that_ticked_all_along() {
     assert!(ticks.len() >= 1250 / 4 - 1, "{} columns of ticks drawn", ticks.len());
     assert!(ticks.iter().all(|b| b.3 >= 2.0), "{ticks:?}");
 }
+
+/// `count` steps of `dur` µs, one every `every` µs, each with a wait nested in its second half.
+fn steps_that_wait(count: usize, every: f64, dur: f64) -> Vec<Value> {
+    let mut events = slices("step", count, 0.0, every, dur);
+    events.extend(slices("wait", count, dur / 2.0, every, dur / 2.0));
+    events.sort_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap());
+    events
+}
+
+#[test]
+fn trace_view_draws_columns_when_a_line_has_more_slices_than_half_the_plot_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("busy.json");
+    // 1,200 slices, but 400 on each line (a row, or its nested waits): 3 pixels a slice on a
+    // 1250-pixel plot, room for each bar and the gap after it. Each is drawn.
+    trace_of(
+        &trace,
+        &[
+            ("Src#0", steps_that_wait(400, 100.0, 40.0)),
+            ("Snk#1", slices("step", 400, 50.0, 100.0, 40.0)),
+        ],
+    );
+    let picture = view(&trace, &[]);
+    assert!(!picture.contains("each bar is the share"), "{picture}");
+    assert!(bars(&picture, "#4285C6").len() >= 800, "each step is drawn");
+    // 700 slices on one line leave less than 2 pixels a slice: the gaps would close, so the
+    // window is drawn as columns, though the plot has more pixels than slices.
+    trace_of(&trace, &[("Src#0", slices("step", 700, 0.0, 100.0, 40.0))]);
+    let picture = view(&trace, &[]);
+    assert!(picture.contains("700 slices: each bar is the share"), "{picture}");
+}

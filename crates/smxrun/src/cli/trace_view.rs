@@ -388,13 +388,31 @@ fn draw_on(
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let Frame { plot_w, from, to, .. } = *frame;
-    // More slices than pixels draw as a smear of overlapping bars (and a file of megabytes):
-    // then each column shows the share of its time spent in each kind of slice instead.
+    // A slice drawn as a bar takes a pixel at least, and the gap to the next one needs another:
+    // with more slices on one line (a row's level of nesting) than half the plot's pixels, the
+    // gaps close, a thread idle half its time reads as always busy, and more slices smear into
+    // one bar (a file of megabytes too). Then each column shows the share of its time spent in
+    // each kind of slice instead. Rows and levels do not crowd each other: the busiest decides.
+    let shown = |s: &Slice| s.ts + s.dur >= from && s.ts <= to;
     let visible: usize = tracks
         .iter()
-        .map(|t| t.slices.iter().filter(|s| s.ts + s.dur >= from && s.ts <= to).count())
+        .map(|t| t.slices.iter().filter(|s| shown(s)).count())
         .sum();
-    let dense = visible > plot_w as usize / 2;
+    let busiest = tracks
+        .iter()
+        .flat_map(|t| {
+            let mut per_level = [0usize; 3];
+            for (s, depth) in t.slices.iter().zip(depths(&t.slices)) {
+                if shown(s) {
+                    // As drawn: the third level and those below it share a line.
+                    per_level[depth.min(2)] += 1;
+                }
+            }
+            per_level
+        })
+        .max()
+        .unwrap_or(0);
+    let dense = 2 * busiest > plot_w as usize;
     draw_heading(root, title, tracks, frame, dense.then_some(visible)).map_err(e)?;
     let mut y0 = TOP;
     for (row, (track, lines)) in tracks.iter().zip(labels).enumerate() {
