@@ -58,8 +58,10 @@ struct Order {
 
 impl Order {
     fn see(&mut self, seq: u64) {
+        // Gaps saturate: a number is whatever its producer (or a peer across a link) wrote, and
+        // one far ahead must not wrap the count.
         if seq == 0 || self.next.is_empty() {
-            self.gaps += seq;
+            self.gaps = self.gaps.saturating_add(seq);
             self.streams += 1;
             self.insert(seq.saturating_add(1));
             return;
@@ -71,7 +73,7 @@ impl Order {
             return;
         }
         let i = at - 1;
-        self.gaps += seq - self.next[i];
+        self.gaps = self.gaps.saturating_add(seq - self.next[i]);
         self.next[i] = seq.saturating_add(1);
         // Keep the list sorted: the raised entry moves past equal or lower neighbours.
         let mut j = i;
@@ -117,6 +119,13 @@ mod tests {
             o.see(s);
         }
         (o.streams, o.gaps, o.out_of_order)
+    }
+
+    /// Numbers are whatever a producer wrote: ones far apart saturate the count of gaps, never
+    /// wrap it (or panic where overflow is checked).
+    #[test]
+    fn gaps_saturate() {
+        assert_eq!(check([u64::MAX - 1, 0, 5]), (2, u64::MAX, 0));
     }
 
     #[test]
