@@ -774,6 +774,28 @@ fn trace_view_counts_the_ticks_a_row_missed_not_its_miss_events() {
     );
 }
 
+/// A count of missed ticks is what the file says: counts past any real run saturate the sum
+/// instead of wrapping it to a small number.
+#[test]
+fn trace_view_sums_absurd_miss_counts_without_wrapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("absurd.json");
+    let mut events = slices("firewall", 10, 0.0, 10.0, 2.0);
+    for (ts, ticks) in [(5.0, u64::MAX), (15.0, 2)] {
+        events.push(
+            serde_json::json!({"ph": "i", "name": "missed ticks", "cat": "miss", "s": "t",
+                                        "ts": ts, "args": {"ticks": ticks}}),
+        );
+    }
+    trace_of(&trace, &[("tf_10.0us_0", events)]);
+    let red: Vec<String> = labels(&view(&trace, &[]))
+        .into_iter()
+        .filter(|l| l.fill == "#FF0000")
+        .map(|l| l.text)
+        .collect();
+    assert_eq!(red.join(" "), format!("{} missed ticks (2 times)", u64::MAX));
+}
+
 /// The `<rect>`s of a picture filled with `fill`, below the legend: (x, y, width, height).
 fn bars(svg: &str, fill: &str) -> Vec<(f64, f64, f64, f64)> {
     svg.split("<rect")

@@ -300,7 +300,8 @@ fn misses(track: &Track, from: f64, to: f64) -> Vec<String> {
     let mut by_name: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for (_, name, count) in track.instants.iter().filter(|(ts, ..)| (from..=to).contains(ts)) {
         let sum = by_name.entry(name.as_str()).or_default();
-        *sum = (sum.0 + count, sum.1 + 1);
+        // A count is what the file says: one past any real run must not wrap the sum.
+        *sum = (sum.0.saturating_add(*count), sum.1 + 1);
     }
     let known = [
         ("missed ticks", "missed tick", "missed ticks"),
@@ -605,8 +606,11 @@ fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(),
         let last = (((end - from) / width) as usize).min(columns - 1);
         for (c, column) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
             let (c0, c1) = (from + c as f64 * width, from + (c + 1) as f64 * width);
-            column[kind] += (end.min(c1) - start.max(c0)).max(0.0);
-            present[c][kind] = true;
+            let overlap = end.min(c1) - start.max(c0);
+            column[kind] += overlap.max(0.0);
+            // A slice that ends on a column's edge never ran in the next one; one of no
+            // length ran where it stands.
+            present[c][kind] |= overlap > 0.0 || start == end;
         }
     }
     let full = ROW - 10;
