@@ -135,11 +135,12 @@ impl Header {
 
     /// Splits a body frame into its header and the rest.
     pub fn parse(body: &[u8]) -> Result<(Header, &[u8]), Corrupt> {
-        if body.len() < HEADER_LEN {
-            return Err(Corrupt::Short(body.len()));
-        }
-        if body[0] != VERSION {
-            return Err(Corrupt::Version(body[0]));
+        // The version first: a peer of another format (an older build, whose header was
+        // shorter) is said to be one, not to send short frames.
+        match body.first() {
+            Some(&v) if v != VERSION => return Err(Corrupt::Version(v)),
+            _ if body.len() < HEADER_LEN => return Err(Corrupt::Short(body.len())),
+            _ => {}
         }
         let kind = match body[1] {
             0 => Kind::Data,
@@ -203,7 +204,11 @@ mod tests {
 
     #[test]
     fn garbage_is_rejected_not_panicking() {
-        assert_eq!(Header::parse(b"short"), Err(Corrupt::Short(5)));
+        assert_eq!(Header::parse(b""), Err(Corrupt::Short(0)));
+        assert_eq!(Header::parse(&[VERSION, 0, 0]), Err(Corrupt::Short(3)));
+        // A frame of the first format (a 22-byte header and an 8-byte payload) is of another
+        // version, whatever its length.
+        assert_eq!(Header::parse(&[1u8; 30]), Err(Corrupt::Version(1)));
         let mut buf = vec![0u8; HEADER_LEN];
         buf[0] = 9;
         assert_eq!(Header::parse(&buf), Err(Corrupt::Version(9)));
