@@ -133,8 +133,9 @@ mod tests {
     }
 
     /// What a run reserves for its channels is what their queues take: a plain channel its
-    /// length, a time-triggered one a slot for each side that the firewall serves and the
-    /// length for the side it does not; a run that fits is not refused by a count of more.
+    /// length (and the two spare slots of one that drops its oldest), a time-triggered one a
+    /// slot for each side that the firewall serves and the length for the side it does not,
+    /// with spares; a run that fits is not refused by a count of more.
     #[test]
     fn the_channels_take_the_slots_their_queues_hold() {
         let (zero, tick) = (Duration::ZERO, Duration::from_micros(10));
@@ -147,11 +148,15 @@ mod tests {
             channel_bytes(&plan(vec![channel(len, Timing::None, zero, zero)])),
             len as u128 * SLOT_BYTES
         );
+        let mut decoupled = channel(len, Timing::None, zero, zero);
+        decoupled.kind = ChannelKind::DecoupledProducer;
+        assert_eq!(channel_bytes(&plan(vec![decoupled])), (len as u128 + 2) * SLOT_BYTES);
+        // A firewall's queues with their spare slots: a few slots more than the messages.
         for (src, dst, slots) in [
-            (tick, tick, 2),
-            (tick, tick * 2, 3),
-            (tick, zero, len + 1),
-            (zero, tick, len + 1),
+            (tick, tick, 2 + 4),
+            (tick, tick * 2, 3 + 6),
+            (tick, zero, len + 1 + 4),
+            (zero, tick, len + 1 + 4),
         ] {
             let tt = channel(len, Timing::TimeTriggered, src, dst);
             assert_eq!(

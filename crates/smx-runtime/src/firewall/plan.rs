@@ -39,21 +39,33 @@ pub fn consumer_side_len(c: &ChannelPlan) -> usize {
 
 /// How many message slots the queues of channel `c` hold together, as [`TtWiring::wire`]
 /// creates them: a time-triggered side holds one message (spec §3.1), the other side the
-/// channel's length, and two periods meet through a third queue of one.
+/// channel's length, and two periods meet through a third queue of one. A queue that drops its
+/// oldest keeps [`DROP_OLDEST_SPARE`] slots more; a firewall's queues are counted with them
+/// all, an upper bound of a few slots.
 pub fn queue_slots(c: &ChannelPlan) -> usize {
     let len = c.len.max(1);
     if !is_time_triggered(c) {
-        return len;
+        let spare = if c.kind.producer_decoupled() {
+            DROP_OLDEST_SPARE
+        } else {
+            0
+        };
+        return len + spare;
     }
     let (ts, td) = (c.src_period, c.dst_period);
-    if ts.is_zero() || td.is_zero() {
-        len + 1
+    let (slots, queues) = if ts.is_zero() || td.is_zero() {
+        (len + 1, 2)
     } else if ts == td {
-        2
+        (2, 2)
     } else {
-        3
-    }
+        (3, 3)
+    };
+    slots + queues * DROP_OLDEST_SPARE
 }
+
+/// The slots a queue that drops its oldest message keeps beyond its length (`smx_spsc`: one
+/// for the message published before the oldest is evicted, one for the consumer's last claim).
+const DROP_OLDEST_SPARE: usize = 2;
 
 /// The firewalls of one run while its channels are being created.
 #[derive(Default)]
