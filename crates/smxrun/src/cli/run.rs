@@ -408,12 +408,9 @@ fn refused_peers(report: &Report) -> Vec<String> {
         .collect()
 }
 
-/// `--config`, then every `--set` in order, then `-n`.
-/// The report, the trace and the stats file must not replace the net, its configuration, a
-/// library of boxes, or each other.
-/// Refuses a result of the run onto an input or onto another result: the command line's (`-o`,
-/// `--trace`, `--stats-file`), and the files its boxes write (`by_boxes`, known once the
-/// settings are resolved).
+/// Refuses a result of the run onto an input (the net, its configuration, a library of boxes)
+/// or onto another result: the command line's (`-o`, `--trace`, `--stats-file`), and the files
+/// its boxes write (`by_boxes`, known once the settings are resolved).
 fn refuse_clobbering(
     args: &RunArgs,
     file: &std::path::Path,
@@ -433,6 +430,7 @@ fn refuse_clobbering(
     super::clobber::refuse_clobbering(&outputs, &inputs)
 }
 
+/// The run's configuration layers: `--config`, then every `--set` in order, then `-n`.
 fn config_layers(args: &RunArgs) -> Result<ConfigLayers, CliError> {
     let mut layers = match &args.config {
         Some(path) => ConfigLayers::from_file(path)?,
