@@ -113,6 +113,42 @@ fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
 }
 
 #[test]
+fn a_missing_period_is_shown_at_the_tt_that_times_its_channel() {
+    const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+                         P = box smx_src_rand( out data )\nQ = box smx_snk_null( in data )\n";
+    // stderr of `check` on BOXES and `content`, whose first error has a caret under the `tt`
+    // at `line` (of the file) and `col`.
+    let at = |content: &str, line: usize, col: usize| {
+        let (_dir, net) = net_file("tt.smx", &format!("{BOXES}{content}"));
+        let out = smxrun(&["check", arg(&net)]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        let shown = content.lines().nth(line - 5).unwrap();
+        let carets = format!("  {shown}\n{}^^\n", " ".repeat(col + 1));
+        assert!(
+            stderr.starts_with(&format!("{}:{line}:{col}: error: ", net.display())) && stderr.contains(&carets),
+            "{stderr}"
+        );
+        stderr
+    };
+    // A net that the connected net does not use times nothing.
+    at("U = tt[](Src)\nconnect Src.tt[](Snk)\n", 6, 13);
+    // Channels are checked in graph order, operators found in source order.
+    let stderr = at("N1 = P.tt[](Q)\nN2 = Src.tt[](Snk)\nconnect N2 | N1\n", 6, 10);
+    assert!(stderr.contains(":5:8: error: "), "{stderr}");
+    // A net used twice: both of its channels at its one operator.
+    let stderr = at("N = tt[](Src).Snk\nconnect N | N\n", 5, 5);
+    assert_eq!(stderr.matches(":5:5: error: ").count(), 2, "{stderr}");
+    // Two operators time the channel's producer: which one gave it no period is not known,
+    // so neither gets the caret.
+    let (_dir, net) = net_file("tt.smx", &format!("{BOXES}connect tt[](tt[](Src)).Snk\n"));
+    let out = smxrun(&["check", arg(&net)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("without a period") && !stderr.contains('^'), "{stderr}");
+}
+
+#[test]
 fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
     // The net parses, but smx_src_rand writes `data` and smx_snk_null reads `data`.
     let (_dir, net) = net_file(

@@ -33,51 +33,134 @@ pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnos
     suggest_declared_names(source, &program, diagnostics)
 }
 
-/// The `tt`, `tb` and `tf` of `source` that give no period (`tt[]`) and those whose period no
-/// timer can wait (more than 2^64-1 ns), in source order. The language accepts both, so the
-/// graph check that refuses them knows the channel but not the place: these are the places.
-pub fn period_places(source: &SourceFile) -> (Vec<Span>, Vec<Span>) {
-    fn walk(net: &ast::NetExpr, zero: &mut Vec<Span>, long: &mut Vec<Span>) {
-        match net {
-            ast::NetExpr::Ident(_) => {}
-            ast::NetExpr::Binary { lhs, rhs, .. } => {
-                walk(lhs, zero, long);
-                walk(rhs, zero, long);
-            }
-            ast::NetExpr::Paren { inner, .. } | ast::NetExpr::Rt { inner, .. } => walk(inner, zero, long),
-            ast::NetExpr::Timed { time, inner, span, .. } => {
-                // The operator: two letters, where the period that follows belongs to.
-                let at = Span::new(span.start, span.start + 2);
-                if time.secs == 0 && time.nanos == 0 {
-                    zero.push(at);
-                } else if time
-                    .secs
-                    .checked_mul(1_000_000_000)
-                    .and_then(|n| n.checked_add(time.nanos))
-                    .is_none()
-                {
-                    long.push(at);
-                }
-                walk(inner, zero, long);
-            }
-        }
+/// A `tt`, `tb` or `tf` of the program that the connected net uses: its operator (two letters,
+/// where the period that follows belongs to), its period, and every name that may label a box
+/// it times.
+#[derive(Debug, Clone)]
+pub struct PeriodPlace {
+    pub at: Span,
+    pub time: ast::TimeSpec,
+    /// The names within its operand, with those of the nets and wrappers they name (by name in
+    /// any scope): more than the boxes it times, never fewer.
+    pub names: std::collections::BTreeSet<String>,
+}
+
+impl PeriodPlace {
+    /// Whether the operator may time the box labelled `label`.
+    pub fn covers(&self, label: &str) -> bool {
+        self.names.contains(label)
     }
-    fn program(p: &ast::Program, zero: &mut Vec<Span>, long: &mut Vec<Span>) {
+}
+
+/// The `tt`, `tb` and `tf` of `source` that give no period (`tt[]`) and those whose period no
+/// timer can wait (more than 2^64-1 ns), in source order, each only if the connected net may use
+/// it. The language accepts both, so the graph check that refuses them knows the channel but not
+/// the place: these are the candidates, to be matched by the boxes they time.
+pub fn period_places(source: &SourceFile) -> (Vec<PeriodPlace>, Vec<PeriodPlace>) {
+    use std::collections::{BTreeMap, BTreeSet};
+    /// Every net and wrapper, by name, in any scope: a name may stand for any of them.
+    fn defs<'p>(p: &'p ast::Program, out: &mut BTreeMap<&'p str, Vec<Def<'p>>>) {
         for decl in &p.decls {
             match decl {
-                Decl::Net(n) => walk(&n.net, zero, long),
-                Decl::Wrapper(w) => program(&w.body, zero, long),
+                Decl::Net(n) => out.entry(n.name.name.as_str()).or_default().push(Def::Net(&n.net)),
+                Decl::Wrapper(w) => {
+                    out.entry(w.name.name.as_str()).or_default().push(Def::Wrapper(&w.body));
+                    defs(&w.body, out);
+                }
                 _ => {}
             }
         }
-        walk(&p.connect.net, zero, long);
+    }
+    #[derive(Clone, Copy)]
+    enum Def<'p> {
+        Net(&'p ast::NetExpr),
+        Wrapper(&'p ast::Program),
+    }
+    /// The expressions a use of `def` evaluates.
+    fn exprs<'p>(def: Def<'p>, out: &mut Vec<&'p ast::NetExpr>) {
+        match def {
+            Def::Net(e) => out.push(e),
+            Def::Wrapper(body) => {
+                out.push(&body.connect.net);
+                for decl in &body.decls {
+                    if let Decl::Net(n) = decl {
+                        out.push(&n.net);
+                    }
+                }
+            }
+        }
+    }
+    /// The identifiers of `e`, the timed expressions within it, and the definitions it names.
+    fn scan<'p>(e: &'p ast::NetExpr, names: &mut Vec<&'p str>, timed: &mut Vec<&'p ast::NetExpr>) {
+        match e {
+            ast::NetExpr::Ident(id) => names.push(&id.name),
+            ast::NetExpr::Binary { lhs, rhs, .. } => {
+                scan(lhs, names, timed);
+                scan(rhs, names, timed);
+            }
+            ast::NetExpr::Paren { inner, .. } | ast::NetExpr::Rt { inner, .. } => scan(inner, names, timed),
+            ast::NetExpr::Timed { inner, .. } => {
+                timed.push(e);
+                scan(inner, names, timed);
+            }
+        }
+    }
+    /// `roots` and every definition they name, transitively: the names and the timed
+    /// expressions they hold.
+    fn closure<'p>(
+        roots: Vec<&'p ast::NetExpr>,
+        defs: &BTreeMap<&'p str, Vec<Def<'p>>>,
+    ) -> (BTreeSet<&'p str>, Vec<&'p ast::NetExpr>) {
+        let (mut seen, mut timed) = (BTreeSet::new(), Vec::new());
+        let mut todo = roots;
+        while let Some(e) = todo.pop() {
+            let mut names = Vec::new();
+            scan(e, &mut names, &mut timed);
+            for name in names {
+                if seen.insert(name) {
+                    for &def in defs.get(name).into_iter().flatten() {
+                        exprs(def, &mut todo);
+                    }
+                }
+            }
+        }
+        (seen, timed)
     }
     let (mut zero, mut long) = (Vec::new(), Vec::new());
-    if let Some(p) = crate::syntax::parse(source).program {
-        program(&p, &mut zero, &mut long);
+    let Some(p) = crate::syntax::parse(source).program else {
+        return (zero, long);
+    };
+    let mut all = BTreeMap::new();
+    defs(&p, &mut all);
+    let (_, used) = closure(vec![&p.connect.net], &all);
+    for e in used {
+        let ast::NetExpr::Timed { time, inner, span, .. } = e else {
+            continue;
+        };
+        let list = if time.secs == 0 && time.nanos == 0 {
+            &mut zero
+        } else if time
+            .secs
+            .checked_mul(1_000_000_000)
+            .and_then(|n| n.checked_add(time.nanos))
+            .is_none()
+        {
+            &mut long
+        } else {
+            continue;
+        };
+        let (names, _) = closure(vec![&**inner], &all);
+        list.push(PeriodPlace {
+            at: Span::new(span.start, span.start + 2),
+            time: *time,
+            names: names.into_iter().map(str::to_owned).collect(),
+        });
     }
-    zero.sort_by_key(|s| s.start);
-    long.sort_by_key(|s| s.start);
+    for list in [&mut zero, &mut long] {
+        list.sort_by_key(|p| p.at.start);
+        // A net used twice holds its operators once.
+        list.dedup_by_key(|p| p.at.start);
+    }
     (zero, long)
 }
 
@@ -537,12 +620,29 @@ mod tests {
         );
         let (zero, long) = period_places(&source);
         assert_eq!(
-            zero.iter().map(|s| source.line_col(s.start)).collect::<Vec<_>>(),
+            zero.iter().map(|p| source.line_col(p.at.start)).collect::<Vec<_>>(),
             [(4, 9)]
         );
         assert_eq!(
-            long.iter().map(|s| source.line_col(s.start)).collect::<Vec<_>>(),
+            long.iter().map(|p| source.line_col(p.at.start)).collect::<Vec<_>>(),
             [(4, 17)]
+        );
+        // The net named in the operand stands for the boxes it holds.
+        let names: Vec<&str> = zero[0].names.iter().map(String::as_str).collect();
+        assert_eq!(names, ["A", "N"]);
+        assert!(long[0].covers("B") && !long[0].covers("A"));
+    }
+
+    #[test]
+    fn a_period_in_a_net_the_connected_net_does_not_use_has_no_place() {
+        let source = SourceFile::new(
+            "t.smx",
+            "A = box a(out x)\nB = box b(in x)\nU = tt[](A)\nM = A.tt[](B)\nconnect M\n",
+        );
+        let (zero, _) = period_places(&source);
+        assert_eq!(
+            zero.iter().map(|p| source.line_col(p.at.start)).collect::<Vec<_>>(),
+            [(4, 7)]
         );
     }
 

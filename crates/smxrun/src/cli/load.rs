@@ -94,7 +94,7 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
     if problems.is_empty() {
         return Ok(());
     }
-    if let Some(shown) = placed_problems(path, &problems, "error") {
+    if let Some(shown) = placed_problems(path, graph, &problems, "error") {
         for line in shown {
             crate::cli::say(&line);
         }
@@ -107,21 +107,26 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
 /// The graph check's `problems` of a net file, those about a period at the `tt`, `tb` or `tf`
 /// that gives it (`FILE:LINE:COL: SEVERITY: ...`, the line, a caret), the others as
 /// `FILE: SEVERITY: ...`; `None` when no problem has such a place (or the file is JSON).
-pub fn placed_problems(path: &Path, problems: &[String], severity: &str) -> Option<Vec<String>> {
+pub fn placed_problems(path: &Path, graph: &NetGraph, problems: &[String], severity: &str) -> Option<Vec<String>> {
     if is_json(path) {
         return None;
     }
     let source = SourceFile::read(path).ok()?;
     let (zero, long) = smx_lang::teach::period_places(&source);
-    let (mut zero, mut long) = (zero.into_iter(), long.into_iter());
     let mut placed = false;
     let shown = problems
         .iter()
         .map(|p| {
             let (span, hint) = if p.ends_with(": time-triggered, but without a period") {
-                (zero.next(), "a period is written between the brackets, e.g. tt[10ms]")
+                (
+                    period_place(graph, p, &zero),
+                    "a period is written between the brackets, e.g. tt[10ms]",
+                )
             } else if p.contains("is longer than a timer can wait") {
-                (long.next(), "a period is at most 18446744073s709551615ns")
+                (
+                    period_place(graph, p, &long),
+                    "a period is at most 18446744073s709551615ns",
+                )
             } else {
                 (None, "")
             };
@@ -143,6 +148,30 @@ pub fn placed_problems(path: &Path, problems: &[String], severity: &str) -> Opti
         })
         .collect();
     placed.then_some(shown)
+}
+
+/// The one operator among `places` that can have given the period of `problem`'s channel
+/// (`channel 'x' (A#0 -> B#1): ...`): it times the channel's producer or consumer and, for a
+/// period that is too long, writes that period. Problems come in channel order, places in
+/// source order, so only their content pairs them; `None` unless exactly one place fits, since
+/// a caret at the wrong operator misleads more than none.
+fn period_place(graph: &NetGraph, problem: &str, places: &[smx_lang::teach::PeriodPlace]) -> Option<Span> {
+    let (channel, _) = problem.split_once("): ")?;
+    let (_, ends) = channel.rsplit_once(" (")?;
+    let (from, to) = ends.split_once(" -> ")?;
+    let node = |end: &str| -> Option<&Node> {
+        let id: usize = end.rsplit_once('#')?.1.parse().ok()?;
+        // A routing node or wrapper end is timed by operators whose names do not include it.
+        graph.nodes.get(id).filter(|n| n.kind == NodeKind::Box)
+    };
+    let (from, to) = (node(from)?, node(to)?);
+    let mut fits = places.iter().filter(|place| {
+        (place.covers(&from.label) || place.covers(&to.label))
+            && (problem.ends_with("without a period")
+                || problem.contains(&format!("period of {} s and {} ns ", place.time.secs, place.time.nanos)))
+    });
+    let first = fits.next()?;
+    fits.all(|other| other.at == first.at).then_some(first.at)
 }
 
 /// A net the runtime refused, as `FILE:LINE: message` where the error is about one box.
