@@ -210,8 +210,9 @@ fn misspelt(typo: &Typo, text: &str, base: usize, pos: usize, positives: &[Rule]
 }
 
 /// The diagnostic for a pest error in `text`, whose offsets are shifted by `base` (for errors
-/// found when parsing a tail of the file after an earlier error).
-pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagnostic {
+/// found when parsing a tail of the file after an earlier error). `written` is the same stretch
+/// of the file before its invalid characters were blanked out.
+pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, written: &str, base: usize) -> Diagnostic {
     let pos = match error.location {
         InputLocation::Pos(p) => p,
         InputLocation::Span((start, _)) => start,
@@ -238,7 +239,7 @@ pub(crate) fn diagnostic(error: &Error<Rule>, text: &str, base: usize) -> Diagno
             let wants_time = positives
                 .iter()
                 .any(|r| matches!(r, Rule::t_msec | Rule::t_usec | Rule::t_nsec));
-            if wants_time && let Some((start, end, what)) = super::time::bad_period(text, pos) {
+            if wants_time && let Some((start, end, what)) = super::time::bad_period(written, pos) {
                 return Diagnostic::error(
                     format!("syntax error: {what}"),
                     Some(Span::new(start + base, end + base)),
@@ -347,6 +348,12 @@ mod tests {
                 "syntax error: no space may stand between a number and its unit",
             ),
             ("connect tt[-1us](A)", 11, "invalid character '-': a period is positive"),
+            // The blank left where an invalid character stood is no space before a unit.
+            (
+                "connect tt[10\u{b5}s](A)",
+                11,
+                "syntax error: the unit '\u{b5}s' is written with a 'u': write 10us for microseconds",
+            ),
         ];
         for (text, at, start) in cases {
             let diag = parsed(text);

@@ -80,10 +80,10 @@ pub fn parse(src: &SourceFile) -> Parsed {
             None => None,
         },
         Err(error) => {
-            let first = expect::diagnostic(&error, &text, 0);
+            let first = expect::diagnostic(&error, &text, &src.text, 0);
             let at = first.span.map_or(text.len(), |s| s.start);
             diagnostics.push(first);
-            report_further_errors(&text, &scanned.tokens, at, &mut diagnostics);
+            report_further_errors(&text, &src.text, &scanned.tokens, at, &mut diagnostics);
             None
         }
     };
@@ -105,7 +105,7 @@ fn negative_period(text: &str, at: usize) -> bool {
 /// Re-parses the file from the first top-level declaration after each syntax error, adding the
 /// error found there, until a tail parses or no declaration is left. Only positions where a
 /// declaration certainly starts are used, so no error is invented by a bad restart.
-fn report_further_errors(text: &str, tokens: &[Token], mut error_at: usize, out: &mut Vec<Diagnostic>) {
+fn report_further_errors(text: &str, written: &str, tokens: &[Token], mut error_at: usize, out: &mut Vec<Diagnostic>) {
     let mut restart = 0;
     for _ in 1..MAX_SYNTAX_ERRORS {
         let Some(next) = next_declaration(text, tokens, error_at.max(restart + 1)) else {
@@ -116,7 +116,7 @@ fn report_further_errors(text: &str, tokens: &[Token], mut error_at: usize, out:
         match StreamixParser::parse(Rule::file, tail) {
             Ok(_) => return,
             Err(error) => {
-                let diag = expect::diagnostic(&error, tail, restart);
+                let diag = expect::diagnostic(&error, tail, &written[restart..], restart);
                 error_at = diag.span.map_or(text.len(), |s| s.start);
                 out.push(diag);
             }

@@ -76,7 +76,8 @@ fn spelled(mut nanos: u128) -> Option<String> {
 /// What is wrong with a period written at `start` of `text` that the grammar refused, in words,
 /// and the span of the bad literal: a number without unit (`10`), a fraction (`1.5ms`), a space
 /// before the unit (`10 us`) or an unknown unit (`1h`). `None` for a literal the grammar reads
-/// (a zero or units out of order are explained where the grammar fails).
+/// (a zero or units out of order are explained where the grammar fails). `text` is the source
+/// as written, not with its invalid characters blanked out: a blank there is no space.
 pub(crate) fn bad_period(text: &str, pos: usize) -> Option<(usize, usize, String)> {
     let bytes = text.as_bytes();
     let run = |from: usize, f: fn(&u8) -> bool| {
@@ -109,8 +110,25 @@ pub(crate) fn bad_period(text: &str, pos: usize) -> Option<(usize, usize, String
         digits_end
     };
     let unit_start = run(number_end, |b| *b == b' ' || *b == b'\t');
-    let unit_end = run(unit_start, u8::is_ascii_alphabetic);
     let number = &text[start..number_end];
+    if let Some(mu) = text[unit_start..].strip_prefix(['\u{b5}', '\u{3bc}']) {
+        // The micro sign, or the Greek mu: the unit is spelt with a 'u'.
+        let end = text.len() - mu.len();
+        let unit_end = run(end, u8::is_ascii_alphabetic);
+        return Some((
+            start,
+            unit_end,
+            format!(
+                "the unit '{}' is written with a 'u': write {number}us for microseconds, e.g. tt[10us]",
+                &text[unit_start..unit_end]
+            ),
+        ));
+    }
+    if bytes.get(unit_start).is_some_and(|b| !b.is_ascii()) {
+        // Another invalid character: its own error says what is wrong.
+        return None;
+    }
+    let unit_end = run(unit_start, u8::is_ascii_alphabetic);
     let unit = &text[unit_start..unit_end];
     let size = UNITS.iter().find(|(u, _)| *u == unit).map(|(_, size)| *size);
     let message = match size {
@@ -186,6 +204,19 @@ mod tests {
         // pest stops after the `s` of `10sec`.
         assert_eq!(bad_period("10sec]", 3).map(|(s, e, _)| (s, e)), Some((0, 5)));
         assert_eq!(bad_period("10us]", 0), None);
+        // A character the language does not know is not a space.
+        for text in ["10\u{b5}s]", "10\u{3bc}s]"] {
+            assert_eq!(
+                said(text).map(|(s, e, m)| (s, e, m.split_once(':').unwrap().1.to_string())),
+                Some((
+                    0,
+                    text.len() - 1,
+                    " write 10us for microseconds, e.g. tt[10us]".to_string()
+                )),
+                "{text}"
+            );
+        }
+        assert_eq!(said("10\u{e9}s]"), None);
         assert_eq!(bad_period("]", 0), None);
     }
 
