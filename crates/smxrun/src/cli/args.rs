@@ -358,15 +358,23 @@ pub fn misread(args: &[std::ffi::OsString], command: &clap::Command, clap: Optio
     let is_file = std::path::Path::new(first).exists();
     let conflict = clap.filter(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict);
     if conflict.is_some()
-        && let Some(at) = args[2..]
-            .iter()
-            .position(|a| a.to_str().is_some_and(|a| commands.iter().any(|c| c == a)))
+        && let Some(at) = command_after_file(args, command, &commands)
     {
         let mut words: Vec<String> = args[1..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        let name = words.remove(at + 1);
-        return Some(format!(
-            "'{name}' is a command, and the command comes before the file: smxrun {name} {}",
+        let name = words.remove(at - 1);
+        let sub = command.find_subcommand(&name)?;
+        // Options of a run that the command lacks would only be refused again.
+        let options_fit = words
+            .iter()
+            .filter(|w| w.starts_with('-'))
+            .all(|w| option_of(sub, w).is_some());
+        let rest = if options_fit {
             words.join(" ")
+        } else {
+            first.to_string()
+        };
+        return Some(format!(
+            "'{name}' is a command, and the command comes before the file: smxrun {name} {rest}"
         ));
     }
     if is_file {
@@ -389,6 +397,36 @@ pub fn misread(args: &[std::ffi::OsString], command: &clap::Command, clap: Optio
             )
         }),
     }
+}
+
+/// The index in `args` of the first command named after the file, skipping the values of the
+/// options before it (`-o graph` writes to a file named `graph`).
+fn command_after_file(args: &[std::ffi::OsString], command: &clap::Command, commands: &[String]) -> Option<usize> {
+    let mut i = 2;
+    while let Some(word) = args.get(i).and_then(|a| a.to_str()) {
+        if commands.iter().any(|c| c == word) {
+            return Some(i);
+        }
+        let takes_value = !word.contains('=')
+            && option_of(command, word).is_some_and(|a| a.get_action().takes_values())
+            && (word.starts_with("--") || word.len() == 2);
+        i += if takes_value { 2 } else { 1 };
+    }
+    None
+}
+
+/// The option of `command` that `word` (`--name`, `--name=value`, `-x`, `-xVALUE`) gives.
+fn option_of<'c>(command: &'c clap::Command, word: &str) -> Option<&'c clap::Arg> {
+    if let Some(long) = word.strip_prefix("--") {
+        let long = long.split_once('=').map_or(long, |(name, _)| name);
+        return command
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|all| all.contains(&long)));
+    }
+    let short = word.strip_prefix('-')?.chars().next()?;
+    command
+        .get_arguments()
+        .find(|a| a.get_short() == Some(short) || a.get_all_short_aliases().is_some_and(|all| all.contains(&short)))
 }
 
 #[cfg(test)]
@@ -446,6 +484,22 @@ mod tests {
             misread_of(&[net, "check"]),
             Some(format!(
                 "'check' is a command, and the command comes before the file: smxrun check {net}"
+            ))
+        );
+        // A word that is an option's value is no command.
+        let value = misread_of(&[net, "-o", "graph", "extra.smx"]).unwrap_or_default();
+        assert!(!value.contains("smxrun graph"), "{value}");
+        // Options the command lacks are left out of the command line it is told to write.
+        assert_eq!(
+            misread_of(&[net, "-n", "5", "graph"]),
+            Some(format!(
+                "'graph' is a command, and the command comes before the file: smxrun graph {net}"
+            ))
+        );
+        assert_eq!(
+            misread_of(&[net, "--channel-len", "4", "check"]),
+            Some(format!(
+                "'check' is a command, and the command comes before the file: smxrun check {net} --channel-len 4"
             ))
         );
         let two = misread_of(&[net, "other.smx"]).unwrap();
