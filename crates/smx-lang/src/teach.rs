@@ -182,49 +182,68 @@ fn conflicting_modes(message: &str) -> Option<(&str, &str, &str)> {
     Some((port, left, right))
 }
 
+/// One conflict of port modes, as its first error names it, and the errors on its line that
+/// only repeat it.
+struct Conflict {
+    line: usize,
+    port: String,
+    left: String,
+    right: String,
+    /// Errors folded into it; its note is said once, so it is emptied once said.
+    folded: usize,
+    said: bool,
+}
+
+impl Conflict {
+    /// Whether `d` only repeats this conflict: no connection in its pair, or its port not
+    /// connected in either box, on its line.
+    fn repeated_by(&self, d: &Diagnostic, source: &SourceFile) -> bool {
+        if !d.is_error() || source.line_of(d) != self.line {
+            return false;
+        }
+        let (Some((ll, li)), Some((rl, ri))) = (instance(&self.left), instance(&self.right)) else {
+            return false;
+        };
+        let port = &self.port;
+        d.message == format!("no port connection in serial combinition '{ll}({li}).{rl}({ri})'")
+            || d.message == format!("port '{port}' in {} is not connected", self.left)
+            || d.message == format!("port '{port}' in {} is not connected", self.right)
+    }
+}
+
 /// A first-hour mistake: a port declared with the wrong direction, so that two inputs (or two
 /// outputs) meet. The original's four errors name the symptoms; the first gets the cause in
 /// plain words, and the errors that only repeat it on the same line (no connection in that
 /// pair, the port not connected in either box) are folded into it.
 fn explain_conflicting_modes(source: &SourceFile, boxes: &[&BoxDecl], diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
-    let mut folded_by: Vec<(usize, String, String, String, usize)> = Vec::new();
+    let mut conflicts: Vec<Conflict> = Vec::new();
     for d in &diagnostics {
         if let Some((port, left, right)) = d.is_error().then(|| conflicting_modes(&d.message)).flatten() {
-            folded_by.push((
-                source.line_of(d),
-                port.to_string(),
-                left.to_string(),
-                right.to_string(),
-                0,
-            ));
+            conflicts.push(Conflict {
+                line: source.line_of(d),
+                port: port.to_string(),
+                left: left.to_string(),
+                right: right.to_string(),
+                folded: 0,
+                said: false,
+            });
         }
     }
-    let follows = |d: &Diagnostic, (line, port, left, right, _): &(usize, String, String, String, usize)| {
-        if !d.is_error() || source.line_of(d) != *line {
-            return false;
-        }
-        let (Some((ll, li)), Some((rl, ri))) = (instance(left), instance(right)) else {
-            return false;
-        };
-        d.message == format!("no port connection in serial combinition '{ll}({li}).{rl}({ri})'")
-            || d.message == format!("port '{port}' in {left} is not connected")
-            || d.message == format!("port '{port}' in {right} is not connected")
-    };
     let mut kept = Vec::new();
     for d in diagnostics {
-        match folded_by.iter_mut().find(|cause| follows(&d, cause)) {
-            Some(cause) => cause.4 += 1,
+        match conflicts.iter_mut().find(|c| c.repeated_by(&d, source)) {
+            Some(conflict) => conflict.folded += 1,
             None => kept.push(d),
         }
     }
     for mut d in kept {
         if let Some((port, left, right)) = d.is_error().then(|| conflicting_modes(&d.message)).flatten()
-            && let Some(cause) = folded_by
-                .iter_mut()
-                .find(|c| c.0 == source.line_of(&d) && c.1 == port && c.2 == left && c.3 == right)
+            && let Some(conflict) = conflicts.iter_mut().find(|c| {
+                !c.said && c.line == source.line_of(&d) && c.port == port && c.left == left && c.right == right
+            })
         {
-            let serial = cause.4 > 0;
+            let serial = conflict.folded > 0;
             let (l, r) = (
                 instance(left).map_or(left, |i| i.0),
                 instance(right).map_or(right, |i| i.0),
@@ -234,13 +253,11 @@ fn explain_conflicting_modes(source: &SourceFile, boxes: &[&BoxDecl], diagnostic
             if serial {
                 d.notes.push(format!(
                     " -> {} more error{} on this line about '{port}' not being connected follow from it (not shown)",
-                    cause.4,
-                    if cause.4 == 1 { "" } else { "s" }
+                    conflict.folded,
+                    if conflict.folded == 1 { "" } else { "s" }
                 ));
             }
-            // Said once per conflict.
-            cause.4 = 0;
-            cause.1.clear();
+            conflict.said = true;
         }
         out.push(d);
     }
