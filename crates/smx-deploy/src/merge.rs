@@ -216,9 +216,9 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     let mut sections = Map::new();
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
+        let names = SliceNames::new(parts.graph, &parts.split.links, &slice.origins);
         for w in report["warnings"].as_array().into_iter().flatten() {
-            let line =
-                SliceNames::new(parts.graph, &parts.split.links, &slice.origins).rename(w.as_str().unwrap_or(""));
+            let line = names.rename(w.as_str().unwrap_or(""));
             warnings.push(json!(format!("{}: {line}", slice.process)));
         }
         for (name, rows) in report["sections"].as_object().into_iter().flatten() {
