@@ -467,6 +467,8 @@ fn a_missing_library_or_implementation_is_named() {
             && stderr.contains(&format!("no symbol 'c_lines' in '{lib}'")),
         "{stderr}"
     );
+    // The way to bring a box of one's own is not told to one who gave a library.
+    assert!(!stderr.contains("hint:"), "{stderr}");
 }
 
 #[test]

@@ -324,7 +324,8 @@ pub fn reject_unknown_implementations(
     for node in &unknown {
         crate::cli::say(&unknown_implementation(file, node, registry, "error", libs));
     }
-    if let Some(hint) = own_boxes_hint(file, &unknown, registry) {
+    // With libraries given, each box's error already names the one that lacks its symbol.
+    if let Some(hint) = own_boxes_hint(file, &unknown, registry).filter(|_| libs.is_empty()) {
         crate::cli::say(&hint);
     }
     if unknown.is_empty() {
