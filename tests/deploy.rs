@@ -3,7 +3,9 @@
 //! by network namespaces the tests make themselves (skipped when not root).
 
 mod common;
-use common::deploy::{alive, by_process, children_of, process, smxrun, split, text, wait_for, write};
+use common::deploy::{
+    alive, by_process, children_of, process, smxrun, split, text, wait_for, wait_for_messages, write,
+};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -68,17 +70,6 @@ fn assert_warns(report: &Value, start: &str) {
         warnings.iter().any(|w| w.as_str().unwrap().starts_with(start)),
         "no warning '{start}...': {warnings:#?}"
     );
-}
-
-/// Waits until the live figures of a run that writes them to `stats` (`--stats-every`,
-/// `--stats-file`) count messages at the whole net's sinks: every link on their way carries.
-fn wait_for_messages(stats: &Path) {
-    wait_for("messages at the whole net's sinks", || {
-        let text = std::fs::read_to_string(stats).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .any(|l| l["messages"].as_u64().is_some_and(|m| m > 0))
-    });
 }
 
 /// The report's row of the net whose `key` is `value` (its `name`, its `process`).

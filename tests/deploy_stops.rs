@@ -4,7 +4,9 @@
 //! cause, and leaves no process behind.
 
 mod common;
-use common::deploy::{alive, by_process, children_of, process, slice_process, smxrun, text, wait_for, write};
+use common::deploy::{
+    alive, by_process, children_of, process, slice_process, smxrun, text, wait_for, wait_for_messages, write,
+};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -1231,7 +1233,25 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
         ),
     );
     let config = sink_through(launch.display(), 47400).replace("[net.Snk]", "[net.Src]\ncount = 0\n\n[net.Snk]");
-    let (run, report_path) = start_reporting(dir.path(), &config, "0");
+    let report_path = dir.path().join("report.json");
+    let stats = dir.path().join("stats.jsonl");
+    let run = start(
+        dir.path(),
+        &config,
+        &[
+            "-n",
+            "0",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+            "--stats-every",
+            "20ms",
+            "--stats-file",
+            stats.to_str().unwrap(),
+        ],
+    );
     let mut b = None;
     wait_for("the slice of b", || {
         let launched: Vec<u32> = children_of(run.id()).into_iter().flat_map(children_of).collect();
@@ -1244,6 +1264,8 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
         b.unwrap(),
         std::fs::read_to_string(&cat_pid).unwrap().trim().parse().unwrap(),
     );
+    // Frozen only once b's lines have come through it: b said it started, and its sink counts.
+    wait_for_messages(&stats);
     unsafe { libc::kill(cat as i32, libc::SIGSTOP) };
     let out = finish(run, &[b, cat]);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -144,3 +144,14 @@ pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Waits until the live figures of a run that writes them to `stats` (`--stats-every`,
+/// `--stats-file`) count messages at the whole net's sinks: every link on their way carries.
+pub fn wait_for_messages(stats: &Path) {
+    wait_for("messages at the whole net's sinks", || {
+        let text = std::fs::read_to_string(stats).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .any(|l| l["messages"].as_u64().is_some_and(|m| m > 0))
+    });
+}
