@@ -86,6 +86,36 @@ fn check_rejects_with_exit_1_and_a_located_diagnostic() {
 }
 
 #[test]
+fn a_box_no_connect_uses_is_a_warning_at_its_declaration_that_changes_no_verdict() {
+    let (_dir, net) = net_file(
+        "unused.smx",
+        "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+         Dbg = box smx_snk_dump( in data )\nconnect Src.Snk\n",
+    );
+    let warning = format!(
+        "{}:3:1: warning: box 'Dbg' is declared but not used by 'connect', directly or through a net or \
+         wrapper, so it will not run\n  Dbg = box smx_snk_dump( in data )\n  ^^^\n",
+        net.display()
+    );
+    for command in [
+        &["check", arg(&net)][..],
+        &["check", "--lang-only", arg(&net)][..],
+        &["run", arg(&net), "-n", "3", "-q"][..],
+    ] {
+        let out = smxrun(command);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command:?}: {stderr}");
+        assert_eq!(stderr.matches(&warning).count(), 1, "{command:?}: {stderr}");
+    }
+    let out = smxrun(&["check", arg(&net)]);
+    assert!(
+        text(&out.stdout).contains("(0 errors, 1 warning)"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
 fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
     for (period, problem) in [
         ("", "without a period"),
@@ -117,7 +147,7 @@ fn a_missing_period_is_shown_at_the_tt_that_times_its_channel() {
     const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
                          P = box smx_src_rand( out data )\nQ = box smx_snk_null( in data )\n";
     // stderr of `check` on BOXES and `content`, whose first error has a caret under the `tt`
-    // at `line` (of the file) and `col`.
+    // at `line` (of the file) and `col`. The boxes a case leaves unused are warned of before it.
     let at = |content: &str, line: usize, col: usize| {
         let (_dir, net) = net_file("tt.smx", &format!("{BOXES}{content}"));
         let out = smxrun(&["check", arg(&net)]);
@@ -125,8 +155,9 @@ fn a_missing_period_is_shown_at_the_tt_that_times_its_channel() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         let shown = content.lines().nth(line - 5).unwrap();
         let carets = format!("  {shown}\n{}^^\n", " ".repeat(col + 1));
+        let first_error = stderr.lines().find(|l| l.contains(": error: ")).unwrap_or_default();
         assert!(
-            stderr.starts_with(&format!("{}:{line}:{col}: error: ", net.display())) && stderr.contains(&carets),
+            first_error.starts_with(&format!("{}:{line}:{col}: error: ", net.display())) && stderr.contains(&carets),
             "{stderr}"
         );
         stderr
@@ -145,7 +176,8 @@ fn a_missing_period_is_shown_at_the_tt_that_times_its_channel() {
     let out = smxrun(&["check", arg(&net)]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("without a period") && !stderr.contains('^'), "{stderr}");
+    let error = stderr.find("without a period").expect(&stderr);
+    assert!(!stderr[error..].contains('^'), "{stderr}");
 }
 
 #[test]

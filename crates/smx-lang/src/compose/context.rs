@@ -3,6 +3,7 @@
 use super::CompileOptions;
 use super::model::{Graph, Name, PId, RopeId, SymId, VId};
 use super::symbols::{BoxDef, Names, NetDef, ProtoDef, Scopes, SymInfo, WrapperDef};
+use super::usage::Usage;
 use crate::diag::{Diagnostic, SourceFile, Span};
 
 /// The interface of an evaluated expression (the original's "virtual net").
@@ -35,6 +36,7 @@ pub struct Composer<'a> {
     pub protos: Vec<ProtoDef>,
     pub wrappers: Vec<WrapperDef>,
     pub scopes: Scopes,
+    pub usage: Usage,
     pub diags: Vec<Diagnostic>,
 }
 
@@ -54,6 +56,7 @@ impl<'a> Composer<'a> {
             protos: Vec::new(),
             wrappers: Vec::new(),
             scopes: Scopes::new(),
+            usage: Usage::default(),
             diags: Vec::new(),
         }
     }

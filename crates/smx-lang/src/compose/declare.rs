@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use super::context::{Composer, Crit, Iface};
 use super::model::{Class, Graph, Mode, PId, RateKind, State};
 use super::symbols::{BoxDef, NetDef, PortTemplate, ProtoDef, ProtoPortDef, Sym};
+use super::usage::DeclKind;
 use crate::syntax::ast::{self, Coupling, PortFlag, Program};
 use smx_graph::PortDecl;
 
@@ -103,7 +104,10 @@ impl Composer<'_> {
             ports,
             decls,
         });
-        self.scopes.insert(name, Sym::Box((self.boxes.len() - 1) as u32));
+        let sym = Sym::Box((self.boxes.len() - 1) as u32);
+        self.scopes.insert(name, sym);
+        let decl = self.usage.declare(DeclKind::Box, &b.name);
+        self.usage.bind(sym, decl);
     }
 
     pub fn proto_ports(&mut self, ports: &[ast::ProtoPort]) -> Vec<ProtoPortDef> {
@@ -131,12 +135,18 @@ impl Composer<'_> {
             return;
         }
         self.protos.push(ProtoDef { ports });
-        self.scopes.insert(name, Sym::Proto((self.protos.len() - 1) as u32));
+        let sym = Sym::Proto((self.protos.len() - 1) as u32);
+        self.scopes.insert(name, sym);
+        let decl = self.usage.declare(DeclKind::Proto, &p.name);
+        self.usage.bind(sym, decl);
     }
 
     fn declare_net(&mut self, n: &ast::NetAssign) {
         let mut g = Graph::default();
+        let decl = self.usage.declare(DeclKind::Net, &n.name);
+        let outer = self.usage.enter(decl);
         let result = self.eval(&mut g, &n.net, Crit::None);
+        self.usage.leave(outer);
         let name = self.names.intern(&n.name.name);
         let found = self.scopes.lookup_depth(name);
         // Re-assigning a name of the same scope crashes smxc; we report it instead.
@@ -152,16 +162,19 @@ impl Composer<'_> {
             }
             return;
         };
-        if let Some((Sym::Proto(k), _)) = found {
+        if let Some((proto @ Sym::Proto(k), _)) = found {
             let ports = self.protos[k as usize].ports.clone();
             if !self.check_prototype(&mut g, &iface, &ports, &n.name.name) {
                 return;
             }
             let idx = self.push_net(g, &iface);
             self.scopes.rebind(name, Sym::Net(idx));
+            self.usage.define(proto, decl);
+            self.usage.bind(Sym::Net(idx), decl);
         } else {
             let idx = self.push_net(g, &iface);
             self.scopes.insert(name, Sym::Net(idx));
+            self.usage.bind(Sym::Net(idx), decl);
         }
     }
 

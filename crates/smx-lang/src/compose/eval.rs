@@ -105,7 +105,11 @@ impl Composer<'_> {
             inn: Vec::new(),
             alive: true,
         };
-        let (v, list) = match self.scopes.lookup(n) {
+        let sym = self.scopes.lookup(n);
+        if let Some(sym) = sym {
+            self.usage.uses(sym);
+        }
+        let (v, list) = match sym {
             None => {
                 self.error(format!("use of undeclared identifier '{}'", id.name), Some(id.span));
                 return None;

@@ -5,8 +5,10 @@
 //! expression bottom-up ([`eval`]) into its own working graph ([`model`]), composing with
 //! [`serial`] and [`routing`] (parallel composition and routing nodes, merged by [`merge`]);
 //! [`wrapper`] builds wrapper interfaces; [`flatten`] expands nets and wrappers per use;
-//! [`post`] does the final checks and reductions; [`build`] produces the [`NetGraph`].
-//! All diagnostics carry the exact texts of smxc, so that its test suite can be compared.
+//! [`post`] does the final checks and reductions; [`build`] produces the [`NetGraph`];
+//! [`usage`] warns of declarations that no `connect` reaches.
+//! All diagnostics that smxc also gives carry its exact texts, so that its test suite can be
+//! compared; the warnings of [`usage`] are our own, and no program of that suite gets one.
 //!
 //! Differences from smxc, where smxc crashes or behaves accidentally, are documented at the
 //! place they are implemented and summarised in [`DIFFERENCES`].
@@ -22,6 +24,7 @@ mod post;
 mod routing;
 mod serial;
 mod symbols;
+mod usage;
 mod wrapper;
 
 use crate::diag::{Diagnostic, SourceFile, has_errors};
@@ -185,6 +188,7 @@ fn compose_inner(program: &ast::Program, src: Option<&SourceFile>, opts: &Compil
             }
         }
     };
+    c.warn_unused();
     Compiled {
         graph,
         diagnostics: c.diags,
@@ -209,4 +213,5 @@ pub const DIFFERENCES: &[&str] = &[
     "The decoupling push over routing nodes stops on cycles (smxc loops forever, spec §9.20).",
     "`open` ports never self-connect through the box feedback rule.",
     "A net whose flattened form would exceed 20 million instances is refused before flattening.",
+    "A box, net or wrapper that no `connect` uses is a warning at its name (smxc says nothing).",
 ];

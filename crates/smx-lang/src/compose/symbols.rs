@@ -102,7 +102,7 @@ pub struct WrapperDef {
     pub flat_size: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Sym {
     Box(u32),
     Net(u32),

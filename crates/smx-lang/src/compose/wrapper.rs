@@ -12,6 +12,7 @@ use super::declare::{class_of, is_decoupled, mode_of};
 use super::model::{Class, Graph, Mode, Name, PId, Port, Rate, State, SymId, VKind};
 use super::routing::attach;
 use super::symbols::{PortTemplate, Sym, WrapperDef};
+use super::usage::DeclKind;
 use crate::syntax::ast;
 
 /// A named wrapper port, resolved.
@@ -27,7 +28,10 @@ struct WPort {
 impl Composer<'_> {
     pub fn declare_wrapper(&mut self, w: &ast::WrapperDecl) {
         self.scopes.open();
+        let decl = self.usage.declare(DeclKind::Wrapper, &w.name);
+        let outer = self.usage.enter(decl);
         let (mut g, body) = self.program(&w.body);
+        self.usage.leave(outer);
         let mut seen = std::collections::HashSet::new();
         let mut ports = Vec::new();
         let mut null_inner = Vec::new();
@@ -90,7 +94,9 @@ impl Composer<'_> {
             graph: g,
             ports: templates,
         });
-        self.scopes.insert(name, Sym::Wrapper((self.wrappers.len() - 1) as u32));
+        let sym = Sym::Wrapper((self.wrappers.len() - 1) as u32);
+        self.scopes.insert(name, sym);
+        self.usage.bind(sym, decl);
     }
 
     fn build_interface(
