@@ -143,6 +143,33 @@ fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
 }
 
 #[test]
+fn check_lang_only_warns_of_a_period_no_timer_can_wait_at_its_tt() {
+    for (period, problem) in [
+        ("", "without a period"),
+        ("20000000000s", "longer than a timer can wait"),
+    ] {
+        let content = format!(
+            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[{period}](Src).Snk\n"
+        );
+        let (_dir, net) = net_file("tt.smx", &content);
+        let out = smxrun(&["check", "--lang-only", arg(&net)]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!("{}:3:9: warning: ", net.display()))
+                && first.contains(problem)
+                && first.ends_with("(a run would refuse this net)"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("  connect tt[{period}](Src).Snk\n          ^^\n")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_missing_period_is_shown_at_the_tt_that_times_its_channel() {
     const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
                          P = box smx_src_rand( out data )\nQ = box smx_snk_null( in data )\n";

@@ -234,11 +234,8 @@ fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
     }
     let graph = &compiled.graph;
     let mut warnings = 0;
-    for problem in smx_graph::check::problems(graph) {
-        crate::cli::say(&format!(
-            "{}: warning: {problem} (a run would refuse this net)",
-            file.display()
-        ));
+    for line in refused_by_a_run(file, graph) {
+        crate::cli::say(&line);
         warnings += 1;
     }
     if let Some(line) = load::unknown_implementations_warning(file, graph, registry) {
@@ -252,6 +249,20 @@ fn check_language(file: &Path, registry: &Registry) -> Result<i32, CliError> {
         load::counts_with_warnings(&compiled, warnings)
     };
     accepted(file, graph, &counts, " (language only)")
+}
+
+/// What a run would refuse in an accepted net, one warning each. A period's problem is said at
+/// the `tt` that gives it, as the full check says it, since the fix goes there and a long net
+/// has many operators to search.
+fn refused_by_a_run(file: &Path, graph: &NetGraph) -> Vec<String> {
+    const AFTER: &str = " (a run would refuse this net)";
+    let problems = smx_graph::check::problems(graph);
+    load::placed_problems(file, graph, &problems, "warning", AFTER).unwrap_or_else(|| {
+        problems
+            .iter()
+            .map(|p| format!("{}: warning: {p}{AFTER}", file.display()))
+            .collect()
+    })
 }
 
 /// Writes the flattened graph of an accepted net in `args.format`, placed over its processes

@@ -9,6 +9,7 @@ use smx_graph::{self, NetGraph, Node, NodeKind};
 use smx_lang::compose::{self, CompileOptions, Compiled};
 use smx_lang::diag::{Diagnostic, Severity, SourceFile, Span};
 use smx_lang::syntax::ast;
+use smx_lang::teach::PeriodPlace;
 use smx_runtime::{PinMode, Registry};
 
 /// Reads and compiles `path`, printing every diagnostic to stderr in our format
@@ -94,7 +95,7 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
     if problems.is_empty() {
         return Ok(());
     }
-    if let Some(shown) = placed_problems(path, graph, &problems, "error") {
+    if let Some(shown) = placed_problems(path, graph, &problems, "error", "") {
         for line in shown {
             crate::cli::say(&line);
         }
@@ -106,48 +107,58 @@ pub fn unrunnable(path: &Path, graph: &NetGraph) -> Result<(), CliError> {
 
 /// The graph check's `problems` of a net file, those about a period at the `tt`, `tb` or `tf`
 /// that gives it (`FILE:LINE:COL: SEVERITY: ...`, the line, a caret), the others as
-/// `FILE: SEVERITY: ...`; `None` when no problem has such a place (or the file is JSON).
-pub fn placed_problems(path: &Path, graph: &NetGraph, problems: &[String], severity: &str) -> Option<Vec<String>> {
+/// `FILE: SEVERITY: ...`, each message followed by `after`; `None` when no problem has such a
+/// place (or the file is JSON).
+pub fn placed_problems(
+    path: &Path,
+    graph: &NetGraph,
+    problems: &[String],
+    severity: &str,
+    after: &str,
+) -> Option<Vec<String>> {
     if is_json(path) {
         return None;
     }
     let source = SourceFile::read(path).ok()?;
-    let (zero, long) = smx_lang::teach::period_places(&source);
+    let places = smx_lang::teach::period_places(&source);
     let mut placed = false;
     let shown = problems
         .iter()
-        .map(|p| {
-            let (span, hint) = if p.ends_with(": time-triggered, but without a period") {
-                (
-                    period_place(graph, p, &zero),
-                    "a period is written between the brackets, e.g. tt[10ms]",
-                )
-            } else if p.contains("is longer than a timer can wait") {
-                (
-                    period_place(graph, p, &long),
-                    "a period is at most 18446744073s709551615ns",
-                )
-            } else {
-                (None, "")
-            };
-            match span {
-                Some(span) => {
-                    placed = true;
-                    let diag = if severity == "error" {
-                        Diagnostic::error(p.clone(), Some(span))
-                    } else {
-                        Diagnostic::warning(p.clone(), Some(span))
-                    };
-                    source
-                        .render(&diag.with_note(format!(" -> {hint}")))
-                        .trim_end()
-                        .to_string()
-                }
-                None => format!("{}: {severity}: {p}", path.display()),
+        .map(|p| match period_diagnostic(graph, p, &places, severity, after) {
+            Some(diag) => {
+                placed = true;
+                source.render(&diag).trim_end().to_string()
             }
+            None => format!("{}: {severity}: {p}{after}", path.display()),
         })
         .collect();
     placed.then_some(shown)
+}
+
+/// `problem` said at the operator that gave its period, with the way to write one; `None` when
+/// it is not about a period or no one operator can have given it.
+fn period_diagnostic(
+    graph: &NetGraph,
+    problem: &str,
+    (zero, long): &(Vec<PeriodPlace>, Vec<PeriodPlace>),
+    severity: &str,
+    after: &str,
+) -> Option<Diagnostic> {
+    let (places, hint) = if problem.ends_with(": time-triggered, but without a period") {
+        (zero, "a period is written between the brackets, e.g. tt[10ms]")
+    } else if problem.contains("is longer than a timer can wait") {
+        (long, "a period is at most 18446744073s709551615ns")
+    } else {
+        return None;
+    };
+    let span = Some(period_place(graph, problem, places)?);
+    let message = format!("{problem}{after}");
+    let diag = if severity == "error" {
+        Diagnostic::error(message, span)
+    } else {
+        Diagnostic::warning(message, span)
+    };
+    Some(diag.with_note(format!(" -> {hint}")))
 }
 
 /// The one operator among `places` that can have given the period of `problem`'s channel
@@ -155,7 +166,7 @@ pub fn placed_problems(path: &Path, graph: &NetGraph, problems: &[String], sever
 /// period that is too long, writes that period. Problems come in channel order, places in
 /// source order, so only their content pairs them; `None` unless exactly one place fits, since
 /// a caret at the wrong operator misleads more than none.
-fn period_place(graph: &NetGraph, problem: &str, places: &[smx_lang::teach::PeriodPlace]) -> Option<Span> {
+fn period_place(graph: &NetGraph, problem: &str, places: &[PeriodPlace]) -> Option<Span> {
     let (channel, _) = problem.split_once("): ")?;
     let (_, ends) = channel.rsplit_once(" (")?;
     let (from, to) = ends.split_once(" -> ")?;
