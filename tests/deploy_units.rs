@@ -349,7 +349,10 @@ fn a_split_into_a_file_says_it_takes_a_directory() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("sub/out: cannot create the directory split writes into: ")
-            && err.contains("afile is a file, not a directory"),
+            && err.contains(&format!(
+                "'{}' on the way to it is a file, not a directory",
+                file.display()
+            )),
         "{err}"
     );
 }

@@ -11,7 +11,7 @@ use smx_runtime::Registry;
 
 use crate::cli::args::SplitArgs;
 use crate::cli::exit::{self, CliError};
-use crate::cli::output::{Output, file_in_the_way};
+use crate::cli::output::{Output, file_in_the_way, why_no_directory};
 use crate::cli::{load, words};
 
 use super::{Purpose, check_pin_here, common_args, deployment, with_channel_len};
@@ -193,10 +193,9 @@ fn output_dir(dir: &Path, processes: &[&str]) -> Result<std::path::PathBuf, CliE
         {
             use std::os::unix::fs::DirBuilderExt;
             let cannot_create = |at: &Path, e: std::io::Error| {
-                let why = match file_in_the_way(at) {
-                    Some(file) => format!(": {} is a file, not a directory", file.display()),
-                    None if at == dir => format!(": {e}"),
-                    None => format!(" (its parent {}): {e}", at.display()),
+                let why = match why_no_directory(at, &e) {
+                    why if at == dir || file_in_the_way(at).is_some() => format!(": {why}"),
+                    why => format!(" (its parent {}): {why}", at.display()),
                 };
                 CliError::rejected(format!(
                     "{}: cannot create the directory split writes into{why}",
