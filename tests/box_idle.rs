@@ -253,8 +253,8 @@ fn run_line(
         opts.settings[node].box_config.values.insert(key.name.into(), value);
     }
     let report = run(graph, registry, &opts).unwrap();
-    let chained = report.warnings.iter().any(|w| w.starts_with("chaining:"));
-    assert_eq!(chained, one_core, "{:?}", report.warnings);
+    let chained = report.notes.iter().any(|w| w.starts_with("chaining:"));
+    assert_eq!(chained, one_core, "{:?}", report.notes);
     (report, books)
 }
 

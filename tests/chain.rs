@@ -151,7 +151,7 @@ fn one_core(graph: &NetGraph, registry: &Registry, count: u64, chain: ChainMode)
 }
 
 fn chaining_note(report: &Report) -> Option<&String> {
-    report.warnings.iter().find(|w| w.starts_with("chaining:"))
+    report.notes.iter().find(|w| w.starts_with("chaining:"))
 }
 
 fn assert_balanced(report: &Report) {
@@ -183,7 +183,7 @@ fn pairs_sharing_a_core_run_chained_and_count_as_with_a_thread_per_box() {
     let threads = run(&graph, &registry, &one_core(&graph, &registry, 20_000, ChainMode::Off)).unwrap();
     let note = chaining_note(&chained).expect("the report says what was chained");
     assert!(note.contains("3 chains") && note.contains("Src#0 -> Snk#1"), "{note}");
-    assert!(chaining_note(&threads).is_none(), "{:?}", threads.warnings);
+    assert!(chaining_note(&threads).is_none(), "{:?}", threads.notes);
     for report in [&chained, &threads] {
         assert_eq!(report.status, Status::Ok);
         assert_balanced(report);
@@ -240,7 +240,7 @@ fn long_fed_twice_or_pinned_links_keep_their_threads() {
     // From a length of 256 on, threads of one core taking turns hand over enough per turn.
     let long = pairs(3, 256);
     let report = run(&long, &registry, &one_core(&long, &registry, 1_000, ChainMode::Auto)).unwrap();
-    assert!(chaining_note(&report).is_none(), "{:?}", report.warnings);
+    assert!(chaining_note(&report).is_none(), "{:?}", report.notes);
     // A channel of 64 chains only behind a box that never waits: behind one that may wait, the
     // follower would take its messages one at a time.
     let mut net = NetBuilder::new();
@@ -312,7 +312,7 @@ fn a_failing_follower_fails_alone_and_its_neighbours_end() {
             .values
             .insert("fault".into(), ConfigValue::Str(fault.into()));
         let report = run(&graph, &registry, &opts).unwrap();
-        assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+        assert!(chaining_note(&report).is_some(), "{:?}", report.notes);
         let mid = report.net("Mid").unwrap();
         assert_eq!(mid.status, Status::Failed, "{fault}");
         assert!(
@@ -455,7 +455,7 @@ impl BoxImpl for Lag {
 #[test]
 fn a_head_that_never_waits_runs_a_channelful_ahead_of_its_follower() {
     let (report, most_ahead) = run_ahead(64, 20_000, Duration::ZERO);
-    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert!(chaining_note(&report).is_some(), "{:?}", report.notes);
     assert_eq!(report.status, Status::Ok);
     assert_eq!(report.net("Lag").unwrap().stats.u64("received"), Some(20_000));
     assert_balanced(&report);
@@ -468,7 +468,7 @@ fn a_head_that_never_waits_runs_a_channelful_ahead_of_its_follower() {
 fn a_head_that_computes_for_longer_than_a_clock_tick_has_its_follower_run_after_each_step() {
     // A tick of the coarse clock is at most 10 ms (HZ >= 100).
     let (report, most_ahead) = run_ahead(64, 8, Duration::from_millis(12));
-    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert!(chaining_note(&report).is_some(), "{:?}", report.notes);
     assert_eq!(report.net("Lag").unwrap().stats.u64("received"), Some(8));
     assert_eq!(most_ahead, 0, "each message was read before the head's next step");
 }
@@ -503,7 +503,7 @@ fn a_follower_releases_what_it_holds_while_its_head_runs_on_without_writing() {
     net.connect_with(src, "data", snk, "data", Link::default());
     let graph = net.build();
     let report = run(&graph, &registry, &one_core(&graph, &registry, 0, ChainMode::Auto)).unwrap();
-    assert!(chaining_note(&report).is_some(), "{:?}", report.warnings);
+    assert!(chaining_note(&report).is_some(), "{:?}", report.notes);
     assert_eq!(report.status, Status::Ok);
     assert_eq!(
         report.net("Once").unwrap().stats.u64("released_while_running"),
@@ -582,7 +582,7 @@ fn a_head_that_writes_in_batches_chains_over_a_long_channel() {
         let graph = net.build();
         let report = run(&graph, &registry, &one_core(&graph, &registry, 5_000, ChainMode::Auto)).unwrap();
         let note = chaining_note(&report);
-        assert_eq!(note.is_some(), chained, "{head}: {:?}", report.warnings);
+        assert_eq!(note.is_some(), chained, "{head}: {:?}", report.notes);
         if chained {
             assert!(note.unwrap().contains("Head#0 -> Snk#1"), "{note:?}");
         }

@@ -161,9 +161,9 @@ fn every_message_comes_once_and_in_order_whether_taken_from_the_write_or_read_by
                 ];
                 let report = run_pair(len, count, &keys, ChainMode::Auto);
                 assert!(
-                    report.warnings.iter().any(|w| w.contains("Src#0 -> Taker#1")),
+                    report.notes.iter().any(|w| w.contains("Src#0 -> Taker#1")),
                     "{case}: {:?}",
-                    report.warnings
+                    report.notes
                 );
                 assert_eq!(report.status, Status::Ok, "{case}");
                 let (passed, stepped) = (stat(&report, "Taker", "passed"), stat(&report, "Taker", "stepped"));

@@ -72,6 +72,21 @@ fn assert_warns(report: &Value, start: &str) {
     );
 }
 
+/// The report has a note (a choice made for this machine) that begins with `start`, and no
+/// warning says it.
+fn assert_notes(report: &Value, start: &str) {
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|w| w.as_str().unwrap().starts_with(start)),
+        "no note '{start}...': {notes:#?}"
+    );
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        !warnings.iter().any(|w| w.as_str().unwrap().starts_with(start)),
+        "a choice among the warnings: {warnings:#?}"
+    );
+}
+
 /// The report's row of the net whose `key` is `value` (its `name`, its `process`).
 fn net_row<'r>(report: &'r Value, key: &str, value: &str) -> &'r Value {
     report["nets"]
@@ -226,10 +241,10 @@ fn processes_that_name_every_core_leave_the_others_to_share_them_and_the_report_
     );
     let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
     assert!(out.status.success(), "{}", text(&out));
-    let warnings = report["warnings"].to_string();
+    let notes = report["notes"].to_string();
     assert!(
-        warnings.contains("name every core it has, so main runs on all of them"),
-        "{warnings}"
+        notes.contains("name every core it has, so main runs on all of them"),
+        "{notes}"
     );
     // One core left free: nothing to say.
     if every.len() > 1 {
@@ -237,9 +252,9 @@ fn processes_that_name_every_core_leave_the_others_to_share_them_and_the_report_
         let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
         assert!(out.status.success(), "{}", text(&out));
         assert!(
-            !report["warnings"].to_string().contains("name every core"),
+            !report["notes"].to_string().contains("name every core"),
             "{}",
-            report["warnings"]
+            report["notes"]
         );
     }
 }
@@ -335,13 +350,40 @@ fn processes_put_on_one_core_are_named_in_a_run_and_in_a_merge() {
     let crowded = "placement: 2 processes on 1 core, so main and sinks on core 0 run together";
     let (out, report) = run_json(dir.path(), NET, config, &["-n", "2000", "--pin", "0"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_warns(&report, crowded);
+    assert_notes(&report, crowded);
     let out_dir = split(dir.path(), NET, config, &["-n", "2000", "--pin", "0"]);
     common::deploy::run_slices(&out_dir, &["main", "sinks"]);
     let merged = common::deploy::merge_json(&out_dir, &["main", "sinks"]);
     assert!(merged.status.success(), "{}", text(&merged));
     let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
-    assert_warns(&merged, crowded);
+    assert_notes(&merged, crowded);
+}
+
+/// A slice's report written before `notes` had a key of its own held its choices among its
+/// warnings: a merge still tells them apart, so the merged report's warnings hold no choice.
+#[test]
+fn a_merge_sorts_the_choices_out_of_an_older_slices_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    // One core for both: each process chains its two threads, a choice it always explains.
+    let out_dir = split(dir.path(), NET, config, &["-n", "2000", "--pin", "0"]);
+    common::deploy::run_slices(&out_dir, &["main", "sinks"]);
+    for process in ["main", "sinks"] {
+        let path = out_dir.join(format!("{process}.report.json"));
+        let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut lines = report["notes"].as_array().cloned().unwrap_or_default();
+        assert!(!lines.is_empty(), "{process}: {report:#}");
+        lines.extend(report["warnings"].as_array().cloned().unwrap_or_default());
+        report["warnings"] = Value::Array(lines);
+        report.as_object_mut().unwrap().remove("notes");
+        std::fs::write(&path, report.to_string()).unwrap();
+    }
+    let merged = common::deploy::merge_json(&out_dir, &["main", "sinks"]);
+    assert!(merged.status.success(), "{}", text(&merged));
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_notes(&merged, "main: chaining:");
+    assert_notes(&merged, "sinks: chaining:");
+    assert_eq!(merged["warnings"], json!([]), "{merged:#}");
 }
 
 /// A merge of the reports that exist names every channel as the net does, also a link between
@@ -396,21 +438,21 @@ fn beside_a_temporal_firewall_the_other_processes_keep_off_its_executives_core()
     assert!(out.status.success(), "{}", text(&out));
     assert_books_balance(&report);
     let executive = report["firewalls"][0]["core"].as_u64().expect("the executive's core");
-    let warnings = report["warnings"].to_string();
+    let notes = report["notes"].to_string();
     assert!(
-        warnings.contains(&format!(
+        notes.contains(&format!(
             "placement: the cyclic executive of main has core {executive} to itself, so sinks runs on core"
         )),
-        "{warnings}"
+        "{notes}"
     );
     let sinks = net_row(&report, "process", "sinks");
     assert_ne!(sinks["core"].as_u64(), Some(executive), "{sinks}");
     let (out, report) = run_json(dir.path(), TT_NET, config, &["-n", "2000", "--tt-mode", "threads"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        !report["warnings"].to_string().contains("cyclic executive of main"),
+        !report["notes"].to_string().contains("cyclic executive of main"),
         "{}",
-        report["warnings"]
+        report["notes"]
     );
 }
 
@@ -439,10 +481,10 @@ fn beside_a_process_with_cores_a_temporal_firewall_keeps_off_them() {
                 assert_eq!(net["core"], expected, "{mode}: {net}");
             }
         }
-        let warnings = report["warnings"].to_string();
+        let notes = report["notes"].to_string();
         assert!(
-            warnings.contains("placement: main places its threads on core 0, which no other process names"),
-            "{mode}: {warnings}"
+            notes.contains("placement: main places its threads on core 0, which no other process names"),
+            "{mode}: {notes}"
         );
     }
 }
@@ -1672,7 +1714,7 @@ fn a_real_time_net_sharing_its_processs_core_with_a_link_runs_at_normal_priority
         "{:#}",
         report["nets"]
     );
-    assert_warns(&report, "sinks: real-time scheduling not used: 2 threads share 1 core");
+    assert_notes(&report, "sinks: real-time scheduling not used: 2 threads share 1 core");
     assert_eq!(report["messages"], 20000);
     assert_books_balance(&report);
 }
@@ -1716,11 +1758,11 @@ fn processes_given_the_same_core_take_no_real_time_scheduling_there() {
     for firewall in report["firewalls"].as_array().unwrap() {
         assert_eq!(firewall["priority"], Value::Null, "{firewall}");
     }
-    assert_warns(
+    assert_notes(
         &report,
         "main: real-time scheduling not used: core 0 is shared with process p1",
     );
-    assert_warns(
+    assert_notes(
         &report,
         "p1: real-time scheduling not used: core 0 is shared with process main",
     );

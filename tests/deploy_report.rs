@@ -531,13 +531,19 @@ fn the_lines_of_each_process_name_nodes_as_the_whole_net_does() {
         .iter()
         .map(|n| (n["id"].as_u64().unwrap(), n["name"].as_str().unwrap()))
         .collect();
-    let lines: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
+    let lines: Vec<&str> = ["notes", "warnings"]
         .iter()
+        .flat_map(|key| report[key].as_array().unwrap())
         .filter_map(Value::as_str)
         .collect();
-    assert!(lines.iter().any(|l| l.starts_with("b: chaining:")), "{lines:?}");
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("b: chaining:")),
+        "{lines:?}"
+    );
     for line in &lines {
         for (at, _) in line.match_indices('#') {
             let label: String = line[..at]

@@ -35,8 +35,9 @@ fn allowed_cores() -> usize {
     smx_timing::sched::allowed_cores().len()
 }
 
-fn warnings(report: &Value) -> Vec<String> {
-    report["warnings"]
+/// The report's notes: what the runtime chose for this machine, and why.
+fn notes(report: &Value) -> Vec<String> {
+    report["notes"]
         .as_array()
         .unwrap()
         .iter()
@@ -90,7 +91,7 @@ fn the_executive_of_the_first_net_gets_a_core_no_other_thread_uses() {
     for id in [2, 3] {
         assert_ne!(net_core(&report, id), executive_core, "{:#}", report["nets"]);
     }
-    let notes = warnings(&report);
+    let notes = notes(&report);
     assert!(
         notes
             .iter()
@@ -110,7 +111,7 @@ fn a_core_setting_onto_the_reserved_core_shares_it_and_says_so() {
     let reserved = probe["firewalls"][0]["core"].as_u64().unwrap().to_string();
     let set = format!("Snk#3.core={reserved}");
     let report = smxrun(&["nets/src_snk.smx", "-n", "100", "--set", &set]);
-    let notes = warnings(&report);
+    let notes = notes(&report);
     assert!(
         notes
             .iter()
@@ -127,9 +128,9 @@ fn an_explicit_core_list_spreads_and_reserves_nothing() {
     }
     let report = smxrun(&["nets/src_snk.smx", "-n", "100", "--pin", "0,1"]);
     assert!(
-        !warnings(&report).iter().any(|w| w.starts_with("placement:")),
+        !notes(&report).iter().any(|w| w.starts_with("placement:")),
         "{:#?}",
-        warnings(&report)
+        notes(&report)
     );
 }
 
@@ -140,13 +141,13 @@ fn pairs_that_outnumber_the_cores_share_a_core_when_their_channels_are_long() {
     }
     // From 256 on nothing chains; on shorter channels `smx_src_rand`'s pairs would.
     let report = smxrun(&["nets/pairs_16.smx", "-n", "2000", "--channel-len", "256"]);
-    assert!(!warnings(&report).iter().any(|w| w.starts_with("chaining:")));
+    assert!(!notes(&report).iter().any(|w| w.starts_with("chaining:")));
     for (producer, consumer) in channel_ends(&report) {
         assert_eq!(producer, consumer, "{:#}", report["nets"]);
     }
     let cores: std::collections::BTreeSet<u64> = channel_ends(&report).iter().map(|e| e.0).collect();
     assert!(cores.len() >= 2, "the chains are spread over the cores: {cores:?}");
-    let notes = warnings(&report);
+    let notes = notes(&report);
     assert!(notes.iter().any(|w| w.contains("stay on one core")), "{notes:#?}");
 }
 
@@ -160,7 +161,7 @@ fn pairs_on_length_one_channels_spread_even_when_they_outnumber_the_cores() {
     for (producer, consumer) in channel_ends(&report) {
         assert_ne!(producer, consumer, "{:#}", report["nets"]);
     }
-    let notes = warnings(&report);
+    let notes = notes(&report);
     assert!(notes.iter().any(|w| w.contains("too short")), "{notes:#?}");
 }
 
@@ -175,7 +176,7 @@ fn pairs_on_channels_shorter_than_256_that_outnumber_the_cores_run_chained_and_u
         // A pair on one thread hands nothing over between cores: it is left to the scheduler.
         let nets = report["nets"].as_array().unwrap();
         assert!(nets.iter().all(|n| n["core"].is_null()), "{len}: {:#}", report["nets"]);
-        let notes = warnings(&report);
+        let notes = notes(&report);
         let chained = |w: &String| w.starts_with("chaining: 16 box threads") && w.contains("8 chains");
         assert!(notes.iter().any(chained), "{len}: {notes:#?}");
         assert!(
@@ -195,7 +196,7 @@ fn threads_that_fit_spread_without_a_note() {
     for (producer, consumer) in channel_ends(&report) {
         assert_ne!(producer, consumer);
     }
-    assert!(!warnings(&report).iter().any(|w| w.starts_with("placement:")));
+    assert!(!notes(&report).iter().any(|w| w.starts_with("placement:")));
 }
 
 #[test]
@@ -203,7 +204,7 @@ fn an_executive_that_spins_through_its_period_says_so_and_never_sleeps() {
     if too_few_cores() {
         return;
     }
-    let spins_through = |report: &serde_json::Value| warnings(report).iter().any(|w| w.contains("spins through each"));
+    let spins_through = |report: &serde_json::Value| notes(report).iter().any(|w| w.contains("spins through each"));
     // Whether 10 us is too short to sleep in depends on this machine's wake-up latency; what
     // the report says must match what the executive did either way.
     let report = smxrun(&["nets/src_snk.smx", "-n", "2000"]);
@@ -216,7 +217,7 @@ fn an_executive_that_spins_through_its_period_says_so_and_never_sleeps() {
     assert_eq!(report["messages"], 4000, "both pairs moved every message");
     // `--rt on` keeps real-time priority, so the executive sleeps part of each period.
     let forced = smxrun(&["nets/src_snk.smx", "-n", "2000", "--rt", "on"]);
-    assert!(!spins_through(&forced), "{:#?}", warnings(&forced));
+    assert!(!spins_through(&forced), "{:#?}", notes(&forced));
     assert!(forced["firewalls"][0]["spin_ns"].as_u64() < forced["firewalls"][0]["period_ns"].as_u64());
 }
 
@@ -236,11 +237,11 @@ fn an_executive_alone_on_a_listed_core_has_it_to_itself() {
         "{firewall}"
     );
     assert!(
-        warnings(&alone)
+        notes(&alone)
             .iter()
             .any(|w| w.contains("spins through each 10.0us period")),
         "{:#?}",
-        warnings(&alone)
+        notes(&alone)
     );
     let beside = smxrun(&["nets/src_snk.smx", "-n", "200", "--pin", "0"]);
     let firewall = &beside["firewalls"][0];
@@ -263,11 +264,11 @@ fn a_real_time_net_on_a_shared_listed_core_runs_at_normal_priority() {
         .collect();
     assert_eq!(priorities, [&Value::Null, &Value::Null], "{:#}", report["nets"]);
     assert!(
-        warnings(&report)
+        notes(&report)
             .iter()
             .any(|w| w.starts_with("real-time scheduling not used: 2 threads share 1 core")),
         "{:#?}",
-        warnings(&report)
+        notes(&report)
     );
     assert_eq!(report["messages"], 20000);
 }

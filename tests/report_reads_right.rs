@@ -286,11 +286,18 @@ fn the_first_report_tells_choices_from_problems_and_does_not_add_a_timed_rate_to
     let net = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
                connect tt[1ms](Src.Snk) | (Src.Snk)\n";
     let mut report = run_net(net, &["Src.count=5"]);
-    report.warnings = vec![
-        "chaining: 2 box threads would share 1 core, so 1 chain runs on one thread".into(),
-        "tf_1.0ms_0: spins through each 1.0ms period at normal priority".into(),
-        "Snk#1: could not pin to core 7".into(),
-    ];
+    report.notes.clear();
+    report.warnings.clear();
+    for line in [
+        "chaining: 2 box threads would share 1 core, so 1 chain runs on one thread",
+        "Snk#1: could not pin to core 7",
+        "tf_1.0ms_0: spins through each 1.0ms period at normal priority",
+    ] {
+        report.tell(line.into());
+    }
+    let json: serde_json::Value = serde_json::from_str(&smx_runtime::report::json::render(&report)).unwrap();
+    assert_eq!(json["warnings"], serde_json::json!(["Snk#1: could not pin to core 7"]));
+    assert_eq!(json["notes"].as_array().map(Vec::len), Some(2), "{json:#}");
     let out = text::render(&report);
     let how = out
         .find("\nHow it ran")
@@ -343,4 +350,41 @@ fn the_firewall_lines_say_what_their_figures_are() {
         "{out}"
     );
     assert!(!out.contains("held 10.0us/"), "{out}");
+}
+
+// ---- choices apart from problems, in JSON as in text ----
+
+/// A run that went as asked has no warnings in its JSON report, as its text report has none:
+/// the runtime's choices for this machine are its `notes`, the text's "How it ran", in the
+/// same order.
+#[test]
+fn a_clean_run_tells_its_choices_as_notes_and_has_no_warnings() {
+    // Both threads on one core: the runtime chains them, a choice it always explains.
+    let Some(core) = smx_timing::sched::allowed_cores().first().map(usize::to_string) else {
+        eprintln!("no allowed core to pin to: skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("pair.smx");
+    std::fs::write(&net, PAIR).unwrap();
+    let args = [net.to_str().unwrap(), "-n", "2000", "--quiet", "--pin", &core];
+    let (json, stderr) = smxrun(&[&args[..], &["--report", "json"]].concat());
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(report["status"], "ok", "{report:#}");
+    assert_eq!(report["warnings"], serde_json::json!([]), "{report:#}");
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(notes.iter().any(|n| n.starts_with("chaining:")), "{notes:?}");
+
+    let (text, _) = smxrun(&args);
+    assert!(!text.contains("\nWarnings\n") && !text.contains("Attention"), "{text}");
+    let how = text.find("\nHow it ran").expect("the choices have their section");
+    let section = text[how + 1..].split("\n\n").next().unwrap();
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let listed: Vec<&str> = section.lines().skip(1).collect();
+    assert_eq!(words(&listed.join(" ")), words(&notes.join(" ")), "{text}");
 }

@@ -59,9 +59,9 @@ fn a_sink_chained_behind_a_source_that_never_waits_shares_frames() {
     let sets = [("Src1.count", count.as_str()), ("Snk2.path", "/dev/null")];
     let report = run_on(&report_net(), &registry, &sets, true);
     assert!(
-        report.warnings.iter().any(|w| w.contains("Src1#0 -> Snk1#1")),
+        report.notes.iter().any(|w| w.contains("Src1#0 -> Snk1#1")),
         "{:?}",
-        report.warnings
+        report.notes
     );
     let frames = frames_for_all(&report, N);
     assert!(frames < N, "{frames} frames for {N} messages: nothing shared a frame");

@@ -246,7 +246,7 @@ pub fn pairs_run(
 /// Threads that chaining saved, from the report's `chaining: ..., N threads fewer: ...` line.
 fn threads_saved(report: &smx_runtime::report::Report) -> usize {
     report
-        .warnings
+        .notes
         .iter()
         .filter(|w| w.starts_with("chaining:"))
         .filter_map(|w| {

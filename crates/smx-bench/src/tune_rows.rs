@@ -144,7 +144,7 @@ fn tt_run(graph: &NetGraph, registry: &Registry, ticks: u64, base: smx_runtime::
     }
     // The runtime's report line for `--tt-mode auto` choosing the executive: which mode the
     // default ran in, so the verdict can find the sweep's run of the same setting.
-    let cyclic = report.warnings.iter().any(|w| w.starts_with("tt-mode auto: cyclic"));
+    let cyclic = report.notes.iter().any(|w| w.starts_with("tt-mode auto: cyclic"));
     run.set("auto_chose_cyclic", if cyclic { 1.0 } else { 0.0 });
     let misses = totals.produce_misses + totals.consume_misses + totals.missed_tick_misses;
     let due = totals.due.max(ticks).max(1);

@@ -168,7 +168,8 @@ pub struct Parts<'a> {
     /// The implementations that pass what they read on outside the net (a ZeroMQ sink): a sink
     /// of the whole net that is one does not count in `messages` when another sink does.
     pub bridges: &'a [String],
-    /// What the deployment itself decided (the processes' cores), first among the warnings.
+    /// What the deployment itself said (the processes' cores it decided, and a split's placement
+    /// warnings), first in the report: a choice among the notes, the rest among the warnings.
     pub notes: &'a [String],
     /// The longest time a slice told its supervisor it had run: the run's wall time is at
     /// least that, also where every process died before its report.
@@ -206,21 +207,22 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         worst if worst == "ok" && parts.outcomes.iter().any(|o| stopped(&o)) => "stopped".to_string(),
         worst => worst,
     };
-    let mut warnings: Vec<Value> = parts.notes.iter().map(|n| json!(n)).collect();
-    for (process, told) in &counted_by_told {
-        warnings.push(json!(format!(
-            "messages: {told} of them as process '{process}' last told them before it ended without a report \
+    let mut told = Told::default();
+    for note in parts.notes {
+        told.add(note, note.clone());
+    }
+    for (process, count) in &counted_by_told {
+        let line = format!(
+            "messages: {count} of them as process '{process}' last told them before it ended without a report \
              (what it counted after that is unknown)"
-        )));
+        );
+        told.add(&line, line.clone());
     }
     let mut sections = Map::new();
     for (slice, report) in parts.split.slices.iter().zip(&reports) {
         let Some(report) = report else { continue };
         let names = SliceNames::new(parts.graph, &parts.split.links, &slice.origins);
-        for w in report["warnings"].as_array().into_iter().flatten() {
-            let line = names.rename(w.as_str().unwrap_or(""));
-            warnings.push(json!(format!("{}: {line}", slice.process)));
-        }
+        told.add_slice(&slice.process, &names, report);
         for (name, rows) in report["sections"].as_object().into_iter().flatten() {
             let keep = |row: &&Value| !is_link_label(row["name"].as_str().unwrap_or(""), &parts.split.links);
             let list = sections.entry(name.clone()).or_insert_with(|| json!([]));
@@ -245,8 +247,39 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         "latency": merged_latency(parts, &reports),
         "probes": reports.iter().flatten().flat_map(|r| r["probes"].as_array().cloned().unwrap_or_default()).collect::<Vec<_>>(),
         "sections": sections,
-        "warnings": warnings,
+        "notes": told.notes,
+        "warnings": told.warnings,
     })
+}
+
+/// The runtimes' lines of a merged report: their choices (`notes`, the text's "How it ran")
+/// apart from what did not go as asked (`warnings`), each process's prefixed with its name.
+#[derive(Default)]
+struct Told {
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Told {
+    /// Adds `line`, told as `own` by a runtime, to the list its topic belongs to.
+    fn add(&mut self, own: &str, line: String) {
+        if smx_runtime::report::text::is_decision(own) {
+            self.notes.push(line);
+        } else {
+            self.warnings.push(line);
+        }
+    }
+
+    /// A slice's lines, its nodes named as in the whole net. A slice's report written before
+    /// `notes` had its own key holds its choices among its warnings: the topic tells them.
+    fn add_slice(&mut self, process: &str, names: &SliceNames, report: &Value) {
+        for key in ["notes", "warnings"] {
+            for line in report[key].as_array().into_iter().flatten() {
+                let own = names.rename(line.as_str().unwrap_or(""));
+                self.add(&own, format!("{process}: {own}"));
+            }
+        }
+    }
 }
 
 /// Every slice's firewalls, their pairs' nodes named as in the whole net (a time-triggered

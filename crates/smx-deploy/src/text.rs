@@ -489,21 +489,12 @@ fn link_text(link: &Value) -> String {
     text
 }
 
-/// "How it ran" (each runtime's decisions, and the deployment's) and "Warnings" (what did
-/// not go as asked); returns how many warnings. The merge prefixes a process's notes with
-/// its name, which the topics of a decision follow.
+/// "How it ran" (each runtime's decisions, and the deployment's: `notes`) and "Warnings" (what
+/// did not go as asked: `warnings`); returns how many warnings. The merge sorted them, by the
+/// topic that follows a process's name.
 fn notes(out: &mut String, report: &Value) -> usize {
-    let names: Vec<&str> = list(report, "processes").filter_map(|p| p["name"].as_str()).collect();
-    let topic = |note: &str| -> bool {
-        let own = names
-            .iter()
-            .find_map(|p| note.strip_prefix(p).and_then(|rest| rest.strip_prefix(": ")))
-            .unwrap_or(note);
-        smx_runtime::report::text::is_decision(own)
-    };
-    let (decisions, warnings): (Vec<&str>, Vec<&str>) = list(report, "warnings")
-        .filter_map(Value::as_str)
-        .partition(|n: &&str| topic(n));
+    let decisions: Vec<&str> = list(report, "notes").filter_map(Value::as_str).collect();
+    let warnings: Vec<&str> = list(report, "warnings").filter_map(Value::as_str).collect();
     if !decisions.is_empty() {
         let _ = writeln!(
             out,
@@ -618,7 +609,7 @@ mod tests {
                           "lost": lost, "lost_side": if lost > 0 { "sinks" } else { "none" }, "clocks_comparable": true,
                           "latency_ns": {"p50": 1250, "p99": 9_437_183}}},
             ],
-            "warnings": ["main: chaining: something"],
+            "notes": ["main: chaining: something"],
         })
     }
 
@@ -667,7 +658,7 @@ mod tests {
     fn a_host_is_text_left_under_its_header_and_quotes_stay_as_written() {
         let mut r = report(0, "ok");
         r["processes"][1]["host"] = json!("127.0.0.2");
-        r["warnings"] = json!(["placement: the channel's producer runs in main"]);
+        r["notes"] = json!(["placement: the channel's producer runs in main"]);
         let text = render(&r);
         let head = text.lines().nth(1).unwrap();
         let row = text.lines().find(|l| l.starts_with("sinks")).unwrap();

@@ -34,7 +34,7 @@ pub struct Placement {
     pub firewall_cores: Vec<usize>,
     /// Each cyclic executive has a core that no other thread of the run uses.
     pub exclusive_executives: bool,
-    /// One line per decision, for the report's warnings.
+    /// One line per decision, for the report's notes.
     pub notes: Vec<String>,
 }
 

@@ -17,10 +17,12 @@
 //!   "latency": { "mode", "every", "clock", "clock_anomalies",
 //!                "sinks": [ { "id", "name", "latency_ns" } ],
 //!                "paths": [ { "from", "from_id", "to", "to_id", "latency_ns" } ] },
-//!   "probes": [..], "sections": {"zmq": [..]}, "warnings": [string] }
+//!   "probes": [..], "sections": {"zmq": [..]}, "notes": [string], "warnings": [string] }
 //! ```
 //!
-//! Times are seconds, rates per second, counts messages. Field meanings: [`Report`].
+//! Times are seconds, rates per second, counts messages. `notes` are the runtime's choices for
+//! this machine (the text's "How it ran"), `warnings` what did not go as asked (its
+//! "Warnings"): a clean run has no warnings. Field meanings: [`Report`].
 
 use super::Report;
 

@@ -164,8 +164,12 @@ pub struct Report {
     /// (e.g. `zmq`: one row per ZeroMQ box), in net order.
     #[serde(serialize_with = "stats_json::serialize_sections")]
     pub sections: BTreeMap<String, Vec<Stats>>,
-    /// Things that did not go as configured (a refused priority, a core that could not be
-    /// pinned), each once.
+    /// What the runtime chose for this machine and why (an `auto` mode's cyclic executive,
+    /// placement, chaining, real-time scheduling, spinning through a period), each once: the
+    /// text report's "How it ran" ([`text::is_decision`] tells them).
+    pub notes: Vec<String>,
+    /// Things that did not go as asked (a refused priority, a core that could not be pinned),
+    /// each once: the text report's "Warnings".
     pub warnings: Vec<String>,
     #[serde(skip)]
     pub started_at: SystemTime,
@@ -181,6 +185,20 @@ impl Report {
 
     pub fn net(&self, name: &str) -> Option<&NetReport> {
         self.nets.iter().find(|n| n.name == name)
+    }
+
+    /// Adds a line of the runtime's once: to `notes` when it explains a choice made for this
+    /// machine, else to `warnings`, so that a script that checks `warnings` for problems is not
+    /// told of the choices of a clean run.
+    pub fn tell(&mut self, line: String) {
+        let list = if text::is_decision(&line) {
+            &mut self.notes
+        } else {
+            &mut self.warnings
+        };
+        if !list.contains(&line) {
+            list.push(line);
+        }
     }
 }
 

@@ -189,24 +189,24 @@ fn render_box_figures(out: &mut String, report: &Report) {
     }
 }
 
-/// "How it ran" (the runtime's decisions) and "Warnings"; returns how many warnings.
+/// "How it ran" (the runtime's decisions, [`Report::notes`]) and "Warnings"; returns how many
+/// warnings.
 fn render_notes(out: &mut String, report: &Report) -> usize {
-    let (decisions, warnings): (Vec<&String>, Vec<&String>) = report.warnings.iter().partition(|w| is_decision(w));
-    if !decisions.is_empty() {
+    if !report.notes.is_empty() {
         out.push_str("\nHow it ran (what the runtime chose for this machine; the option in brackets changes it)\n");
-        for note in decisions {
+        for note in &report.notes {
             for (i, line) in wrap(note, 100).iter().enumerate() {
                 let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
             }
         }
     }
-    if !warnings.is_empty() {
+    if !report.warnings.is_empty() {
         out.push_str("\nWarnings\n");
-        for w in &warnings {
+        for w in &report.warnings {
             let _ = writeln!(out, "  {w}");
         }
     }
-    warnings.len()
+    report.warnings.len()
 }
 
 /// The total line, and the line that asks for attention to the warnings.
@@ -244,7 +244,7 @@ fn render_total(out: &mut String, report: &Report, warnings: usize) {
 /// Whether a runtime note explains a choice made for this machine by an `auto` mode (the
 /// cyclic executive, placement, chaining, real-time scheduling, spinning through a period)
 /// rather than something that did not go as asked: choices are listed apart, as how the run
-/// went, so that a first run does not read as a list of problems.
+/// went ([`super::Report::notes`]), so that a first run does not read as a list of problems.
 pub fn is_decision(note: &str) -> bool {
     const TOPICS: [&str; 4] = ["tt-mode auto:", "placement:", "chaining:", "real-time scheduling"];
     TOPICS.iter().any(|t| note.starts_with(t)) || note.contains(": spins through each")

@@ -107,18 +107,14 @@ pub(super) fn assemble(
     } else {
         Status::Ok
     };
-    for w in nets.iter().flat_map(|n| &n.stats.warnings) {
-        if !warnings.contains(w) {
-            warnings.push(w.clone());
-        }
-    }
+    warnings.extend(nets.iter().flat_map(|n| n.stats.warnings.iter().cloned()));
     let mut sections: std::collections::BTreeMap<String, Vec<smx_box::Stats>> = Default::default();
     for n in &nets {
         if let Some(section) = n.stats.section {
             sections.entry(section.to_string()).or_default().push(n.stats.clone());
         }
     }
-    Report {
+    let mut report = Report {
         format_version: 3,
         wall_time_s: wall,
         status,
@@ -130,10 +126,15 @@ pub(super) fn assemble(
         latency,
         probes: Vec::new(),
         sections,
-        warnings,
+        notes: Vec::new(),
+        warnings: Vec::new(),
         started_at,
         ended_at: SystemTime::now(),
+    };
+    for line in warnings {
+        report.tell(line);
     }
+    report
 }
 
 /// A report row per net from its outcome; the outcomes' latency samples go to `samples`, their

@@ -385,7 +385,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
 
 impl Decided {
     /// At `RUST_LOG=info` the decisions appear as they are taken, before the threads start
-    /// (the report lists them again under its warnings); `debug` adds where each net runs.
+    /// (the report lists them again among its notes); `debug` adds where each net runs.
     pub(super) fn log(&self) {
         for note in &self.notes {
             log::info!("decided: {note}");

@@ -57,11 +57,9 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     fold_producer_segments(&mut report, &decided.plan, &wired);
     let words = decided.opts.lever_words;
     let trace_note = decided.opts.trace.as_ref().and_then(|t| t.dropped_warning(words));
-    for w in decided.notes.into_iter().chain(ended.warnings).chain(trace_note) {
-        // Printed once, in the report's Warnings section (not also as a log line).
-        if !report.warnings.contains(&w) {
-            report.warnings.push(w);
-        }
+    for line in decided.notes.into_iter().chain(ended.warnings).chain(trace_note) {
+        // Printed once, in the report's "How it ran" or Warnings (not also as a log line).
+        report.tell(line);
     }
     Ok(report)
 }

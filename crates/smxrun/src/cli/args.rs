@@ -147,7 +147,7 @@ pub struct RunArgs {
 pub struct RuntimeArgs {
     /// Thread placement: auto (decided from the net and the machine: a cyclic executive alone on
     /// a spare core, chains kept on one core when threads outnumber cores and channels are long,
-    /// spread otherwise; the report's warnings say what was decided), off, or a list of cores to
+    /// spread otherwise; the report's "How it ran" says what was decided), off, or a list of cores to
     /// spread over (0,1,...)
     #[arg(long, value_name = "auto|off|0,1,...", default_value = "auto", value_parser = parse_pin)]
     pub pin: Pin,
@@ -172,7 +172,7 @@ pub struct RuntimeArgs {
     /// Operator chaining: auto runs a box that only its feeder feeds (and that never waits inside
     /// its step) on its feeder's thread when the box threads outnumber the cores and the channels
     /// between them are shorter than 256, so a hand-over
-    /// is a call instead of a wake-up (the report's warnings say what was chained); off keeps a
+    /// is a call instead of a wake-up (the report's "How it ran" says what was chained); off keeps a
     /// thread per box. Never under --trace
     #[arg(long, value_name = "auto|off", default_value = "auto")]
     pub chain: smx_runtime::ChainMode,
