@@ -53,6 +53,7 @@ fn firewall(ticks: u64, missed_ticks: u64, consume_misses: u64) -> FirewallRepor
             consume_misses,
             missed_ticks,
             firewall_ns: Default::default(),
+            consume_misses_by_shape: false,
         }],
     }
 }
@@ -387,4 +388,160 @@ fn a_clean_run_tells_its_choices_as_notes_and_has_no_warnings() {
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let listed: Vec<&str> = section.lines().skip(1).collect();
     assert_eq!(words(&listed.join(" ")), words(&notes.join(" ")), "{text}");
+}
+
+// ---- losses a net's shape makes are the shape's, not the machine's ----
+
+/// The fan-in of a time-triggered pair of sources into a pair of sinks: its routing node
+/// forwards one message per period into its time-triggered outputs while its two inputs
+/// deliver two, so half of them are consume misses on any machine.
+const TT_FAN_IN: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+                         connect tt[1ms]((Src!Src).(Snk|Snk))\n";
+
+/// The text report's "Warnings", up to the blank line after them.
+fn warnings_section(text: &str) -> &str {
+    let at = text
+        .find("\nWarnings\n")
+        .unwrap_or_else(|| panic!("no warnings: {text}"));
+    let end = text[at + 1..].find("\n\n").map_or(text.len(), |n| at + 1 + n + 1);
+    &text[at..end]
+}
+
+/// The report's warning on the losses of `smx_rn#2` by the net's shape.
+fn shape_warning(report: &Report) -> Option<&String> {
+    report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("smx_rn#2:") && w.contains("net's shape"))
+}
+
+#[test]
+fn a_fan_in_that_loses_by_its_shape_says_so_and_does_not_blame_the_machine() {
+    let report = run_net(TT_FAN_IN, &["Src.count=200"]);
+    let warning = shape_warning(&report).unwrap_or_else(|| panic!("{:?}", report.warnings));
+    // Where: the node and its channels; why: the rule; and what to change in the net.
+    for part in [
+        "Src#0 -> smx_rn#2",
+        "Src#1 -> smx_rn#2",
+        "smx_rn#2 -> Snk#3",
+        "smx_rn#2 -> Snk#4",
+        "a routing node passes one message at a time to all its outputs",
+        "at most one message per 1.00ms",
+        "deliver 2 per 1.00ms",
+        "about 50 %",
+        "a period of 500.0us or shorter (its consumers in a `tt[500us]` of their own)",
+        "a `tt` branch of its own",
+    ] {
+        assert!(warning.contains(part), "{part}: {warning}");
+    }
+    assert!(
+        !warning.contains("scheduling") && !warning.contains("threads"),
+        "{warning}"
+    );
+    assert!(!report.notes.iter().any(|n| n.contains("shape")), "{:?}", report.notes);
+
+    let json: serde_json::Value = serde_json::from_str(&smx_runtime::report::json::render(&report)).unwrap();
+    assert!(
+        json["warnings"].as_array().unwrap().contains(&warning.as_str().into()),
+        "{json:#}"
+    );
+    for pair in json["firewalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["pairs"].as_array().unwrap())
+    {
+        let into_node = pair["consumer"] == "smx_rn#2";
+        assert_eq!(pair["consume_misses_by_shape"], into_node, "{pair}");
+    }
+
+    let text = text::render(&report);
+    assert!(warnings_section(&text).contains(&format!("\n  {warning}\n")), "{text}");
+    assert!(
+        last_line(&text).contains("not counting the consume misses into smx_rn#2, which the net's shape explains"),
+        "{text}"
+    );
+}
+
+/// What the verdict on the period makes of the fan-in's figures once the machine's share is
+/// set: none, then a tenth of the ticks lost.
+#[test]
+fn the_verdict_on_a_fan_ins_period_blames_the_machine_only_for_the_machines_misses() {
+    let mut report = run_net(TT_FAN_IN, &["Src.count=200"]);
+    assert!(shape_warning(&report).is_some(), "{:?}", report.warnings);
+    let mut floor = probe(250, 0);
+    floor.period_ns = 1_000_000;
+    report.probes = vec![floor];
+    for f in &mut report.firewalls {
+        f.missed_ticks = 0;
+        for p in &mut f.pairs {
+            (p.produce_misses, p.missed_ticks) = (0, 0);
+        }
+    }
+    let line = last_line(&text::render(&report)).to_string();
+    assert!(line.starts_with("Period 1.00ms: held:"), "{line}");
+    assert!(line.contains("up to 0.00 % of their deadlines (not counting"), "{line}");
+    assert!(!line.contains("run's own"), "{line}");
+
+    // Ticks the firewall lost are the run's own, beside the shape's misses.
+    for f in &mut report.firewalls {
+        f.missed_ticks = f.ticks / 10;
+        for p in &mut f.pairs {
+            p.missed_ticks = f.missed_ticks;
+        }
+    }
+    let line = last_line(&text::render(&report)).to_string();
+    assert!(
+        line.starts_with("Attention: period 1.00ms held by the platform but not by this run"),
+        "{line}"
+    );
+    assert!(line.contains("of their deadlines (not counting"), "{line}");
+    assert!(line.contains("which the net's shape explains"), "{line}");
+}
+
+#[test]
+fn a_fan_in_whose_outputs_keep_up_and_a_fan_out_lose_nothing_by_their_shape() {
+    let heads = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
+    for connect in [
+        "connect tt[1ms](Src!Src).tt[500us](Snk|Snk)\n",
+        "connect tt[1ms](Src!Src).(Snk|Snk)\n",
+        "connect tt[1ms](Src.(Snk|Snk))\n",
+    ] {
+        let report = run_net(&format!("{heads}{connect}"), &["Src.count=200"]);
+        assert!(
+            !report.warnings.iter().any(|w| w.contains("net's shape")),
+            "{connect}: {:?}",
+            report.warnings
+        );
+        let pairs = report.firewalls.iter().flat_map(|f| &f.pairs);
+        assert!(!pairs.clone().any(|p| p.consume_misses_by_shape), "{connect}");
+        assert!(!last_line(&text::render(&report)).contains("shape"), "{connect}");
+    }
+}
+
+/// The command line's run of the fan-in says it in its JSON and ends its text with the verdict
+/// measured against the platform, leaving the shape's misses out.
+#[test]
+fn smxrun_reports_a_fan_ins_losses_as_its_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("fan_in.smx");
+    std::fs::write(&net, TT_FAN_IN).unwrap();
+    let args = [net.to_str().unwrap(), "-n", "200", "--quiet"];
+    let (json, stderr) = smxrun(&[&args[..], &["--report", "json"]].concat());
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("smx_rn#2: the ")),
+        "{warnings:#?}"
+    );
+    let (text, _) = smxrun(&args);
+    assert!(warnings_section(&text).contains("\n  smx_rn#2: the "), "{text}");
+    let verdict = last_line(&text);
+    assert!(
+        verdict.contains("period 1.00ms") || verdict.contains("Period 1.00ms"),
+        "{text}"
+    );
+    assert!(verdict.contains("which the net's shape explains"), "{text}");
 }

@@ -432,6 +432,8 @@ fn pair_report(p: &Pair) -> PairReport {
         consume_misses: p.consume_misses,
         missed_ticks: p.missed_ticks,
         firewall_ns: p.firewall_ns.summary(),
+        // Known only from the whole net's shape, when the run is reported.
+        consume_misses_by_shape: false,
     }
 }
 

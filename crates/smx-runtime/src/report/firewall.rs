@@ -58,6 +58,11 @@ pub struct PairReport {
     /// whole way to the consumer's read.
     #[serde(default)]
     pub firewall_ns: crate::latency::LatencySummary,
+    /// Its consume misses follow from the net's shape, whatever the timing: its consumer is a
+    /// routing node whose time-triggered outputs take fewer messages per period than its
+    /// time-triggered inputs deliver (the report's warnings say which and what to change).
+    #[serde(default)]
+    pub consume_misses_by_shape: bool,
 }
 
 impl PairReport {
@@ -69,12 +74,24 @@ impl PairReport {
 
     /// [`PairReport::deadline_misses`] over the ticks of the pair's schedule.
     pub fn miss_rate(&self) -> f64 {
-        let due = self.ticks + self.missed_ticks;
-        if due == 0 {
-            0.0
+        self.share_of_due(self.deadline_misses())
+    }
+
+    /// [`PairReport::miss_rate`] without the consume misses the net's shape explains
+    /// ([`PairReport::consume_misses_by_shape`]): what the firewall, the scheduling and the
+    /// boxes answer for, which a faster machine would lower.
+    pub fn timing_miss_rate(&self) -> f64 {
+        let by_shape = if self.consume_misses_by_shape {
+            self.consume_misses
         } else {
-            self.deadline_misses() as f64 / due as f64
-        }
+            0
+        };
+        self.share_of_due(self.deadline_misses() - by_shape)
+    }
+
+    fn share_of_due(&self, misses: u64) -> f64 {
+        let due = self.ticks + self.missed_ticks;
+        if due == 0 { 0.0 } else { misses as f64 / due as f64 }
     }
 }
 

@@ -39,6 +39,7 @@ use smx_box::Stats;
 
 pub use firewall::{FirewallReport, PairReport, render as firewalls_text};
 pub use latency::{LatencyReport, PathLatency, SinkLatency};
+pub(crate) use platform::exact as period_literal;
 pub use platform::{MIN_PROBE_TICKS, period_verdicts, probe_periods};
 
 /// How a run or a net ended.
@@ -168,8 +169,8 @@ pub struct Report {
     /// placement, chaining, real-time scheduling, spinning through a period), each once: the
     /// text report's "How it ran" ([`text::is_decision`] tells them).
     pub notes: Vec<String>,
-    /// Things that did not go as asked (a refused priority, a core that could not be pinned),
-    /// each once: the text report's "Warnings".
+    /// Things that did not go as asked (a refused priority, a core that could not be pinned,
+    /// messages a net's shape loses), each once: the text report's "Warnings".
     pub warnings: Vec<String>,
     #[serde(skip)]
     pub started_at: SystemTime,

@@ -8,12 +8,15 @@
 //! * the **platform holds** a period when the empty loop lost less than [`HELD_BELOW`] of its
 //!   ticks (a tick is lost when its whole period passed before the thread woke up);
 //! * this **run held** it when, in addition, every pair through a firewall of that period
-//!   missed less than [`HELD_BELOW`] of its deadlines ([`super::firewall::PairReport::miss_rate`]).
+//!   missed less than [`HELD_BELOW`] of its deadlines
+//!   ([`super::firewall::PairReport::timing_miss_rate`]).
 //!
 //! Misses of the run beyond the probe's are the run's own doing (threads competing for cores,
-//! scheduling, boxes too slow for the period), not the timer's. The probe is short (at most
-//! [`PROBE_BUDGET`]), so it is a floor, not a forecast; the figures are printed with the
-//! verdict so that a reader can judge. Without a probe (a report of a library run, or a period
+//! scheduling, boxes too slow for the period), not the timer's. Consume misses that the net's
+//! shape explains (a routing node that forwards fewer messages per period than its inputs
+//! deliver) are neither: no machine avoids them, so the verdict leaves them out and says so.
+//! The probe is short (at most [`PROBE_BUDGET`]), so it is a floor, not a forecast; the
+//! figures are printed with the verdict so that a reader can judge. Without a probe (a report of a library run, or a period
 //! too long for a short probe) the line gives the run's figures and the `smxrun probe` command
 //! that measures the floor.
 
@@ -79,26 +82,39 @@ pub fn verdicts(report: &Report, words: LeverWords) -> Vec<String> {
 /// [`verdicts`] from the firewalls and probes alone, wherever they were gathered (the
 /// processes of one net each bring their own).
 pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResult], words: LeverWords) -> Vec<String> {
-    // Per period: (ticks, lost ticks, worst pair miss rate).
-    let mut periods: BTreeMap<u64, (u64, u64, f64)> = BTreeMap::new();
+    let mut periods: BTreeMap<u64, PeriodFigures> = BTreeMap::new();
     for f in firewalls {
-        let e = periods.entry(f.period_ns).or_insert((0, 0, 0.0));
-        e.0 += f.ticks;
-        e.1 += f.missed_ticks;
+        let e = periods.entry(f.period_ns).or_default();
+        e.ticks += f.ticks;
+        e.lost += f.missed_ticks;
         for p in &f.pairs {
-            e.2 = e.2.max(p.miss_rate());
+            e.worst = e.worst.max(p.timing_miss_rate());
+            if p.consume_misses_by_shape && p.consume_misses > 0 && !e.shaped.contains(&p.consumer) {
+                e.shaped.push(p.consumer.clone());
+            }
         }
     }
     periods
         .into_iter()
         // A period none of whose firewalls ticked (the run's start was called off) has no
         // figures to judge.
-        .filter(|(_, (ticks, _, _))| *ticks > 0)
-        .map(|(period, (ticks, lost, worst))| {
+        .filter(|(_, figures)| figures.ticks > 0)
+        .map(|(period, figures)| {
             let probe = probes.iter().find(|p| p.period_ns == period);
-            verdict(period, share(lost, ticks), worst, probe, words)
+            verdict(period, &figures, probe, words)
         })
         .collect()
+}
+
+/// What the firewalls of one period did in the run.
+#[derive(Default)]
+struct PeriodFigures {
+    ticks: u64,
+    lost: u64,
+    /// The worst pair's miss rate that timing answers for ([`super::PairReport::timing_miss_rate`]).
+    worst: f64,
+    /// The routing nodes whose consume misses the net's shape explains.
+    shaped: Vec<String>,
 }
 
 fn share(n: u64, of: u64) -> f64 {
@@ -109,13 +125,27 @@ fn pct(x: f64) -> String {
     format!("{:.2} %", x * 100.0)
 }
 
-fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>, words: LeverWords) -> String {
-    let period = human_ns(period_ns);
-    let run = format!(
+/// The run's figures as the verdict gives them; misses the net's shape explains are left out
+/// and said to be, so that they are read as the shape's and not the machine's.
+fn run_figures(lost: f64, figures: &PeriodFigures) -> String {
+    let mut run = format!(
         "this run's firewall lost {} of its ticks and its pairs missed up to {} of their deadlines",
         pct(lost),
-        pct(worst)
+        pct(figures.worst)
     );
+    if !figures.shaped.is_empty() {
+        run.push_str(&format!(
+            " (not counting the consume misses into {}, which the net's shape explains: see Warnings)",
+            figures.shaped.join(" and ")
+        ));
+    }
+    run
+}
+
+fn verdict(period_ns: u64, figures: &PeriodFigures, probe: Option<&ProbeResult>, words: LeverWords) -> String {
+    let period = human_ns(period_ns);
+    let (lost, worst) = (share(figures.lost, figures.ticks), figures.worst);
+    let run = run_figures(lost, figures);
     let Some(p) = probe else {
         return format!(
             "Period {period}: {run}; not compared with the platform (`{} {}` runs the same loop with \
@@ -155,8 +185,9 @@ fn verdict(period_ns: u64, lost: f64, worst: f64, probe: Option<&ProbeResult>, w
     }
 }
 
-/// A period as `smxrun probe --period` accepts it: the largest unit that keeps it exact.
-fn exact(ns: u64) -> String {
+/// A period as `smxrun probe --period` and the language's `tt[..]` accept it: the largest unit
+/// that keeps it exact.
+pub(crate) fn exact(ns: u64) -> String {
     for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
         if ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);

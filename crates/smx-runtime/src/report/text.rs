@@ -165,7 +165,10 @@ fn render_channels(out: &mut String, report: &Report) {
         out.push_str("\nChannels\n");
         channels.render(out);
         for c in &report.channels {
-            for note in [channel_note(c), unsettled_note(report, c)].into_iter().flatten() {
+            for note in [channel_note(report, c), unsettled_note(report, c)]
+                .into_iter()
+                .flatten()
+            {
                 for (i, line) in wrap(&note, 100).iter().enumerate() {
                     let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
                 }
@@ -272,7 +275,7 @@ fn timing(t: &str) -> &'static str {
 
 /// The explanation a channel row needs where its figures would surprise: a time-triggered
 /// channel of a coupled kind that shows overwrites.
-fn channel_note(c: &super::ChannelReport) -> Option<String> {
+fn channel_note(report: &Report, c: &super::ChannelReport) -> Option<String> {
     if c.timing != "time_triggered" || c.overwritten == 0 {
         return None;
     }
@@ -289,7 +292,22 @@ fn channel_note(c: &super::ChannelReport) -> Option<String> {
         ". A temporal firewall never waits for its consumer, whatever the kind ({}); see Temporal firewalls.",
         c.smx_type
     ));
+    if by_shape(report, &consumer) {
+        note.push_str(&format!(
+            " {consumer} forwards fewer messages per period than its inputs deliver: the net's shape \
+             makes these misses (see Warnings)."
+        ));
+    }
     Some(note)
+}
+
+/// Whether the consume misses into `consumer` follow from the net's shape.
+fn by_shape(report: &Report, consumer: &str) -> bool {
+    report
+        .firewalls
+        .iter()
+        .flat_map(|f| &f.pairs)
+        .any(|p| p.consume_misses_by_shape && p.consumer == consumer)
 }
 
 /// The note of a channel one of whose ends is stuck: its figures do not close.

@@ -18,6 +18,7 @@ use smx_graph::NetGraph;
 
 mod assemble;
 mod decide;
+mod shape;
 
 use assemble::{assemble, counted_channels, fold_producer_segments, sinks};
 pub use decide::executive_cores;
@@ -61,6 +62,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         // Printed once, in the report's "How it ran" or Warnings (not also as a log line).
         report.tell(line);
     }
+    shape::explain(&mut report, &decided.plan);
     Ok(report)
 }
 
