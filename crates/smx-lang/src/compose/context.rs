@@ -65,6 +65,17 @@ impl<'a> Composer<'a> {
         self.diags.push(Diagnostic::error(msg, span));
     }
 
+    /// A warning at the name of every declaration that no `connect` reaches. Not after an
+    /// error: evaluation stops at a failed operand, so what follows it would look unused.
+    pub fn warn_unused(&mut self) {
+        if crate::diag::has_errors(&self.diags) {
+            return;
+        }
+        for (msg, span) in self.usage.warnings() {
+            self.warning(msg, Some(span));
+        }
+    }
+
     pub fn warning(&mut self, msg: String, span: Option<Span>) {
         self.diags.push(Diagnostic::warning(msg, span));
     }

@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 
-use super::context::Composer;
 use super::symbols::Sym;
 use crate::diag::Span;
 use crate::syntax::ast::Ident;
@@ -146,24 +145,13 @@ impl Usage {
         out.sort_by_key(|d| d.span.start);
         out
     }
-}
 
-impl Composer<'_> {
-    /// A warning at the name of every declaration that no `connect` reaches. Not after an
-    /// error: evaluation stops at a failed operand, so what follows it would look unused.
-    pub fn warn_unused(&mut self) {
-        if crate::diag::has_errors(&self.diags) {
-            return;
-        }
-        let warnings: Vec<(String, Span)> = self
-            .usage
-            .unused()
+    /// A warning's message and place for every declaration that no `connect` reaches.
+    pub fn warnings(&self) -> Vec<(String, Span)> {
+        self.unused()
             .into_iter()
             .map(|d| (unused_message(d.kind, &d.name), d.span))
-            .collect();
-        for (msg, span) in warnings {
-            self.warning(msg, Some(span));
-        }
+            .collect()
     }
 }
 
