@@ -545,3 +545,43 @@ fn smxrun_reports_a_fan_ins_losses_as_its_shapes() {
     );
     assert!(verdict.contains("which the net's shape explains"), "{text}");
 }
+
+/// The executive alone on its core is offered real-time scheduling before it runs, but with a
+/// period too short to sleep in it spins at normal priority instead and says so: the report
+/// then tells that, not also the offer it did not take.
+#[test]
+fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
+    if smx_timing::sched::allowed_cores().len() < 2 {
+        eprintln!("fewer than two cores: no core for the executive alone; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("tt.smx");
+    std::fs::write(
+        &net,
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+         connect tt[10us](Src.Snk) | (Src.Snk)\n",
+    )
+    .unwrap();
+    let (json, stderr) = smxrun(&[net.to_str().unwrap(), "-n", "20000", "--quiet", "--report", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    let offered = notes
+        .iter()
+        .any(|n| n.starts_with("real-time scheduling for the executive only"));
+    let spun = notes
+        .iter()
+        .any(|n| n.contains("spins through each") && n.contains("instead of real-time scheduling"));
+    let real_time = report["firewalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| !f["priority"].is_null());
+    assert!(!(offered && spun), "{notes:#?}");
+    assert_eq!(offered, real_time, "{notes:#?}\n{:#}", report["firewalls"]);
+}

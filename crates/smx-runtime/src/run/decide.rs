@@ -275,6 +275,11 @@ pub(super) struct Decided {
     pub(super) executives: usize,
     pub(super) chains: Vec<Vec<usize>>,
     pub(super) notes: Vec<String>,
+    /// The note among `notes` that gives real-time scheduling to the executive alone on its
+    /// core. Whether it takes it is the executive's own decision once it runs: with a period
+    /// too short to sleep in it spins at normal priority instead and says so, and the report
+    /// then leaves this note out rather than say both.
+    pub(super) executive_only: Option<String>,
 }
 
 pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<Decided, RunError> {
@@ -352,17 +357,22 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         let of = kept_real_time.then(|| lost_real_time.join(", "));
         shared_note(shared, opts.lever_words, of.as_deref())
     });
+    let mut executive_only = None;
     let realtime_note = match (realtime_note, &opts.shared_cores) {
         (None, Some(shared))
             if auto && realtime == Realtime::Off && executives_share && placed.exclusive_executives =>
         {
             Some(shared_note(shared, opts.lever_words, None))
         }
-        (Some(_), _) if own_core && opts.realtime == Realtime::Auto => Some(format!(
-            "real-time scheduling for the executive only, alone on its core: the box threads share cores \
-             ({} forces it)",
-            opts.lever_words.name(Lever::RealtimeOn)
-        )),
+        (Some(_), _) if own_core && opts.realtime == Realtime::Auto => {
+            let note = format!(
+                "real-time scheduling for the executive only, alone on its core: the box threads share cores \
+                 ({} forces it)",
+                opts.lever_words.name(Lever::RealtimeOn)
+            );
+            executive_only = Some(note.clone());
+            Some(note)
+        }
         (note, _) => note,
     };
     let notes = tt_note
@@ -380,6 +390,7 @@ pub(super) fn decide(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -
         executives,
         chains,
         notes,
+        executive_only,
     })
 }
 

@@ -58,7 +58,11 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     fold_producer_segments(&mut report, &decided.plan, &wired);
     let words = decided.opts.lever_words;
     let trace_note = decided.opts.trace.as_ref().and_then(|t| t.dropped_warning(words));
-    for line in decided.notes.into_iter().chain(ended.warnings).chain(trace_note) {
+    let untaken = decided
+        .executive_only
+        .filter(|_| report.firewalls.iter().all(|f| f.priority.is_none()));
+    let notes = decided.notes.into_iter().filter(|n| Some(n) != untaken.as_ref());
+    for line in notes.chain(ended.warnings).chain(trace_note) {
         // Printed once, in the report's "How it ran" or Warnings (not also as a log line).
         report.tell(line);
     }
