@@ -115,16 +115,26 @@ fn a_box_no_connect_uses_is_a_warning_at_its_declaration_that_changes_no_verdict
     );
 }
 
+/// Periods a run refuses, with what its error says of each.
+const BAD_PERIODS: [(&str, &str); 2] = [
+    ("", "without a period"),
+    ("20000000000s", "longer than a timer can wait"),
+];
+
+/// `Src.Snk` with `Src` behind a firewall of `period`, at line 3, column 9.
+fn tt_net(period: &str) -> (tempfile::TempDir, PathBuf) {
+    net_file(
+        "tt.smx",
+        &format!(
+            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[{period}](Src).Snk\n"
+        ),
+    )
+}
+
 #[test]
 fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
-    for (period, problem) in [
-        ("", "without a period"),
-        ("20000000000s", "longer than a timer can wait"),
-    ] {
-        let content = format!(
-            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[{period}](Src).Snk\n"
-        );
-        let (_dir, net) = net_file("tt.smx", &content);
+    for (period, problem) in BAD_PERIODS {
+        let (_dir, net) = tt_net(period);
         for command in ["check", "run"] {
             let out = smxrun(&[command, arg(&net)]);
             let stderr = text(&out.stderr);
@@ -144,14 +154,8 @@ fn a_period_no_timer_can_wait_is_shown_at_its_tt_by_check_and_run() {
 
 #[test]
 fn check_lang_only_warns_of_a_period_no_timer_can_wait_at_its_tt() {
-    for (period, problem) in [
-        ("", "without a period"),
-        ("20000000000s", "longer than a timer can wait"),
-    ] {
-        let content = format!(
-            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[{period}](Src).Snk\n"
-        );
-        let (_dir, net) = net_file("tt.smx", &content);
+    for (period, problem) in BAD_PERIODS {
+        let (_dir, net) = tt_net(period);
         let out = smxrun(&["check", "--lang-only", arg(&net)]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");

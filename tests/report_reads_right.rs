@@ -373,12 +373,7 @@ fn a_clean_run_tells_its_choices_as_notes_and_has_no_warnings() {
     let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(report["status"], "ok", "{report:#}");
     assert_eq!(report["warnings"], serde_json::json!([]), "{report:#}");
-    let notes: Vec<&str> = report["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect();
+    let notes = strings(&report["notes"]);
     assert!(notes.iter().any(|n| n.starts_with("chaining:")), "{notes:?}");
 
     let (text, _) = smxrun(&args);
@@ -565,12 +560,7 @@ fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
     .unwrap();
     let (json, stderr) = smxrun(&[net.to_str().unwrap(), "-n", "20000", "--quiet", "--report", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    let notes: Vec<&str> = report["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect();
+    let notes = strings(&report["notes"]);
     let offered = notes
         .iter()
         .any(|n| n.starts_with("real-time scheduling for the executive only"));
@@ -584,4 +574,9 @@ fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
         .any(|f| !f["priority"].is_null());
     assert!(!(offered && spun), "{notes:#?}");
     assert_eq!(offered, real_time, "{notes:#?}\n{:#}", report["firewalls"]);
+}
+
+/// The strings of a JSON array.
+fn strings(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array().unwrap().iter().filter_map(|n| n.as_str()).collect()
 }
