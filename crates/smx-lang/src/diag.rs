@@ -134,10 +134,18 @@ impl SourceFile {
         Ok(SourceFile::new(path.display().to_string(), text))
     }
 
+    /// 1-based line of a byte offset. Without its column: counting a column's characters
+    /// costs the length of the line, which on a net written as one long line, asked for each
+    /// of its boxes, would grow with the square of their number.
+    pub fn line(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        self.line_starts.partition_point(|&s| s <= offset)
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset);
+        let line = self.line(offset);
         let start = self.line_starts[line - 1];
         let col = self
             .text
@@ -158,7 +166,7 @@ impl SourceFile {
 
     /// The 1-based line of a diagnostic, 0 when it has no place.
     pub fn line_of(&self, diag: &Diagnostic) -> usize {
-        diag.span.map_or(0, |s| self.line_col(s.start).0)
+        diag.span.map_or(0, |s| self.line(s.start))
     }
 
     /// Our format: `FILE:LINE:COL: error: MESSAGE`, the offending line and a caret under the
@@ -251,6 +259,9 @@ mod tests {
         assert_eq!(f.line_col(3), (2, 1));
         assert_eq!(f.line_col(6), (3, 1));
         assert_eq!(f.line_col(9), (4, 3));
+        for offset in 0..=f.text.len() + 2 {
+            assert_eq!(f.line(offset), f.line_col(offset).0, "{offset}");
+        }
         assert_eq!(f.line_text(2), "cd");
         assert_eq!(f.line_text(4), "xyz");
         assert_eq!(f.line_text(9), "");

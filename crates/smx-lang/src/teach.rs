@@ -332,7 +332,7 @@ fn suggest_declared_names(
             .filter(|(distance, n)| *distance <= 2 && 2 * distance < n.name.len().max(used.len()))
             .min_by_key(|(distance, _)| *distance);
         if let Some((_, name)) = closest {
-            let (line, _) = source.line_col(name.span.start);
+            let line = source.line(name.span.start);
             d.notes.push(format!(
                 " -> did you mean '{}'? It is declared on line {line}",
                 name.name

@@ -137,7 +137,7 @@ impl<'a> Composer<'a> {
     /// The 1-based line of a span, for message texts that quote a line ("(line 10)").
     pub fn line_of(&self, span: Option<Span>) -> Option<usize> {
         match (self.src, span) {
-            (Some(src), Some(s)) => Some(src.line_col(s.start).0),
+            (Some(src), Some(s)) => Some(src.line(s.start)),
             (_, None) => Some(0),
             _ => None,
         }
