@@ -521,6 +521,18 @@ fn a_killed_slice_is_the_only_process_blamed() {
             ["stopped", "ok", "ended"].contains(&status.as_str()),
             "{what}: {survivor} {status}: {report}"
         );
+        // Neither net ran its stream to its end: the dead one's is `lost`, and the survivor's
+        // was cut by the death, whether it found the link cut or was stopped.
+        for net in report["nets"].as_array().unwrap() {
+            assert_ne!(net["status"], "ok", "{what}: {report}");
+        }
+        if config == TWO && dead == "main" {
+            // Shared memory tells the consumer of its producer's death at once; the row says whose.
+            assert_eq!(
+                report["nets"][1]["error"], "its input was cut: process 'main' died or was lost",
+                "{what}: {report}"
+            );
+        }
         for pid in slices {
             wait_for("the slice to be gone", || !alive(pid));
         }

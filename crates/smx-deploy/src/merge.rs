@@ -688,10 +688,49 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
             rows[id]["process"] = json!(slice.process);
         }
     }
+    for (id, producer) in starved(parts, reports) {
+        // Stopped, as a stop stops a net in one process, by the death of a process before it.
+        if rows[id]["status"] == "ok" {
+            rows[id]["status"] = json!("stopped");
+            rows[id]["error"] = json!(format!("its input was cut: process '{producer}' died or was lost"));
+        }
+    }
     for row in &mut rows {
         with_every_key(row, NET_ROW_KEYS);
     }
     rows
+}
+
+/// The ids (in the whole net) of the nets whose input a death cut short, each with the process
+/// that died: those that a link's source whose producer's process died or was lost feeds, and
+/// every net after them.
+fn starved<'a>(parts: &'a Parts<'_>, reports: &[Option<Value>]) -> Vec<(usize, &'a str)> {
+    let mut starved: Vec<(usize, &str)> = Vec::new();
+    for (slice, report) in parts.split.slices.iter().zip(reports) {
+        let nets = report.as_ref().and_then(|r| r["nets"].as_array());
+        for net in nets.map(Vec::as_slice).unwrap_or_default() {
+            let origin = net["id"].as_u64().and_then(|id| slice.origins.get(id as usize));
+            if let Some(Origin::LinkSource(edge)) = origin
+                && crate::protocol::producer_died(net)
+                && let Some(link) = parts.split.links.iter().find(|l| l.edge == *edge)
+                && let Some(edge) = parts.graph.edges.get(*edge)
+                && !starved.iter().any(|(id, _)| *id == edge.target)
+            {
+                starved.push((edge.target, &link.from_process));
+            }
+        }
+    }
+    let mut next = 0;
+    while next < starved.len() {
+        let (from, producer) = starved[next];
+        next += 1;
+        for edge in parts.graph.edges.iter().filter(|e| e.source == from) {
+            if !starved.iter().any(|(id, _)| *id == edge.target) {
+                starved.push((edge.target, producer));
+            }
+        }
+    }
+    starved
 }
 
 /// The slice ids of the nets in a slice's `report` whose stream another process cut short: those

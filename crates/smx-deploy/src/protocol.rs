@@ -388,6 +388,13 @@ pub(crate) fn consumer_died(net: &serde_json::Value) -> bool {
     stats["role"] == "sink" && (stats["peer"] == "died" || stats["peers_lost"] == true)
 }
 
+/// Whether a net of a slice's report is a link's source whose producer's process died, or
+/// (with heartbeats, across hosts) was lost, before it sent the end of the stream.
+pub(crate) fn producer_died(net: &serde_json::Value) -> bool {
+    let stats = &net["stats"];
+    stats["role"] == "source" && (stats["peer_died"] == true || stats["end"] == "peer lost")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
