@@ -9,7 +9,6 @@ use common::deploy::{
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -604,22 +603,30 @@ fn start_endless(dir: &Path) -> std::process::Child {
         .arg(&config)
         .args(["--report", "json", "-q", "-o"])
         .arg(dir.join("report.json"))
+        .args(["--stats-every", "20ms", "--stats-file"])
+        .arg(dir.join("stats.jsonl"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
 
-#[test]
-fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let parent = start_endless(dir.path());
+/// The two slices of [`start_endless`] in `dir`, once messages cross the link between them.
+fn endless_slices(parent: &std::process::Child, dir: &Path) -> Vec<u32> {
     let mut slices = Vec::new();
     wait_for("two slices", || {
         slices = children_of(parent.id());
         slices.len() == 2
     });
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_messages(&dir.join("stats.jsonl"));
+    slices
+}
+
+#[test]
+fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = start_endless(dir.path());
+    let slices = endless_slices(&parent, dir.path());
     let sinks = by_process(slices.clone())[1];
     unsafe { libc::kill(sinks as i32, libc::SIGKILL) };
     let out = parent.wait_with_output().unwrap();
@@ -744,12 +751,7 @@ fn a_parent_killed_with_sigkill_leaves_no_slice_behind() {
 fn sigterm_stops_every_process_and_the_report_covers_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let parent = start_endless(dir.path());
-    let mut slices = Vec::new();
-    wait_for("two slices", || {
-        slices = children_of(parent.id());
-        slices.len() == 2
-    });
-    std::thread::sleep(Duration::from_millis(300));
+    let slices = endless_slices(&parent, dir.path());
     unsafe { libc::kill(parent.id() as i32, libc::SIGTERM) };
     let out = parent.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));

@@ -153,11 +153,11 @@ fn report(path: &Path) -> Value {
 /// The run's two slices, in the order they were started (placement order: main, then b).
 fn two_slices(run: &Child) -> Vec<u32> {
     let mut slices = Vec::new();
-    wait_for("two slices", || {
+    wait_for("two slices that said they started", || {
         slices = children_of(run.id());
-        slices.len() == 2
+        slices.len() == 2 && slices.iter().all(|pid| common::deploy::said_it_started(*pid))
     });
-    // Both are running their nets, not still starting (nor yet to exec the slice).
+    // And, on a machine not too loaded, past the start of their nets.
     std::thread::sleep(Duration::from_millis(300));
     by_process(slices)
 }
@@ -292,7 +292,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
                 .into_iter()
                 .filter(|pid| common::deploy::slice_process(*pid).as_deref() == Some("main"))
                 .collect();
-            !main.is_empty()
+            !main.is_empty() && main.iter().all(|pid| common::deploy::said_it_started(*pid))
         });
         if stop {
             // Well after main's slice said it started.
@@ -481,12 +481,24 @@ fn a_killed_slice_is_the_only_process_blamed() {
         let what = format!("{dead} killed, {}", if config == TWO { "shm" } else { "zmq" });
         let dir = tempfile::tempdir().unwrap();
         let report_path = dir.path().join("report.json");
-        let run = start(
-            dir.path(),
-            config,
-            &["-n", "0", "-q", "--report", "json", "-o", report_path.to_str().unwrap()],
-        );
+        let stats = dir.path().join("stats.jsonl");
+        let args = [
+            "-n",
+            "0",
+            "-q",
+            "--report",
+            "json",
+            "-o",
+            report_path.to_str().unwrap(),
+            "--stats-every",
+            "20ms",
+            "--stats-file",
+            stats.to_str().unwrap(),
+        ];
+        let run = start(dir.path(), config, &args);
         let slices = two_slices(&run);
+        // The link carries: the death cuts a stream that ran.
+        common::deploy::wait_for_messages(&stats);
         let killed = slices[victim];
         // `ps` tells which child is which process.
         let cmdline = std::fs::read(format!("/proc/{killed}/cmdline")).unwrap_or_default();
@@ -568,7 +580,7 @@ fn the_processes_a_death_ends_are_stopped_not_ok() {
             .copied()
             .find(|pid| common::deploy::slice_process(*pid).as_deref() == Some("c"));
         victim = c.unwrap_or(0);
-        c.is_some()
+        c.is_some_and(common::deploy::said_it_started)
     });
     std::thread::sleep(Duration::from_millis(300));
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };

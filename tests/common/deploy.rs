@@ -145,6 +145,18 @@ pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Whether the supervised slice `pid` has said it started: it told its supervisor so before it
+/// started the thread that tells its progress (the slice's first words; a slice killed before
+/// them is one that "never said it started").
+pub fn said_it_started(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks
+        .flatten()
+        .any(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| name.trim() == "smx-progress"))
+}
+
 /// Waits until the live figures of a run that writes them to `stats` (`--stats-every`,
 /// `--stats-file`) count messages at the whole net's sinks: every link on their way carries.
 pub fn wait_for_messages(stats: &Path) {
