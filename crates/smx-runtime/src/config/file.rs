@@ -98,6 +98,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
         ConfigError::new(file_origin(path, line), format!("malformed TOML: {message}"))
     })?;
 
+    // The deployment reads `[process.NAME]`, but its names are checked here: a net that names
+    // one is read first, and would be refused at its key rather than at the table's name.
+    let processes = document
+        .get_ref()
+        .get(PROCESS_TABLE)
+        .and_then(|t| t.get_ref().as_table());
+    for (name, _) in processes.into_iter().flat_map(DeTable::iter) {
+        super::check_process_name(name.get_ref()).map_err(|m| ConfigError::new(at(name.span()), m))?;
+    }
     let mut entries = Vec::new();
     for (name, value) in document.get_ref().iter() {
         // `boxes = [...]`: the C box libraries, read by `ConfigLayers` (see layers.rs).
@@ -342,6 +351,16 @@ mod tests {
             err.to_string(),
             "run.toml:3: malformed TOML: duplicate key 'core': a table sets each key once, and a table is \
              written once"
+        );
+    }
+
+    #[test]
+    fn a_process_name_is_refused_at_its_table_not_at_a_net_that_names_it() {
+        let err = entries("[net.Snk]\nprocess = \"a b\"\n\n[process.\"a b\"]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run.toml:4: 'a b' is not a process name: 1 to 32 letters, digits, '_' or '-', starting with \
+             a letter or digit"
         );
     }
 
