@@ -818,9 +818,36 @@ fn trace_view_of_a_whole_run_shows_a_firewall_that_ticked_all_along() {
     let picture = view(&trace, &[]);
     assert!(picture.contains("each bar is the share of"), "{picture}");
     let ticks = bars(&picture, "#5AAF78");
-    // A bar in every column of the 1250-pixel plot (4 pixels each), each one tall enough to see.
+    // A bar in every column of the 1250-pixel plot (4 pixels each), each one a pixel high: seen,
+    // and no taller than the picture's resolution makes a share of a third of a pixel.
     assert!(ticks.len() >= 1250 / 4 - 1, "{} columns of ticks drawn", ticks.len());
-    assert!(ticks.iter().all(|b| b.3 >= 2.0), "{ticks:?}");
+    assert!(ticks.iter().all(|b| b.3 == 1.0), "{ticks:?}");
+}
+
+#[test]
+fn trace_view_draws_each_share_of_a_column_as_tall_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("shares.json");
+    // Steps of 9 us every 10 us beside a firewall that ticks 0.1 us in each 10 us: too many
+    // slices for bars, so drawn as columns.
+    trace_of(
+        &trace,
+        &[
+            ("Src#0", slices("step", 20_000, 0.0, 10.0, 9.0)),
+            ("tf_10.0us_0", slices("firewall", 20_000, 0.0, 10.0, 0.1)),
+        ],
+    );
+    let picture = view(&trace, &[]);
+    assert!(picture.contains("each bar is the share of"), "{picture}");
+    // A row's full height is 36 pixels: the steps' 90 % is 32 of them, and the ticks' 1 %, a
+    // third of a pixel, is drawn as one pixel, not as the 8 % of three.
+    let heights = |fill: &str| -> Vec<f64> { bars(&picture, fill).iter().map(|b| b.3).collect() };
+    let steps = heights("#4285C6");
+    assert!(steps.len() >= 1250 / 4 - 1, "{steps:?}");
+    assert!(steps.iter().all(|h| (32.0..=33.0).contains(h)), "{steps:?}");
+    let ticks = heights("#5AAF78");
+    assert!(ticks.len() >= 1250 / 4 - 1, "{ticks:?}");
+    assert!(ticks.iter().all(|h| *h == 1.0), "{ticks:?}");
 }
 
 /// `count` steps of `dur` µs, one every `every` µs, each with a wait nested in its second half.

@@ -619,8 +619,9 @@ fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(),
         let mut bottom = y0 + ROW - 5;
         for (kind, (time, present)) in KINDS.iter().zip(column.iter().zip(present)) {
             let mut h = ((time / width).min(1.0) * f64::from(full)).round() as i32;
-            // A kind that took a share too small to see still ran in the column: a firewall's
-            // ticks of 0.3 us every 10 us would otherwise leave its row blank, or a pixel high.
+            // A kind that took a share under half a pixel still ran in the column: a firewall's
+            // ticks of 0.3 us every 10 us would otherwise leave its row blank. One pixel is the
+            // picture's resolution, so no share is drawn more than a pixel taller than it is.
             if *present {
                 h = h.max(MIN_SHARE_PX);
             }
@@ -645,8 +646,8 @@ const MARK_PX: i32 = 10;
 const SHARE_PX: i32 = 4;
 
 /// Least height in pixels of a kind of slice in a column of [`draw_shares`] that it ran in,
-/// however briefly: enough to be seen, and still well under a tenth of the row.
-const MIN_SHARE_PX: i32 = 3;
+/// however briefly: enough to be seen, and no more than the rounding of any share to pixels.
+const MIN_SHARE_PX: i32 = 1;
 
 /// Width of a character of the axis labels' font, near enough to keep a label on the picture.
 const CHAR_PX: i32 = 6;
