@@ -104,6 +104,27 @@ fn start_net_reporting(dir: &Path, net: &str, config: &str, count: &str) -> (Chi
     (start_net(dir, net, config, &args), report_path)
 }
 
+/// [`start`] of an endless run (`-n 0`) with a JSON report and live figures every 20 ms into
+/// the directory; the run, the report's path and the live figures' path.
+fn start_watched(dir: &Path, config: &str) -> (Child, PathBuf, PathBuf) {
+    let report_path = dir.join("report.json");
+    let stats = dir.join("stats.jsonl");
+    let args = [
+        "-n",
+        "0",
+        "-q",
+        "--report",
+        "json",
+        "-o",
+        report_path.to_str().unwrap(),
+        "--stats-every",
+        "20ms",
+        "--stats-file",
+        stats.to_str().unwrap(),
+    ];
+    (start(dir, config, &args), report_path, stats)
+}
+
 /// `smxrun net.smx --config deploy.toml ARGS` of [`NET`], started in the background.
 fn start(dir: &Path, config: &str, args: &[&str]) -> Child {
     start_net(dir, NET, config, args)
@@ -375,34 +396,55 @@ fn a_process_stopped_from_outside_stops_the_run() {
     }
 }
 
-/// A process stopped from outside while it holds its nets for the others (here `b`, whose
-/// link's sink waits in its init for a consumer that never comes) stops the run as well: the
-/// held process answers the stop at once, with its report, instead of waiting for a go.
+/// A process stopped from outside while it waits for the others stops the run as well: one
+/// that holds its nets for them (`main`) answers the stop at once, with its report, instead of
+/// waiting for a go; one whose box waits in its init (`b`, whose link's source waits for a
+/// producer that never comes) ends stopped by the stop, not as a process that refused its run.
 #[test]
 fn a_process_stopped_while_it_waits_for_the_others_stops_the_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let nobody = format!("/dev/shm/smx-test-nobody-{}", std::process::id());
-    let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
-               Lnk = box smx_link_shm_snk( in data )\nconnect (Src.Snk) | (Src.Lnk)\n";
-    let config = format!(
-        "[process.b]\n\n[net.\"Src#2\"]\nprocess = \"b\"\n\n[net.Lnk]\nprocess = \"b\"\npath = \"{nobody}\"\ntimeout = \"60s\"\n"
-    );
-    let (run, report_path) = start_net_reporting(dir.path(), net, &config, "0");
-    let slices = two_slices(&run);
-    unsafe { libc::kill(slices[0] as i32, libc::SIGTERM) };
-    let out = finish(run, &slices);
-    let _ = std::fs::remove_file(&nobody);
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-    let report = report(&report_path);
-    assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
-    let snk = report["nets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "Snk")
-        .unwrap();
-    assert_eq!(snk["loop_count"], 0, "{report}");
-    assert!(!text(&out).contains("died"), "{}", text(&out));
+    for (victim, name) in [(0, "main"), (1, "b")] {
+        let dir = tempfile::tempdir().unwrap();
+        let nobody = format!("/dev/shm/smx-test-nobody-{}-{victim}", std::process::id());
+        let net = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+                   Lnk = box smx_link_shm_src( out data )\nconnect (Src.Snk) | (Lnk.Snk)\n";
+        let config = format!(
+            "[process.b]\n\n[net.\"Snk#3\"]\nprocess = \"b\"\n\n[net.Lnk]\nprocess = \"b\"\npath = \"{nobody}\"\ntimeout = \"60s\"\n"
+        );
+        let (run, report_path) = start_net_reporting(dir.path(), net, &config, "0");
+        let slices = two_slices(&run);
+        unsafe { libc::kill(slices[victim] as i32, libc::SIGTERM) };
+        let out = finish(run, &slices);
+        let _ = std::fs::remove_file(&nobody);
+        assert_eq!(out.status.code(), Some(130), "{name}: {}", text(&out));
+        let report = report(&report_path);
+        assert_eq!(report["status"], "stopped", "{name}: {report}");
+        for process_name in ["main", "b"] {
+            assert_eq!(process(&report, process_name)["status"], "stopped", "{name}: {report}");
+        }
+        let net = |wanted: &str| {
+            report["nets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|n| n["name"] == wanted)
+                .unwrap()
+                .clone()
+        };
+        if name == "main" {
+            // Held until the stop: nothing of it ran.
+            assert_eq!(net("Snk")["loop_count"], 0, "{name}: {report}");
+        }
+        let lnk = net("Lnk");
+        assert_eq!(lnk["status"], "stopped", "{name}: {report}");
+        assert!(
+            lnk["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("stopped in its init")),
+            "{name}: {report}"
+        );
+        assert!(!text(&out).contains("died"), "{name}: {}", text(&out));
+        assert_eq!(error_lines(&out), Vec::<String>::new(), "{name}: {}", text(&out));
+    }
 }
 
 /// A stop asked for at `smxrun` (SIGINT or SIGTERM) is a stopped run, as in one process: its
@@ -480,22 +522,7 @@ fn a_killed_slice_is_the_only_process_blamed() {
         let (dead, survivor) = if victim == 0 { ("main", "b") } else { ("b", "main") };
         let what = format!("{dead} killed, {}", if config == TWO { "shm" } else { "zmq" });
         let dir = tempfile::tempdir().unwrap();
-        let report_path = dir.path().join("report.json");
-        let stats = dir.path().join("stats.jsonl");
-        let args = [
-            "-n",
-            "0",
-            "-q",
-            "--report",
-            "json",
-            "-o",
-            report_path.to_str().unwrap(),
-            "--stats-every",
-            "20ms",
-            "--stats-file",
-            stats.to_str().unwrap(),
-        ];
-        let run = start(dir.path(), config, &args);
+        let (run, report_path, stats) = start_watched(dir.path(), config);
         let slices = two_slices(&run);
         // The link carries: the death cuts a stream that ran.
         common::deploy::wait_for_messages(&stats);
@@ -1257,25 +1284,7 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
         ),
     );
     let config = sink_through(launch.display(), 47400).replace("[net.Snk]", "[net.Src]\ncount = 0\n\n[net.Snk]");
-    let report_path = dir.path().join("report.json");
-    let stats = dir.path().join("stats.jsonl");
-    let run = start(
-        dir.path(),
-        &config,
-        &[
-            "-n",
-            "0",
-            "-q",
-            "--report",
-            "json",
-            "-o",
-            report_path.to_str().unwrap(),
-            "--stats-every",
-            "20ms",
-            "--stats-file",
-            stats.to_str().unwrap(),
-        ],
-    );
+    let (run, report_path, stats) = start_watched(dir.path(), &config);
     let mut b = None;
     wait_for("the slice of b", || {
         let launched: Vec<u32> = children_of(run.id()).into_iter().flat_map(children_of).collect();

@@ -387,3 +387,41 @@ fn a_sink_whose_only_input_is_decoupled_ends_after_its_producer() {
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["status"], "ok", "{out}");
 }
+
+/// A stop while a box waits in its init (a link's source for a producer that never comes) stops
+/// the run: it is not a start the box refused, so the run ends stopped (130) with its report,
+/// not with "the net did not start" (1).
+#[test]
+fn a_stop_while_a_box_waits_in_its_init_is_a_stop_not_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(
+        dir.path(),
+        "waits.smx",
+        "Lnk = box smx_link_shm_src( out data )\nSnk = box smx_snk_null( in data )\nconnect Lnk.Snk\n",
+    );
+    let path = format!("Lnk.path=/dev/shm/smx-test-nobody-{}", std::process::id());
+    let child = spawn(&[
+        net.to_str().unwrap(),
+        "--set",
+        &path,
+        "--set",
+        "Lnk.timeout=60s",
+        "--report",
+        "json",
+    ]);
+    std::thread::sleep(Duration::from_millis(1_000));
+    signal(&child, libc::SIGINT);
+    let (code, out, err, _) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!err.contains("did not start"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["status"], "stopped", "{report}");
+    let lnk = &report["nets"][0];
+    assert_eq!(lnk["status"], "stopped", "{report}");
+    assert!(
+        lnk["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("stopped in its init")),
+        "{report}"
+    );
+}

@@ -119,15 +119,25 @@ impl Driver {
     ) -> Driver {
         let config = &plan.settings.box_config;
         let mut instance: Option<Box<dyn BoxImpl>> = None;
-        let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
-            let mut made = spec.create(config).map_err(|e| format!("create failed: {e}"))?;
+        // The error, and whether init gave it (rather than create).
+        let created = catch_unwind(AssertUnwindSafe(|| -> Result<(), (String, bool)> {
+            let mut made = spec
+                .create(config)
+                .map_err(|e| (format!("create failed: {e}"), false))?;
             let result = made.init(&mut host::init_ctx(&plan.name, config, &mut ports, stop));
             instance = Some(made);
-            result.map_err(|e| format!("init failed: {e}"))
+            result.map_err(|e| (format!("init failed: {e}"), true))
         }));
         match created {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => outcome.fail(e),
+            // An init that waits (for a link's peer, a connection) gives up when the run is
+            // stopped: the stop ended it, not a fault of the box, and the run ends stopped
+            // rather than refused.
+            Ok(Err((e, true))) if stop.load(Ordering::SeqCst) => {
+                outcome.status = Status::Stopped;
+                outcome.error = Some(format!("stopped in its init ({e})"));
+            }
+            Ok(Err((e, _))) => outcome.fail(e),
             Err(panic) => outcome.fail(format!("init {}", panic_text(panic))),
         }
         let triggering = ports
