@@ -473,6 +473,51 @@ fn report_merge_refuses_to_write_over_one_of_its_reports() {
     assert_eq!(std::fs::read_to_string(&b).unwrap(), before);
 }
 
+/// `-o` onto a file that holds no report (the split's job and start script beside the reports,
+/// the net) would replace what the report cannot give back: refused, the file kept. A report
+/// written there before is written over, as a merge writes it again.
+#[test]
+fn report_merge_refuses_to_write_over_a_file_that_is_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = split_and_run(dir.path());
+    let out_dir = main.parent().unwrap();
+    let merge_into = |target: &Path, format: &str| {
+        smxrun()
+            .args(["report", "merge", "--format", format])
+            .arg(&main)
+            .arg(&b)
+            .arg("-o")
+            .arg(target)
+            .output()
+            .unwrap()
+    };
+    for kept in [
+        out_dir.join("main.job"),
+        out_dir.join("b.sh"),
+        dir.path().join("net.smx"),
+    ] {
+        let before = std::fs::read(&kept).unwrap();
+        let out = merge_into(&kept, "text");
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "error: -o '{}' holds something other than a report",
+                kept.display()
+            )),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(std::fs::read(&kept).unwrap(), before, "{}", kept.display());
+    }
+    for format in ["text", "json"] {
+        let merged = dir.path().join(format!("merged.{format}"));
+        for _ in 0..2 {
+            let out = merge_into(&merged, format);
+            assert_eq!(out.status.code(), Some(0), "{format}: {}", text(&out));
+        }
+    }
+}
+
 /// A file that is no slice's report says what it is instead: the report of a run in one
 /// process (even named as a slice's report is), a merged report, a job.
 #[test]
