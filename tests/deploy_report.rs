@@ -420,6 +420,26 @@ fn report_merge_refuses_edited_numbers_and_flags_books_that_do_not_balance() {
             .any(|l| l.starts_with("warning: channel 0 (Src#0 -> Snk#1): its books do not balance")),
         "{err}"
     );
+    // The report says so as well, in its warnings and its Attention line: a saved report is
+    // read without the stderr of the merge that wrote it.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let attention = stdout.lines().find(|l| l.starts_with("Attention:"));
+    assert!(attention.is_some_and(|l| l.contains("1 warning")), "{stdout}");
+    let out = smxrun()
+        .args(["report", "merge", "--json"])
+        .arg(&main)
+        .arg(&more)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let merged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = merged["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.starts_with("channel 0 (Src#0 -> Snk#1): its books do not balance"))),
+        "{merged}"
+    );
 }
 
 /// What `report merge` reads is capped, as a net file is: a device that never ends is refused

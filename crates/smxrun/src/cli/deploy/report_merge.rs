@@ -35,14 +35,19 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
         crate::cli::say(&format!("warning: {line}"));
     }
     check_one_run(&given)?;
-    let merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
+    let mut merged = merge::from_reports(&given.reports, &smx_deploy::bridges(registry)).map_err(CliError::rejected)?;
+    // Reports of one run balance: one that does not was edited, or is of another run. The
+    // report says so too, as a saved report is read long after stderr is gone.
+    let unbalanced: Vec<String> = merge::unbalanced(&merged)
+        .into_iter()
+        .map(|line| format!("{line}: the reports may have been edited, or come from different runs"))
+        .collect();
+    if let Some(warnings) = merged["warnings"].as_array_mut() {
+        warnings.extend(unbalanced.iter().map(|line| serde_json::json!(line)));
+    }
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
-    // Reports of one run balance: one that does not was edited, or is of another run.
-    let unbalanced = merge::unbalanced(&merged);
     for line in &unbalanced {
-        crate::cli::say(&format!(
-            "warning: {line}: the reports may have been edited, or come from different runs"
-        ));
+        crate::cli::say(&format!("warning: {line}"));
     }
     match exit_code(&merged) {
         exit::OK if !unbalanced.is_empty() => Ok(exit::BOOKS_NOT_CLEAN),
