@@ -662,6 +662,49 @@ fn a_split_slice_stopped_by_sigterm_merges_as_stopped() {
     assert_eq!(report["status"], "stopped", "{report}");
 }
 
+/// A split's slice whose consumer's process was killed ends with books not clean (3), and its
+/// own report says why in its warnings: with no supervisor, the orchestrator keeps the report.
+#[test]
+fn a_split_slice_whose_consumer_died_says_so_in_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = common::deploy::split(dir.path(), NET, TWO, &["-n", "0"]);
+    let mut consumer = std::process::Command::new("sh")
+        .arg(out_dir.join("b.sh"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let producer = std::process::Command::new("sh")
+        .arg(out_dir.join("main.sh"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The consumer's slice (the `sh` execs it), once messages cross: its report counts them.
+    let b_report = out_dir.join("b.report.json");
+    wait_for("the consumer to take messages", || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", consumer.id())).unwrap_or_default();
+        // utime, in ticks: the consumer's slice has been busy reading.
+        stat.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(11))
+            .and_then(|t| t.parse::<u64>().ok())
+            .is_some_and(|ticks| ticks > 10)
+    });
+    consumer.kill().unwrap();
+    consumer.wait().unwrap();
+    let producer = finish(producer, &[]);
+    assert_eq!(producer.status.code(), Some(3), "{}", text(&producer));
+    assert!(!b_report.exists());
+    let report = report(&out_dir.join("main.report.json"));
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|w| w.starts_with("link0_out#1 (smx_link_shm_snk): books incomplete: the consumer's process died")),
+        "{report}"
+    );
+}
+
 /// A slice that a `launch` starts on this machine keeps its files in a private directory, and
 /// when it is killed the supervisor, which runs beside it, removes that directory as it does a
 /// child's.
