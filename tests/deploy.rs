@@ -1921,3 +1921,30 @@ fn a_producer_at_a_local_address_reaches_a_consumer_without_host() {
     assert_eq!(report["channels"][0]["read"], 1000);
     assert_books_balance(&report);
 }
+
+/// Two processes of this machine joined over tcp both ways take ports from one port space,
+/// however their tables name this machine: `localhost` for one, nothing (127.0.0.1) for the
+/// other, both from the same first `port`, would otherwise bind the same port twice.
+#[test]
+fn processes_that_name_this_machine_differently_take_different_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
+               Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n";
+    let config = "[process.main]\nport = 47520\n\n[process.b]\nhost = \"localhost\"\nlaunch = \"/usr/bin/env\"\n\
+                  port = 47520\n\n[net.Fwd]\nprocess = \"b\"\n";
+    let (out, report) = run_json(dir.path(), net, config, &["-n", "1000"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let endpoints: Vec<&str> = report["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["link"]["endpoint"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        endpoints,
+        ["tcp://localhost:47520", "tcp://127.0.0.1:47522"],
+        "{report}"
+    );
+    assert_eq!(report["channels"][1]["read"], 1000, "{report}");
+    assert_books_balance(&report);
+}

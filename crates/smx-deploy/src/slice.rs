@@ -195,7 +195,14 @@ fn plan_link(
     } else {
         // A consumer here without a host is fed only from here (`placement` refuses the rest).
         let host = to.host.as_deref().unwrap_or("127.0.0.1");
-        let port = ports.take_pair(host, to.port).ok_or_else(|| {
+        // Every process here outside a network namespace binds in this machine's one port
+        // space, whatever its table calls this machine (`localhost`, nothing, an address).
+        let space = if to.shares_this_loopback() {
+            "this machine"
+        } else {
+            host
+        };
+        let port = ports.take_pair(space, to.port).ok_or_else(|| {
             let place = match &to.origin {
                 smx_runtime::config::Origin::BuiltIn => String::new(),
                 at => format!("{at}: "),
@@ -226,8 +233,9 @@ fn plan_link(
     })
 }
 
-/// The tcp ports the links bind, per host. Two processes on one host whose tables give the
-/// same first `port` (both the default, say) would otherwise bind the same ones.
+/// The tcp ports the links bind, per port space (a host, or this machine). Two processes on
+/// one host whose tables give the same first `port` (both the default, say) would otherwise
+/// bind the same ones.
 #[derive(Debug, Default)]
 struct TcpPorts(std::collections::HashSet<(String, u16)>);
 
