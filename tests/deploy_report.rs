@@ -354,6 +354,37 @@ fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
     );
 }
 
+/// Over tcp between two "hosts" (both here, `b` started through `launch`), the two ends' clocks
+/// are not known to be one: the link's sender id, which the receiver books, tells the runs apart.
+#[test]
+fn report_merge_refuses_reports_of_different_runs_across_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        "[process.b]\nhost = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\nport = 47540\n\n[net.Snk]\nprocess = \"b\"\n";
+    let [main, _] = run_slices(&split(dir.path(), PAIRS, config, &["-n", "10"]));
+    let first_main = write(dir.path(), "main.first.json", &std::fs::read_to_string(&main).unwrap());
+    let [main, b] = run_again(&main);
+    let out = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
+    assert!(out.status.success(), "one run merges: {}", text(&out));
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&first_main)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "error: {} and {}: reports of different runs of the split: link 0 (main -> b) was sent by sender ",
+            first_main.display(),
+            b.display()
+        )),
+        "{err}"
+    );
+}
+
 /// A report edited by hand with a negative count, a count beyond 2^64 - 1 or a layout no slice
 /// writes is refused, naming the file and the field; one whose books no longer balance is
 /// merged with a warning naming the channel, and an exit code that says its books are not clean.

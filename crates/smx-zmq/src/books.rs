@@ -37,6 +37,14 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use super::eos::TopicTotal;
 use super::wire::{Corrupt, MAX_SEQ, MAX_TOPIC_LEN};
 
+/// Most sender ids a source's figures list ([`SourceBooks::sender_ids`]).
+pub const SENDER_IDS_SHOWN: usize = 16;
+
+/// A sender's id as the figures of both ends write it: eight hex digits.
+pub fn sender_id_text(id: u32) -> String {
+    format!("{id:08x}")
+}
+
 /// Most senders one source keeps books for.
 pub const MAX_SENDERS: usize = 1024;
 
@@ -409,6 +417,18 @@ impl SourceBooks {
     /// Senders heard from (data or marker).
     pub fn senders_seen(&self) -> usize {
         self.senders.len()
+    }
+
+    /// The ids of the senders heard from, in order, as [`sender_id_text`] writes them, the first
+    /// [`SENDER_IDS_SHOWN`] of them: a link's one sender, or a few of a pipeline's.
+    pub fn sender_ids(&self) -> String {
+        let mut ids: Vec<u32> = self.senders.keys().copied().collect();
+        ids.sort_unstable();
+        ids.iter()
+            .take(SENDER_IDS_SHOWN)
+            .map(|id| sender_id_text(*id))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Senders whose marker arrived without any data of theirs: an honest sender whose

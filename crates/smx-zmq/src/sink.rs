@@ -309,6 +309,7 @@ impl ZmqSink {
             .with("refused_subscriptions", s.refused_subscriptions)
             .with("cut_peers", s.cut_peers)
             .with("receivers", s.receivers)
+            .with("sender_id", crate::books::sender_id_text(s.sender_id))
             .with("markers", s.markers)
             .with("timeouts", s.timeouts)
             .with("peers_lost", s.peers_lost)

@@ -152,6 +152,8 @@ struct Counted {
     refused: u64,
     seen: usize,
     silent: usize,
+    /// The senders heard from, as [`crate::books::SourceBooks::sender_ids`] lists them.
+    sender_ids: String,
 }
 
 impl ZmqSource {
@@ -168,6 +170,7 @@ impl ZmqSource {
             disconnects: r.disconnects,
             refused: r.refused,
             seen: r.books().senders_seen(),
+            sender_ids: r.books().sender_ids(),
             silent: r.books().silent_senders(),
         }
     }
@@ -268,6 +271,7 @@ impl ZmqSource {
             .with("inconsistent_streams", t.inconsistent)
             .with("conflicting_markers", c.conflicting)
             .with("senders_seen", c.seen)
+            .with("sender_ids", c.sender_ids.as_str())
             .with("silent_senders", c.silent)
             .with("disconnects", c.disconnects)
             .with("curve", common.curve.is_some())

@@ -70,6 +70,10 @@ pub struct SinkStats {
     pub cut_peer_names: Vec<String>,
     /// Most receivers connected at once (pipeline: ZeroMQ gives each message to one of them).
     pub receivers: u64,
+    /// The id this sender puts in every frame's header, drawn at random when it opened: the
+    /// receivers' books name the senders they heard by it, so two ends' reports tell whether
+    /// they were of one run.
+    pub sender_id: u32,
     /// Any subscription at all reached the socket (pubsub), a raw SUB's too: without one,
     /// everything sent went to nobody.
     pub subscribed: bool,
@@ -175,11 +179,12 @@ impl Sender {
         let flood_guard = (pattern == Pattern::PubSub)
             .then(|| FloodGuard::start(&socket.endpoint, settings.common.bind, &settings.common.instance))
             .flatten();
+        let id = random_id();
         Ok(Sender {
             settings,
             socket: Some(socket),
             watch,
-            id: random_id(),
+            id,
             topics: Vec::new(),
             topic_index: HashMap::new(),
             topic_bytes: 0,
@@ -187,7 +192,10 @@ impl Sender {
             pending: BatchWriter::with_limit(limit),
             pending_slot: 0,
             pending_first: 0,
-            stats: SinkStats::default(),
+            stats: SinkStats {
+                sender_id: id,
+                ..SinkStats::default()
+            },
             sends_since_poll: 0,
             default_slot: None,
             stop: None,

@@ -78,6 +78,7 @@ fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
         ))
     };
     for link in first["plan"]["links"].as_array().into_iter().flatten() {
+        check_one_sender(given, link)?;
         if link["same_clock"] != true {
             continue;
         }
@@ -102,6 +103,49 @@ fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// Refuses the two ends of a ZeroMQ link from different runs: its sender draws an id at random
+/// when it opens and puts it in every frame, and the receiver lists the ids it heard from, so
+/// a receiver that heard from others only took the stream of another run (where the two ends'
+/// clocks cannot be compared, as across hosts, this is what tells).
+fn check_one_sender(given: &Given<'_>, link: &serde_json::Value) -> Result<(), CliError> {
+    let net_of = |process: &serde_json::Value, label: &serde_json::Value| {
+        let at = given
+            .processes
+            .iter()
+            .position(|(p, _)| Some(p.as_str()) == process.as_str())?;
+        let net = given.reports[at]["nets"]
+            .as_array()?
+            .iter()
+            .find(|n| n["name"] == *label)?
+            .clone();
+        Some((given.processes[at].1, net))
+    };
+    let (Some((producer_report, sink)), Some((consumer_report, source))) = (
+        net_of(&link["from_process"], &link["sink_label"]),
+        net_of(&link["to_process"], &link["source_label"]),
+    ) else {
+        return Ok(());
+    };
+    let (Some(sender), Some(heard)) = (
+        sink["stats"]["sender_id"].as_str(),
+        source["stats"]["sender_ids"].as_str(),
+    ) else {
+        return Ok(());
+    };
+    if heard.is_empty() || heard.split(' ').any(|id| id == sender) {
+        return Ok(());
+    }
+    Err(CliError::rejected(format!(
+        "{} and {}: reports of different runs of the split: link {} ({} -> {}) was sent by sender {sender}, but its \
+         receiver heard from sender {heard}: merge the reports of one run",
+        producer_report.display(),
+        consumer_report.display(),
+        link["edge"],
+        link["from_process"].as_str().unwrap_or("?"),
+        link["to_process"].as_str().unwrap_or("?"),
+    )))
 }
 
 /// Seconds since the Unix epoch as a UTC date and time to the millisecond.
