@@ -459,6 +459,40 @@ fn a_slice_whose_peer_never_came_names_the_link_timeout() {
     }
 }
 
+/// The merge of a producer's slice whose consumer's process never came: its source was cut
+/// short (`stopped`, not `ok`), and what it sent is lost exactly (nothing was taken), not "up
+/// to" as at a process that died with messages in hand.
+#[test]
+fn a_merge_counts_what_a_consumer_that_never_came_lost_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(dir.path(), &["-n", "50000", "--link-timeout", "200ms"]);
+    let out = Command::new(out_dir.join("main.sh")).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let merge = |format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_smxrun"))
+            .args(["report", "merge", "--format", format])
+            .arg(out_dir.join("main.report.json"))
+            .arg(out_dir.join("sinks.report.json"))
+            .output()
+            .unwrap()
+    };
+    let json = merge("json");
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&json.stderr)));
+    assert_eq!(report["nets"][0]["status"], "stopped", "{report}");
+    let lost = report["channels"][0]["link"]["lost"].as_u64().unwrap();
+    assert!(lost > 0, "{report}");
+    let text = String::from_utf8_lossy(&merge("text").stdout).into_owned();
+    assert!(!text.contains('≤'), "{text}");
+    let attention = text.lines().find(|l| l.starts_with("Attention:")).unwrap_or_default();
+    assert!(
+        attention.contains(&format!("{lost} message"))
+            && attention.contains("lost: their consumer's process never attached"),
+        "{text}"
+    );
+    assert!(!attention.contains("up to"), "{text}");
+}
+
 /// A stand-in for `ssh` named as it is: it drops the destination and hands the words after it,
 /// joined by spaces, to a shell, as `ssh` hands them to the remote login shell.
 fn fake_ssh(dir: &Path) -> std::path::PathBuf {

@@ -382,10 +382,16 @@ pub(crate) fn consumer_gone(net: &serde_json::Value) -> bool {
 }
 
 /// Whether a net of a slice's report is a link's sink whose consumer's process died or was
-/// lost before it took the end of the stream.
+/// lost before it took the end of the stream, or never came.
 pub(crate) fn consumer_died(net: &serde_json::Value) -> bool {
     let stats = &net["stats"];
-    stats["role"] == "sink" && (stats["peer"] == "died" || stats["peers_lost"] == true)
+    stats["role"] == "sink" && (stats["peer"] == "died" || stats["peers_lost"] == true || consumer_never_came(stats))
+}
+
+/// Whether the figures of a link's sink say its consumer never attached: nothing it sent was
+/// taken, so what it lost is known exactly, though the consumer left no books.
+pub(crate) fn consumer_never_came(stats: &serde_json::Value) -> bool {
+    stats["role"] == "sink" && stats["peer"] == "absent"
 }
 
 /// Whether a net of a slice's report is a link's source whose producer's process died, or

@@ -443,9 +443,15 @@ fn lost_cell(link: &Value) -> String {
         return "-".to_string();
     }
     match link["lost"].as_u64() {
-        Some(lost) if lost > 0 && link["lost_side"] != "transit" => format!("≤{lost}"),
+        Some(lost) if lost > 0 && !lost_exactly(link) => format!("≤{lost}"),
         _ => s(&link["lost"]),
     }
+}
+
+/// Whether a link's `lost` is exact: lost in transit (both sides counted), or sent to a
+/// consumer that never attached (none of it was taken).
+fn lost_exactly(link: &Value) -> bool {
+    link["lost_side"] == "transit" || crate::protocol::consumer_never_came(&link["sender"])
 }
 
 /// `shm main -> sinks, 1.2us/3.4us`; `-` for a channel inside one process.
@@ -555,20 +561,27 @@ fn total(out: &mut String, report: &Value, warnings: usize) {
         .collect();
     // Lost in transit is counted by both sides; lost at a process that left no report is
     // what was sent its way, some of which it may have passed on before it went.
-    let lost_where = |in_transit: bool| -> u64 {
+    let lost_where = |exactly: bool, in_transit: bool| -> u64 {
         list(report, "channels")
-            .filter(|c| (c["link"]["lost_side"] == "transit") == in_transit)
+            .filter(|c| lost_exactly(&c["link"]) == exactly && (c["link"]["lost_side"] == "transit") == in_transit)
             .filter_map(|c| c["link"]["lost"].as_u64())
             .sum()
     };
-    let at_processes = lost_where(false);
+    let at_processes = lost_where(false, false);
     if at_processes > 0 {
         attention.push(format!(
             "up to {} lost at processes that left no books",
             plural(at_processes, "message", "messages")
         ));
     }
-    let lost = lost_where(true);
+    let never_taken = lost_where(true, false);
+    if never_taken > 0 {
+        attention.push(format!(
+            "{} lost: their consumer's process never attached",
+            plural(never_taken, "message", "messages")
+        ));
+    }
+    let lost = lost_where(true, true);
     if lost > 0 {
         attention.push(format!("{} lost on links", plural(lost, "message", "messages")));
     }
