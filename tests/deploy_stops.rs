@@ -211,14 +211,31 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     let dir = tempfile::tempdir().unwrap();
     let (launch, pids) = hanging_launch(dir.path());
     let config = sink_through(launch.display(), 47310);
+    let began = Instant::now();
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let launched = launched_pids(&pids);
     assert_eq!(launched.len(), 2, "the script and its own child");
     let out = finish(run, &launched);
+    let waited = began.elapsed().as_secs_f64();
     // The cause is a process that never started, as for one that died.
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let report = report(&report_path);
     assert_eq!(report["status"], "failed", "{report}");
+    // No net ran: the run's wall time is the time its nets ran, not the wait for the process
+    // that never came (a link's timeout).
+    assert!(
+        report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["loop_count"].as_u64().unwrap_or(0) == 0),
+        "{report}"
+    );
+    let wall = report["wall_time_s"].as_f64().unwrap();
+    assert!(
+        wall < waited / 2.0,
+        "wall time {wall} s of a run that waited {waited} s: {report}"
+    );
     assert_eq!(process(&report, "main")["status"], "stopped", "{report}");
     let b = process(&report, "b");
     assert_eq!(b["status"], "killed", "{b}");

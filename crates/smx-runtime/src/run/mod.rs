@@ -43,7 +43,14 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let (ready, wired) = prepare(&decided);
     let started = start(&decided, ready)?;
     let ended = halt_all(&decided, started)?;
-    let wall = t0.elapsed().as_secs_f64();
+    // A held start counts from its go: the wait for the other processes of a deployment (as
+    // long as a link's timeout, for one that never came) is no time the nets ran.
+    let held_since = decided
+        .opts
+        .progress
+        .start_held()
+        .then(|| decided.opts.progress.elapsed());
+    let wall = held_since.flatten().unwrap_or_else(|| t0.elapsed()).as_secs_f64();
     log::info!("every thread has ended after {wall:.3} s");
     let mut report = assemble(
         &decided.plan,
