@@ -425,3 +425,37 @@ fn a_stop_while_a_box_waits_in_its_init_is_a_stop_not_a_refusal() {
         "{report}"
     );
 }
+
+/// A ZeroMQ sender with no receiver, stopped: the sink gives up its blocked send at the stop
+/// and its producer then ends on the closed channel, so every net ends by itself. The run was
+/// still stopped, and its report says so (never `ok`); the sink's row blames no timeout that
+/// never passed.
+#[test]
+fn a_stopped_sender_whose_nets_all_ended_by_themselves_is_a_stopped_run() {
+    let path = common::zmq::net("zmq_sender.smx");
+    let config = common::zmq::net("zmq_pipeline_tcp.toml");
+    let endpoint = common::zmq::free_tcp_endpoint();
+    for _ in 0..3 {
+        let child = spawn(&[
+            path.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            &format!("Snk1.endpoint={endpoint}"),
+            "-n",
+            "0",
+            "--report",
+            "json",
+            "-q",
+        ]);
+        std::thread::sleep(Duration::from_millis(1_000));
+        signal(&child, libc::SIGINT);
+        let (code, out, err, _) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, Some(130), "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(report["status"], "stopped", "{report}");
+        let row = &report["sections"]["zmq"][0];
+        let problems = row["problems"].as_str().unwrap_or_default();
+        assert!(!problems.contains("within timeout"), "{row}");
+    }
+}

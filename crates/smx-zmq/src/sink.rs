@@ -267,16 +267,21 @@ impl ZmqSink {
             String::new()
         };
         let summary = format!(
-            "{head}: sent {} in {} frame(s), dropped at the sender {dropped} ({:.3} %: {} at the HWM, {} timed out){subscribers}{}{}",
+            "{head}: sent {} in {} frame(s), dropped at the sender {dropped} ({:.3} %: {} at the HWM, {} {}){subscribers}{}{}",
             s.sent,
             s.frames,
             crate::percent(dropped, s.sent),
             s.dropped_hwm,
             s.dropped_timeout,
-            if s.linger_expired {
-                ", NOT CONFIRMED: receivers still connected when linger expired"
+            if s.stopped {
+                "timed out or given up at the stop"
             } else {
-                ""
+                "timed out"
+            },
+            match (s.linger_expired, s.stopped) {
+                (true, true) => ", NOT CONFIRMED: receivers still connected when the stop's grace ran out",
+                (true, false) => ", NOT CONFIRMED: receivers still connected when linger expired",
+                _ => "",
             },
             if s.aborted { ", ABORTED: ended early" } else { "" },
         );
@@ -400,6 +405,8 @@ impl ZmqSink {
                 "every receiver's connection was cut (no answer to heartbeats every {:?}, or its process died)",
                 common.heartbeat
             )
+        } else if s.stopped {
+            "no receiver took them before the timeout or the run's stop".to_string()
         } else {
             format!("no receiver took a message within timeout {:?}", common.timeout)
         };

@@ -61,6 +61,12 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         decided.opts.latency,
     );
     report.firewalls = ended.firewalls;
+    // A run asked to stop is stopped, also where each net found an end of its own before the
+    // stop reached it (a sink that gave up its blocked send at the stop, its producer then
+    // ending on the closed channel): its nets did not run as far as they were asked to.
+    if decided.opts.stop.load(std::sync::atomic::Ordering::SeqCst) && report.status == crate::report::Status::Ok {
+        report.status = crate::report::Status::Stopped;
+    }
     halt::mark_stuck(&mut report, &ended.stuck);
     fold_producer_segments(&mut report, &decided.plan, &wired);
     let words = decided.opts.lever_words;
