@@ -580,3 +580,61 @@ fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
 fn strings(list: &serde_json::Value) -> Vec<&str> {
     list.as_array().unwrap().iter().filter_map(|n| n.as_str()).collect()
 }
+
+/// The JSON report says what the text report ends with: the verdict on each firewall period,
+/// in `periods`, so that a script finds a period the run did not hold without the text.
+#[test]
+fn the_json_report_gives_the_verdict_on_each_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = dir.path().join("tt.smx");
+    std::fs::write(
+        &net,
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[1ms](Src.Snk)\n",
+    )
+    .unwrap();
+    let (out, err) = smxrun(&[net.to_str().unwrap(), "-n", "50", "-q", "--report", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let periods: Vec<&str> = json["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    assert_eq!(periods.len(), 1, "{json}");
+    assert!(
+        periods[0].starts_with("Period 1.00ms: ") || periods[0].starts_with("Attention: period 1.00ms "),
+        "{json}"
+    );
+    // Over processes too: the merged report judges the firewalls of every process.
+    std::fs::write(
+        &net,
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
+         connect tt[1ms](Src.Snk) | (Src.Snk)\n",
+    )
+    .unwrap();
+    let config = dir.path().join("deploy.toml");
+    std::fs::write(&config, "[process.b]\n[net.\"Snk#3\"]\nprocess = \"b\"\n").unwrap();
+    let (out, err) = smxrun(&[
+        net.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "-n",
+        "50",
+        "-q",
+        "--report",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert_eq!(json["format_version"], 4, "{json}");
+    let periods = json["periods"].as_array().unwrap();
+    assert_eq!(periods.len(), 1, "{json}");
+    assert!(
+        periods[0].as_str().unwrap().to_lowercase().contains("period 1.00ms"),
+        "{json}"
+    );
+    // A net without a firewall has no period to judge.
+    std::fs::write(&net, PAIR).unwrap();
+    let (out, _) = smxrun(&[net.to_str().unwrap(), "-n", "50", "-q", "--report", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["periods"], serde_json::json!([]), "{json}");
+}

@@ -40,6 +40,14 @@ pub fn render_with(report: &Value, words: LeverWords) -> String {
     out
 }
 
+/// Sets the merged report's `periods`: the verdict on each firewall period, as its text ends
+/// and as one process's JSON report has them.
+pub fn judge_periods(report: &mut Value, words: LeverWords) {
+    let firewalls = firewalls(report);
+    let lines = smx_runtime::report::period_verdicts(&firewalls, &probes(report, &firewalls), words);
+    report["periods"] = Value::from(lines);
+}
+
 /// The line that opens a text report, saying what was asked (`Asked: WHAT, 2 boxes, 1 channel`),
 /// for a report whose net was not run from a net file here (merged from slices' reports).
 pub fn asked(what: &str, report: &Value) -> String {

@@ -17,12 +17,15 @@
 //!   "latency": { "mode", "every", "clock", "clock_anomalies",
 //!                "sinks": [ { "id", "name", "latency_ns" } ],
 //!                "paths": [ { "from", "from_id", "to", "to_id", "latency_ns" } ] },
-//!   "probes": [..], "sections": {"zmq": [..]}, "notes": [string], "warnings": [string] }
+//!   "probes": [..], "sections": {"zmq": [..]}, "notes": [string], "warnings": [string],
+//!   "periods": [string] }
 //! ```
 //!
 //! Times are seconds, rates per second, counts messages. `notes` are the runtime's choices for
 //! this machine (the text's "How it ran"), `warnings` what did not go as asked (its
-//! "Warnings"): a clean run has no warnings. Field meanings: [`Report`].
+//! "Warnings"), `periods` the verdict on each firewall period (the text's last lines; one not
+//! held starts with `Attention:`): a clean run has no warnings and no such period. Field
+//! meanings: [`Report`].
 
 use super::Report;
 

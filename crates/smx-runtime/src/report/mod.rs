@@ -40,7 +40,7 @@ use smx_box::Stats;
 pub use firewall::{FirewallReport, PairReport, render as firewalls_text};
 pub use latency::{LatencyReport, PathLatency, SinkLatency};
 pub(crate) use platform::exact as period_literal;
-pub use platform::{MIN_PROBE_TICKS, period_verdicts, probe_periods};
+pub use platform::{MIN_PROBE_TICKS, judge_periods, period_verdicts, probe_periods};
 
 /// How a run or a net ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,6 +172,10 @@ pub struct Report {
     /// Things that did not go as asked (a refused priority, a core that could not be pinned,
     /// messages a net's shape loses), each once: the text report's "Warnings".
     pub warnings: Vec<String>,
+    /// One line per firewall period, whether the platform and this run held it, as the text
+    /// report ends ([`platform::verdicts`]); a period not held starts with `Attention:`. Filled
+    /// by the driver once the probes ran ([`platform::probe_periods`]).
+    pub periods: Vec<String>,
     #[serde(skip)]
     pub started_at: SystemTime,
     #[serde(skip)]

@@ -79,6 +79,21 @@ pub fn verdicts(report: &Report, words: LeverWords) -> Vec<String> {
     period_verdicts(&report.firewalls, &report.probes, words)
 }
 
+/// Fills the report's `periods` with its [`verdicts`], once the probes ran: the JSON report
+/// then says what the text report ends with.
+pub fn judge_periods(report: &mut Report, words: LeverWords) {
+    report.periods = verdicts(report, words);
+}
+
+/// The report's period verdicts: those the driver judged ([`judge_periods`]), else judged now.
+pub(crate) fn verdicts_of(report: &Report, words: LeverWords) -> Vec<String> {
+    if report.periods.is_empty() {
+        verdicts(report, words)
+    } else {
+        report.periods.clone()
+    }
+}
+
 /// [`verdicts`] from the firewalls and probes alone, wherever they were gathered (the
 /// processes of one net each bring their own).
 pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResult], words: LeverWords) -> Vec<String> {

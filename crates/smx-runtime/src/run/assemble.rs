@@ -128,6 +128,7 @@ pub(super) fn assemble(
         sections,
         notes: Vec::new(),
         warnings: Vec::new(),
+        periods: Vec::new(),
         started_at,
         ended_at: SystemTime::now(),
     };

@@ -121,6 +121,7 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
         // whether the platform could hold the period at all.
         report::probe_periods(&mut report);
     }
+    report::judge_periods(&mut report, smx_runtime::LeverWords(words::flag_words));
 
     let mut text = render(&report, args.report());
     if args.report() == ReportFormat::Text {

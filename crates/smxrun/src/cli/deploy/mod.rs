@@ -386,7 +386,11 @@ fn refuse_one_process_options(args: &RunArgs) -> Result<(), CliError> {
 /// The merged report as `--report` asks for it: JSON, or the text with its `Asked:` line.
 fn rendered(args: &RunArgs, deployment: &Deployment, report: &serde_json::Value) -> String {
     match args.report() {
-        ReportFormat::Json => serde_json::to_string_pretty(report).unwrap_or_default(),
+        ReportFormat::Json => {
+            let mut report = report.clone();
+            smx_deploy::text::judge_periods(&mut report, smx_runtime::LeverWords(super::words::flag_words));
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        }
         _ => {
             let file = args.file.as_deref().unwrap_or(Path::new("net"));
             let asked = super::words::asked(args, file, &deployment.graph);

@@ -315,7 +315,11 @@ fn slice_report(path: &Path, text: &str) -> Result<serde_json::Value, CliError> 
 /// The merged report as `--format` asks for it: JSON, or the text with its `Asked:` line.
 fn rendered(args: &MergeArgs, reports: &[serde_json::Value], merged: &serde_json::Value) -> String {
     match args.format() {
-        MergeFormat::Json => serde_json::to_string_pretty(merged).unwrap_or_default(),
+        MergeFormat::Json => {
+            let mut merged = merged.clone();
+            smx_deploy::text::judge_periods(&mut merged, smx_runtime::LeverWords(words::flag_words));
+            serde_json::to_string_pretty(&merged).unwrap_or_default()
+        }
         MergeFormat::Text => {
             let files: Vec<String> = args.reports.iter().map(|p| p.display().to_string()).collect();
             // What the split was asked for, when its slices carry it.
