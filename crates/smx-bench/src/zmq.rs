@@ -14,8 +14,8 @@
 //! at the sender, lost at the receiver) are recorded beside it. Validity: every net ended
 //! normally, the ZMQ sink was given all `count` messages, and the ZMQ source's count agrees
 //! with its consumer's. Loss itself is a result, not an invalid run, for PUB/SUB, where
-//! dropping is the pattern's documented behaviour; for PIPELINE, which must not lose
-//! anything, a loss marks the run invalid.
+//! dropping is the pattern's documented behaviour, unless nothing at all arrived (no
+//! measurement); for PIPELINE, which must not lose anything, a loss marks the run invalid.
 
 use std::time::Duration;
 
@@ -360,17 +360,8 @@ fn run_verdict(report: &Report, pattern: &str, count: u64) -> Run {
     if report.status != smx_runtime::report::Status::Ok {
         run.invalidate(format!("run status {}", report.status.as_str()));
     }
-    if offered != count {
-        run.invalidate(format!("the ZMQ sink was given {offered} of {count} messages"));
-    }
-    if books.received != received {
-        run.invalidate(format!(
-            "the ZMQ source counted {} received messages, its consumer {received}",
-            books.received
-        ));
-    }
-    if pattern == "pipeline" && received != count {
-        run.invalidate(format!("PIPELINE delivered {received} of {count} messages"));
+    for why in delivery_problems(pattern, count, offered, received, books.received) {
+        run.invalidate(why);
     }
     let lost = offered.saturating_sub(received);
     let send_wall = report.net("Snk1").map(|n| n.wall_time_s).unwrap_or(0.0);
@@ -524,9 +515,48 @@ pub fn charts(_result: &BenchResult) -> Vec<(String, Chart)> {
     Vec::new()
 }
 
+/// What makes a run's delivery no measurement: the sink not given every message, the ZMQ
+/// source's books against its consumer's, PIPELINE losing any, and PUB/SUB delivering none (a
+/// subscriber that never joined measures nothing, and its zero would pull the median down).
+fn delivery_problems(pattern: &str, count: u64, offered: u64, received: u64, booked: u64) -> Vec<String> {
+    let mut problems = Vec::new();
+    if offered != count {
+        problems.push(format!("the ZMQ sink was given {offered} of {count} messages"));
+    }
+    if booked != received {
+        problems.push(format!(
+            "the ZMQ source counted {booked} received messages, its consumer {received}"
+        ));
+    }
+    if pattern == "pipeline" && received != count {
+        problems.push(format!("PIPELINE delivered {received} of {count} messages"));
+    }
+    if pattern != "pipeline" && received == 0 && count > 0 {
+        problems.push(format!(
+            "PUB/SUB delivered none of {count} messages: its subscriber never took one, so the run measures nothing"
+        ));
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pubsub_run_that_delivered_nothing_measures_nothing() {
+        assert_eq!(delivery_problems("pubsub", 100, 100, 81, 81), Vec::<String>::new());
+        let none = delivery_problems("pubsub", 100, 100, 0, 0);
+        assert_eq!(none.len(), 1, "{none:?}");
+        assert!(
+            none[0].starts_with("PUB/SUB delivered none of 100 messages"),
+            "{none:?}"
+        );
+        assert_eq!(
+            delivery_problems("pipeline", 100, 100, 99, 99),
+            vec!["PIPELINE delivered 99 of 100 messages".to_string()]
+        );
+    }
 
     #[test]
     fn books_add_up_sink_and_source_rows() {
