@@ -112,6 +112,29 @@ fn graphs_that_could_only_hang_or_overflow_are_refused_before_the_start() {
             assert!(err.contains(cause) && !err.contains("panicked"), "{command}: {err}");
         }
     }
+    // Two boxes feeding each other and nothing else: said at the first where the net connects
+    // it, with the caret and how to let a message in.
+    let ring = write(
+        dir.path(),
+        "ring.smx",
+        "A = box smx_fwd( in x(data), out y(data) )\nB = box smx_fwd( in y(data), out x(data) )\nconnect A.B\n",
+    );
+    for command in ["check", "run"] {
+        let (code, _, err, _) = finish(spawn(&[command, ring.to_str().unwrap()]), Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{command}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{}:3:9: error: A#0, B#1 can never run", ring.display())))
+            .unwrap_or_else(|| panic!("{command}: {err}"));
+        assert_eq!(lines.get(at + 1).copied(), Some("  connect A.B"), "{command}: {err}");
+        assert_eq!(
+            lines.get(at + 2).map(|l| l.trim_end()),
+            Some("          ^"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("`decoupled in`"), "{command}: {err}");
+    }
     // JSON graphs from other tools: a cycle of two forwarders, of two routing nodes, a NUL in a
     // label, a time-triggered edge without a period.
     let graph = |nodes: &str, edges: &str| format!("{{\"nodes\": [{nodes}], \"edges\": [{edges}]}}");

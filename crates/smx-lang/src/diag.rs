@@ -155,6 +155,11 @@ impl SourceFile {
         (line, col)
     }
 
+    /// The byte offset at which a 1-based line starts.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.line_starts.get(line.wrapping_sub(1)).copied()
+    }
+
     /// The text of a 1-based line, without its line end.
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {

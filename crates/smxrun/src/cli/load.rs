@@ -124,12 +124,16 @@ pub fn placed_problems(
     let mut placed = false;
     let shown = problems
         .iter()
-        .map(|p| match period_diagnostic(graph, p, &places, severity, after) {
-            Some(diag) => {
-                placed = true;
-                source.render(&diag).trim_end().to_string()
+        .map(|p| {
+            match period_diagnostic(graph, p, &places, severity, after)
+                .or_else(|| loop_diagnostic(graph, p, &source, severity, after))
+            {
+                Some(diag) => {
+                    placed = true;
+                    source.render(&diag).trim_end().to_string()
+                }
+                None => format!("{}: {severity}: {p}{after}", path.display()),
             }
-            None => format!("{}: {severity}: {p}{after}", path.display()),
         })
         .collect();
     placed.then_some(shown)
@@ -159,6 +163,48 @@ fn period_diagnostic(
         Diagnostic::warning(message, span)
     };
     Some(diag.with_note(format!(" -> {hint}")))
+}
+
+/// `problem`, a feedback loop no message can enter (`A#0, B#1 can never run: ...`), said at
+/// the first of its boxes where the net instantiates it, with the way to let a message in;
+/// `None` when it is no such loop or that box has no place in the file.
+fn loop_diagnostic(
+    graph: &NetGraph,
+    problem: &str,
+    source: &SourceFile,
+    severity: &str,
+    after: &str,
+) -> Option<Diagnostic> {
+    let (names, _) = problem.split_once(" can never run: ")?;
+    let first = names.split(", ").next()?;
+    let id: usize = first.rsplit_once('#')?.1.parse().ok()?;
+    let node = graph.nodes.get(id).filter(|n| n.line > 0)?;
+    let start = source.line_start(node.line)?;
+    let text = source.line_text(node.line);
+    let word = |at: usize| {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let before = text[..at].chars().next_back().is_none_or(|c| !ident(c));
+        let after = text[at + node.label.len()..].chars().next().is_none_or(|c| !ident(c));
+        before && after
+    };
+    // The box's name on its line, else the line's first word.
+    let at = text
+        .match_indices(node.label.as_str())
+        .map(|(at, _)| at)
+        .find(|&at| word(at))
+        .map_or_else(
+            || Span::new(start + (text.len() - text.trim_start().len()), start + text.len()),
+            |at| Span::new(start + at, start + at + node.label.len()),
+        );
+    let message = format!("{problem}{after}");
+    let diag = if severity == "error" {
+        Diagnostic::error(message, Some(at))
+    } else {
+        Diagnostic::warning(message, Some(at))
+    };
+    Some(diag.with_note(
+        " -> a message must enter the loop: feed one of its boxes from outside it, or declare the input that closes it `decoupled in`",
+    ))
 }
 
 /// The one operator among `places` that can have given the period of `problem`'s channel
