@@ -302,6 +302,36 @@ fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
         err.contains("the channels need") && err.contains("--channel-len"),
         "{err}"
     );
+    // A length the net declares is one `--channel-len` leaves alone: the run says where it is
+    // set, and `check` warns of it before any run.
+    let declared = write(
+        dir.path(),
+        "declared.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data[4294967295] )\nconnect Src.Snk\n",
+    );
+    let out = smxrun()
+        .arg(&declared)
+        .args(["-q", "--channel-len", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the longest, channel 'data' (Src#0 -> Snk#1), has its length declared in the net: declare a shorter one there")
+            && !err.contains("use a shorter --channel-len"),
+        "{err}"
+    );
+    let out = smxrun().arg("check").arg(&declared).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (err, verdict) = (
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout),
+    );
+    assert!(
+        err.contains("warning: channel 'data' (Src#0 -> Snk#1) declares a length of 4294967295 in the net")
+            && format!("{err}{verdict}").contains("(0 errors, 1 warning)"),
+        "{err}{verdict}"
+    );
 
     // Two ZeroMQ boxes under `ulimit -n 30`: before, libzmq aborted (exit 134).
     let endpoint = common::zmq::free_tcp_endpoint();

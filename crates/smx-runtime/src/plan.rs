@@ -74,6 +74,9 @@ pub struct ChannelPlan {
     pub to_port: String,
     pub kind: ChannelKind,
     pub len: usize,
+    /// The net declares its length (`in data[64]`): a default length (`--channel-len`) leaves
+    /// it alone.
+    pub len_declared: bool,
     pub timing: Timing,
     /// Period on the producer side of a time-triggered edge (zero: none).
     pub src_period: std::time::Duration,
@@ -289,6 +292,7 @@ fn plan_channels(graph: &NetGraph, opts: &RunOptions) -> Result<Vec<ChannelPlan>
             to_port: edge.target_port.clone(),
             kind: ChannelKind::from_bits(edge.dsrc, edge.ddst),
             len: len.max(1) as usize,
+            len_declared: edge.len_declared,
             timing: edge.timing,
             src_period: edge.src_time.as_duration(),
             dst_period: edge.dst_time.as_duration(),

@@ -31,14 +31,29 @@ fn memory_shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
     let needed = channel_bytes(plan);
     let (available, what) = available_memory()?;
     (needed > available as u128).then(|| {
+        let longest = plan.channels.iter().max_by_key(|c| c.len);
+        // The remedy lies where the length was set: a default length does not reach a channel
+        // whose length the net declares.
+        let remedy = match longest {
+            Some(c) if c.len_declared => {
+                let name = |id: usize| plan.nets.get(id).map_or_else(|| format!("#{id}"), |n| format!("{}#{id}", n.name));
+                format!(
+                    "the longest, channel '{}' ({} -> {}), has its length declared in the net: declare a shorter one there",
+                    c.label,
+                    name(c.from),
+                    name(c.to)
+                )
+            }
+            _ => format!("use a shorter {}", words.name(Lever::ChannelLen)),
+        };
         format!(
-            "the channels need {} MiB ({} channels, longest {} messages of {slot} bytes each), but only {} MiB \
-             are available ({what}); use a shorter {}",
+            "the channels need {} MiB ({} channel{}, longest {} messages of {slot} bytes each), but only {} MiB \
+             are available ({what}); {remedy}",
             needed >> 20,
             plan.channels.len(),
-            plan.channels.iter().map(|c| c.len).max().unwrap_or(0),
+            if plan.channels.len() == 1 { "" } else { "s" },
+            longest.map_or(0, |c| c.len),
             available >> 20,
-            words.name(Lever::ChannelLen)
         )
     })
 }
@@ -126,6 +141,7 @@ mod tests {
             to_port: "data".into(),
             kind: ChannelKind::Coupled,
             len,
+            len_declared: false,
             timing,
             src_period,
             dst_period,

@@ -55,11 +55,15 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         }
         (compiled.graph.clone(), Some(compiled))
     };
-    // What `--channel-len` would reserve, said as a run says it before its start.
-    let memory = args
+    // What `--channel-len` would reserve, said as a run says it before its start, and what the
+    // net's own declared lengths reserve.
+    let memory: Vec<String> = args
         .channel_len
-        .and_then(|len| super::run::channel_memory(&graph, len, None));
-    if let Some(line) = &memory {
+        .and_then(|len| super::run::channel_memory(&graph, len, None))
+        .into_iter()
+        .chain(super::run::declared_memory(&graph))
+        .collect();
+    for line in &memory {
         crate::cli::say(&format!("warning: {line}"));
     }
     // The verdict's tally: the net file's own, with what the checks after it found.

@@ -295,6 +295,38 @@ pub(super) fn channel_memory(graph: &smx_graph::NetGraph, len: u32, iterations: 
     ))
 }
 
+/// The channels whose declared length (`in data[N]`) reserves a large share of memory, one
+/// line each, as [`channel_memory`] says it of `--channel-len`: a default length leaves them
+/// alone, so only the net can shorten them.
+pub(super) fn declared_memory(graph: &smx_graph::NetGraph) -> Vec<String> {
+    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+    graph
+        .edges
+        .iter()
+        .filter(|e| e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
+        .filter(|e| u64::from(e.len).saturating_mul(slot) >= LARGE_CHANNELS)
+        .map(|e| {
+            let node = |id: usize| {
+                graph
+                    .nodes
+                    .get(id)
+                    .map_or_else(|| format!("#{id}"), |n| format!("{}#{id}", n.label))
+            };
+            format!(
+                "channel '{}' ({} -> {}) declares a length of {} in the net: {:.1} GiB ({} bytes a message) reserved \
+                 before the start, which a run refuses beyond the memory available; a channel needs room only \
+                 for the messages in flight (64 to 4096 is plenty)",
+                e.label,
+                node(e.source),
+                node(e.target),
+                e.len,
+                (u64::from(e.len) as f64 * slot as f64) / (1u64 << 30) as f64,
+                slot
+            )
+        })
+        .collect()
+}
+
 /// Channel memory from which `--channel-len` is worth a word (256 MiB).
 const LARGE_CHANNELS: u64 = 256 << 20;
 
