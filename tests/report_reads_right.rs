@@ -54,6 +54,7 @@ fn firewall(ticks: u64, missed_ticks: u64, consume_misses: u64) -> FirewallRepor
             missed_ticks,
             firewall_ns: Default::default(),
             consume_misses_by_shape: false,
+            produce_misses_by_shape: false,
         }],
     }
 }
@@ -637,4 +638,58 @@ fn the_json_report_gives_the_verdict_on_each_period() {
     let (out, _) = smxrun(&[net.to_str().unwrap(), "-n", "50", "-q", "--report", "json"]);
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["periods"], serde_json::json!([]), "{json}");
+}
+
+/// A channel from a 1 ms firewall into a 2 ms one loses half its messages by its periods, on
+/// any machine: a warning at the channel says why and what to change, and the verdict on the
+/// period leaves those misses out. The other way round, half the consumer's ticks find no
+/// message, which loses none: the verdict leaves those misses out too, with no warning.
+#[test]
+fn a_channel_between_firewalls_of_different_periods_is_judged_by_its_shape() {
+    const DOWN: &str = "Src = box smx_src_rand( out data )\nF = box smx_fwd( up in data, down out data )\n\
+                        Snk = box smx_snk_null( in data )\nconnect tt[1ms](Src.F).tt[2ms](Snk)\n";
+    let report = run_net(DOWN, &["Src.count=200"]);
+    let warning = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("F#1 -> Snk#2: "))
+        .unwrap_or_else(|| panic!("{:?}", report.warnings));
+    for part in [
+        "consume misses where its channel crosses from the 1.00ms firewall into the 2.00ms one",
+        "net's shape, not from timing",
+        "about 50 %",
+        "`tt[1ms]` around both",
+    ] {
+        assert!(warning.contains(part), "{part}: {warning}");
+    }
+    let pairs: Vec<_> = report.firewalls.iter().flat_map(|f| &f.pairs).collect();
+    let crossing = pairs.iter().find(|p| p.producer == "F#1").unwrap();
+    assert!(
+        crossing.consume_misses_by_shape && crossing.consume_misses > 0,
+        "{crossing:?}"
+    );
+    assert!(crossing.timing_miss_rate() < crossing.miss_rate(), "{crossing:?}");
+    assert!(
+        text::render(&report)
+            .contains("(not counting the consume misses into tf_2.00ms, which the net's shape explains"),
+        "{}",
+        text::render(&report)
+    );
+
+    const UP: &str =
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[2ms](Src).tt[1ms](Snk)\n";
+    let report = run_net(UP, &["Src.count=100"]);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let pairs: Vec<_> = report.firewalls.iter().flat_map(|f| &f.pairs).collect();
+    let crossing = pairs.iter().find(|p| p.consumer == "Snk#1").unwrap();
+    assert!(
+        crossing.produce_misses_by_shape && crossing.produce_misses > 0,
+        "{crossing:?}"
+    );
+    assert!(
+        text::render(&report)
+            .contains("(not counting the produce misses into Snk#1, fed by a firewall of a longer period"),
+        "{}",
+        text::render(&report)
+    );
 }

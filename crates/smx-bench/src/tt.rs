@@ -428,6 +428,7 @@ mod tests {
             missed_ticks,
             firewall_ns: Default::default(),
             consume_misses_by_shape: false,
+            produce_misses_by_shape: false,
         };
         let firewall = |missed_ticks, overruns, [p50, p99, p999, max]: [u64; 4], pairs| FirewallReport {
             name: "tf".into(),

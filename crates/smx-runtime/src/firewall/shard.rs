@@ -434,6 +434,7 @@ fn pair_report(p: &Pair) -> PairReport {
         firewall_ns: p.firewall_ns.summary(),
         // Known only from the whole net's shape, when the run is reported.
         consume_misses_by_shape: false,
+        produce_misses_by_shape: false,
     }
 }
 

@@ -63,6 +63,11 @@ pub struct PairReport {
     /// time-triggered inputs deliver (the report's warnings say which and what to change).
     #[serde(default)]
     pub consume_misses_by_shape: bool,
+    /// Its produce misses follow from the net's shape: its channel crosses from a firewall of
+    /// a longer period into this one, whose ticks look for a message more often than one comes
+    /// (nothing is lost; the report's warnings say so).
+    #[serde(default)]
+    pub produce_misses_by_shape: bool,
 }
 
 impl PairReport {
@@ -77,16 +82,21 @@ impl PairReport {
         self.share_of_due(self.deadline_misses())
     }
 
-    /// [`PairReport::miss_rate`] without the consume misses the net's shape explains
-    /// ([`PairReport::consume_misses_by_shape`]): what the firewall, the scheduling and the
-    /// boxes answer for, which a faster machine would lower.
+    /// [`PairReport::miss_rate`] without the misses the net's shape explains
+    /// ([`PairReport::consume_misses_by_shape`], [`PairReport::produce_misses_by_shape`]): what
+    /// the firewall, the scheduling and the boxes answer for, which a faster machine would lower.
     pub fn timing_miss_rate(&self) -> f64 {
-        let by_shape = if self.consume_misses_by_shape {
+        let consumed = if self.consume_misses_by_shape {
             self.consume_misses
         } else {
             0
         };
-        self.share_of_due(self.deadline_misses() - by_shape)
+        let produced = if self.produce_misses_by_shape {
+            self.produce_misses
+        } else {
+            0
+        };
+        self.share_of_due(self.deadline_misses() - consumed - produced)
     }
 
     fn share_of_due(&self, misses: u64) -> f64 {

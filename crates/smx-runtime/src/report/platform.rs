@@ -107,6 +107,9 @@ pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResul
             if p.consume_misses_by_shape && p.consume_misses > 0 && !e.shaped.contains(&p.consumer) {
                 e.shaped.push(p.consumer.clone());
             }
+            if p.produce_misses_by_shape && p.produce_misses > 0 && !e.starved.contains(&p.consumer) {
+                e.starved.push(p.consumer.clone());
+            }
         }
     }
     periods
@@ -128,8 +131,12 @@ struct PeriodFigures {
     lost: u64,
     /// The worst pair's miss rate that timing answers for ([`super::PairReport::timing_miss_rate`]).
     worst: f64,
-    /// The routing nodes whose consume misses the net's shape explains.
+    /// The consumers (routing nodes, firewalls of longer periods) whose consume misses the
+    /// net's shape explains.
     shaped: Vec<String>,
+    /// The consumers whose produce misses the net's shape explains (fed from a firewall of a
+    /// longer period).
+    starved: Vec<String>,
 }
 
 fn share(n: u64, of: u64) -> f64 {
@@ -152,6 +159,13 @@ fn run_figures(lost: f64, figures: &PeriodFigures) -> String {
         run.push_str(&format!(
             " (not counting the consume misses into {}, which the net's shape explains: see Warnings)",
             figures.shaped.join(" and ")
+        ));
+    }
+    if !figures.starved.is_empty() {
+        run.push_str(&format!(
+            " (not counting the produce misses into {}, fed by a firewall of a longer period: its ticks look for \
+             a message more often than one comes, which loses none)",
+            figures.starved.join(" and ")
         ));
     }
     run

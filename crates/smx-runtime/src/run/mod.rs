@@ -17,6 +17,7 @@ use plan::{Plan, Role};
 use smx_graph::NetGraph;
 
 mod assemble;
+mod crossing;
 mod decide;
 mod shape;
 
@@ -80,6 +81,7 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
         report.tell(line);
     }
     shape::explain(&mut report, &decided.plan);
+    crossing::explain(&mut report, &decided.plan);
     Ok(report)
 }
 
