@@ -85,12 +85,23 @@ impl Output {
                 {
                     return Err(cannot(&"the file is read-only"));
                 }
+                // The file is written beside its place and renamed there: a failure to make it is
+                // said of the directory the user named, not of that file's private name.
                 let temp = tempfile::Builder::new()
                     .prefix(".smxrun-")
                     .suffix(".tmp")
                     .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
                     .tempfile_in(dir)
-                    .map_err(|e| cannot(&e))?;
+                    .map_err(|e| {
+                        let e = std::io::Error::from(e.kind());
+                        match file_in_the_way(dir) {
+                            Some(_) => cannot(&why_no_directory(dir, &e)),
+                            None if !dir.exists() => {
+                                cannot(&format!("its directory '{}' does not exist", dir.display()))
+                            }
+                            None => cannot(&format!("its directory '{}': {e}", dir.display())),
+                        }
+                    })?;
                 Target::Replace {
                     path: path.to_path_buf(),
                     temp,
@@ -183,6 +194,33 @@ mod tests {
         assert_eq!(
             why_no_directory(&below, &e),
             format!("'{}' on the way to it is a file, not a directory", file.display())
+        );
+    }
+
+    #[test]
+    fn a_place_that_cannot_take_the_file_is_said_of_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nodir").join("x.txt");
+        let err = Output::open(Some(&missing)).err().unwrap().message;
+        assert_eq!(
+            err,
+            format!(
+                "cannot write '{}': its directory '{}' does not exist",
+                missing.display(),
+                dir.path().join("nodir").display()
+            )
+        );
+        let file = dir.path().join("afile");
+        std::fs::write(&file, "").unwrap();
+        let below = file.join("x.txt");
+        let err = Output::open(Some(&below)).err().unwrap().message;
+        assert_eq!(
+            err,
+            format!(
+                "cannot write '{}': '{}' is a file, not a directory",
+                below.display(),
+                file.display()
+            )
         );
     }
 
