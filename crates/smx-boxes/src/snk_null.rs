@@ -11,8 +11,10 @@
 //! * otherwise it continues the stream whose next number is the largest one below it, and the
 //!   numbers skipped in between are **gaps** (messages lost or overwritten on the way); the
 //!   very first message of the run starts a stream this way too, from 0;
-//! * a message whose number is below the next number of every stream (and not 0) is **out of
-//!   order**: some stream already went past it.
+//! * a message whose number is below the next number of every stream (and not 0) is a
+//!   **repeat** when it is the last number of a stream (a decoupled input reads the latest
+//!   message again until a newer one comes), else **out of order**: some stream already went
+//!   past it.
 //!
 //! With one producer this is the plain check (gaps are skipped numbers, out of order is a
 //! number lower than one already seen) except that a repeated 0 shows as a second stream. For
@@ -54,6 +56,8 @@ struct Order {
     streams: u64,
     gaps: u64,
     out_of_order: u64,
+    /// The last message of a stream read again.
+    repeats: u64,
 }
 
 impl Order {
@@ -69,7 +73,11 @@ impl Order {
         // The stream whose next number is the largest one not above `seq`.
         let at = self.next.partition_point(|&n| n <= seq);
         if at == 0 {
-            self.out_of_order += 1;
+            if self.next.binary_search(&seq.saturating_add(1)).is_ok() {
+                self.repeats += 1;
+            } else {
+                self.out_of_order += 1;
+            }
             return;
         }
         let i = at - 1;
@@ -105,6 +113,7 @@ impl BoxImpl for SnkNull {
             .with("received", self.received)
             .with("gaps", o.gaps)
             .with("out_of_order", o.out_of_order)
+            .with("repeats", o.repeats)
             .with("streams", o.streams)
     }
 }
@@ -126,6 +135,17 @@ mod tests {
     #[test]
     fn gaps_saturate() {
         assert_eq!(check([u64::MAX - 1, 0, 5]), (2, u64::MAX, 0));
+    }
+
+    /// A decoupled input reads its latest message again until a newer one comes: a repeat,
+    /// neither out of order nor a gap.
+    #[test]
+    fn the_last_message_read_again_is_a_repeat() {
+        let mut o = Order::default();
+        for s in [0, 1, 1, 1, 2, 4, 4, 3] {
+            o.see(s);
+        }
+        assert_eq!((o.streams, o.gaps, o.out_of_order, o.repeats), (1, 1, 1, 3));
     }
 
     #[test]
