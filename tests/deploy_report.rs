@@ -329,11 +329,12 @@ fn run_again(main: &Path) -> [PathBuf; 2] {
     run_slices(main.parent().unwrap())
 }
 
-#[test]
-fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let [main, _] = split_and_run(dir.path());
-    let first_main = write(dir.path(), "main.first.json", &std::fs::read_to_string(&main).unwrap());
+/// Runs the split in `out_dir` twice and merges the first run's report of `main` with the
+/// second's of `b` (after checking that one run's reports merge); the merge's output and the
+/// two files it was given.
+fn merge_of_two_runs(dir: &Path, out_dir: &Path) -> (Output, PathBuf, PathBuf) {
+    let [main, _] = run_slices(out_dir);
+    let first_main = write(dir, "main.first.json", &std::fs::read_to_string(&main).unwrap());
     let [main, b] = run_again(&main);
     let out = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
     assert!(out.status.success(), "one run merges: {}", text(&out));
@@ -345,6 +346,14 @@ fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(out.stdout.is_empty(), "{}", text(&out));
+    (out, first_main, b)
+}
+
+#[test]
+fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(dir.path(), PAIRS, TWO, &["-n", "1"]);
+    let (out, first_main, b) = merge_of_two_runs(dir.path(), &out_dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&first_main.display().to_string())
@@ -361,19 +370,8 @@ fn report_merge_refuses_reports_of_different_runs_across_hosts() {
     let dir = tempfile::tempdir().unwrap();
     let config =
         "[process.b]\nhost = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\nport = 47540\n\n[net.Snk]\nprocess = \"b\"\n";
-    let [main, _] = run_slices(&split(dir.path(), PAIRS, config, &["-n", "10"]));
-    let first_main = write(dir.path(), "main.first.json", &std::fs::read_to_string(&main).unwrap());
-    let [main, b] = run_again(&main);
-    let out = smxrun().args(["report", "merge"]).arg(&main).arg(&b).output().unwrap();
-    assert!(out.status.success(), "one run merges: {}", text(&out));
-    let out = smxrun()
-        .args(["report", "merge"])
-        .arg(&first_main)
-        .arg(&b)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(out.stdout.is_empty(), "{}", text(&out));
+    let out_dir = split(dir.path(), PAIRS, config, &["-n", "10"]);
+    let (out, first_main, b) = merge_of_two_runs(dir.path(), &out_dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!(

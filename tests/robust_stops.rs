@@ -248,7 +248,7 @@ fn a_zmq_sink_without_a_receiver_ends_soon_after_a_stop() {
     );
     let endpoint = format!("Snk.endpoint={}", common::zmq::free_tcp_endpoint());
     // A timeout of 30 s: before, the sink retried its abort marker for all of it after a stop.
-    let child = spawn(&[
+    let (code, out, err, took) = stopped_after_a_second(&[
         net.to_str().unwrap(),
         "--set",
         &endpoint,
@@ -258,12 +258,18 @@ fn a_zmq_sink_without_a_receiver_ends_soon_after_a_stop() {
         "1000",
         "-q",
     ]);
-    std::thread::sleep(Duration::from_millis(1_000));
-    signal(&child, libc::SIGINT);
-    let (code, out, err, took) = finish(child, Duration::from_secs(90));
     assert_eq!(code, Some(130), "{err}");
     assert!(took < Duration::from_secs(8), "the stop took {took:?}: {err}");
     assert!(out.contains("ABORTED"), "{out}");
+}
+
+/// `smxrun ARGS` stopped with SIGINT a second after its start: its exit code (None when it had
+/// to be killed after 90 s), stdout, stderr and how long it took.
+fn stopped_after_a_second(args: &[&str]) -> (Option<i32>, String, String, Duration) {
+    let child = spawn(args);
+    std::thread::sleep(Duration::from_millis(1_000));
+    signal(&child, libc::SIGINT);
+    finish(child, Duration::from_secs(90))
 }
 
 /// Runs a long net, sends `first`, then `then` (if any) after `gap`; returns exit code,
@@ -459,7 +465,7 @@ fn a_stopped_sender_whose_nets_all_ended_by_themselves_is_a_stopped_run() {
     let config = common::zmq::net("zmq_pipeline_tcp.toml");
     let endpoint = common::zmq::free_tcp_endpoint();
     for _ in 0..3 {
-        let child = spawn(&[
+        let (code, out, err, _) = stopped_after_a_second(&[
             path.to_str().unwrap(),
             "--config",
             config.to_str().unwrap(),
@@ -471,9 +477,6 @@ fn a_stopped_sender_whose_nets_all_ended_by_themselves_is_a_stopped_run() {
             "json",
             "-q",
         ]);
-        std::thread::sleep(Duration::from_millis(1_000));
-        signal(&child, libc::SIGINT);
-        let (code, out, err, _) = finish(child, Duration::from_secs(60));
         assert_eq!(code, Some(130), "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
         assert_eq!(report["status"], "stopped", "{report}");
