@@ -705,6 +705,8 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
 /// that died: those that a link's source whose producer's process died or was lost feeds, and
 /// every net after them.
 fn starved<'a>(parts: &'a Parts<'_>, reports: &[Option<Value>]) -> Vec<(usize, &'a str)> {
+    let nodes = parts.graph.nodes.len();
+    let mut seen = vec![false; nodes];
     let mut starved: Vec<(usize, &str)> = Vec::new();
     for (slice, report) in parts.split.slices.iter().zip(reports) {
         let nets = report.as_ref().and_then(|r| r["nets"].as_array());
@@ -714,19 +716,33 @@ fn starved<'a>(parts: &'a Parts<'_>, reports: &[Option<Value>]) -> Vec<(usize, &
                 && crate::protocol::producer_died(net)
                 && let Some(link) = parts.split.links.iter().find(|l| l.edge == *edge)
                 && let Some(edge) = parts.graph.edges.get(*edge)
-                && !starved.iter().any(|(id, _)| *id == edge.target)
+                && edge.target < nodes
+                && !std::mem::replace(&mut seen[edge.target], true)
             {
                 starved.push((edge.target, &link.from_process));
             }
         }
     }
+    if starved.is_empty() {
+        return starved;
+    }
+    // Every net after them, each once: the graph's edges by their source.
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+    for e in parts
+        .graph
+        .edges
+        .iter()
+        .filter(|e| e.source < nodes && e.target < nodes)
+    {
+        after[e.source].push(e.target);
+    }
     let mut next = 0;
     while next < starved.len() {
         let (from, producer) = starved[next];
         next += 1;
-        for edge in parts.graph.edges.iter().filter(|e| e.source == from) {
-            if !starved.iter().any(|(id, _)| *id == edge.target) {
-                starved.push((edge.target, producer));
+        for &to in &after[from] {
+            if !std::mem::replace(&mut seen[to], true) {
+                starved.push((to, producer));
             }
         }
     }
