@@ -34,7 +34,7 @@ pub fn render_with(report: &Value, words: LeverWords) -> String {
     sections(&mut out, report);
     let warnings = notes(&mut out, report);
     total(&mut out, report, warnings);
-    for line in smx_runtime::report::period_verdicts(&firewalls, &probes(report, &firewalls), words) {
+    for line in period_lines(report, &firewalls, words) {
         let _ = writeln!(out, "{line}");
     }
     out
@@ -43,9 +43,12 @@ pub fn render_with(report: &Value, words: LeverWords) -> String {
 /// Sets the merged report's `periods`: the verdict on each firewall period, as its text ends
 /// and as one process's JSON report has them.
 pub fn judge_periods(report: &mut Value, words: LeverWords) {
-    let firewalls = firewalls(report);
-    let lines = smx_runtime::report::period_verdicts(&firewalls, &probes(report, &firewalls), words);
-    report["periods"] = Value::from(lines);
+    report["periods"] = Value::from(period_lines(report, &firewalls(report), words));
+}
+
+/// The verdict on each period of the merged `firewalls`, against the processes' probes.
+fn period_lines(report: &Value, firewalls: &[FirewallReport], words: LeverWords) -> Vec<String> {
+    smx_runtime::report::period_verdicts(firewalls, &probes(report, firewalls), words)
 }
 
 /// The line that opens a text report, saying what was asked (`Asked: WHAT, 2 boxes, 1 channel`),

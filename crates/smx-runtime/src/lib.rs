@@ -46,5 +46,7 @@ pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, Sha
 pub use plan::check_ports;
 pub use progress::{ChannelSample, FirewallSample, NetSample, Progress, Snapshot, stats_line};
 pub use registry::Registry;
+/// Bytes a channel's queue reserves per message of its length, as a run counts its memory.
+pub use resources::SLOT_BYTES as CHANNEL_SLOT_BYTES;
 pub use run::{executive_cores, run};
 pub use trace::{DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT, Tracer};

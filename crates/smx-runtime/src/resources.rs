@@ -16,13 +16,13 @@ pub fn shortfall(plan: &Plan, words: LeverWords) -> Option<String> {
 }
 
 /// Bytes of one queue slot: a message and the queue's stamp.
-const SLOT_BYTES: u128 = (std::mem::size_of::<smx_box::Message>() + 8) as u128;
+pub const SLOT_BYTES: u64 = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
 
 /// The bytes the queues of `plan`'s channels take, allocated whole when they are created.
 fn channel_bytes(plan: &Plan) -> u128 {
     plan.channels
         .iter()
-        .map(|c| crate::firewall::plan::queue_slots(c) as u128 * SLOT_BYTES)
+        .map(|c| crate::firewall::plan::queue_slots(c) as u128 * u128::from(SLOT_BYTES))
         .sum()
 }
 
@@ -162,11 +162,14 @@ mod tests {
         let len = 1_000_000;
         assert_eq!(
             channel_bytes(&plan(vec![channel(len, Timing::None, zero, zero)])),
-            len as u128 * SLOT_BYTES
+            len as u128 * u128::from(SLOT_BYTES)
         );
         let mut decoupled = channel(len, Timing::None, zero, zero);
         decoupled.kind = ChannelKind::DecoupledProducer;
-        assert_eq!(channel_bytes(&plan(vec![decoupled])), (len as u128 + 2) * SLOT_BYTES);
+        assert_eq!(
+            channel_bytes(&plan(vec![decoupled])),
+            (len as u128 + 2) * u128::from(SLOT_BYTES)
+        );
         // A firewall's queues with their spare slots: a few slots more than the messages.
         for (src, dst, slots) in [
             (tick, tick, 2 + 4),
@@ -177,7 +180,7 @@ mod tests {
             let tt = channel(len, Timing::TimeTriggered, src, dst);
             assert_eq!(
                 channel_bytes(&plan(vec![tt])),
-                slots as u128 * SLOT_BYTES,
+                slots as u128 * u128::from(SLOT_BYTES),
                 "{src:?} {dst:?}"
             );
         }

@@ -85,15 +85,6 @@ pub fn judge_periods(report: &mut Report, words: LeverWords) {
     report.periods = verdicts(report, words);
 }
 
-/// The report's period verdicts: those the driver judged ([`judge_periods`]), else judged now.
-pub(crate) fn verdicts_of(report: &Report, words: LeverWords) -> Vec<String> {
-    if report.periods.is_empty() {
-        verdicts(report, words)
-    } else {
-        report.periods.clone()
-    }
-}
-
 /// [`verdicts`] from the firewalls and probes alone, wherever they were gathered (the
 /// processes of one net each bring their own).
 pub fn period_verdicts(firewalls: &[super::FirewallReport], probes: &[ProbeResult], words: LeverWords) -> Vec<String> {

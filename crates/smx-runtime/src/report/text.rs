@@ -80,7 +80,7 @@ pub fn render_with(report: &Report, words: crate::lever::LeverWords) -> String {
     }
     let warnings = render_notes(&mut out, report);
     render_total(&mut out, report, warnings);
-    for line in super::platform::verdicts_of(report, words) {
+    for line in super::platform::verdicts(report, words) {
         let _ = writeln!(out, "{line}");
     }
     out

@@ -33,10 +33,10 @@ pub(super) fn explain(report: &mut Report, plan: &Plan) {
         for pair in pairs {
             if faster_in && pair.producer == from && pair.consumer.starts_with(OTHER_FIREWALL) {
                 misses += pair.consume_misses;
-                pair.consume_misses_by_shape = pair.consume_misses > 0;
+                pair.consume_misses_by_shape |= pair.consume_misses > 0;
             } else if !faster_in && pair.producer.starts_with(OTHER_FIREWALL) && pair.consumer == to {
                 misses += pair.produce_misses;
-                pair.produce_misses_by_shape = pair.produce_misses > 0;
+                pair.produce_misses_by_shape |= pair.produce_misses > 0;
             }
         }
         // Produce misses lose nothing: the verdict on the period says what they are.

@@ -275,8 +275,7 @@ pub(super) fn channel_memory(graph: &smx_graph::NetGraph, len: u32, iterations: 
         .iter()
         .filter(|e| !e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
         .count() as u64;
-    // A slot holds a message and the queue's stamp, as the runtime counts it.
-    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+    let slot = smx_runtime::CHANNEL_SLOT_BYTES;
     let bytes = channels * u64::from(len) * slot;
     if bytes < LARGE_CHANNELS {
         return None;
@@ -299,7 +298,7 @@ pub(super) fn channel_memory(graph: &smx_graph::NetGraph, len: u32, iterations: 
 /// line each, as [`channel_memory`] says it of `--channel-len`: a default length leaves them
 /// alone, so only the net can shorten them.
 pub(super) fn declared_memory(graph: &smx_graph::NetGraph) -> Vec<String> {
-    let slot = (std::mem::size_of::<smx_box::Message>() + 8) as u64;
+    let slot = smx_runtime::CHANNEL_SLOT_BYTES;
     graph
         .edges
         .iter()
