@@ -208,6 +208,8 @@ pub struct BoxSpec {
     pub bridge: bool,
     /// The box takes messages straight from its feeder's writes ([`SpecBuilder::passes_on`]).
     pub passes_on: bool,
+    /// The box emits messages that come from outside the net ([`SpecBuilder::brings_in`]).
+    pub brings_in: bool,
     /// File descriptors one instance may hold open ([`SpecBuilder::file_descriptors`]).
     pub file_descriptors: u32,
     /// The box may run on the thread of the box that feeds it ([`SpecBuilder::chainable`]).
@@ -235,6 +237,7 @@ pub struct SpecBuilder {
     validate: Option<Validator>,
     bridge: bool,
     passes_on: bool,
+    brings_in: bool,
     file_descriptors: u32,
     chainable: bool,
     never_waits: bool,
@@ -256,6 +259,7 @@ impl BoxSpec {
             validate: None,
             bridge: false,
             passes_on: false,
+            brings_in: false,
             file_descriptors: 0,
             chainable: false,
             never_waits: false,
@@ -386,6 +390,18 @@ impl SpecBuilder {
         }
     }
 
+    /// The box emits messages that another process made (the source of a link between
+    /// processes), each with its creation time there. A runtime then measures, at the read of
+    /// each of its outputs, how long a message took from its creation to that read: the
+    /// latency of the link itself, which the end-to-end figures at the sinks cannot give once
+    /// a message passes other boxes, or meets others at a fan-in, on its way.
+    pub const fn brings_in(self) -> Self {
+        SpecBuilder {
+            brings_in: true,
+            ..self
+        }
+    }
+
     /// How many file descriptors one instance may hold open (sockets, files, a library's
     /// internal ones): a runtime adds them up and refuses, before the start, a net that the
     /// process's limit (`ulimit -n`) cannot hold, instead of a library aborting the process
@@ -462,6 +478,7 @@ impl SpecBuilder {
             validate: self.validate,
             bridge: self.bridge,
             passes_on: self.passes_on,
+            brings_in: self.brings_in,
             file_descriptors: self.file_descriptors,
             chainable: self.chainable,
             never_waits: self.never_waits,

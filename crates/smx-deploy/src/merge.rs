@@ -968,6 +968,15 @@ fn link_row(
     if let Some(c) = &consumer {
         row["latency_ns"] = c["latency_ns"].clone();
     }
+    // The link's own latency is its `link` object's; a row with a producer's half keeps what
+    // that half says of its producer.
+    let producers_arrival = producer.as_ref().and_then(|p| p.get("arrival_ns")).cloned();
+    if let Some(row) = row.as_object_mut() {
+        match producers_arrival {
+            Some(arrival) => row.insert("arrival_ns".into(), arrival),
+            None => row.remove("arrival_ns"),
+        };
+    }
     let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
     row["link"] = json!({
         "transport": link.transport.as_str(),
@@ -977,7 +986,7 @@ fn link_row(
         "curve": link.curve,
         "lost": lost,
         "lost_side": side,
-        "latency_ns": path_latency(parts, reports, link).or_else(|| consumer.as_ref().map(|c| c["latency_ns"].clone())),
+        "latency_ns": consumer.as_ref().and_then(|c| c.get("arrival_ns")).cloned(),
         "clocks_comparable": clocks_comparable(parts, reports, link),
         "sender": box_stats(parts, reports, &link.from_process, &link.sink_label),
         "receiver": receiver,
@@ -993,16 +1002,4 @@ fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label:
         .iter()
         .find(|n| n["name"].as_str() == Some(label))
         .map(|n| n["stats"].clone())
-}
-
-/// The consumer slice's end-to-end latency from the link's source on: from each message's
-/// creation in the producer's process when the clocks are comparable, else from its arrival.
-fn path_latency(parts: &Parts<'_>, reports: &[Option<Value>], link: &Link) -> Option<Value> {
-    let s = parts.split.slices.iter().position(|s| s.process == link.to_process)?;
-    let report = reports[s].as_ref()?;
-    report["latency"]["paths"]
-        .as_array()?
-        .iter()
-        .find(|p| p["from"].as_str() == Some(&link.source_label))
-        .map(|p| p["latency_ns"].clone())
 }

@@ -43,6 +43,13 @@ impl InputSlot {
         }
     }
 
+    /// Also measures creation → read on this input: its channel's producer brings messages in
+    /// from another process ([`smx_box::SpecBuilder::brings_in`]).
+    pub fn with_arrival(mut self, arrival: bool) -> Self {
+        self.latency = self.latency.with_arrival(arrival);
+        self
+    }
+
     /// Takes the next message as the runtime's non-blocking readers do, noting its latency.
     #[inline]
     pub fn take(&mut self) -> Option<crate::channel::Poll<Message>> {

@@ -203,6 +203,9 @@ pub struct InputLatency {
     pub channel: Samples,
     /// Creation → read, kept only when the reader is a sink.
     pub end_to_end: Option<Samples>,
+    /// Creation → read again, kept only when the channel's producer brings messages in from
+    /// another process ([`smx_box::SpecBuilder::brings_in`]): the latency of that link.
+    pub arrival: Option<Samples>,
     /// The stamp of the last sample: a decoupled input's latest value read again carries it
     /// again and is not a new sample.
     last: u64,
@@ -214,6 +217,12 @@ impl InputLatency {
             end_to_end: sink.then(Samples::new),
             ..InputLatency::default()
         }
+    }
+
+    /// Also keeps the creation → read samples of a channel whose producer brings messages in.
+    pub fn with_arrival(mut self, arrival: bool) -> Self {
+        self.arrival = arrival.then(Samples::new);
+        self
     }
 
     /// Called for every message taken from the channel.
@@ -235,10 +244,14 @@ impl InputLatency {
         self.last = stamp;
         let now = now_ns();
         self.channel.record(stamp, now);
-        if let Some(e2e) = &mut self.end_to_end
-            && created != 0
-        {
+        if created == 0 {
+            return;
+        }
+        if let Some(e2e) = &mut self.end_to_end {
             e2e.record(created, now);
+        }
+        if let Some(arrival) = &mut self.arrival {
+            arrival.record(created, now);
         }
     }
 }

@@ -93,6 +93,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .config(settings::SOURCE_KEYS)
             .validate(source::validate)
             .writes_in_batches()
+            .brings_in()
             .create(source::create),
     ]
 }

@@ -59,6 +59,7 @@ pub fn specs() -> Vec<BoxSpec> {
             .validate(source::validate)
             .file_descriptors(FDS_PER_BOX)
             .writes_in_batches()
+            .brings_in()
             .create(source::create),
     ]
 }

@@ -126,6 +126,11 @@ pub fn assemble(
         report.clock_anomalies += s.latency.channel.clock_anomalies;
         if let Some(row) = rows.get_mut(s.channel) {
             row.latency_ns = s.latency.channel.summary();
+            row.arrival_ns = s.latency.arrival.as_ref().map(Samples::summary);
+        }
+        // The same samples as the end-to-end ones when the reader is also a sink.
+        if let (Some(arrival), None) = (&s.latency.arrival, &s.latency.end_to_end) {
+            report.clock_anomalies += arrival.clock_anomalies;
         }
         let Some(e2e) = s.latency.end_to_end else {
             continue;

@@ -135,6 +135,11 @@ pub struct ChannelReport {
     /// time-triggered row: the producer's write → the consumer's read, the firewall's hold
     /// included (the firewall's own share is on its pair row).
     pub latency_ns: crate::latency::LatencySummary,
+    /// Creation → read of the sampled messages, on a channel whose producer brings messages in
+    /// from another process (the source of a link): the link's own latency, from the message's
+    /// creation there to its first read here. Absent on every other channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival_ns: Option<crate::latency::LatencySummary>,
 }
 
 /// A whole run.

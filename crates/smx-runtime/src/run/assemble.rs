@@ -221,6 +221,7 @@ fn channel_rows(plan: &Plan, shared: &[Arc<ChannelState>]) -> Vec<ChannelReport>
                 left: counts.left,
                 settled: true,
                 latency_ns: Default::default(),
+                arrival_ns: None,
             }
         })
         .collect()

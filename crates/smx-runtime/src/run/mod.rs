@@ -411,6 +411,11 @@ fn wire(
         readers.push(Some(r));
     }
     let sink = sinks(plan);
+    let brings_in: Vec<bool> = plan
+        .nets
+        .iter()
+        .map(|n| matches!(&n.role, plan::Role::Box(spec) if spec.brings_in))
+        .collect();
     let jobs = plan
         .nets
         .iter()
@@ -419,7 +424,11 @@ fn wire(
             let inputs = net
                 .inputs
                 .iter()
-                .map(|p| InputSlot::new(&p.name, p.channel.and_then(|id| readers[id].take()), p.channel, sink))
+                .map(|p| {
+                    let arrival = p.channel.is_some_and(|id| brings_in[plan.channels[id].from]);
+                    InputSlot::new(&p.name, p.channel.and_then(|id| readers[id].take()), p.channel, sink)
+                        .with_arrival(arrival)
+                })
                 .collect();
             let outputs = net
                 .outputs
