@@ -50,6 +50,7 @@ fn firewall(ticks: u64, missed_ticks: u64, consume_misses: u64) -> FirewallRepor
             ticks: ticks - missed_ticks,
             forwarded: ticks - missed_ticks - consume_misses,
             produce_misses: 0,
+            produce_misses_before_first: 0,
             consume_misses,
             missed_ticks,
             firewall_ns: Default::default(),

@@ -424,6 +424,7 @@ mod tests {
             ticks,
             forwarded,
             produce_misses,
+            produce_misses_before_first: 0,
             consume_misses,
             missed_ticks,
             firewall_ns: Default::default(),

@@ -36,6 +36,10 @@ pub struct Pair {
     pub ticks: u64,
     pub forwarded: u64,
     pub produce_misses: u64,
+    /// The produce misses before the pair's first hand-over: the pipeline filling, as under
+    /// logical execution time a pair `k` firewalls from the source gets its first message
+    /// `k - 1` periods after the first pair does (or a producer that started late).
+    pub produce_misses_before_first: u64,
     pub consume_misses: u64,
     /// Ticks lost by the firewall while this pair was served.
     pub missed_ticks: u64,
@@ -59,6 +63,7 @@ impl Pair {
             ticks: 0,
             forwarded: 0,
             produce_misses: 0,
+            produce_misses_before_first: 0,
             consume_misses: 0,
             missed_ticks: 0,
             firewall_ns: Samples::new(),
@@ -119,9 +124,16 @@ impl Pair {
             }
             Some(early) => {
                 self.held = Some(early);
-                self.produce_misses += 1;
+                self.produce_miss();
             }
-            None => self.produce_misses += 1,
+            None => self.produce_miss(),
+        }
+    }
+
+    fn produce_miss(&mut self) {
+        self.produce_misses += 1;
+        if self.forwarded == 0 {
+            self.produce_misses_before_first += 1;
         }
     }
 
@@ -130,10 +142,11 @@ impl Pair {
     /// books of the schedule end at the stop), but a message overwritten unread is still a
     /// consume miss.
     pub fn drain_pass(&mut self) {
-        let (ticks, produce_misses) = (self.ticks, self.produce_misses);
+        let (ticks, produce_misses, before_first) = (self.ticks, self.produce_misses, self.produce_misses_before_first);
         self.on_tick(u64::MAX);
         self.ticks = ticks;
         self.produce_misses = produce_misses;
+        self.produce_misses_before_first = before_first;
     }
 
     /// Passes the end on in both directions.
@@ -170,6 +183,23 @@ mod tests {
         pair.on_tick(300);
         assert_eq!((pair.forwarded, pair.produce_misses), (1, 1));
         assert!(matches!(consumer.take(), Poll::Message(m) if m.seq == 1));
+    }
+
+    #[test]
+    fn the_misses_before_the_first_hand_over_are_told_apart() {
+        let (mut producer, input) = channel::channel(input_kind(true), 1);
+        let (output, _consumer) = channel::channel(output_kind(false), 1);
+        let mut pair = Pair::new("P", "C", input, output);
+        pair.on_tick(100);
+        producer.write(Message::new(1, 150, b"m")).unwrap();
+        pair.on_tick(120);
+        pair.on_tick(200);
+        pair.on_tick(300);
+        assert_eq!(
+            (pair.forwarded, pair.produce_misses, pair.produce_misses_before_first),
+            (1, 3, 2),
+            "two ticks before the first message went, one after"
+        );
     }
 
     #[test]

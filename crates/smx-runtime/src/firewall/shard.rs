@@ -152,6 +152,7 @@ pub fn run(
     if cancelled {
         for pair in &mut report.pairs {
             (pair.ticks, pair.missed_ticks, pair.produce_misses, pair.consume_misses) = (0, 0, 0, 0);
+            pair.produce_misses_before_first = 0;
         }
     }
     let outcomes = drivers.into_iter().map(|(id, d)| (id, d.finish())).collect();
@@ -429,6 +430,7 @@ fn pair_report(p: &Pair) -> PairReport {
         ticks: p.ticks,
         forwarded: p.forwarded,
         produce_misses: p.produce_misses,
+        produce_misses_before_first: p.produce_misses_before_first,
         consume_misses: p.consume_misses,
         missed_ticks: p.missed_ticks,
         firewall_ns: p.firewall_ns.summary(),

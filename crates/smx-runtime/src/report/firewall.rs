@@ -7,7 +7,10 @@
 //!   next tick was already due.
 //! * **forwarded**: messages moved from producer to consumer.
 //! * **produce miss**: a tick at which the producer had delivered nothing new since the
-//!   previous tick, including before its first message ("never produced").
+//!   previous tick, including before its first message ("never produced"); those before the
+//!   pair's first hand-over are also counted apart: the pipeline filling (under logical
+//!   execution time the second firewall of a chain gets its first message a period after the
+//!   first does), or a producer that started late.
 //! * **consume miss**: a tick whose message overwrote one the consumer had not read yet.
 //! * The **miss rate** of a pair is `(produce misses + consume misses) / ticks`.
 
@@ -47,6 +50,10 @@ pub struct PairReport {
     pub ticks: u64,
     pub forwarded: u64,
     pub produce_misses: u64,
+    /// The produce misses before the pair's first hand-over (part of `produce_misses`): the
+    /// pipeline filling. The verdict on the period leaves them out once a message came.
+    #[serde(default)]
+    pub produce_misses_before_first: u64,
     pub consume_misses: u64,
     /// Ticks the firewall lost (released a whole period late or later) while serving this pair:
     /// deadlines missed without a pass.
@@ -83,8 +90,10 @@ impl PairReport {
     }
 
     /// [`PairReport::miss_rate`] without the misses the net's shape explains
-    /// ([`PairReport::consume_misses_by_shape`], [`PairReport::produce_misses_by_shape`]): what
-    /// the firewall, the scheduling and the boxes answer for, which a faster machine would lower.
+    /// ([`PairReport::consume_misses_by_shape`], [`PairReport::produce_misses_by_shape`]) and
+    /// those of the pipeline filling ([`PairReport::produce_misses_before_first`], once a
+    /// message came; a pair that never forwarded one missed every deadline): what the
+    /// firewall, the scheduling and the boxes answer for, which a faster machine would lower.
     pub fn timing_miss_rate(&self) -> f64 {
         let consumed = if self.consume_misses_by_shape {
             self.consume_misses
@@ -93,6 +102,8 @@ impl PairReport {
         };
         let produced = if self.produce_misses_by_shape {
             self.produce_misses
+        } else if self.forwarded > 0 {
+            self.produce_misses_before_first.min(self.produce_misses)
         } else {
             0
         };
@@ -163,6 +174,14 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
                 p.missed_ticks,
                 p.miss_rate() * 100.0
             );
+            if p.produce_misses_before_first > 0 && p.forwarded > 0 {
+                let _ = write!(
+                    out,
+                    " ({} of the produce misses before its first message: the pipeline filling, left out of the \
+                     verdict)",
+                    p.produce_misses_before_first
+                );
+            }
             if let (Some(p50), Some(p99), Some(max)) = (p.firewall_ns.p50, p.firewall_ns.p99, p.firewall_ns.max) {
                 // How long a message waited in the firewall for its hand-over (a period at
                 // most, unless ticks were lost), in words: four bare figures read as a riddle.
@@ -179,4 +198,44 @@ pub fn render(firewalls: &[FirewallReport]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PairReport;
+
+    fn pair(ticks: u64, forwarded: u64, produce_misses: u64, before_first: u64) -> PairReport {
+        PairReport {
+            producer: "Fwd#1".into(),
+            consumer: "Snk#2".into(),
+            ticks,
+            forwarded,
+            produce_misses,
+            produce_misses_before_first: before_first,
+            consume_misses: 0,
+            missed_ticks: 0,
+            firewall_ns: Default::default(),
+            consume_misses_by_shape: false,
+            produce_misses_by_shape: false,
+        }
+    }
+
+    #[test]
+    fn the_pipeline_filling_is_no_miss_of_the_run() {
+        // The second firewall of a chain: its first tick comes before any message can.
+        let second = pair(51, 50, 1, 1);
+        assert!(second.miss_rate() > 0.0, "the pair's own figures keep the miss");
+        assert_eq!(second.timing_miss_rate(), 0.0);
+        let later = pair(51, 49, 2, 1);
+        assert_eq!(
+            later.timing_miss_rate(),
+            1.0 / 51.0,
+            "a miss after the first message counts"
+        );
+    }
+
+    #[test]
+    fn a_pair_that_never_handed_a_message_over_missed_every_deadline() {
+        assert_eq!(pair(10, 0, 10, 10).timing_miss_rate(), 1.0);
+    }
 }
