@@ -385,6 +385,32 @@ fn a_merge_sorts_the_choices_out_of_an_older_slices_warnings() {
     assert_eq!(merged["warnings"], json!([]), "{merged:#}");
 }
 
+/// A slice started again after its run leaves the report of that run as it was: it refuses to
+/// start instead of replacing a good report with that of a run that found no peer.
+#[test]
+fn a_slice_started_again_keeps_the_report_of_its_earlier_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.sinks]\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let out_dir = split(dir.path(), NET, config, &["-n", "2000", "--link-timeout", "1s"]);
+    common::deploy::run_slices(&out_dir, &["main", "sinks"]);
+    let report = out_dir.join("sinks.report.json");
+    let before = std::fs::read(&report).unwrap();
+    let again = Command::new(out_dir.join("sinks.sh")).output().unwrap();
+    assert_eq!(again.status.code(), Some(1), "nothing ran: {}", text(&again));
+    assert!(
+        text(&again).contains("sinks.report.json: the file exists"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(
+        std::fs::read(&report).unwrap(),
+        before,
+        "the earlier run's report is untouched"
+    );
+    let merged = common::deploy::merge_json(&out_dir, &["main", "sinks"]);
+    assert!(merged.status.success(), "{}", text(&merged));
+}
+
 /// A merge of the reports that exist names every channel as the net does, also a link between
 /// two processes that left none.
 #[test]

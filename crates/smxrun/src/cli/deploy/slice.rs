@@ -29,6 +29,9 @@ type Answers = Arc<std::sync::Mutex<Box<dyn Write + Send>>>;
 /// keeps its nets from starting is a refusal: the supervisor (or the merge) learns why.
 pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Result<i32, CliError> {
     let supervised = args.job.is_none();
+    if !supervised && let Some(path) = &args.report {
+        keep_earlier_report(path)?;
+    }
     let started = unix_seconds();
     let answers = answer_channel(supervised)?;
     // Before the job: a supervisor of another protocol learns it from this line, whose form
@@ -99,6 +102,20 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
             slice.hand_in(report, e.code).map(|()| e.code)
         }
         (Err(e), None) => slice.refuse(&e).map(|()| e.code),
+    }
+}
+
+/// Refuses a `--report` that already holds something: a slice started again by mistake
+/// would otherwise replace the report of its earlier, finished run with that of a run that
+/// found no peers, and the merge would then read a good run as a lost one.
+fn keep_earlier_report(path: &Path) -> Result<(), CliError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > 0 => Err(CliError::rejected(format!(
+            "--report {}: the file exists (the report of an earlier run of this slice?) and is never replaced: \
+             move it away, or give another --report, to run the slice again",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
 }
 
