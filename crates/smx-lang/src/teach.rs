@@ -248,8 +248,12 @@ fn explain_conflicting_modes(source: &SourceFile, boxes: &[&BoxDecl], diagnostic
                 instance(left).map_or(left, |i| i.0),
                 instance(right).map_or(right, |i| i.0),
             );
-            let mode = port_mode(boxes, l, port).or_else(|| port_mode(boxes, r, port));
-            d.notes.push(mode_note(port, l, r, mode, serial));
+            let modes = (port_mode(boxes, l, port), port_mode(boxes, r, port));
+            d.notes.push(match modes {
+                (Some(PortMode::Out), Some(PortMode::In)) => bundle_note(port, l, r),
+                (Some(PortMode::In), Some(PortMode::Out)) => bundle_note(port, r, l),
+                (left_mode, right_mode) => mode_note(port, l, r, left_mode.or(right_mode), serial),
+            });
             if serial {
                 d.notes.push(format!(
                     " -> {} more error{} on this line about '{port}' not being connected follow from it (not shown)",
@@ -286,6 +290,16 @@ fn mode_note(port: &str, left: &str, right: &str, mode: Option<PortMode>, serial
         note.push_str(&format!(". Messages flow from '{left}' to '{right}', so {fix}"));
     }
     note
+}
+
+/// An output and an input of one name side by side (`|`, `!`): a routing node bundles ports of
+/// one name that are all inputs or all outputs, and a channel from one to the other is `.`.
+fn bundle_note(port: &str, from: &str, to: &str) -> String {
+    format!(
+        " -> '{from}' declares '{port}' as an output and '{to}' as an input: side by side ('|' or '!'), ports of one \
+         name are bundled into one, and that takes only inputs or only outputs. To send from '{from}' to '{to}', \
+         join them in series: {from}.{to}"
+    )
 }
 
 /// Every name declared in `program` and the wrappers in it, with its place.
@@ -601,6 +615,23 @@ mod tests {
         );
         let (_, diags) = explained("Src = box a( out data )\nSnk = box b( in data )\nconnect Src.Q\n");
         assert!(diags[0].notes.is_empty(), "{diags:?}");
+    }
+
+    #[test]
+    fn an_output_and_an_input_side_by_side_are_told_to_join_in_series() {
+        for op in ["|", "!"] {
+            let (source, diags) = explained(&format!(
+                "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src{op}Snk\n"
+            ));
+            let text: String = diags.iter().map(|d| source.render(d)).collect();
+            assert!(text.contains("conflicting modes of ports 'data'"), "{text}");
+            assert!(
+                text.contains("'Src' declares 'data' as an output and 'Snk' as an input"),
+                "{text}"
+            );
+            assert!(text.contains("join them in series: Src.Snk"), "{text}");
+            assert!(!text.contains("both declare"), "{text}");
+        }
     }
 
     #[test]
