@@ -133,8 +133,34 @@ fn graphs_that_could_only_hang_or_overflow_are_refused_before_the_start() {
             Some("          ^"),
             "{command}: {err}"
         );
-        assert!(err.contains("`decoupled in`"), "{command}: {err}");
+        assert!(
+            err.contains("-> a message must enter the loop: feed one of its boxes from outside it"),
+            "{command}: {err}"
+        );
+        assert!(
+            err.contains("helps only a box that makes messages of its own"),
+            "a forwarder's decoupled input would spin with nothing to pass: {command}: {err}"
+        );
     }
+    // A loop fed from outside that its join still holds: the join's loop input, made
+    // `decoupled in`, lets it fire on its outside input.
+    let fed = write(
+        dir.path(),
+        "fed.smx",
+        "Src = box smx_src_rand( out data )\nJ = box my_join( in data, in fb, out x )\n\
+         B = box smx_fwd( in x(data), out fb(data) )\nconnect Src.J.B\n",
+    );
+    let (_, _, err, _) = finish(
+        spawn(&["check", "--lang-only", fed.to_str().unwrap()]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        err.contains("J#1, B#2 can never run")
+            && err.contains(
+                "declare the input that closes the loop `decoupled in`, so that the box fires on its input from outside"
+            ),
+        "{err}"
+    );
     // JSON graphs from other tools: a cycle of two forwarders, of two routing nodes, a NUL in a
     // label, a time-triggered edge without a period.
     let graph = |nodes: &str, edges: &str| format!("{{\"nodes\": [{nodes}], \"edges\": [{edges}]}}");

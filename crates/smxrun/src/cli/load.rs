@@ -202,9 +202,28 @@ fn loop_diagnostic(
     } else {
         Diagnostic::warning(message, Some(at))
     };
-    Some(diag.with_note(
-        " -> a message must enter the loop: feed one of its boxes from outside it, or declare the input that closes it `decoupled in`",
-    ))
+    Some(diag.with_note(loop_note(graph)))
+}
+
+/// How a message can enter the loops that never run. A loop fed from outside is held by a box
+/// that waits for its outside input and the loop's both: a `decoupled in` on the loop's input
+/// lets it fire on the outside one. A loop fed by nothing needs a feed, unless one of its boxes
+/// makes messages of its own (a controller), which a `decoupled in` then lets fire: a box that
+/// only passes messages on would then spin with nothing to pass.
+fn loop_note(graph: &NetGraph) -> &'static str {
+    let stuck = smx_graph::check::never_firing(graph);
+    let fed = graph
+        .edges
+        .iter()
+        .any(|e| stuck.binary_search(&e.target).is_ok() && stuck.binary_search(&e.source).is_err());
+    if fed {
+        " -> a box of the loop also waits for the loop's own message: declare the input that closes the loop \
+         `decoupled in`, so that the box fires on its input from outside"
+    } else {
+        " -> a message must enter the loop: feed one of its boxes from outside it (declaring the input that closes \
+         the loop `decoupled in` lets its box fire without a message, which helps only a box that makes messages \
+         of its own, such as a controller)"
+    }
 }
 
 /// The one operator among `places` that can have given the period of `problem`'s channel
