@@ -332,6 +332,19 @@ fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
             && format!("{err}{verdict}").contains("(0 errors, 1 warning)"),
         "{err}{verdict}"
     );
+    // One that fits is reserved and written before the start, which takes seconds: the run
+    // says why, as it says it of a long --channel-len, and not only `check`.
+    let large = write(
+        dir.path(),
+        "large.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data[5000000] )\nconnect Src.Snk\n",
+    );
+    let out = smxrun().arg(&large).args(["-q", "-n", "10"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("channel 'data' (Src#0 -> Snk#1) declares a length of 5000000 in the net"),
+        "{err}"
+    );
 
     // Two ZeroMQ boxes under `ulimit -n 30`: before, libzmq aborted (exit 134).
     let endpoint = common::zmq::free_tcp_endpoint();

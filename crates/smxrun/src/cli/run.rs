@@ -262,6 +262,9 @@ fn what_options_miss(
     if let Some(len) = args.runtime.channel_len.filter(|_| !supervised) {
         lines.extend(channel_memory(graph, len, args.iterations));
     }
+    if !supervised {
+        lines.extend(declared_memory(graph));
+    }
     lines
 }
 
