@@ -36,6 +36,10 @@ pub fn headers(args: &HeadersArgs, registry: &Registry) -> Result<i32, CliError>
             super::output::why_no_directory(&args.output, &e)
         ))
     })?;
+    // Checked before any is written: a refusal leaves the directory as it was.
+    for header in &headers {
+        keep_foreign_file(&args.output.join(&header.file_name))?;
+    }
     for header in &headers {
         write(&args.output.join(&header.file_name), &header.text)?;
     }
@@ -48,6 +52,24 @@ pub fn headers(args: &HeadersArgs, registry: &Registry) -> Result<i32, CliError>
         names.join(", ")
     ))?;
     Ok(exit::OK)
+}
+
+/// Refuses to replace a file that an earlier `smxrun headers` did not write: a header of the
+/// user's own beside the net (`-o .`) is lost for good once replaced, while one this command
+/// wrote is made again from the net.
+fn keep_foreign_file(path: &Path) -> Result<(), CliError> {
+    let Ok(text) = std::fs::read(path) else {
+        return Ok(());
+    };
+    let head = String::from_utf8_lossy(&text[..text.len().min(1024)]).into_owned();
+    if head.contains(smx_cbox::headers::GENERATED_MARK) {
+        return Ok(());
+    }
+    Err(CliError::rejected(format!(
+        "'{}' exists and was not written by `smxrun headers`: it is not replaced, and no header was written \
+         (move it away, or give another -o)",
+        path.display()
+    )))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
