@@ -608,6 +608,20 @@ fn check_names_placement_errors_with_file_and_line() {
     // The run refuses what check refuses, before anything starts.
     let out = smxrun().arg(&tt).arg("--config").arg(&config).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // A time-bounded channel is a mark, which a link keeps: it is cut, and the report says tb.
+    let (out, report) = run_json(
+        dir.path(),
+        "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tb[1ms](Src.Snk)\n",
+        "[process.b]\n[net.Snk]\nprocess = \"b\"\n",
+        &["-n", "100"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let channel = &report["channels"][0];
+    assert_eq!(
+        (&channel["timing"], &channel["read"], &channel["link"]["transport"]),
+        (&json!("time_bounded"), &json!(100), &json!("shm")),
+        "{channel}"
+    );
     // A network namespace this machine does not have (where `ip` is there to enter one).
     if Command::new("ip").arg("-V").output().is_ok() {
         let err = check("[process.b]\nhost = \"10.9.0.2\"\nlaunch = \"ip netns exec smx-no-such-namespace\"\n");

@@ -270,9 +270,9 @@ pub struct CutProblem {
     pub message: String,
 }
 
-/// What a cut would change about a channel: temporal firewalls and rate guards are kept by one
-/// runtime's clock and schedule, and a dynamic port is wired at run time inside one process, so
-/// these are refused before the start. Each problem names the channel and its two processes,
+/// What a cut would change about a channel: a temporal firewall is kept by one runtime's clock
+/// and schedule, and a dynamic port is wired at run time inside one process, so these are
+/// refused before the start. A time-bounded channel is only marked, and keeps its mark. Each problem names the channel and its two processes,
 /// and where the configuration placed its ends (`settings`: the nets' settings, by node id),
 /// the other half of the mistake.
 pub fn cut_problems(graph: &NetGraph, settings: &[NetSettings], placement: &Placement) -> Vec<CutProblem> {
@@ -285,14 +285,10 @@ pub fn cut_problems(graph: &NetGraph, settings: &[NetSettings], placement: &Plac
                     "crosses a temporal firewall (tt): its logical execution time is kept by one process's \
                      executive and cannot span two processes; place both ends in one process"
                 }
-                Timing::TimeBounded => {
-                    "has a rate guard (tb) whose period is kept by one process's clock; place both ends in one \
-                     process"
-                }
-                Timing::None if e.dynsrc || e.dyndst => {
+                Timing::None | Timing::TimeBounded if e.dynsrc || e.dyndst => {
                     "ends at a dynamic port, which is wired inside one process; place both ends in one process"
                 }
-                Timing::None => return None,
+                Timing::None | Timing::TimeBounded => return None,
             };
             let (from, to) = (&graph.nodes[e.source], &graph.nodes[e.target]);
             let placed: Vec<String> = [from, to]

@@ -84,7 +84,8 @@ pub enum Timing {
     None,
     /// `tt[...]`: the channel crosses a temporal firewall.
     TimeTriggered,
-    /// `tb[...]`: the consumer side has a rate guard.
+    /// `tb[...]`: the consumer side is marked time-bounded (a mark of the graph, its drawing
+    /// and the report; no runtime times it).
     TimeBounded,
 }
 

@@ -160,7 +160,7 @@ impl BinOp {
 pub enum TimeOp {
     /// time-triggered
     Tt,
-    /// time-bounded (rate guard)
+    /// time-bounded: a mark of the inputs inside (no runtime times it)
     Tb,
     /// temporal firewall; parsed, but has no effect in the original
     Tf,
