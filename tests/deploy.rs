@@ -690,6 +690,10 @@ fn a_killed_slice_ends_the_run_with_a_report_naming_it() {
     let link = &report["channels"][0]["link"];
     assert_eq!(link["lost_side"], "sinks");
     assert!(link["lost"].as_u64().unwrap() > 0, "{link}");
+    assert_eq!(
+        link["lost_exact"], false,
+        "what the dead process took, it may have passed on: an upper bound, {link}"
+    );
     for pid in slices {
         assert!(!alive(pid), "slice {pid} outlived the run");
     }
@@ -1244,6 +1248,7 @@ fn a_lost_host_in_the_middle_of_a_line_ends_every_process_by_itself() {
     }
     let into_b = &report["channels"][0]["link"];
     assert_eq!(into_b["lost_side"], "transit", "{into_b}");
+    assert_eq!(into_b["lost_exact"], true, "{into_b}");
     assert_books_balance(&report);
 }
 

@@ -978,6 +978,13 @@ fn link_row(
         };
     }
     let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
+    let sender = box_stats(parts, reports, &link.from_process, &link.sink_label);
+    // Lost at a process that left no books is what was sent its way, some of which it may have
+    // passed on before it went: an upper bound, unless none of it was ever taken there.
+    let lost_exact = side == "none"
+        || side == "transit"
+        || lost == Some(0)
+        || sender.as_ref().is_some_and(crate::protocol::consumer_never_came);
     row["link"] = json!({
         "transport": link.transport.as_str(),
         "endpoint": link.endpoint,
@@ -986,9 +993,10 @@ fn link_row(
         "curve": link.curve,
         "lost": lost,
         "lost_side": side,
+        "lost_exact": lost_exact,
         "latency_ns": consumer.as_ref().and_then(|c| c.get("arrival_ns")).cloned(),
         "clocks_comparable": clocks_comparable(parts, reports, link),
-        "sender": box_stats(parts, reports, &link.from_process, &link.sink_label),
+        "sender": sender,
         "receiver": receiver,
     });
     row

@@ -459,10 +459,13 @@ fn lost_cell(link: &Value) -> String {
     }
 }
 
-/// Whether a link's `lost` is exact: lost in transit (both sides counted), or sent to a
-/// consumer that never attached (none of it was taken).
+/// Whether a link's `lost` is exact (`lost_exact`: lost in transit, both sides counted, or
+/// sent to a consumer that never attached, none of it taken); a merged report written before
+/// that field by the same rule.
 fn lost_exactly(link: &Value) -> bool {
-    link["lost_side"] == "transit" || crate::protocol::consumer_never_came(&link["sender"])
+    link["lost_exact"]
+        .as_bool()
+        .unwrap_or_else(|| link["lost_side"] == "transit" || crate::protocol::consumer_never_came(&link["sender"]))
 }
 
 /// `shm main -> sinks, 1.2us/3.4us`; `-` for a channel inside one process.
