@@ -1187,6 +1187,15 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
     for pid in slices {
         assert!(!alive(pid));
     }
+    // The producer's process lived on: the consumer's row blames the link, not a death.
+    let snk = net_row(&report, "name", "Snk");
+    if snk["status"] == "stopped" && process(&report, "a")["status"] != "died" {
+        assert_eq!(
+            snk["error"],
+            "its input was cut: the link from process 'a' was lost (no heartbeat came over it: the network between the two, or that process)",
+            "{snk}"
+        );
+    }
 }
 
 /// A line over three processes whose middle one's host drops off the network: each link's

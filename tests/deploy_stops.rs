@@ -585,7 +585,7 @@ fn a_killed_slice_is_the_only_process_blamed() {
         if config == TWO && dead == "main" {
             // Shared memory tells the consumer of its producer's death at once; the row says whose.
             assert_eq!(
-                report["nets"][1]["error"], "its input was cut: process 'main' died or was lost",
+                report["nets"][1]["error"], "its input was cut: process 'main' died",
                 "{what}: {report}"
             );
         }

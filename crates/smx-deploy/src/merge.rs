@@ -692,13 +692,34 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
         // Stopped, as a stop stops a net in one process, by the death of a process before it.
         if rows[id]["status"] == "ok" {
             rows[id]["status"] = json!("stopped");
-            rows[id]["error"] = json!(format!("its input was cut: process '{producer}' died or was lost"));
+            rows[id]["error"] = json!(input_cut(parts, producer));
         }
     }
     for row in &mut rows {
         with_every_key(row, NET_ROW_KEYS);
     }
     rows
+}
+
+/// Why a net's input was cut short, by what its producer's process did: it died, its
+/// supervisor lost it, or it ran on and only the link's heartbeats stopped (the network between
+/// the two hosts).
+fn input_cut(parts: &Parts<'_>, producer: &str) -> String {
+    match parts
+        .outcomes
+        .iter()
+        .find(|o| o.process == producer)
+        .map(|o| o.status.as_str())
+    {
+        Some(ended @ ("died" | "killed")) => format!("its input was cut: process '{producer}' {ended}"),
+        Some("lost") => {
+            format!("its input was cut: process '{producer}' was lost (its supervisor heard nothing from it)")
+        }
+        _ => format!(
+            "its input was cut: the link from process '{producer}' was lost (no heartbeat came over it: the network \
+             between the two, or that process)"
+        ),
+    }
 }
 
 /// The ids (in the whole net) of the nets whose input a death cut short, each with the process
