@@ -514,6 +514,35 @@ fn beside_a_process_with_cores_a_temporal_firewall_keeps_off_them() {
     }
 }
 
+/// A process whose every box its cyclic executive runs keeps no core for it by the count of
+/// its threads: the processes share the cores out instead, and the executive's core is not
+/// one the other process's threads run on.
+#[test]
+fn a_process_of_an_executive_alone_shares_no_core_with_the_others() {
+    if one_core("an executive's process and another one on cores apart") {
+        return;
+    }
+    let config = "[process.t]\n[net.\"Src#0\"]\nprocess = \"t\"\n[net.\"Snk#1\"]\nprocess = \"t\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run_json(dir.path(), TT_NET, config, &["-n", "500", "--tt-mode", "cyclic"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let cores_of = |process: &str| -> Vec<u64> {
+        report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["process"] == process)
+            .filter_map(|n| n["core"].as_u64())
+            .collect()
+    };
+    let (t, main) = (cores_of("t"), cores_of("main"));
+    assert!(!t.is_empty(), "{}", report["nets"]);
+    assert!(
+        t.iter().all(|c| !main.contains(c)),
+        "the executive's process on {t:?}, the other on {main:?}"
+    );
+}
+
 #[test]
 fn check_names_placement_errors_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -371,18 +371,21 @@ impl Deployment {
             .collect();
         let timed = |slice: &slice::Slice| slice.graph.edges.iter().any(|e| e.timing != smx_graph::Timing::None);
         let allowed = self.unclaimed_cores(cores::allowed());
-        if !self.split.slices.iter().any(timed) {
+        let plain_shares = || {
             let local: Vec<(String, usize)> = local.iter().map(|(s, boxes)| (s.process.clone(), *boxes)).collect();
             let mut shares = cores::share(&local, &allowed);
             // One process beside others with cores of their own keeps off theirs.
             if let ([(name, _)], true) = (&local[..], allowed.len() < cores::allowed().len()) {
                 shares.insert(name.clone(), allowed.clone());
             }
-            return LocalCores {
+            LocalCores {
                 notes: cores::crowded_note(&shares).into_iter().collect(),
                 shares,
                 ..LocalCores::default()
-            };
+            }
+        };
+        if !self.split.slices.iter().any(timed) {
+            return plain_shares();
         }
         // A temporal firewall's executive needs a core of its own to hold its period: a slice
         // with one keeps its own placement over the cores no other process names (its
@@ -403,6 +406,13 @@ impl Deployment {
                 )
             })
             .collect();
+        // No slice keeps a core for an executive (a slice whose every box its executive runs
+        // places the executive on its first core, whatever other process is there): the
+        // processes share the cores out as untimed ones do, and such an executive gets its
+        // share to itself instead of meeting another process's busiest thread.
+        if local.len() > 1 && reserved.iter().all(|(_, cores)| cores.is_empty()) {
+            return plain_shares();
+        }
         let kept_to: std::collections::BTreeMap<String, Vec<usize>> = match allowed.len() < cores::allowed().len() {
             true => reserved
                 .iter()
