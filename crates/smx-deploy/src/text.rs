@@ -394,6 +394,22 @@ fn end_to_end(out: &mut String, report: &Value) {
              that does not agree with this one): counted as clock anomalies, not as latency"
         );
     }
+    let apart: Vec<String> = list(report, "channels")
+        .map(|c| &c["link"])
+        .filter(|link| link["clocks_comparable"] == false)
+        .map(|link| format!("{} -> {}", s(&link["from_process"]), s(&link["to_process"])))
+        .collect();
+    if !apart.is_empty() {
+        // Such a link's receiver stamps each message on arrival: no figure behind it reaches
+        // back to the creation on the other host, and a source there has no path to a sink here.
+        let _ = writeln!(
+            out,
+            "  behind the link{} {} (hosts whose clocks are not comparable) a message's age counts from its \
+             arrival, not from its creation",
+            if apart.len() == 1 { "" } else { "s" },
+            apart.join(", ")
+        );
+    }
     out.push('\n');
 }
 
@@ -656,6 +672,25 @@ mod tests {
         );
         assert!(!text.contains("Attention"), "{text}");
         assert!(!text.contains('\u{1b}'), "a peer's text is escaped: {text}");
+    }
+
+    #[test]
+    fn end_to_end_figures_behind_a_link_of_other_clocks_say_they_count_from_arrival() {
+        let mut r = report(0, "ok");
+        r["latency"] = json!({"every": 64, "clock_anomalies": 0,
+                              "sinks": [{"id": 1, "name": "Snk", "latency_ns": {"p50": 300, "count": 5}}]});
+        let text = render(&r);
+        assert!(text.contains("sink Snk#1: "), "{text}");
+        assert!(!text.contains("counts from its arrival"), "{text}");
+        r["channels"][0]["link"]["clocks_comparable"] = json!(false);
+        assert!(
+            render(&r).contains(
+                "behind the link main -> sinks (hosts whose clocks are not comparable) a message's age counts from \
+                 its arrival, not from its creation"
+            ),
+            "{}",
+            render(&r)
+        );
     }
 
     #[test]
