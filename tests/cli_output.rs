@@ -21,6 +21,39 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
+/// An output into a directory that does not exist names the directory, whichever option
+/// asked for it, before anything runs.
+#[test]
+fn every_output_into_a_missing_directory_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let missing = dir.path().join("nodir");
+    let file = |name: &str| missing.join(name).display().to_string();
+    for args in [
+        vec!["-o".to_string(), file("r.txt")],
+        vec!["--trace".to_string(), file("t.json")],
+        vec![
+            "--stats-every".to_string(),
+            "100ms".to_string(),
+            "--stats-file".to_string(),
+            file("s.jsonl"),
+        ],
+    ] {
+        let out = smxrun()
+            .arg(&net)
+            .args(["-q", "-n", "10"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("its directory '{}' does not exist", missing.display())),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn concurrent_runs_onto_one_file_leave_one_whole_report() {
     let dir = tempfile::tempdir().unwrap();

@@ -165,6 +165,20 @@ pub fn file_in_the_way(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Why the file `path` could not be made (`e`), naming its directory when that is the cause:
+/// the system's "No such file or directory" does not say which part of the path is missing.
+pub fn why_no_file(path: &Path, e: &std::io::Error) -> String {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return e.to_string(),
+    };
+    match file_in_the_way(dir) {
+        Some(_) => why_no_directory(dir, e),
+        None if !dir.exists() => format!("its directory '{}' does not exist", dir.display()),
+        None => e.to_string(),
+    }
+}
+
 /// Why the directory `dir` could not be made (`e`): a file that stands at it or on the way to
 /// it is named, since the system's "File exists" or "Not a directory" does not say which.
 pub fn why_no_directory(dir: &Path, e: &std::io::Error) -> String {
@@ -178,6 +192,17 @@ pub fn why_no_directory(dir: &Path, e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_directory_of_a_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodir").join("t.json");
+        let e = std::fs::File::create(&path).unwrap_err();
+        assert_eq!(
+            why_no_file(&path, &e),
+            format!("its directory '{}' does not exist", dir.path().join("nodir").display())
+        );
+    }
 
     #[test]
     fn a_file_where_a_directory_must_be_made_is_named() {

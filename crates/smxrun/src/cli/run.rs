@@ -373,7 +373,13 @@ fn open_trace(args: &RunArgs) -> Result<Option<TraceFile>, CliError> {
     let Some(path) = &args.trace else {
         return Ok(None);
     };
-    let failed = |e: std::io::Error| CliError::rejected(format!("--trace {}: {e}", path.display()));
+    let failed = |e: std::io::Error| {
+        CliError::rejected(format!(
+            "--trace {}: {}",
+            path.display(),
+            super::output::why_no_file(path, &e)
+        ))
+    };
     let (file, created) = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
         Ok(file) => (file, true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (

@@ -29,9 +29,13 @@ impl Sink {
     pub fn open(path: Option<&Path>) -> Result<Sink, CliError> {
         match path {
             None => Ok(Sink::Stderr),
-            Some(p) => std::fs::File::create(p)
-                .map(Sink::File)
-                .map_err(|e| CliError::rejected(format!("--stats-file {}: {e}", p.display()))),
+            Some(p) => std::fs::File::create(p).map(Sink::File).map_err(|e| {
+                CliError::rejected(format!(
+                    "--stats-file {}: {}",
+                    p.display(),
+                    super::output::why_no_file(p, &e)
+                ))
+            }),
         }
     }
 
