@@ -2,7 +2,9 @@
 //! grey circles named `smx_rn#id` (the channels into one end there without an arrowhead or a
 //! name: the channel out of it names them all; a link between processes keeps both), time-triggered channels bold and labelled with
 //! their periods, time-bounded ones dashed, decoupled ends drawn with an open circle, declared
-//! channel lengths in brackets. `instance#id` is the node as the report, the warnings and the
+//! channel lengths in brackets, boxes the language marks for real-time scheduling (inside `rt`
+//! or `tt`) filled, with the level of the mark (whether a run grants it, and at which SCHED_FIFO
+//! priority, depends on `--rt` and the machine: the run's report says). `instance#id` is the node as the report, the warnings and the
 //! configuration (`[net."Snk#3"]`, `--set Snk#3.KEY=VALUE`) name it. A net placed over
 //! several processes ([`to_dot_placed`]) draws each process as a frame around its nodes and
 //! each channel between two processes in the colour of links, named by its transport.
@@ -146,7 +148,7 @@ fn node_attrs(n: &super::Node) -> String {
             }
             let mut label = esc(&format!("{}#{} : {}", n.label, n.id, n.func));
             if n.priority > 0 {
-                let _ = write!(label, "\\nprio {}", n.priority);
+                let _ = write!(label, "\\nreal-time mark {}", n.priority);
             }
             format!(
                 "shape=box, style=\"{}\", fillcolor=\"#dde8ff\", label=\"{}\"",
@@ -219,6 +221,16 @@ mod tests {
             node(1, "Snk", "smx_snk_null", "in")
         );
         crate::json::from_json(&text).unwrap()
+    }
+
+    /// A box's level of real-time marking is the language's, not a priority a run used.
+    #[test]
+    fn a_real_time_mark_is_not_drawn_as_a_runs_priority() {
+        let mut g = src_snk();
+        g.nodes[0].priority = 3;
+        let dot = to_dot(&g);
+        assert!(dot.contains("Src#0 : smx_src_rand\\nreal-time mark 3"), "{dot}");
+        assert!(!dot.contains("prio"), "{dot}");
     }
 
     #[test]
