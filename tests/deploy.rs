@@ -931,6 +931,23 @@ fn a_link_keeps_each_messages_own_number() {
             200000,
             "{transport}: {sink}"
         );
+
+        // Behind the link a decoupled input reads its latest value again while nothing new
+        // came (its producer's process starting, or slower): each such read is a repeat, as the
+        // channel's duplicated counts it, and no new stream or gap, also when it is message 0.
+        let reread =
+            "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( decoupled in data )\nconnect Src.Snk\n";
+        let (out, report) = run_json(dir.path(), reread, &config, &["-n", "20000"]);
+        assert!(out.status.success(), "{transport}: {}", text(&out));
+        let sink = &net_row(&report, "name", "Snk")["stats"];
+        let duplicated = report["channels"][0]["duplicated"].as_u64().unwrap();
+        assert_eq!(
+            (&sink["streams"], &sink["gaps"], &sink["out_of_order"]),
+            (&json!(1), &json!(0), &json!(0)),
+            "{transport}: {sink}"
+        );
+        assert_eq!(sink["repeats"], duplicated, "{transport}: {sink}");
+        assert_eq!(sink["received"], 20000 + duplicated, "{transport}: {sink}");
     }
 }
 

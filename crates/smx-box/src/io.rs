@@ -53,6 +53,12 @@ pub mod host {
             }
         }
         fn has_message(&mut self, port: usize) -> bool;
+        /// The last read of the port gave a decoupled input's latest value again
+        /// ([`Io::read_again`]). By default never: a host without decoupled inputs.
+        fn read_again(&self, port: usize) -> bool {
+            let _ = port;
+            false
+        }
         /// Waits for a new message or the producer's end.
         fn read_blocking(&mut self, port: usize) -> Option<Message>;
         /// The producer ended and everything it wrote was taken (true when unconnected).
@@ -224,6 +230,15 @@ impl<'a> Io<'a> {
         self.ports
             .read_with(port.0, &mut |msg| seen = see.take().map(|see| see(msg)));
         seen
+    }
+
+    /// Whether the last read of an input ([`Io::read`], [`Io::read_with`]) gave its latest
+    /// value again rather than a new message: a decoupled input with nothing new. A box that
+    /// checks the order of what it reads tells a value read again from a message that came
+    /// twice by this; their numbers, and even their creation times, can be the same.
+    #[inline]
+    pub fn read_again(&self, port: InPort) -> bool {
+        self.ports.read_again(port.0)
     }
 
     /// Whether a new message is waiting on an input now, without blocking (false when empty,

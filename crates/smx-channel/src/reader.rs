@@ -24,6 +24,8 @@ pub struct Reader<T> {
     rx: Option<Consumer<T>>,
     /// `Some(last value)` on a decoupled consumer side.
     latest: Option<Option<T>>,
+    /// The last read gave the latest value again ([`Reader::read_again`]).
+    again: bool,
     kind: ChannelKind,
     shared: Arc<ChannelState>,
 }
@@ -33,6 +35,7 @@ impl<T: Clone> Reader<T> {
         Reader {
             rx: Some(rx),
             latest: kind.consumer_decoupled().then_some(None),
+            again: false,
             kind,
             shared,
         }
@@ -138,8 +141,22 @@ impl<T: Clone> Reader<T> {
     pub fn read(&mut self) -> Option<T> {
         match self.take() {
             Poll::Message(msg) => Some(msg),
-            Poll::Empty | Poll::Ended => self.duplicate(),
+            Poll::Empty | Poll::Ended => self.again(),
         }
+    }
+
+    /// Whether the last [`Reader::read`] or [`Reader::read_with`] gave the latest value again
+    /// (a decoupled consumer side with nothing new): a reader that checks order tells a value
+    /// read again from a message that came twice by this, not by its number.
+    pub fn read_again(&self) -> bool {
+        self.again
+    }
+
+    /// The latest value again, noted as read again.
+    fn again(&mut self) -> Option<T> {
+        let last = self.duplicate();
+        self.again = last.is_some();
+        last
     }
 
     /// [`Reader::read`] that lends the message to `see` instead of returning it
@@ -152,14 +169,15 @@ impl<T: Clone> Reader<T> {
     #[inline(always)]
     pub fn read_with<R>(&mut self, see: impl FnOnce(&T) -> R) -> Option<R> {
         let Some(rx) = &mut self.rx else {
-            return self.duplicate().map(|last| see(&last));
+            return self.again().map(|last| see(&last));
         };
-        let latest = &mut self.latest;
+        let (latest, again) = (&mut self.latest, &mut self.again);
         // Called by the pop only when there is a message; else kept for the duplicate.
         let mut see = Some(see);
         let popped = rx.try_pop_with(|msg| {
             if let Some(last) = latest {
                 *last = Some(msg.clone());
+                *again = false;
             }
             see.take().map(|see| see(msg))
         });
@@ -168,7 +186,7 @@ impl<T: Clone> Reader<T> {
                 self.shared.counters.consumer.read.bump();
                 seen
             }
-            (Err(_), Some(see)) => self.duplicate().map(|last| see(&last)),
+            (Err(_), Some(see)) => self.again().map(|last| see(&last)),
             (Err(_), None) => None,
         }
     }
@@ -199,6 +217,7 @@ impl<T: Clone> Reader<T> {
                 self.shared.counters.consumer.read.bump();
                 if let Some(last) = &mut self.latest {
                     *last = Some(msg.clone());
+                    self.again = false;
                 }
                 Poll::Message(msg)
             }

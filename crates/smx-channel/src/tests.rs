@@ -45,6 +45,32 @@ fn a_decoupled_consumer_reads_the_latest_value_again() {
     assert_eq!((s.read, s.duplicated), (1, 1));
 }
 
+/// A reader says whether its last read was the latest value again: the same value that came
+/// twice is two messages, the value read again is one.
+#[test]
+fn a_reader_says_when_it_read_the_latest_value_again() {
+    let (mut w, mut r) = channel::<u32>(ChannelKind::DecoupledConsumer, 4);
+    w.write(7).unwrap();
+    w.write(7).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let value = r.read_with(|v| *v).unwrap();
+        seen.push((value, r.read_again()));
+    }
+    assert_eq!(seen, [(7, false), (7, false), (7, true)]);
+    w.write(8).unwrap();
+    assert_eq!((r.read(), r.read_again()), (Some(8), false));
+    assert_eq!((r.read(), r.read_again()), (Some(8), true));
+    let (mut w, mut r) = channel::<u32>(ChannelKind::Coupled, 2);
+    w.write(1).unwrap();
+    assert_eq!((r.read(), r.read_again()), (Some(1), false));
+    assert_eq!(
+        (r.read(), r.read_again()),
+        (None, false),
+        "a coupled side reads nothing again"
+    );
+}
+
 #[test]
 fn a_reader_close_fails_later_writes_and_the_books_balance_in_every_kind() {
     for kind in [

@@ -261,6 +261,13 @@ impl Ports for PortSet {
         self.reader(port).is_some_and(Reader::has_message)
     }
 
+    fn read_again(&self, port: usize) -> bool {
+        self.inputs
+            .get(port)
+            .and_then(|slot| slot.reader.as_ref())
+            .is_some_and(Reader::read_again)
+    }
+
     fn read_blocking(&mut self, port: usize) -> Option<Message> {
         let slot = self.inputs.get_mut(port)?;
         let msg = slot.reader.as_mut()?.read_blocking()?;
@@ -378,6 +385,10 @@ macro_rules! pass_ports_through {
 
         fn has_message(&mut self, port: usize) -> bool {
             self.ports.has_message(port)
+        }
+
+        fn read_again(&self, port: usize) -> bool {
+            self.ports.read_again(port)
         }
 
         fn input_ended(&self, port: usize) -> bool {
