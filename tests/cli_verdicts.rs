@@ -107,6 +107,29 @@ fn a_port_the_implementation_needs_is_cited_at_the_declaration_by_check_graph_an
     }
 }
 
+/// Errors that follow from one and are not shown are still counted in the verdict, as the
+/// note beside the one shown says there are more.
+#[test]
+fn check_counts_the_errors_it_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = net_file(
+        &dir,
+        "self.smx",
+        "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( in data, out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n",
+    );
+    let out = smxrun(&["check", &net]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("3 more errors about missing connections on this line follow from it (not shown)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{net}: rejected (4 errors, 0 warnings)")),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn check_ends_a_configuration_mistake_with_its_verdict_as_any_other() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,6 +61,9 @@ pub struct Diagnostic {
     /// after the message as `FILE:LINE:COL: note: TEXT` with its line and a caret. Only our
     /// format shows them: the original compiler's has no such lines.
     pub related: Vec<(Span, String)>,
+    /// Errors that follow from this one and are left out of the list (a note says how many):
+    /// a tally of a check's errors counts them too.
+    pub follow_on_errors: usize,
 }
 
 impl Diagnostic {
@@ -71,6 +74,7 @@ impl Diagnostic {
             span,
             notes: Vec::new(),
             related: Vec::new(),
+            follow_on_errors: 0,
         }
     }
 
@@ -81,6 +85,7 @@ impl Diagnostic {
             span,
             notes: Vec::new(),
             related: Vec::new(),
+            follow_on_errors: 0,
         }
     }
 
@@ -96,6 +101,11 @@ impl Diagnostic {
 
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
+    }
+
+    /// How many errors this one stands for: itself and those that follow from it.
+    pub fn errors(&self) -> usize {
+        if self.is_error() { 1 + self.follow_on_errors } else { 0 }
     }
 }
 

@@ -255,6 +255,7 @@ fn explain_conflicting_modes(source: &SourceFile, boxes: &[&BoxDecl], diagnostic
                 (left_mode, right_mode) => mode_note(port, l, r, left_mode.or(right_mode), serial),
             });
             if serial {
+                d.follow_on_errors += conflict.folded;
                 d.notes.push(format!(
                     " -> {} more error{} on this line about '{port}' not being connected follow from it (not shown)",
                     conflict.folded,
@@ -481,6 +482,7 @@ fn self_loop_error(
             " -> {} more errors about missing connections on this line follow from it (not shown)",
             folded - 1
         ));
+        diag.follow_on_errors = folded - 1;
     }
     diag
 }
@@ -650,6 +652,7 @@ mod tests {
         );
         assert!(text.contains("so 'Src' should declare 'out data'"), "{text}");
         assert!(text.contains("3 more errors on this line"), "{text}");
+        assert_eq!(diags[0].errors(), 4, "a tally counts those not shown too");
         // Two outputs: the right one is turned.
         let (_, diags) =
             explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( out data )\nconnect Src.Snk\n");

@@ -69,8 +69,13 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     // The verdict's tally: the net file's own, with what the checks after it found.
     let tally = |more_errors: usize, more_warnings: usize| {
         let (errors, warnings) = compiled.as_ref().map_or((0, 0), |c| {
-            let errors = c.diagnostics.iter().filter(|d| d.is_error()).count();
-            (errors, c.diagnostics.len() - errors)
+            let errors = c
+                .diagnostics
+                .iter()
+                .map(smx_lang::diag::Diagnostic::errors)
+                .sum::<usize>();
+            let warnings = c.diagnostics.iter().filter(|d| !d.is_error()).count();
+            (errors, warnings)
         });
         format!(
             "{}, {}",

@@ -266,20 +266,24 @@ pub fn counts(compiled: &Compiled) -> String {
 
 /// [`counts`] with `more_errors` found after the front end (unknown implementations).
 pub fn counts_with(compiled: &Compiled, more_errors: usize) -> String {
-    let errors = more_errors
-        + compiled
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count();
-    let warnings = compiled.diagnostics.len() + more_errors - errors;
-    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+    tally(compiled, more_errors, 0)
 }
 
 /// [`counts`] with `more_warnings` found after the front end.
 pub fn counts_with_warnings(compiled: &Compiled, more_warnings: usize) -> String {
-    let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = compiled.diagnostics.len() - errors + more_warnings;
+    tally(compiled, 0, more_warnings)
+}
+
+/// Errors (with those that follow from one and are not shown) and warnings of the front end,
+/// and those found after it.
+fn tally(compiled: &Compiled, more_errors: usize, more_warnings: usize) -> String {
+    let errors = more_errors + compiled.diagnostics.iter().map(Diagnostic::errors).sum::<usize>();
+    let warnings = more_warnings
+        + compiled
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
     format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
 }
 
