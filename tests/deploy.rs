@@ -4,7 +4,7 @@
 
 mod common;
 use common::deploy::{
-    alive, by_process, children_of, process, smxrun, split, text, wait_for, wait_for_messages, write,
+    alive, by_process, children_of, process, run_json, smxrun, split, text, wait_for, wait_for_messages, write,
 };
 
 use std::path::Path;
@@ -17,27 +17,6 @@ const NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_
 /// A time-triggered pair beside a plain one: `Snk#3` is the plain pair's sink.
 const TT_NET: &str = "Src = extern box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n\
                       connect tt[100us](Src.Snk) | (Src.Snk)\n";
-
-/// Runs `smxrun NET --config CONFIG --report json ARGS` and returns the exit and the report.
-fn run_json(dir: &Path, net: &str, config: &str, args: &[&str]) -> (Output, Value) {
-    let net = write(dir, "net.smx", net);
-    let config = write(dir, "deploy.toml", config);
-    let report = dir.join("report.json");
-    let out = smxrun()
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .args(["--report", "json", "-q", "-o"])
-        .arg(&report)
-        .args(args)
-        .output()
-        .unwrap();
-    let value = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, value)
-}
 
 /// Every channel's books balance across its processes.
 fn assert_books_balance(report: &Value) {

@@ -3,32 +3,17 @@
 //! way to the sink, a fan-in that mixes in another source's messages).
 
 mod common;
-use common::deploy::{smxrun, text, write};
+use common::deploy::{run_json, smxrun, text, write};
 
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 
-/// Runs `smxrun NET --config CONFIG --report json --latency full -n N`: every message is a
-/// sample, so each figure below covers the same messages.
+/// `run_json` with every message a sample (`--latency full`), so that each figure below
+/// covers the same messages.
 fn run_full_latency(dir: &Path, net: &str, config: &str, messages: &str) -> (Output, Value) {
-    let net = write(dir, "net.smx", net);
-    let config = write(dir, "deploy.toml", config);
-    let report = dir.join("report.json");
-    let out = smxrun()
-        .arg(&net)
-        .arg("--config")
-        .arg(&config)
-        .args(["--report", "json", "-q", "--latency", "full", "-n", messages, "-o"])
-        .arg(&report)
-        .output()
-        .unwrap();
-    let value = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (out, value)
+    run_json(dir, net, config, &["--latency", "full", "-n", messages])
 }
 
 fn channel<'r>(report: &'r Value, from: &str, to: &str) -> &'r Value {

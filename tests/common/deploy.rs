@@ -8,6 +8,27 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Runs `smxrun NET --config CONFIG --report json ARGS` and returns the exit and the report.
+pub fn run_json(dir: &Path, net: &str, config: &str, args: &[&str]) -> (Output, Value) {
+    let net = write(dir, "net.smx", net);
+    let config = write(dir, "deploy.toml", config);
+    let report = dir.join("report.json");
+    let out = smxrun()
+        .arg(&net)
+        .arg("--config")
+        .arg(&config)
+        .args(["--report", "json", "-q", "-o"])
+        .arg(&report)
+        .args(args)
+        .output()
+        .unwrap();
+    let value = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (out, value)
+}
+
 pub fn smxrun() -> Command {
     Command::new(env!("CARGO_BIN_EXE_smxrun"))
 }
