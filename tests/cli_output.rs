@@ -21,6 +21,42 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
+/// `-o` replaces a report (of any format) but no other file: a split's job beside the reports
+/// holds the links' keys, and a slip of `-o` onto it would lose it.
+#[test]
+fn a_runs_report_replaces_a_report_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let job = write(dir.path(), "main.job", "{\"process\": \"main\"}\n");
+    let out = smxrun()
+        .arg(&net)
+        .args(["-q", "-n", "10", "-o"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds something other than a report"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&job).unwrap(), "{\"process\": \"main\"}\n");
+    let report = dir.path().join("report.out");
+    for format in ["text", "json", "smx", "text"] {
+        let out = smxrun()
+            .arg(&net)
+            .args(["-q", "-n", "10", "--report", format, "-o"])
+            .arg(&report)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// An output into a directory that does not exist names the directory, whichever option
 /// asked for it, before anything runs.
 #[test]

@@ -106,9 +106,80 @@ pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) ->
     Ok(())
 }
 
+/// Refuses a report's destination (`-o` of a run or a merge) that is a regular file holding
+/// anything but a report smxrun writes. Reports lie beside the net, its configuration, a
+/// split's jobs (with the links' keys), start scripts and units: one slip of `-o` would replace
+/// a file the user cannot make again from a report, while a report written over is what the
+/// command writes again. An empty file (one `mktemp` made) is taken.
+pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        return Ok(());
+    }
+    let text = std::fs::read(path)
+        .ok()
+        .filter(|bytes| bytes.len() <= REPORT_MAX_BYTES)
+        .and_then(|bytes| String::from_utf8(bytes).ok());
+    if text.is_some_and(|text| text.trim().is_empty() || is_report(&text)) {
+        return Ok(());
+    }
+    Err(CliError::rejected(format!(
+        "-o '{}' holds something other than a report (a job, a start script, a net?): writing there \
+         would replace it; choose another path",
+        path.display()
+    )))
+}
+
+/// Larger than any report a run writes: a larger file is something else.
+const REPORT_MAX_BYTES: usize = 256 << 20;
+
+/// Whether `text` is a report smxrun writes: a text report opens with its `Asked:` line, a JSON
+/// report is an object with the layout's `format_version` and its `nets`, the original
+/// runtime's log lines (`--report smx`) end with `end main thread`.
+pub fn is_report(text: &str) -> bool {
+    if text.starts_with("Asked: ") {
+        return true;
+    }
+    let last = text.trim_end().lines().last().unwrap_or("");
+    if last.starts_with('[') && last.contains("] [NOTICE] [main] end main thread (wall time: ") {
+        return true;
+    }
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|report| report["format_version"].is_u64() && report["nets"].is_array())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_report_smxrun_writes_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        for (name, text) in [
+            ("r.txt", &b"Asked: net.smx, 2 boxes\n"[..]),
+            ("r.json", br#"{"format_version": 3, "nets": []}"#),
+            (
+                "r.log",
+                b"[2026-12-07 08:57:14.835231] [NOTICE] [main] end main thread (wall time: 0.016161)\n",
+            ),
+            ("empty", b""),
+        ] {
+            assert!(refuse_replacing_other_than_report(&file(name, text)).is_ok(), "{name}");
+        }
+        assert!(refuse_replacing_other_than_report(&dir.path().join("new")).is_ok());
+        for (name, text) in [
+            ("main.job", &br#"{"process": "main", "graph": {}}"#[..]),
+            ("main.sh", b"#!/bin/sh\nexec smxrun\n"),
+            ("bin", b"\xff\xfe\x00"),
+        ] {
+            let err = refuse_replacing_other_than_report(&file(name, text)).unwrap_err();
+            assert!(err.message.contains("holds something other than a report"), "{name}");
+        }
+    }
 
     #[test]
     fn the_input_under_another_name_is_refused() {

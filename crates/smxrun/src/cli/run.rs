@@ -468,7 +468,11 @@ fn refuse_clobbering(
     .chain(by_boxes.iter().map(|(what, path)| (what.as_str(), path.as_path())))
     .collect();
     let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
-    super::clobber::refuse_clobbering(&outputs, &inputs)
+    super::clobber::refuse_clobbering(&outputs, &inputs)?;
+    match &args.output {
+        Some(path) => super::clobber::refuse_replacing_other_than_report(path),
+        None => Ok(()),
+    }
 }
 
 /// The run's configuration layers: `--config`, then every `--set` in order, then `-n`.

@@ -179,7 +179,7 @@ fn check_output(output: &Path) -> Result<(), CliError> {
         _ => Path::new("."),
     };
     match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => refuse_replacing(output),
+        Ok(m) if m.is_dir() => crate::cli::clobber::refuse_replacing_other_than_report(output),
         Ok(_) => Err(CliError::rejected(format!(
             "cannot write '{}': '{}' is not a directory",
             output.display(),
@@ -192,35 +192,6 @@ fn check_output(output: &Path) -> Result<(), CliError> {
             plain_error(&e)
         ))),
     }
-}
-
-/// Refuses an `-o` that would replace a file holding anything but a report. The reports to
-/// merge lie beside the split's jobs, start scripts and units, and often the net itself: one
-/// slip of `-o` would replace a file the user cannot make again from the report, while a
-/// report written over is what a merge writes again.
-fn refuse_replacing(output: &Path) -> Result<(), CliError> {
-    if !std::fs::metadata(output).is_ok_and(|m| m.is_file()) {
-        return Ok(());
-    }
-    let text = smx_deploy::protocol::read_capped(output).unwrap_or_default();
-    if text.trim().is_empty() || is_report(&text) {
-        return Ok(());
-    }
-    Err(CliError::rejected(format!(
-        "-o '{}' holds something other than a report (a job, a start script, a net?): writing there \
-         would replace it; choose another path",
-        output.display()
-    )))
-}
-
-/// Whether `text` is a report smxrun writes: a text report opens with its `Asked:` line, a JSON
-/// report is an object with the layout's `format_version` and its `nets`.
-fn is_report(text: &str) -> bool {
-    if text.starts_with("Asked: ") {
-        return true;
-    }
-    serde_json::from_str::<serde_json::Value>(text)
-        .is_ok_and(|report| report["format_version"].is_u64() && report["nets"].is_array())
 }
 
 /// An error as the system words it, without Rust's `(os error N)`.
