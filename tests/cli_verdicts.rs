@@ -107,6 +107,50 @@ fn a_port_the_implementation_needs_is_cited_at_the_declaration_by_check_graph_an
     }
 }
 
+/// A time-triggered net that loses messages by its shape (a fan-in whose outputs take fewer
+/// per period than its inputs deliver; a channel into a firewall of a longer period) is warned
+/// of by `check`, before any run, with the rule and the remedy.
+#[test]
+fn check_warns_of_what_a_time_triggered_net_loses_by_its_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let fan_in = net_file(
+        &dir,
+        "fan.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[1ms]((Src!Src).(Snk|Snk))\n",
+    );
+    let crossing = net_file(
+        &dir,
+        "cross.smx",
+        "Src = box smx_src_rand( out data )\nF = box smx_fwd( up in data, down out data )\n\
+         Snk = box smx_snk_null( in data )\nconnect tt[1ms](Src.F).tt[2ms](Snk)\n",
+    );
+    let even = net_file(
+        &dir,
+        "even.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect tt[1ms](Src.Snk)\n",
+    );
+    for (net, warning) in [
+        (
+            &fan_in,
+            "warning: smx_rn#2: its time-triggered inputs will lose messages by the net's shape",
+        ),
+        (
+            &crossing,
+            "warning: F#1 -> Snk#2: where its channel crosses from the 1.00ms firewall into the 2.00ms one it will \
+             lose messages by the net's shape",
+        ),
+    ] {
+        let out = smxrun(&["check", net]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(warning), "{stderr}");
+        let verdict = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
+        assert!(verdict.contains("(0 errors, 1 warning)"), "{verdict}");
+    }
+    let out = smxrun(&["check", &even]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("by the net's shape"));
+}
+
 /// Errors that follow from one and are not shown are still counted in the verdict, as the
 /// note beside the one shown says there are more.
 #[test]

@@ -48,5 +48,5 @@ pub use progress::{ChannelSample, FirewallSample, NetSample, Progress, Snapshot,
 pub use registry::Registry;
 /// Bytes a channel's queue reserves per message of its length, as a run counts its memory.
 pub use resources::SLOT_BYTES as CHANNEL_SLOT_BYTES;
-pub use run::{executive_cores, run};
+pub use run::{executive_cores, losses_by_shape, run};
 pub use trace::{DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT, Tracer};

@@ -41,9 +41,22 @@ pub(super) fn explain(report: &mut Report, plan: &Plan) {
         }
         // Produce misses lose nothing: the verdict on the period says what they are.
         if misses > 0 && faster_in {
-            report.tell(warning(c, &from, &to, misses));
+            report.tell(warning(c, &from, &to, Some(misses)));
         }
     }
+}
+
+/// The warnings of [`explain`] before a run: each channel that will lose messages where it
+/// crosses into a firewall of a longer period.
+pub(super) fn foreseen(plan: &Plan) -> Vec<String> {
+    plan.channels
+        .iter()
+        .filter(|c| crosses(c) && c.src_period < c.dst_period)
+        .map(|c| {
+            let (from, to) = (plan.nets[c.from].thread_name(), plan.nets[c.to].thread_name());
+            warning(c, &from, &to, None)
+        })
+        .collect()
 }
 
 /// A time-triggered channel whose two sides keep different periods.
@@ -51,11 +64,20 @@ fn crosses(c: &ChannelPlan) -> bool {
     is_time_triggered(c) && !c.src_period.is_zero() && !c.dst_period.is_zero() && c.src_period != c.dst_period
 }
 
-fn warning(c: &ChannelPlan, from: &str, to: &str, misses: u64) -> String {
+fn warning(c: &ChannelPlan, from: &str, to: &str, misses: Option<u64>) -> String {
     let (src, dst) = (period(c.src_period), period(c.dst_period));
+    let lead = match misses {
+        Some(misses) => format!(
+            "the {misses} consume misses where its channel crosses from the {src} firewall into the {dst} one follow \
+             from the net's shape, not from timing"
+        ),
+        None => format!(
+            "where its channel crosses from the {src} firewall into the {dst} one it will lose messages by the net's \
+             shape, whatever the timing"
+        ),
+    };
     format!(
-        "{from} -> {to}: the {misses} consume misses where its channel crosses from the {src} firewall into the \
-         {dst} one follow from the net's shape, not from timing: the {dst} side hands {to} one message per {dst} \
+        "{from} -> {to}: {lead}: the {dst} side hands {to} one message per {dst} \
          while the {src} side takes one per {src} from {from}; about {:.0} % of them are overwritten before {to} \
          gets them, on any machine. To carry every message, give {to} the period of {from} (`tt[{}]` around both), \
          or leave {to} out of the `tt`",

@@ -85,6 +85,19 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     Ok(report)
 }
 
+/// What a time-triggered net will lose by its shape, whatever the machine (the warnings a run
+/// gives once it lost some): for `check`, before any run. Empty where the net cannot be laid
+/// out (the run's own errors say why).
+pub fn losses_by_shape(graph: &smx_graph::NetGraph, registry: &Registry) -> Vec<String> {
+    match plan::build(graph, registry, &RunOptions::default()) {
+        Ok(plan) => shape::foreseen(&plan)
+            .into_iter()
+            .chain(crossing::foreseen(&plan))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The threads' work, wired and ready to start: single boxes, chains, and the firewall shards
 /// holding the boxes their executives run.
 struct Ready {

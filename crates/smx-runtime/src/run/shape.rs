@@ -45,8 +45,14 @@ pub(super) fn explain(report: &mut Report, plan: &Plan) {
         for pair in into_node {
             pair.consume_misses_by_shape = true;
         }
-        report.tell(warning(plan, &narrowing, misses));
+        report.tell(warning(plan, &narrowing, Some(misses)));
     }
+}
+
+/// The warnings of [`explain`] before a run: each routing node that will lose messages by the
+/// net's shape, whatever the machine.
+pub(super) fn foreseen(plan: &Plan) -> Vec<String> {
+    narrowings(plan).iter().map(|n| warning(plan, n, None)).collect()
 }
 
 fn narrowings(plan: &Plan) -> Vec<Narrowing<'_>> {
@@ -99,13 +105,21 @@ fn intake_period(c: &ChannelPlan) -> Duration {
     }
 }
 
-/// The warning: where the misses are, the rule that makes them, and what to change in the net.
-fn warning(plan: &Plan, n: &Narrowing<'_>, misses: u64) -> String {
+/// The warning: where the misses are (`None`: before a run, where they will be), the rule that
+/// makes them, and what to change in the net.
+fn warning(plan: &Plan, n: &Narrowing<'_>, misses: Option<u64>) -> String {
     let node = plan.nets[n.node].thread_name();
     let needed = fast_enough(n.pace.div_f64(n.offered));
+    let lead = match misses {
+        Some(misses) => {
+            format!(
+                "the {misses} consume misses on its time-triggered inputs follow from the net's shape, not from timing"
+            )
+        }
+        None => "its time-triggered inputs will lose messages by the net's shape, whatever the timing".to_string(),
+    };
     format!(
-        "{node}: the {misses} consume misses on its time-triggered inputs follow from the net's shape, not from \
-         timing: a routing node passes one message at a time to all its outputs, so behind its time-triggered \
+        "{node}: {lead}: a routing node passes one message at a time to all its outputs, so behind its time-triggered \
          outputs ({}) it forwards at most one message per {}, while its inputs ({}) deliver {} per {}; about \
          {:.0} % of what they deliver is overwritten before {node} reads it, on any machine. To carry every \
          message, give its outputs a period of {} or shorter (its consumers in a `tt[{}]` of their own), leave \

@@ -112,6 +112,12 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
         crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
         return Ok(exit::REJECTED);
     }
+    // What a time-triggered net loses by its shape is known before it runs.
+    let by_shape = smx_runtime::losses_by_shape(&graph, registry);
+    for line in &by_shape {
+        crate::cli::say(&format!("warning: {line}"));
+    }
+    let with_warnings = |more_warnings: usize| with_warnings(more_warnings + by_shape.len());
     if let Some(layers) = &layers {
         // The values a run would refuse before its start (the boxes' own checks) are refused
         // here too, so that check and run give one verdict.
