@@ -19,12 +19,16 @@ impl Composer<'_> {
             NetExpr::Timed { op, time, inner, span } => match op {
                 TimeOp::Tt => {
                     let i = self.eval(g, inner, Crit::Tt)?;
-                    self.apply_rate(g, &i, RateKind::Tt, *time);
+                    if self.apply_rate(g, &i, RateKind::Tt, *time) == 0 {
+                        self.reaches_no_channel("tt", inner, *span);
+                    }
                     Some(i)
                 }
                 TimeOp::Tb => {
                     let i = self.eval(g, inner, crit)?;
-                    self.apply_rate(g, &i, RateKind::Tb, *time);
+                    if self.apply_rate(g, &i, RateKind::Tb, *time) == 0 {
+                        self.reaches_no_channel("tb", inner, *span);
+                    }
                     Some(i)
                 }
                 TimeOp::Tf => {
@@ -217,7 +221,35 @@ impl Composer<'_> {
     }
 
     /// `tt[T](E)` / `tb[T](E)`: annotate every non-disabled port of E's list (spec §4.11).
-    fn apply_rate(&mut self, g: &mut Graph, i: &Iface, kind: RateKind, time: TimeSpec) {
+    /// A `tt` or `tb` that marked no port: around the name of a net or wrapper, whose channels
+    /// its definition made, it times none of them (as in smxc), which reads as if it did.
+    fn reaches_no_channel(&mut self, op: &str, inner: &NetExpr, span: crate::diag::Span) {
+        let mut named = inner;
+        while let NetExpr::Paren { inner, .. } = named {
+            named = inner;
+        }
+        // Only the name of a net or wrapper: a box without the ports it would mark (a `tb`
+        // around a source) has no channel to miss.
+        let NetExpr::Ident(id) = named else { return };
+        let n = self.names.intern(&id.name);
+        if !matches!(self.scopes.lookup(n), Some(Sym::Net(_) | Sym::Wrapper(_))) {
+            return;
+        }
+        let name = &id.name;
+        self.warning(
+            format!(
+                "operator '{op}' around '{name}' reaches no channel: the channels of '{name}' are made in its \
+                 definition, so its boxes are marked for real-time scheduling and its channels are not {}; write \
+                 the '{op}' in the definition ({name} = {op}[...](...))",
+                if op == "tt" { "time-triggered" } else { "time-bounded" }
+            ),
+            Some(span),
+        );
+    }
+
+    /// Marks the ports of `i` with the rate; how many it marked.
+    fn apply_rate(&mut self, g: &mut Graph, i: &Iface, kind: RateKind, time: TimeSpec) -> usize {
+        let mut marked = 0;
         for p in g.rope_items(i.full) {
             let port = g.port(p);
             if port.state == State::Disabled {
@@ -226,6 +258,7 @@ impl Composer<'_> {
             if kind == RateKind::Tb {
                 if port.mode == Mode::In {
                     g.port_mut(p).rate = Rate { kind, time };
+                    marked += 1;
                 }
                 continue;
             }
@@ -244,6 +277,44 @@ impl Composer<'_> {
             let port = g.port_mut(p);
             port.rate = Rate { kind, time };
             port.ch_len = 0;
+            marked += 1;
         }
+        marked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compose::{CompileOptions, compile};
+    use crate::diag::SourceFile;
+
+    const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
+
+    /// The first line of each diagnostic of an accepted `text`.
+    fn said(text: &str) -> Vec<String> {
+        let source = SourceFile::new("t.smx", text);
+        let compiled = compile(&source, &CompileOptions::default());
+        assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
+        compiled
+            .diagnostics
+            .iter()
+            .map(|d| source.render(d).lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// `tt` around the name of a net marks its boxes and none of its channels, made in its
+    /// definition: a net that reads as timed and runs free is warned of at the operator.
+    #[test]
+    fn a_timing_operator_around_a_nets_name_is_warned_of() {
+        let warned = said(&format!("{BOXES}Pair = Src.Snk\nconnect tt[1ms](Pair)\n"));
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].starts_with("t.smx:4:9: warning: operator 'tt' around 'Pair' reaches no channel"),
+            "{warned:?}"
+        );
+        assert!(said(&format!("{BOXES}Pair = tt[1ms](Src.Snk)\nconnect Pair\n")).is_empty());
+        assert!(said(&format!("{BOXES}connect tt[1ms](Src.Snk)\n")).is_empty());
+        // A box whose ports `tb` does not mark (a source has no input) has no channel to miss.
+        assert!(said(&format!("{BOXES}connect tb[1ms](Src).Snk\n")).is_empty());
     }
 }
