@@ -71,6 +71,10 @@ fn output_paths_are_checked_before_the_runs() {
         ("--markdown", missing.with_extension("md")),
         ("--json", dir.path().to_path_buf()),
         ("--plot", file.clone()),
+        // A file that holds anything but what the flag writes (here a net's text) is kept.
+        ("--json", file.clone()),
+        ("--csv", file.clone()),
+        ("--markdown", file.clone()),
     ] {
         let out = bench(&["scaling", "--pairs", "1", "--count", "10", flag, path.to_str().unwrap()]);
         let err = stderr(&out);
@@ -78,11 +82,64 @@ fn output_paths_are_checked_before_the_runs() {
         assert!(err.contains(flag) && !err.contains(STARTED), "{flag}: {err}");
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    let out = bench(&[
+        "scaling",
+        "--pairs",
+        "1",
+        "--count",
+        "10",
+        "--markdown",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("holds something other than what --markdown writes"),
+        "{}",
+        stderr(&out)
+    );
     // A writable path that does not exist yet is not left behind by the check.
     let fresh = dir.path().join("fresh.csv");
     let out = bench(&["scaling", "--count", "0", "--csv", fresh.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!fresh.exists());
+}
+
+/// What an earlier bench wrote to `--json`, `--csv` or `--markdown` is written over: the check
+/// that keeps other files lets its own results through.
+#[test]
+fn a_bench_writes_over_its_own_earlier_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = [result(
+        "scaling",
+        vec![case("smx", &[("pairs", "1")], "msg_rate", &[1.0])],
+    )];
+    let (json, csv, md) = (
+        dir.path().join("r.json"),
+        dir.path().join("r.csv"),
+        dir.path().join("r.md"),
+    );
+    smx_bench::output::write_json(&json, &results).unwrap();
+    smx_bench::output::write_csv(&csv, &results).unwrap();
+    smx_bench::output::write_markdown(&md, &results).unwrap();
+    let missing = dir.path().join("no-earlier.json");
+    // The comparison's file is read after the outputs are checked, and ends the bench there.
+    let out = bench(&[
+        "scaling",
+        "--pairs",
+        "1",
+        "--count",
+        "10",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "--compare",
+        missing.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert!(!err.contains("holds something other"), "{err}");
+    assert!(err.contains("no-earlier.json"), "{err}");
 }
 
 #[test]

@@ -275,13 +275,23 @@ const NO_TABLE_CHART: &str = "bench zmq, hosts, processes and load draw no chart
 /// Every output file and the plot directory, checked before any run. A file that does not exist
 /// yet is created to prove it can be, and removed again; an existing one is left as it is.
 pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
-    for (flag, path) in [
-        ("--json", &common.json),
-        ("--csv", &common.csv),
-        ("--markdown", &common.markdown),
-    ] {
+    fn json(text: &str) -> bool {
+        output::parse_json(text).is_ok()
+    }
+    fn csv(text: &str) -> bool {
+        text.starts_with("experiment,series")
+    }
+    fn markdown(text: &str) -> bool {
+        text.starts_with("## smxrun bench ")
+    }
+    let files: [(&str, &Option<std::path::PathBuf>, OursFn); 3] = [
+        ("--json", &common.json, json),
+        ("--csv", &common.csv, csv),
+        ("--markdown", &common.markdown, markdown),
+    ];
+    for (flag, path, ours) in files {
         if let Some(path) = path {
-            check_file(flag, path)?;
+            check_file(flag, path, ours)?;
         }
     }
     if let Some(dir) = &common.plot {
@@ -290,9 +300,25 @@ pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn check_file(flag: &str, path: &Path) -> Result<(), String> {
+/// `ours`: whether a file's text is what `flag` writes. Any other file that holds something (a
+/// net, a report, a script) is refused: a slip of the flag would replace it for good, while a
+/// result written over is one a bench writes again.
+/// Whether a file's text is what an output flag writes.
+type OursFn = fn(&str) -> bool;
+
+fn check_file(flag: &str, path: &Path, ours: OursFn) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{flag} {}: is a directory, not a file", path.display()));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        let text = std::fs::read(path).ok().and_then(|b| String::from_utf8(b).ok());
+        if !text.is_some_and(|t| t.trim().is_empty() || ours(&t)) {
+            return Err(format!(
+                "{flag} {}: the file holds something other than what {flag} writes: writing there would replace \
+                 it; choose another path",
+                path.display()
+            ));
+        }
     }
     let existed = path.exists();
     std::fs::OpenOptions::new()
