@@ -153,7 +153,11 @@ fn invalid_runs_are_kept_but_left_out_of_summaries() {
     assert_eq!(case.cell("msg_rate_hz", 1e-3, 1), "2.0 (1.0-3.0)");
     assert_eq!(case.key(), "smx{pairs=2,threads=4}");
     assert_eq!(r.notes.len(), 1);
-    assert!(r.notes[0].contains("run(s) 2 of 3") && r.notes[0].contains("9 of 10"));
+    assert!(
+        r.notes[0].starts_with("INVALID run 2 (of 3 runs) of smx{pairs=2,threads=4}") && r.notes[0].contains("9 of 10"),
+        "{}",
+        r.notes[0]
+    );
 }
 
 #[test]
@@ -382,6 +386,25 @@ fn tt_table_puts_the_floor_beside_each_pair_count_and_mode() {
     assert_eq!(t.rows[2][5], "0.0100");
     let chart = &smx_bench::tt::charts(&r)[0].1;
     assert_eq!(chart.series.len(), 4, "three smx lines and the floor");
+}
+
+/// A load average above the CPUs as the experiment began is said: other work shared them.
+#[test]
+fn a_busy_machine_is_noted() {
+    let calm: &[&[(&str, f64)]] = &[&[("wall_s", 1.0)]];
+    let mut result = result_with("scaling", vec![case_with("smx", &[("pairs", "1")], calm)]);
+    result.machine.cores_allowed = 2;
+    result.machine.load_before = Some(1.5);
+    result.note_busy_machine();
+    assert!(result.notes.is_empty(), "{:?}", result.notes);
+    result.machine.load_before = Some(4.56);
+    result.note_busy_machine();
+    assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
+    assert!(
+        result.notes[0].starts_with("busy machine: the load average was 4.56 on 2 CPUs"),
+        "{}",
+        result.notes[0]
+    );
 }
 
 #[test]

@@ -70,7 +70,8 @@ pub enum Experiment {
     Latency(LatencyArgs),
     /// Defaults against the best setting of a --pin x --wait-spin x --tt-mode sweep, per row
     Tune(TuneArgs),
-    /// Every experiment with its defaults (use with --quick for a smoke check)
+    /// The four experiments of one process, scaling, tt, zmq and latency, with their defaults
+    /// (use with --quick for a smoke check); hosts, processes, load and tune run on their own
     All,
 }
 

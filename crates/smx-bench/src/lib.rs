@@ -210,6 +210,7 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         r.machine.finish();
         r.note_invalid_runs();
         r.note_stolen_runs();
+        r.note_busy_machine();
         results.push(r);
     };
     match experiment {

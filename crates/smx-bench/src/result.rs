@@ -232,6 +232,22 @@ impl BenchResult {
         ));
     }
 
+    /// One note when the machine was busy as the experiment began: a 1-minute load average
+    /// above the CPUs it may use says other work shared them, and its figures with it.
+    pub fn note_busy_machine(&mut self) {
+        let (Some(load), cpus) = (self.machine.load_before, self.machine.cores_allowed) else {
+            return;
+        };
+        if cpus > 0 && load > cpus as f64 {
+            self.notes.push(format!(
+                "busy machine: the load average was {load:.2} on {cpus} CPU{} as the experiment began: other work \
+                 shared the CPUs with these runs, so their figures are not this machine's alone (run again when it \
+                 is idle)",
+                if cpus == 1 { "" } else { "s" }
+            ));
+        }
+    }
+
     /// One note per case with invalid runs: which runs, and each distinct problem once (long
     /// problems such as compiler diagnostics cut to their first lines).
     pub fn note_invalid_runs(&mut self) {
@@ -252,9 +268,11 @@ impl BenchResult {
                 }
             }
             let runs: Vec<String> = bad.iter().map(|i| (i + 1).to_string()).collect();
+            // "run 2 (of 2 runs)": "runs 2 of 2" read as both of them.
             notes.push(format!(
-                "INVALID run(s) {} of {} of {}: {}",
-                runs.join(","),
+                "INVALID {} {} (of {} runs) of {}: {}",
+                if runs.len() == 1 { "run" } else { "runs" },
+                runs.join(", "),
                 case.runs.len(),
                 case.key(),
                 problems.join("; ")
