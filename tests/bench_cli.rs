@@ -142,6 +142,38 @@ fn a_bench_writes_over_its_own_earlier_results() {
     assert!(err.contains("no-earlier.json"), "{err}");
 }
 
+/// `--compare` with results of another experiment is refused before the runs, which would
+/// end in an empty comparison.
+#[test]
+fn a_comparison_with_another_experiments_results_is_refused_before_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let tt = dir.path().join("tt.json");
+    smx_bench::output::write_json(
+        &tt,
+        &[result(
+            "tt",
+            vec![case("smx", &[("pairs", "1")], "miss_rate_pct", &[1.0])],
+        )],
+    )
+    .unwrap();
+    let out = bench(&[
+        "scaling",
+        "--pairs",
+        "1",
+        "--count",
+        "10",
+        "--compare",
+        tt.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("it holds results of bench tt, none of bench scaling: nothing to compare")
+            && !err.contains(STARTED),
+        "{err}"
+    );
+}
+
 #[test]
 fn bench_zmq_plot_says_that_it_draws_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,9 +8,12 @@ use smx_bench::stats::{
 use smx_runtime::TtMode;
 
 /// The machine header takes a timer calibration; one per test binary is enough.
+/// This machine's header, as an idle machine's: a comparison notes a busy one.
 fn header() -> smx_bench::machine::MachineHeader {
     static HEADER: std::sync::OnceLock<smx_bench::machine::MachineHeader> = std::sync::OnceLock::new();
-    HEADER.get_or_init(smx_bench::machine::MachineHeader::collect).clone()
+    let mut header = HEADER.get_or_init(smx_bench::machine::MachineHeader::collect).clone();
+    header.load_before = Some(0.0);
+    header
 }
 
 fn approx(a: f64, b: f64) -> bool {
@@ -176,8 +179,22 @@ fn json_round_trip_and_compare_ratios() {
     let mut changed = old.clone();
     changed.settings.insert("count".into(), "10".into());
     assert_eq!(
-        smx_bench::output::settings_changes(&[changed], &back),
+        smx_bench::output::settings_changes(std::slice::from_ref(&changed), &back),
         vec!["scaling: count (unset) -> 10".to_string()]
+    );
+    // Another machine, build or a busy one is said too: a ratio across them carries it.
+    changed.machine.cpu_model = "Another CPU".into();
+    changed.machine.build = "debug".into();
+    changed.machine.load_before = Some(changed.machine.cores_allowed as f64 + 3.0);
+    let lines = smx_bench::output::settings_changes(&[changed], &back);
+    assert!(lines.iter().any(|l| l.ends_with("-> Another CPU")), "{lines:?}");
+    assert!(
+        lines.contains(&"scaling: build release -> debug".to_string()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("load average as it began 0.00 ->")),
+        "{lines:?}"
     );
 }
 

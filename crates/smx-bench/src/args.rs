@@ -75,6 +75,23 @@ pub enum Experiment {
     All,
 }
 
+impl Experiment {
+    /// The experiments it runs, as their results name them.
+    pub fn names(&self) -> &'static [&'static str] {
+        match self {
+            Experiment::Scaling(_) => &["scaling"],
+            Experiment::Tt(_) => &["tt"],
+            Experiment::Zmq(_) => &["zmq"],
+            Experiment::Hosts(_) => &["hosts"],
+            Experiment::Processes(_) => &["processes"],
+            Experiment::Load(_) => &["load"],
+            Experiment::Latency(_) => &["latency"],
+            Experiment::Tune(_) => &["tune"],
+            Experiment::All => &["scaling", "tt", "zmq", "latency"],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Args)]
 pub struct TuneArgs {
     /// Which rows to run: `scaling` (Src.Snk pairs), `zmq` (the report's ZeroMQ net, PIPELINE

@@ -173,6 +173,21 @@ pub fn run(args: &BenchArgs) -> i32 {
         },
         None => None,
     };
+    // Refused before the runs: a comparison with nothing of this bench's would print an empty
+    // table after them.
+    if let (Some(old), Some(path)) = (&earlier, &args.common.compare) {
+        let wanted = args.experiment.names();
+        if !old.iter().any(|r| wanted.contains(&r.experiment.as_str())) {
+            let held: Vec<&str> = old.iter().map(|r| r.experiment.as_str()).collect();
+            eprintln!(
+                "error: --compare {}: it holds results of bench {}, none of bench {}: nothing to compare",
+                path.display(),
+                held.join(", "),
+                wanted.join(", ")
+            );
+            return 1;
+        }
+    }
     let results = run_experiments(&args.experiment, session);
     for r in &results {
         println!("\n== smxrun bench {} ==", r.experiment);

@@ -182,6 +182,41 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
+/// What differs between the machines of two results that a ratio of their figures would
+/// carry: another CPU, other CPUs to run on, another kernel or build, a busy machine.
+fn machine_changes(
+    experiment: &str,
+    old: &crate::machine::MachineHeader,
+    new: &crate::machine::MachineHeader,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut differ = |what: &str, a: String, b: String| {
+        if a != b {
+            lines.push(format!("{experiment}: {what} {a} -> {b}"));
+        }
+    };
+    differ("cpu", old.cpu_model.clone(), new.cpu_model.clone());
+    differ(
+        "cpus allowed",
+        old.cores_allowed.to_string(),
+        new.cores_allowed.to_string(),
+    );
+    differ("kernel", old.kernel.clone(), new.kernel.clone());
+    differ("build", old.build.clone(), new.build.clone());
+    differ("smx", old.smx_version.clone(), new.smx_version.clone());
+    // A load average above the CPUs on either side: other work shared them.
+    let busy = |m: &crate::machine::MachineHeader| m.load_before.filter(|l| *l > m.cores_allowed.max(1) as f64);
+    if busy(old).is_some() || busy(new).is_some() {
+        let load = |m: &crate::machine::MachineHeader| m.load_before.map_or("?".to_string(), |l| format!("{l:.2}"));
+        lines.push(format!(
+            "{experiment}: load average as it began {} -> {} (more than the CPUs: other work shared them)",
+            load(old),
+            load(new)
+        ));
+    }
+    lines
+}
+
 /// Settings that differ between a result and the earlier one of the same experiment, as
 /// `experiment: key old -> new` lines (a ratio across different settings means little).
 pub fn settings_changes(new: &[BenchResult], old: &[BenchResult]) -> Vec<String> {
@@ -191,6 +226,7 @@ pub fn settings_changes(new: &[BenchResult], old: &[BenchResult]) -> Vec<String>
             lines.push(format!("{}: no earlier result to compare with", r.experiment));
             continue;
         };
+        lines.extend(machine_changes(&r.experiment, &o.machine, &r.machine));
         let keys: BTreeSet<&String> = r.settings.keys().chain(o.settings.keys()).collect();
         for k in keys {
             let (a, b) = (o.settings.get(k), r.settings.get(k));
