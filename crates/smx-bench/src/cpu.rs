@@ -64,6 +64,14 @@ mod tests {
         let run = crate::result::Run::with_steal(crate::result::Run::new);
         if super::steal_s().is_some() {
             assert!(run.metrics[super::STEAL_MS] >= 0.0);
+            // A run without a wall time of its own gets one, for the steal note to weigh.
+            assert!(run.metrics.contains_key("wall_s"));
+            let own = crate::result::Run::with_steal(|| {
+                let mut run = crate::result::Run::new();
+                run.set("wall_s", 7.0);
+                run
+            });
+            assert_eq!(own.metrics["wall_s"], 7.0, "a run's own wall time stays");
         } else {
             assert!(!run.metrics.contains_key(super::STEAL_MS));
         }
