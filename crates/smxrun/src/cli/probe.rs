@@ -23,7 +23,7 @@ pub struct ProbeArgs {
     /// SCHED_FIFO level of the probing thread; 0 for normal scheduling [default: 5, or normal
     /// scheduling where the loop spins through the whole period, as smx's cyclic executive
     /// alone on its core does: the kernel throttles a real-time thread that never sleeps]
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=99))]
     pub priority: Option<u8>,
     /// Do not lock memory (mlockall).
     #[arg(long)]
@@ -100,6 +100,8 @@ mod tests {
         assert_eq!((default.priority, default.may_spin_through), (Some(5), true));
         let fifo = Cli::parse_from(["probe", "--priority", "7"]).probe.options();
         assert_eq!((fifo.priority, fifo.may_spin_through), (Some(7), false));
+        // SCHED_FIFO has levels 1 to 99: a larger one is refused, not taken as 99.
+        assert!(Cli::try_parse_from(["probe", "--priority", "200"]).is_err());
         assert!(Cli::try_parse_from(["probe", "--period", "soon"]).is_err());
     }
 }
