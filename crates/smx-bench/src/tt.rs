@@ -392,7 +392,7 @@ pub fn charts(result: &BenchResult) -> Vec<(String, Chart)> {
         Chart {
             title: "Deadline-miss rate vs period".into(),
             x_label: "period [us] (log)".into(),
-            y_label: "misses per pair and tick [%] (log)".into(),
+            y_label: "misses per deadline due [%] (log)".into(),
             series,
             log_y: true,
             log_x: true,
