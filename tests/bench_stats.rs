@@ -362,6 +362,28 @@ fn latency_per_hop_is_the_slope_over_hop_counts() {
     let p = smx_bench::latency::percentile_table(&r, &[8], &[0, 1, 2, 4, 8]);
     assert_eq!(p.rows.len(), 5);
     assert_eq!(p.rows[1][3], "3.5");
+    assert_eq!(
+        smx_bench::latency::poor_fits(&r, &[8]),
+        None,
+        "a straight line describes the chain"
+    );
+    // Latency that fell as hops were added (noise) gives a slope that describes nothing: said.
+    let falling = [0.0, 1.0, 2.0]
+        .iter()
+        .map(|h: &f64| {
+            let y = 9000.0 - 1000.0 * h;
+            case_with(
+                "smx",
+                &[("hops", &h.to_string()), ("size", "8")],
+                &[&[("latency_p50_ns", y), ("latency_p99_ns", 3.0 * y)]],
+            )
+        })
+        .collect();
+    let note = smx_bench::latency::poor_fits(&result_with("latency", falling), &[8]).unwrap();
+    assert!(
+        note.starts_with("per-hop figures that describe nothing: smx p50 at 8 B (r² 1.00), smx p99 at 8 B"),
+        "{note}"
+    );
 }
 
 #[test]

@@ -98,6 +98,9 @@ pub fn run(args: &LatencyArgs, session: &mut Session) -> BenchResult {
     }
     result.tables.push(percentile_table(&result, &sizes, &hops));
     result.tables.push(fit_table(&result, &sizes));
+    if let Some(note) = poor_fits(&result, &sizes) {
+        result.notes.push(note);
+    }
     result
 }
 
@@ -198,7 +201,7 @@ pub fn fit_table(result: &BenchResult, sizes: &[usize]) -> Table {
             "size [B]",
             "chain",
             "p50 per hop [us]",
-            "p50 at 0 hops [us]",
+            "p50 at 0 hops, fitted [us]",
             "r² (p50)",
             "p99 per hop [us]",
             "r² (p99)",
@@ -222,6 +225,34 @@ pub fn fit_table(result: &BenchResult, sizes: &[usize]) -> Table {
         }
     }
     t
+}
+
+/// Below this r² a line through the medians does not describe them.
+const POOR_FIT: f64 = 0.5;
+
+/// A note naming the per-hop figures that describe nothing: a slope below zero (latency that
+/// fell as hops were added) or a line that explains less than [`POOR_FIT`] of the spread.
+pub fn poor_fits(result: &BenchResult, sizes: &[usize]) -> Option<String> {
+    let mut poor = Vec::new();
+    for &size in sizes {
+        for series in ["smx", "raw"] {
+            for (metric, name) in [("latency_p50_ns", "p50"), ("latency_p99_ns", "p99")] {
+                let Some(f) = fit(result, series, size, metric) else {
+                    continue;
+                };
+                if f.slope < 0.0 || f.r_squared < POOR_FIT {
+                    poor.push(format!("{series} {name} at {size} B (r² {:.2})", f.r_squared));
+                }
+            }
+        }
+    }
+    (!poor.is_empty()).then(|| {
+        format!(
+            "per-hop figures that describe nothing: {}: their latency did not grow along a line as hops were \
+             added (noise of this machine, or a chain that does something else); read the table of medians instead",
+            poor.join(", ")
+        )
+    })
 }
 
 /// One chart per size: p50, p90, p99, p99.9 vs hops, on a log axis.
