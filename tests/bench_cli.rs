@@ -26,6 +26,13 @@ fn stderr(out: &Output) -> String {
 /// The line every experiment prints when it starts measuring.
 const STARTED: &str = "reading the machine";
 
+/// A bench small enough to reach its runs quickly, for the checks made before them.
+const SMALL: [&str; 5] = ["scaling", "--pairs", "1", "--count", "10"];
+
+fn small_bench(more: &[&str]) -> Output {
+    bench(&[&SMALL[..], more].concat())
+}
+
 #[test]
 fn counts_of_zero_are_refused_before_anything_runs() {
     for args in [
@@ -76,21 +83,13 @@ fn output_paths_are_checked_before_the_runs() {
         ("--csv", file.clone()),
         ("--markdown", file.clone()),
     ] {
-        let out = bench(&["scaling", "--pairs", "1", "--count", "10", flag, path.to_str().unwrap()]);
+        let out = small_bench(&[flag, path.to_str().unwrap()]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{flag} {}: {err}", path.display());
         assert!(err.contains(flag) && !err.contains(STARTED), "{flag}: {err}");
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
-    let out = bench(&[
-        "scaling",
-        "--pairs",
-        "1",
-        "--count",
-        "10",
-        "--markdown",
-        file.to_str().unwrap(),
-    ]);
+    let out = small_bench(&["--markdown", file.to_str().unwrap()]);
     assert!(
         stderr(&out).contains("holds something other than what --markdown writes"),
         "{}",
@@ -122,12 +121,7 @@ fn a_bench_writes_over_its_own_earlier_results() {
     smx_bench::output::write_markdown(&md, &results).unwrap();
     let missing = dir.path().join("no-earlier.json");
     // The comparison's file is read after the outputs are checked, and ends the bench there.
-    let out = bench(&[
-        "scaling",
-        "--pairs",
-        "1",
-        "--count",
-        "10",
+    let out = small_bench(&[
         "--json",
         json.to_str().unwrap(),
         "--csv",
@@ -156,15 +150,7 @@ fn a_comparison_with_another_experiments_results_is_refused_before_the_runs() {
         )],
     )
     .unwrap();
-    let out = bench(&[
-        "scaling",
-        "--pairs",
-        "1",
-        "--count",
-        "10",
-        "--compare",
-        tt.to_str().unwrap(),
-    ]);
+    let out = small_bench(&["--compare", tt.to_str().unwrap()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

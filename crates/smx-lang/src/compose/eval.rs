@@ -285,22 +285,7 @@ impl Composer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::compose::{CompileOptions, compile};
-    use crate::diag::SourceFile;
-
-    const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
-
-    /// The first line of each diagnostic of an accepted `text`.
-    fn said(text: &str) -> Vec<String> {
-        let source = SourceFile::new("t.smx", text);
-        let compiled = compile(&source, &CompileOptions::default());
-        assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
-        compiled
-            .diagnostics
-            .iter()
-            .map(|d| source.render(d).lines().next().unwrap_or_default().to_owned())
-            .collect()
-    }
+    use crate::compose::test_support::{BOXES, warnings as said};
 
     /// `tt` around the name of a net marks its boxes and none of its channels, made in its
     /// definition: a net that reads as timed and runs free is warned of at the operator.

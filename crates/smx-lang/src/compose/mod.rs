@@ -25,6 +25,28 @@ mod routing;
 mod serial;
 mod symbols;
 mod usage;
+
+/// What the tests of composition share.
+#[cfg(test)]
+mod test_support {
+    use super::{CompileOptions, compile};
+    use crate::diag::SourceFile;
+
+    /// Two boxes a test's net joins.
+    pub const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
+
+    /// `FILE:LINE:COL: warning: MESSAGE` of each diagnostic of an accepted `text`.
+    pub fn warnings(text: &str) -> Vec<String> {
+        let source = SourceFile::new("t.smx", text);
+        let compiled = compile(&source, &CompileOptions::default());
+        assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
+        compiled
+            .diagnostics
+            .iter()
+            .map(|d| source.render(d).lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+}
 mod wrapper;
 
 use crate::diag::{Diagnostic, SourceFile, has_errors};

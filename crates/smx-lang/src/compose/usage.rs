@@ -169,22 +169,9 @@ fn unused_message(kind: DeclKind, name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::compose::test_support::{BOXES, warnings};
     use crate::compose::{CompileOptions, compile};
     use crate::diag::SourceFile;
-
-    const BOXES: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\n";
-
-    /// `FILE:LINE:COL: warning: MESSAGE` of each diagnostic of an accepted `text`.
-    fn warnings(text: &str) -> Vec<String> {
-        let source = SourceFile::new("t.smx", text);
-        let compiled = compile(&source, &CompileOptions::default());
-        assert!(compiled.accepted(), "{:?}", compiled.diagnostics);
-        compiled
-            .diagnostics
-            .iter()
-            .map(|d| source.render(d).lines().next().unwrap_or_default().to_owned())
-            .collect()
-    }
 
     fn unused(kind: &str, name: &str, line: usize, col: usize) -> String {
         format!(
