@@ -142,7 +142,15 @@ fn record_settings(result: &mut BenchResult, plan: &Plan) {
         ("count", plan.count.to_string()),
         ("ticks", plan.ticks.to_string()),
         ("period", super::tt::literal(plan.period)),
-        ("pins", format!("{:?}", sweep.pins)),
+        (
+            "pins",
+            sweep
+                .pins
+                .iter()
+                .map(super::tune_sweep::pin_literal)
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ),
         ("spins", spins.join(",")),
         (
             "modes",

@@ -49,13 +49,8 @@ impl Setting {
             return "default".into();
         }
         let mut parts = Vec::new();
-        match &self.pin {
-            Some(PinMode::List(cores)) => {
-                let list: Vec<String> = cores.iter().map(usize::to_string).collect();
-                parts.push(format!("--pin {}", list.join(",")));
-            }
-            Some(pin) => parts.push(format!("--pin {}", pin_name(pin))),
-            None => {}
+        if let Some(pin) = &self.pin {
+            parts.push(format!("--pin {}", pin_literal(pin)));
         }
         if let Some(spin) = self.spin {
             parts.push(format!("--wait-spin {}", spin_literal(spin)));
@@ -85,6 +80,14 @@ impl Setting {
             ("wait_spin", spin_literal(opts.wait_spin)),
             ("tt_mode", mode_name(opts.firewall.mode).to_string()),
         ]
+    }
+}
+
+/// A placement as `--pin` reads it: `auto`, `off`, or its list of cores (`0,1`).
+pub fn pin_literal(pin: &PinMode) -> String {
+    match pin {
+        PinMode::List(cores) => cores.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+        other => pin_name(other).to_string(),
     }
 }
 
@@ -194,6 +197,9 @@ mod tests {
             ..Setting::DEFAULT
         };
         assert_eq!(spread.label(), "--pin 0,1");
+        // The result's settings name placements as the option does, not as Rust prints them.
+        let pins = [PinMode::Auto, PinMode::Off, PinMode::List(vec![0, 1])];
+        assert_eq!(pins.iter().map(pin_literal).collect::<Vec<_>>(), ["auto", "off", "0,1"]);
         let s = Setting {
             pin: Some(PinMode::Off),
             spin: Some(Duration::ZERO),
