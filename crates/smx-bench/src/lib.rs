@@ -319,6 +319,9 @@ pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
 /// `ours`: whether a file's text is what `flag` writes. Any other file that holds something (a
 /// net, a report, a script) is refused: a slip of the flag would replace it for good, while a
 /// result written over is one a bench writes again.
+/// Larger than any result a bench writes.
+const RESULT_MAX_BYTES: u64 = 256 << 20;
+
 /// Whether a file's text is what an output flag writes.
 type OursFn = fn(&str) -> bool;
 
@@ -326,8 +329,15 @@ fn check_file(flag: &str, path: &Path, ours: OursFn) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{flag} {}: is a directory, not a file", path.display()));
     }
-    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        let text = std::fs::read(path).ok().and_then(|b| String::from_utf8(b).ok());
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > 0
+    {
+        // Larger than any result: something else, not read to find out.
+        let text = (meta.len() <= RESULT_MAX_BYTES)
+            .then(|| std::fs::read(path).ok())
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok());
         if !text.is_some_and(|t| t.trim().is_empty() || ours(&t)) {
             return Err(format!(
                 "{flag} {}: the file holds something other than what {flag} writes: writing there would replace \

@@ -112,12 +112,16 @@ pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) ->
 /// a file the user cannot make again from a report, while a report written over is what the
 /// command writes again. An empty file (one `mktemp` made) is taken.
 pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_file() || meta.len() == 0 {
         return Ok(());
     }
-    let text = std::fs::read(path)
-        .ok()
-        .filter(|bytes| bytes.len() <= REPORT_MAX_BYTES)
+    // Larger than any report: something else, not read to find out.
+    let text = (meta.len() <= REPORT_MAX_BYTES)
+        .then(|| std::fs::read(path).ok())
+        .flatten()
         .and_then(|bytes| String::from_utf8(bytes).ok());
     if text.is_some_and(|text| text.trim().is_empty() || is_report(&text)) {
         return Ok(());
@@ -130,7 +134,7 @@ pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
 }
 
 /// Larger than any report a run writes: a larger file is something else.
-const REPORT_MAX_BYTES: usize = 256 << 20;
+const REPORT_MAX_BYTES: u64 = 256 << 20;
 
 /// Whether `text` is a report smxrun writes: a text report opens with its `Asked:` line, a JSON
 /// report is an object with the layout's `format_version` and its `nets`, the original
