@@ -175,9 +175,33 @@ fn bench_zmq_plot_says_that_it_draws_nothing() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("bench zmq, hosts, processes and load draw no chart") && err.contains("--plot writes nothing"),
+        err.contains("bench zmq, hosts, processes, load and tune draw no chart")
+            && err.contains("--plot writes nothing"),
         "{err}"
     );
+}
+
+#[test]
+fn plot_makes_no_directory_for_a_bench_that_draws_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("plots");
+    let out = bench(&[
+        "processes",
+        "--count",
+        "100",
+        "--runs",
+        "1",
+        "--channel-len",
+        "1",
+        "--size",
+        "8",
+        "--plot",
+        plots.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--plot writes nothing"), "{err}");
+    assert!(!plots.exists(), "an empty {} was made", plots.display());
 }
 
 // ---- the charts ----
@@ -351,4 +375,66 @@ fn the_scaling_chart_says_how_many_threads_each_ran() {
         "{texts}"
     );
     assert!(texts.contains("crossbeam, blocking (2 threads/pair)"), "{texts}");
+}
+
+/// A Ctrl-C in the middle of a long bench keeps what was measured: the results of the runs
+/// before it are printed and written, marked as cut short, and the status says a signal ended it.
+#[test]
+fn a_signal_during_a_bench_keeps_the_runs_measured_before_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cut.json");
+    let asked_runs = 100_000;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(["bench", "scaling", "--pairs", "1", "--count", "2000", "--runs"])
+        .arg(asked_runs.to_string())
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // Two measured runs of smx, so that the result holds at least one whatever the signal cuts.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let second = line.contains("smx{") && line.contains(&format!("run 2/{asked_runs}"));
+        seen.push(line);
+        if second {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|l| l.contains("run 2/")), "{seen:#?}");
+    // SAFETY: kill with a pid of our own child and a signal number.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{rest:#?}");
+    assert!(
+        rest.iter().any(|l| l.contains("stopping the run in progress")),
+        "{rest:#?}"
+    );
+    assert!(rest.iter().any(|l| l.contains("wrote")), "{rest:#?}");
+    assert!(stdout.contains("INTERRUPTED by SIGINT"), "{stdout}");
+    let results = smx_bench::output::read_json(&json).unwrap();
+    let smx = results[0].cases.iter().find(|c| c.series == "smx").unwrap();
+    assert!(
+        !smx.runs.is_empty() && smx.runs.len() < asked_runs,
+        "{} runs",
+        smx.runs.len()
+    );
+    let all_runs = results[0].cases.iter().flat_map(|c| &c.runs);
+    assert!(
+        all_runs.clone().all(|r| r.valid),
+        "a run the signal cut short is left out"
+    );
+    assert!(
+        results[0].notes.iter().any(|n| n.contains("INTERRUPTED")),
+        "{:?}",
+        results[0].notes
+    );
 }

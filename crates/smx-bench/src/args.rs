@@ -14,7 +14,8 @@ use clap::{Args, Subcommand};
 #[command(
     about = "Reproduce the ISPW60 report's experiments with baselines, percentiles and plots",
     after_help = "Exit status: 0 all runs valid, 1 error (bad argument, unwritable file), 2 some runs \
-                  invalid (flagged in the output)."
+                  invalid (flagged in the output), 130 ended early by Ctrl-C (the runs measured before it \
+                  are printed and saved; a second Ctrl-C quits without them)."
 )]
 pub struct BenchArgs {
     #[command(subcommand)]

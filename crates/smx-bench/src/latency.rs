@@ -81,9 +81,9 @@ pub fn run(args: &LatencyArgs, session: &mut Session) -> BenchResult {
                     // smx and its raw peer alternate, so that both see the same minutes.
                     for i in 0..=runs {
                         let n = if i == 0 { WARMUP_COUNT.min(count) } else { count };
-                        let run = one_run(&graph, &registry, n, size);
+                        let run = Run::unless_interrupted(|| one_run(&graph, &registry, n, size));
                         session.progress("latency", &case, i, runs, &run, "latency_p50_ns");
-                        let peer = raw_run(h, size, n);
+                        let peer = Run::unless_interrupted(|| raw_run(h, size, n));
                         session.progress("latency", &raw, i, runs, &peer, "latency_p50_ns");
                         if i > 0 {
                             case.push(run);

@@ -61,7 +61,7 @@ pub fn run(count: u64, rounds: usize, session: &Session, result: &mut BenchResul
                 let mi = (k + round) % per_len;
                 let mode = modes()[mi];
                 let n = if round == 0 { (count / 10).max(1) } else { count };
-                let run = one_run(&graph, &registry, len, mode, n);
+                let run = Run::unless_interrupted(|| one_run(&graph, &registry, len, mode, n));
                 let case = &mut cases[li * per_len + mi];
                 session.progress("latency-cost", case, round, rounds, &run, "rate");
                 if round > 0 {

@@ -13,7 +13,8 @@
 //! saved as JSON, CSV or Markdown, compared with an earlier JSON, and drawn as SVG charts.
 //!
 //! Layout: [`stats`] (order statistics, fits), [`machine`] (the header), [`result`] (the data
-//! model), [`output`] (files and `--compare`), [`plot`] (charts), [`baseline`] (the plain
+//! model), [`output`] (files and `--compare`), [`plot`] (charts), [`interrupt`] (a Ctrl-C keeps
+//! the runs measured before it), [`baseline`] (the plain
 //! programs) and one module per experiment (`tune`, with `tune_rows`, `tune_sweep` and
 //! `tune_verdict`, sweeps the others' settings).
 
@@ -21,6 +22,7 @@ pub mod args;
 pub mod baseline;
 pub mod cpu;
 pub mod hosts;
+pub mod interrupt;
 pub mod latency;
 pub mod latency_boxes;
 pub mod latency_cost;
@@ -113,6 +115,9 @@ impl Session {
 
     /// One line on stderr per run, so a long experiment shows it is alive.
     pub fn progress(&self, experiment: &str, case: &Case, index: usize, runs: usize, run: &Run, metric: &str) {
+        if run.interrupted {
+            return;
+        }
         let which = if index == 0 {
             "warm-up".to_string()
         } else {
@@ -136,7 +141,8 @@ impl Session {
     }
 }
 
-/// Runs `smxrun bench` and returns the exit status (0 valid, 1 error, 2 some runs invalid).
+/// Runs `smxrun bench` and returns the exit status (0 valid, 1 error, 2 some runs invalid, 130
+/// finished early by a signal: [`interrupt`]).
 pub fn run(args: &BenchArgs) -> i32 {
     let session = Session {
         quick: args.common.quick,
@@ -145,12 +151,8 @@ pub fn run(args: &BenchArgs) -> i32 {
     };
     // Check every output path and read the comparison first: a bad path should fail before
     // minutes of measuring, not lose their results.
-    if args.common.plot.is_some()
-        && matches!(
-            args.experiment,
-            Experiment::Zmq(_) | Experiment::Hosts(_) | Experiment::Processes(_) | Experiment::Load(_)
-        )
-    {
+    let draws = args.experiment.names().iter().any(|name| draws_charts(name));
+    if args.common.plot.is_some() && !draws {
         eprintln!("note: {NO_TABLE_CHART}; --plot writes nothing for it");
     }
     if let Experiment::Tune(a) = &args.experiment
@@ -159,7 +161,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         eprintln!("error: {e}");
         return 1;
     }
-    if let Err(e) = check_outputs(&args.common) {
+    if let Err(e) = check_outputs(&args.common, draws) {
         eprintln!("error: {e}");
         return 1;
     }
@@ -188,6 +190,7 @@ pub fn run(args: &BenchArgs) -> i32 {
             return 1;
         }
     }
+    interrupt::install();
     let results = run_experiments(&args.experiment, session);
     for r in &results {
         println!("\n== smxrun bench {} ==", r.experiment);
@@ -216,6 +219,10 @@ pub fn run(args: &BenchArgs) -> i32 {
         eprintln!("error: {e}");
         status = 1;
     }
+    // A bench cut short says so in its status, unless an error says more.
+    if interrupt::requested().is_some() && status != 1 {
+        status = interrupt::EXIT_INTERRUPTED;
+    }
     status
 }
 
@@ -226,6 +233,12 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         r.note_invalid_runs();
         r.note_stolen_runs();
         r.note_busy_machine();
+        if let Some(signal) = interrupt::requested() {
+            r.notes.push(format!(
+                "INTERRUPTED by {signal}: this result holds only the runs measured before it (the run it cut \
+                 short is left out), so cases may have fewer runs than asked and some none"
+            ));
+        }
         results.push(r);
     };
     match experiment {
@@ -238,10 +251,18 @@ fn run_experiments(experiment: &Experiment, mut session: Session) -> Vec<BenchRe
         Experiment::Latency(a) => finish(latency::run(a, &mut session)),
         Experiment::Tune(a) => finish(tune::run(a, &mut session)),
         Experiment::All => {
+            // After a signal, the experiments not begun are not begun: each would only say
+            // that it measured nothing.
             finish(scaling::run(&Default::default(), &mut session));
-            finish(tt::run(&Default::default(), &mut session));
-            finish(zmq::run(&Default::default(), &mut session));
-            finish(latency::run(&Default::default(), &mut session));
+            if interrupt::requested().is_none() {
+                finish(tt::run(&Default::default(), &mut session));
+            }
+            if interrupt::requested().is_none() {
+                finish(zmq::run(&Default::default(), &mut session));
+            }
+            if interrupt::requested().is_none() {
+                finish(latency::run(&Default::default(), &mut session));
+            }
         }
     }
     results
@@ -285,12 +306,17 @@ pub(crate) fn scratch_dir(
     }
 }
 
-const NO_TABLE_CHART: &str = "bench zmq, hosts, processes and load draw no chart: their results are a few table \
-                              rows (see --markdown or --csv)";
+const NO_TABLE_CHART: &str = "bench zmq, hosts, processes, load and tune draw no chart: their results are a \
+                              few table rows (see --markdown or --csv)";
+
+/// Whether the experiment of this name draws charts (`--plot`).
+fn draws_charts(experiment: &str) -> bool {
+    ["scaling", "tt", "latency"].contains(&experiment)
+}
 
 /// Every output file and the plot directory, checked before any run. A file that does not exist
 /// yet is created to prove it can be, and removed again; an existing one is left as it is.
-pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
+pub fn check_outputs(common: &CommonArgs, draws: bool) -> Result<(), String> {
     fn json(text: &str) -> bool {
         output::parse_json(text).is_ok()
     }
@@ -310,7 +336,8 @@ pub fn check_outputs(common: &CommonArgs) -> Result<(), String> {
             check_file(flag, path, ours)?;
         }
     }
-    if let Some(dir) = &common.plot {
+    // The directory is made only for a bench that draws into it.
+    if let Some(dir) = common.plot.as_ref().filter(|_| draws) {
         check_dir(dir)?;
     }
     Ok(())
@@ -367,18 +394,23 @@ fn check_dir(dir: &Path) -> Result<(), String> {
 }
 
 fn write_plots(dir: &Path, results: &[BenchResult]) -> Result<(), String> {
+    if !results.iter().any(|r| draws_charts(&r.experiment)) {
+        return Ok(());
+    }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for r in results {
-        if ["zmq", "hosts", "processes", "load"].contains(&r.experiment.as_str()) {
-            eprintln!("note: {NO_TABLE_CHART}; nothing written to {} for it", dir.display());
-            continue;
-        }
         let charts = match r.experiment.as_str() {
             "scaling" => scaling::charts(r),
             "tt" => tt::charts(r),
-            "zmq" => zmq::charts(r),
             "latency" => latency::charts(r),
-            _ => Vec::new(),
+            _ => {
+                eprintln!(
+                    "note: bench {} draws no chart; nothing written to {} for it",
+                    r.experiment,
+                    dir.display()
+                );
+                continue;
+            }
         };
         for (name, chart) in charts {
             let path = dir.join(name);

@@ -66,6 +66,7 @@ pub fn run_graph(
     let opts = RunOptions {
         default_channel_len: channel_len,
         settings: settings(graph, registry, overrides)?,
+        stop: crate::interrupt::stop_flag(),
         ..RunOptions::default()
     };
     run(graph, registry, &opts).map_err(|e| format!("the net did not start: {e}"))
@@ -80,6 +81,7 @@ pub fn run_graph_with(
 ) -> Result<Report, String> {
     let opts = RunOptions {
         settings: settings(graph, registry, overrides)?,
+        stop: crate::interrupt::stop_flag(),
         ..base
     };
     run(graph, registry, &opts).map_err(|e| format!("the net did not start: {e}"))

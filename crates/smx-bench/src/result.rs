@@ -53,6 +53,10 @@ pub struct Run {
     /// False when validation failed (messages missing, a box failed, ...).
     pub valid: bool,
     pub problems: Vec<String>,
+    /// The bench was asked to finish ([`crate::interrupt`]) before or while this run ran: it
+    /// measured nothing, or a run cut short, and no case keeps it.
+    #[serde(skip)]
+    pub interrupted: bool,
 }
 
 impl Run {
@@ -61,6 +65,7 @@ impl Run {
             metrics: BTreeMap::new(),
             valid: true,
             problems: Vec::new(),
+            interrupted: false,
         }
     }
 
@@ -70,6 +75,7 @@ impl Run {
             metrics: BTreeMap::new(),
             valid: false,
             problems: vec![problem.into()],
+            interrupted: false,
         }
     }
 
@@ -96,6 +102,31 @@ impl Run {
     /// CPUs meanwhile (not set where the kernel does not count it), and `wall_s` where the run
     /// set none.
     pub fn with_steal(f: impl FnOnce() -> Run) -> Run {
+        Run::unless_interrupted(|| Run::stealing(f))
+    }
+
+    /// Runs `f` unless the bench was asked to finish ([`crate::interrupt`]); a run asked to
+    /// finish before it started, or while it ran, comes back `interrupted`, which
+    /// [`Case::push`] leaves out: a run cut short is no measurement of the case.
+    pub fn unless_interrupted(f: impl FnOnce() -> Run) -> Run {
+        if crate::interrupt::requested().is_some() {
+            return Run::cut_short();
+        }
+        let run = f();
+        match crate::interrupt::requested() {
+            Some(_) => Run::cut_short(),
+            None => run,
+        }
+    }
+
+    fn cut_short() -> Run {
+        Run {
+            interrupted: true,
+            ..Run::failed("interrupted")
+        }
+    }
+
+    fn stealing(f: impl FnOnce() -> Run) -> Run {
         let before = cpu::steal_s();
         let started = std::time::Instant::now();
         let mut run = f();
@@ -128,7 +159,11 @@ impl Case {
     }
 
     /// Adds a run and recomputes the summaries.
+    /// Adds a measured run; one [`Run::interrupted`] is left out.
     pub fn push(&mut self, run: Run) {
+        if run.interrupted {
+            return;
+        }
         self.runs.push(run);
         self.summarise();
     }

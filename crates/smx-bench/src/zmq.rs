@@ -30,7 +30,6 @@ use super::args::{ZmqArgs, or_default, pick};
 use super::baseline::zmq_raw::{self, Transport};
 use super::cpu;
 use super::net::{self, Override};
-use super::plot::Chart;
 use super::result::{BenchResult, Case, Run, Table};
 
 /// The report's net; with `null_consumer` the dump sink is replaced by `smx_snk_null` and the
@@ -330,6 +329,7 @@ pub fn smx_run_with(
     let opts = smx_runtime::RunOptions {
         default_channel_len: Some(channel_len),
         settings,
+        stop: crate::interrupt::stop_flag(),
         ..base
     };
     let report = match smx_runtime::run(graph, registry, &opts) {
@@ -508,11 +508,6 @@ pub fn table(
         }
     }
     t
-}
-
-/// The ZMQ experiment is a table of a few combinations; it has no chart.
-pub fn charts(_result: &BenchResult) -> Vec<(String, Chart)> {
-    Vec::new()
 }
 
 /// What makes a run's delivery no measurement: the sink not given every message, the ZMQ
