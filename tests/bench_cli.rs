@@ -316,6 +316,8 @@ fn rate_and_latency_charts_label_counts_as_whole_numbers_with_short_labels() {
     let charts = smx_bench::scaling::charts(&result("scaling", cases));
     let dir = tempfile::tempdir().unwrap();
     let (name, chart) = &charts[0];
+    // Named by its axis: pairs, whatever threads each ran.
+    assert!(name.starts_with("scaling_rate_vs_pairs"), "{name}");
     let path = dir.path().join(name);
     smx_bench::plot::write_svg(chart, &path).unwrap();
     let labels = numeric(&svg_texts(&path));
@@ -365,6 +367,8 @@ fn the_scaling_chart_says_how_many_threads_each_ran() {
     let charts = smx_bench::scaling::charts(&result("scaling", cases));
     let dir = tempfile::tempdir().unwrap();
     let (name, chart) = &charts[0];
+    // Named by its axis: pairs, whatever threads each ran.
+    assert!(name.starts_with("scaling_rate_vs_pairs"), "{name}");
     let path = dir.path().join(name);
     smx_bench::plot::write_svg(chart, &path).unwrap();
     let texts = svg_texts(&path).join(" ");

@@ -461,8 +461,8 @@ fn chart(result: &BenchResult, len: Option<&str>) -> (String, Chart) {
     ];
     all.retain(|s| !s.points.is_empty());
     let (file, shown) = match len {
-        Some(len) => (format!("scaling_rate_vs_threads_len{len}.svg"), len),
-        None => ("scaling_rate_vs_threads.svg".to_string(), "?"),
+        Some(len) => (format!("scaling_rate_vs_pairs_len{len}.svg"), len),
+        None => ("scaling_rate_vs_pairs.svg".to_string(), "?"),
     };
     (
         file,
