@@ -125,10 +125,17 @@ fn one_run(graph: &smx_graph::NetGraph, registry: &smx_runtime::Registry, len: u
     }
 }
 
+/// How far apart a case's rates lie over its rounds, as a share of their median, in percent.
+fn spread_pct(case: &Case) -> Option<f64> {
+    let rate = case.summary.get("rate")?;
+    (rate.median > 0.0).then(|| 100.0 * (rate.max - rate.min) / rate.median)
+}
+
 fn table(cases: &[Case], lens: &[u32]) -> Table {
     let mut t = Table::new(
         "latency cost: Src.Snk rate with the report's latency off, sampled and full (median over rounds; cost = 1 - \
-         rate / rate with latency off)",
+         rate / rate with latency off; (noise): the cost lies within the spread of either mode's rates over the \
+         rounds, so this machine did not measure it)",
         &[
             "channel len",
             "latency",
@@ -146,12 +153,24 @@ fn table(cases: &[Case], lens: &[u32]) -> Table {
                 .iter()
                 .find(|c| c.param("channel_len") == Some(lk.as_str()) && c.param("latency") == Some(label(m).as_str()))
         };
-        let off = find(LatencyMode::Off).and_then(|c| c.median("rate"));
+        let off_case = find(LatencyMode::Off);
+        let off = off_case.and_then(|c| c.median("rate"));
         for m in modes() {
             let Some(case) = find(m) else { continue };
             let rate = case.median("rate");
             let cost = match (rate, off) {
-                (Some(r), Some(o)) if o > 0.0 => format!("{:+.1} %", 100.0 * (1.0 - r / o)),
+                (Some(r), Some(o)) if o > 0.0 => {
+                    let cost = 100.0 * (1.0 - r / o);
+                    let spread = [Some(case), off_case]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(spread_pct)
+                        .fold(0.0, f64::max);
+                    match cost.abs() <= spread {
+                        true => format!("{cost:+.1} % (noise)"),
+                        false => format!("{cost:+.1} %"),
+                    }
+                }
                 _ => "-".into(),
             };
             let added = case.median("added_ns_per_message");
@@ -171,4 +190,40 @@ fn table(cases: &[Case], lens: &[u32]) -> Table {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(mode: LatencyMode, rates: &[f64]) -> Case {
+        let mut case = Case::new(
+            "latency-cost",
+            &[("channel_len", "64".to_string()), ("latency", label(mode))],
+        );
+        for rate in rates {
+            let mut run = Run::new();
+            run.set("rate", *rate);
+            case.push(run);
+        }
+        case
+    }
+
+    fn costs(cases: &[Case]) -> Vec<String> {
+        table(cases, &[64]).rows.iter().map(|row| row[4].clone()).collect()
+    }
+
+    /// A cost smaller than the rounds' own spread (a negative one, above all) is marked as
+    /// noise, not printed as a figure of the latency's price.
+    #[test]
+    fn a_cost_within_the_rounds_spread_is_marked_noise() {
+        let cases = [
+            case(LatencyMode::Off, &[10e6, 12e6, 14e6]),
+            case(LatencyMode::Sampled(DEFAULT_EVERY), &[14.5e6, 15e6, 15.5e6]),
+            case(LatencyMode::Full, &[6e6, 6e6, 6e6]),
+        ];
+        let costs = costs(&cases);
+        assert_eq!(costs[1], "-25.0 % (noise)", "{costs:?}");
+        assert_eq!(costs[2], "+50.0 %", "{costs:?}");
+    }
 }
