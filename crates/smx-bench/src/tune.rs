@@ -237,7 +237,7 @@ fn reading_note(runs: usize) -> String {
          and the best alternating for {} more rounds, and the verdict is the re-measurement's: the best of \
          many noisy settings is the one the noise favoured most. The last column divides the default by the \
          sweep's run of the very setting the default resolves to: its distance from 1.00 is this machine's \
-         noise.",
+         noise, unless it says NOT noise (the runs of the two lie apart).",
         tune_verdict::TOLERANCE * 100.0,
         1.0 + tune_verdict::TOLERANCE,
         runs * AGAIN_FACTOR,

@@ -199,10 +199,9 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
         let cases = row_cases(&result.cases, row);
         let v = Verdict::of(row, &cases, metric, *higher);
         let again = confirmed(&result.cases, row, metric, *higher);
-        let twin_median = cases
-            .iter()
-            .find(|c| c.param("setting") == Some(twin.as_str()))
-            .and_then(|c| c.median(metric));
+        let twin_case = cases.iter().find(|c| c.param("setting") == Some(twin.as_str()));
+        let twin_median = twin_case.and_then(|c| c.median(metric));
+        let default_case = cases.iter().find(|c| c.param("setting") == Some("default"));
         let (scale, unit) = unit(metric);
         let default_cell = cases
             .iter()
@@ -230,13 +229,31 @@ pub fn table(result: &BenchResult, rows: &[RowView]) -> Table {
                 .and_then(Verdict::ratio)
                 .map_or_else(|| "-".into(), |r| format!("{r:.2}")),
             verdict_of_row(&v, again.as_ref(), twin, twin_median),
-            match (v.default, twin_median) {
-                (Some(d), Some(t)) if t > 0.0 => format!("{:.2} ({twin})", d / t),
-                _ => "-".into(),
-            },
+            noise_cell(default_case.copied(), twin_case.copied(), metric, twin),
         ]);
     }
     t
+}
+
+/// The last column of the verdict table: the default over the sweep's run of its very setting,
+/// whose distance from 1.00 is this machine's noise; unless the two cases' runs do not overlap
+/// at all, which no noise explains, and the cell says so instead of calling it noise.
+fn noise_cell(default: Option<&Case>, twin: Option<&Case>, metric: &str, twin_label: &str) -> String {
+    let (Some(default), Some(twin)) = (default, twin) else {
+        return "-".into();
+    };
+    let (Some(d), Some(t)) = (default.summary.get(metric), twin.summary.get(metric)) else {
+        return "-".into();
+    };
+    if t.median <= 0.0 {
+        return "-".into();
+    }
+    let ratio = d.median / t.median;
+    if d.max < t.min || t.max < d.min {
+        format!("{ratio:.2} ({twin_label}): NOT noise, the runs of the two do not overlap")
+    } else {
+        format!("{ratio:.2} ({twin_label})")
+    }
 }
 
 /// The time-triggered rows' defaults against the platform floor measured beside them, round by
@@ -285,6 +302,10 @@ pub fn floor_table(cases: &[Case], rows: &[RowView]) -> Table {
 fn floor_verdict(ratio: Option<f64>) -> String {
     match ratio {
         None => "- (no valid run)".into(),
+        // An empty loop cannot miss more than a net's loop at the same period but by noise.
+        Some(r) if r < 1.0 => format!(
+            "ok: at most {FLOOR_BOUND:.1}x the floor (the probe missed more than the default: this machine's noise)"
+        ),
         Some(r) if r <= FLOOR_BOUND => format!("ok: at most {FLOOR_BOUND:.1}x the floor"),
         Some(_) => format!("MISSES more than {FLOOR_BOUND:.1}x the floor"),
     }
@@ -431,10 +452,28 @@ mod tests {
         assert!(verdict_of(&[1.4, 1.5, 9.0], &[1.0]).1.starts_with("ok"));
         assert!(verdict_of(&[1.6], &[1.0]).1.starts_with("MISSES"));
         assert!(verdict_of(&[0.0], &[0.0]).1.starts_with("ok"));
+        let noisy_floor = verdict_of(&[1.0], &[4.0]).1;
+        assert!(
+            noisy_floor.starts_with("ok") && noisy_floor.contains("noise"),
+            "{noisy_floor}"
+        );
+        assert!(!verdict_of(&[1.2], &[1.0]).1.contains("noise"));
         assert!(verdict_of(&[0.1], &[0.0]).1.starts_with("MISSES"));
         // A row without a floor (a rate row) gets no line.
         let cases = [case("default", "m", &[1.0])];
         assert!(floor_table(&cases, std::slice::from_ref(&view)).rows.is_empty());
+    }
+
+    /// The default and its own setting by hand whose runs lie apart are not called noise.
+    #[test]
+    fn the_noise_column_names_runs_that_lie_apart() {
+        let default = case("default", "m", &[1.4, 1.5, 1.6]);
+        let near = case("a", "m", &[1.3, 1.7, 1.9]);
+        let apart = case("a", "m", &[48.0, 50.7, 55.0]);
+        assert_eq!(noise_cell(Some(&default), Some(&near), "m", "a"), "0.88 (a)");
+        let cell = noise_cell(Some(&default), Some(&apart), "m", "a");
+        assert!(cell.starts_with("0.03 (a): NOT noise"), "{cell}");
+        assert_eq!(noise_cell(Some(&default), None, "m", "a"), "-");
     }
 
     #[test]
