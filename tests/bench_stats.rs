@@ -198,6 +198,29 @@ fn json_round_trip_and_compare_ratios() {
     );
 }
 
+/// A case that ran on fewer threads than before (chained now, say) is named beside the
+/// ratios, which then compare two layouts of the net.
+#[test]
+fn compare_names_cases_that_ran_on_other_threads() {
+    let with_threads = |threads: f64| {
+        let mut r = sample_result(&[1000.0, 3000.0]);
+        for run in &mut r.cases[0].runs {
+            run.set("box_threads", threads);
+        }
+        r.cases[0].summarise();
+        r
+    };
+    let (before, after) = (with_threads(4.0), with_threads(2.0));
+    let lines = smx_bench::output::settings_changes(std::slice::from_ref(&after), std::slice::from_ref(&before));
+    assert_eq!(
+        lines,
+        vec![
+            "scaling smx{pairs=2,threads=4}: ran on 2 box threads, earlier on 4: its ratios compare two layouts of the net"
+        ]
+    );
+    assert!(smx_bench::output::settings_changes(std::slice::from_ref(&before), &[before.clone()]).is_empty());
+}
+
 #[test]
 fn csv_has_one_row_per_case_run_and_metric() {
     let r = sample_result(&[1000.0, 5.0, 3000.0]);

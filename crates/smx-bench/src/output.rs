@@ -235,6 +235,29 @@ pub fn settings_changes(new: &[BenchResult], old: &[BenchResult]) -> Vec<String>
                 lines.push(format!("{}: {k} {} -> {}", r.experiment, show(a), show(b)));
             }
         }
+        lines.extend(thread_changes(r, o));
     }
     lines
+}
+
+/// The cases that ran on another number of box threads than before (chaining on or off, or
+/// another machine's cores): their ratios compare two layouts of the net, not one net twice.
+fn thread_changes(new: &BenchResult, old: &BenchResult) -> Vec<String> {
+    const THREADS: &str = "box_threads";
+    new.cases
+        .iter()
+        .filter_map(|case| {
+            let earlier = old.cases.iter().find(|c| c.key() == case.key())?;
+            let (now, then) = (case.median(THREADS)?, earlier.median(THREADS)?);
+            (now != then).then(|| {
+                format!(
+                    "{} {}: ran on {} box threads, earlier on {}: its ratios compare two layouts of the net",
+                    new.experiment,
+                    case.key(),
+                    format_number(now),
+                    format_number(then)
+                )
+            })
+        })
+        .collect()
 }
