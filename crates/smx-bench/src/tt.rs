@@ -161,9 +161,30 @@ pub(super) fn probe_run(period: Duration, ticks: u64) -> Run {
                 .set("lateness_p999_ns", p.lateness_ns.p999 as f64)
                 .set("lateness_max_ns", p.lateness_ns.max as f64)
                 .set("wall_s", p.wall.as_secs_f64())
-                .set("rt_granted", if p.rt_priority_granted { 1.0 } else { 0.0 });
+                .set("rt_granted", if p.rt_priority_granted { 1.0 } else { 0.0 })
+                .set(SPUN_THROUGH, if p.spun_through { 1.0 } else { 0.0 })
+                .set(SPIN_NS, p.spin_ns as f64);
             run
         }
+    }
+}
+
+/// A probe run's metrics of how its loop waited for each tick: whether it spun through every
+/// period, and the spin before each release after a sleep (0: it slept up to the release).
+const SPUN_THROUGH: &str = "spun_through";
+const SPIN_NS: &str = "spin_ns";
+
+/// How the floor's loop waited for its ticks, which the probe picks by the period: a floor that
+/// spins misses less than one that sleeps, and a reader comparing periods must know which.
+fn floor_waits(floor: Option<&Case>) -> String {
+    let Some(floor) = floor else {
+        return "-".into();
+    };
+    match (floor.median(SPUN_THROUGH), floor.median(SPIN_NS)) {
+        (Some(spun), _) if spun >= 0.5 => "spins".into(),
+        (Some(_), Some(spin)) if spin > 0.0 => format!("sleeps, spins the last {:.0} us", spin / 1e3),
+        (Some(_), _) => "sleeps".into(),
+        _ => "-".into(),
     }
 }
 
@@ -289,6 +310,7 @@ pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize], modes:
             "miss rate [%]",
             "floor misses",
             "floor rate [%]",
+            "floor waits",
             "lateness p50 [us]",
             "p99 [us]",
             "p99.9 [us]",
@@ -322,6 +344,7 @@ pub fn table(result: &BenchResult, periods: &[Duration], pairs: &[usize], modes:
                     floor
                         .map(|f| f.cell("miss_rate_pct", 1.0, 4))
                         .unwrap_or_else(|| "-".into()),
+                    floor_waits(floor),
                     us(Some(case), "lateness_p50_ns"),
                     us(Some(case), "lateness_p99_ns"),
                     us(Some(case), "lateness_p999_ns"),
@@ -414,6 +437,22 @@ mod tests {
         assert_eq!(literal(Duration::from_secs(2)), "2s");
         assert!(net_text(Duration::from_micros(20), 1).ends_with("connect tt[20us](Src.Snk)\n"));
         assert!(net_text(Duration::from_micros(20), 3).ends_with("A = tt[20us](Src.Snk)\nB = A|A|A\nconnect B\n"));
+    }
+
+    /// The table says how the floor waited at each period, as the probe chose.
+    #[test]
+    fn the_floor_says_how_it_waited() {
+        let floor = |spun: f64, spin_ns: f64| {
+            let mut case = Case::new("probe", &[("period_us", "10".to_string())]);
+            let mut run = Run::new();
+            run.set(SPUN_THROUGH, spun).set(SPIN_NS, spin_ns);
+            case.push(run);
+            case
+        };
+        assert_eq!(floor_waits(Some(&floor(1.0, 0.0))), "spins");
+        assert_eq!(floor_waits(Some(&floor(0.0, 50_000.0))), "sleeps, spins the last 50 us");
+        assert_eq!(floor_waits(Some(&floor(0.0, 0.0))), "sleeps");
+        assert_eq!(floor_waits(None), "-");
     }
 
     #[test]
