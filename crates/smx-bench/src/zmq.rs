@@ -94,7 +94,24 @@ pub fn run(args: &ZmqArgs, session: &mut Session) -> BenchResult {
         &plan.lens,
         &plan.placements,
     ));
+    result.notes.push(net_shape_note(result.machine.cores_allowed));
     result
+}
+
+/// What the "raw net shape" peer is, and why it may be far slower than raw PUSH/PULL: it is the
+/// peer to read smx against, and its gap to plain PUSH/PULL is the net's shape, not smx.
+pub fn net_shape_note(cores: usize) -> String {
+    let mut note = "raw net shape: raw ZeroMQ with the net's four threads (producer, PUSH, PULL, consumer) \
+                    joined by blocking in-process queues of the net's length, the peer smx/net shape compares \
+                    like with like; raw PUSH/PULL has two threads and no queue"
+        .to_string();
+    if cores < 4 {
+        note.push_str(&format!(
+            ", so with {cores} cores here the net shape's four threads take turns on them and it runs far slower \
+             than raw PUSH/PULL, as the smx net does"
+        ));
+    }
+    note
 }
 
 fn plan(args: &ZmqArgs, session: &Session) -> Plan {
@@ -537,6 +554,12 @@ fn delivery_problems(pattern: &str, count: u64, offered: u64, received: u64, boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_net_shape_note_says_why_it_is_slower_where_cores_are_few() {
+        assert!(net_shape_note(2).contains("with 2 cores here"));
+        assert!(!net_shape_note(8).contains("take turns"));
+    }
 
     #[test]
     fn a_pubsub_run_that_delivered_nothing_measures_nothing() {
