@@ -238,7 +238,48 @@ fn check_rejects_ports_the_implementation_lacks_as_a_run_does() {
             stderr.contains("\n  Src = box smx_src_rand( out dat )\n  ^"),
             "{command:?}: {stderr}"
         );
+        // Both ends of the channel are wrong, and both are named at once.
+        assert!(
+            stderr.contains(&format!(
+                "{}:2:1: error: box instance 'Snk' (smx_snk_null) does not declare the input port 'data'",
+                net.display()
+            )),
+            "{command:?}: {stderr}"
+        );
     }
+    let out = smxrun(&["check", arg(&net)]);
+    assert!(
+        text(&out.stderr).contains("rejected (2 errors"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A port declared `open` that the implementation lacks changes nothing in a run, but is most
+/// likely a misspelt name: check and run say so at the declaration, and accept the net.
+#[test]
+fn an_open_port_the_implementation_lacks_is_a_warning() {
+    let (_dir, net) = net_file(
+        "open.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data, in extra open )\nconnect Src.Snk\n",
+    );
+    let warning = format!(
+        "{}:2:1: warning: box instance 'Snk' declares input port 'extra', which implementation 'smx_snk_null' does not \
+         have (its inputs: data)",
+        net.display()
+    );
+    for command in [&["check", arg(&net)][..], &[arg(&net), "-n", "10", "-q"][..]] {
+        let out = smxrun(command);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command:?}: {stderr}");
+        assert!(stderr.contains(&warning), "{command:?}: {stderr}");
+    }
+    let out = smxrun(&["check", arg(&net)]);
+    assert!(
+        text(&out.stdout).contains("(0 errors, 1 warning)"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

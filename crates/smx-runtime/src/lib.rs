@@ -43,7 +43,7 @@ pub use error::{BadValue, RunError};
 pub use firewall::{Firewall, RunningFirewall};
 pub use lever::{Lever, LeverWords, option_words};
 pub use options::{ChainMode, FirewallOptions, PinMode, Realtime, RunOptions, SharedCores, TtMode};
-pub use plan::check_ports;
+pub use plan::{UnimplementedPort, check_ports, port_problems, unimplemented_ports};
 pub use progress::{ChannelSample, FirewallSample, NetSample, Progress, Snapshot, stats_line};
 pub use registry::Registry;
 /// Bytes a channel's queue reserves per message of its length, as a run counts its memory.

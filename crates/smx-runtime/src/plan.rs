@@ -242,16 +242,81 @@ fn plan_node(
 /// declared or not implemented). `smxrun check` calls it so that it rejects what a run would.
 /// Boxes whose implementation the registry does not know are left to the caller.
 pub fn check_ports(graph: &NetGraph, registry: &Registry) -> Result<(), RunError> {
-    let channels = plan_channels(graph, &RunOptions::default())?;
+    port_problems(graph, registry).into_iter().next().map_or(Ok(()), Err)
+}
+
+/// Every box's port problem of [`check_ports`], the first of each box, in node order: a net
+/// with a wrong port name on both ends of a channel hears of both at once.
+pub fn port_problems(graph: &NetGraph, registry: &Registry) -> Vec<RunError> {
+    let channels = match plan_channels(graph, &RunOptions::default()) {
+        Ok(channels) => channels,
+        Err(e) => return vec![e],
+    };
     let ends = channel_ends(graph, &channels);
-    for (index, node) in graph.nodes.iter().enumerate() {
-        if node.kind == NodeKind::Box
-            && let Some(spec) = registry.get(&node.func)
-        {
-            box_ports(graph, index, spec, &channels, &ends[index])?;
+    graph
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| node.kind == NodeKind::Box)
+        .filter_map(|(index, node)| {
+            let spec = registry.get(&node.func)?;
+            box_ports(graph, index, spec, &channels, &ends[index]).err()
+        })
+        .collect()
+}
+
+/// A port the net declares that a box's implementation does not have, joined by no channel
+/// (an `open` one: a joined one is refused by [`check_ports`]): harmless to a run, whose box
+/// never sees it, but most likely a misspelt name of a port the implementation reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnimplementedPort {
+    pub instance: String,
+    pub message: String,
+}
+
+/// Every [`UnimplementedPort`] of the net's boxes whose implementation declares its ports.
+pub fn unimplemented_ports(graph: &NetGraph, registry: &Registry) -> Vec<UnimplementedPort> {
+    let mut found = Vec::new();
+    for (index, node) in graph.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Box) {
+        let Some(spec) = registry.get(&node.func) else {
+            continue;
+        };
+        let Ports::Declared { inputs, outputs } = spec.ports else {
+            continue;
+        };
+        let joined = |decl: &smx_graph::PortDecl| {
+            graph.edges.iter().any(|e| match decl.mode {
+                PortMode::In => e.target == index && e.target_port == decl.name,
+                PortMode::Out => e.source == index && e.source_port == decl.name,
+            })
+        };
+        for decl in node.ports.iter().filter(|decl| !joined(decl)) {
+            let (list, direction) = match decl.mode {
+                PortMode::In => (inputs, "input"),
+                PortMode::Out => (outputs, "output"),
+            };
+            let name = implementation_name(decl);
+            if list.iter().any(|p| p.name == name) {
+                continue;
+            }
+            let theirs: Vec<&str> = list.iter().map(|p| p.name).collect();
+            found.push(UnimplementedPort {
+                instance: node.label.clone(),
+                message: format!(
+                    "box instance '{}' declares {direction} port '{name}', which implementation '{}' does not have \
+                     (its {direction}s: {}): the box never sees it",
+                    node.label,
+                    spec.name,
+                    if theirs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        theirs.join(", ")
+                    }
+                ),
+            });
         }
     }
-    Ok(())
+    found
 }
 
 /// Per node, the channels that end at it, each with the end (`In`: the channel arrives,

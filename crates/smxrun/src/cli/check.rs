@@ -107,17 +107,24 @@ pub fn check(args: &CheckArgs, registry: &Registry) -> Result<i32, CliError> {
     }
     // The ports a run would refuse (a port the implementation requires, a channel at a port
     // it does not have) are refused here too.
-    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
-        crate::cli::say(&load::port_error(file, &e));
-        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(1)));
+    let port_errors = load::port_errors(file, &graph, registry);
+    if !port_errors.is_empty() {
+        for error in &port_errors {
+            crate::cli::say(error);
+        }
+        crate::cli::say(&format!("{}: rejected ({})", file.display(), counts(port_errors.len())));
         return Ok(exit::REJECTED);
+    }
+    let port_warnings = load::port_warnings(file, &graph, registry);
+    for warning in &port_warnings {
+        crate::cli::say(warning);
     }
     // What a time-triggered net loses by its shape is known before it runs.
     let by_shape = smx_runtime::losses_by_shape(&graph, registry);
     for line in &by_shape {
         crate::cli::say(&format!("warning: {line}"));
     }
-    let with_warnings = |more_warnings: usize| with_warnings(more_warnings + by_shape.len());
+    let with_warnings = |more_warnings: usize| with_warnings(more_warnings + by_shape.len() + port_warnings.len());
     if let Some(layers) = &layers {
         // The values a run would refuse before its start (the boxes' own checks) are refused
         // here too, so that check and run give one verdict.
@@ -315,8 +322,11 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
     // warning. A misspelt built-in box, or a port a known implementation lacks, is refused as
     // `check` refuses it.
     load::reject_misspelt_builtins(&args.file, &g, registry)?;
-    if let Err(e) = smx_runtime::check_ports(&g, registry) {
-        crate::cli::say(&load::port_error(&args.file, &e));
+    let port_errors = load::port_errors(&args.file, &g, registry);
+    if !port_errors.is_empty() {
+        for error in &port_errors {
+            crate::cli::say(error);
+        }
         return Err(CliError::silent(exit::REJECTED));
     }
     if let Some(line) = load::unknown_implementations_warning(&args.file, &g, registry) {

@@ -463,15 +463,41 @@ pub fn port_error(file: &Path, e: &smx_runtime::RunError) -> String {
         RunError::MissingPort { instance, .. } | RunError::BadPort { instance, .. } => instance,
         _ => return format!("error: {}", run_error(file, e).message),
     };
-    let source = (!is_json(file)).then(|| SourceFile::read(file).ok()).flatten();
-    let span = source.as_ref().and_then(|s| declaration_span(s, instance));
-    match (source, span) {
-        (Some(source), Some(span)) => source
-            .render(&Diagnostic::error(e.to_string(), Some(span)))
-            .trim_end()
-            .to_string(),
-        _ => format!("error: {}", run_error(file, e).message),
-    }
+    at_declaration(file, instance, Diagnostic::error(e.to_string(), None))
+        .unwrap_or_else(|| format!("error: {}", run_error(file, e).message))
+}
+
+/// Every port problem a run would refuse, one rendered error per box ([`port_error`]); empty
+/// when the ports are right.
+pub fn port_errors(file: &Path, graph: &NetGraph, registry: &Registry) -> Vec<String> {
+    smx_runtime::port_problems(graph, registry)
+        .iter()
+        .map(|e| port_error(file, e))
+        .collect()
+}
+
+/// A warning for each port the net declares that its box's implementation does not have
+/// ([`smx_runtime::unimplemented_ports`]), at the box's declaration.
+pub fn port_warnings(file: &Path, graph: &NetGraph, registry: &Registry) -> Vec<String> {
+    smx_runtime::unimplemented_ports(graph, registry)
+        .into_iter()
+        .map(|port| {
+            at_declaration(file, &port.instance, Diagnostic::warning(port.message.clone(), None))
+                .unwrap_or_else(|| format!("{}: warning: {}", file.display(), port.message))
+        })
+        .collect()
+}
+
+/// `diagnostic` rendered at the declaration of `instance` in the net's text, if the net is text
+/// and declares it.
+fn at_declaration(file: &Path, instance: &str, diagnostic: Diagnostic) -> Option<String> {
+    let source = (!is_json(file)).then(|| SourceFile::read(file).ok()).flatten()?;
+    let span = declaration_span(&source, instance)?;
+    let diagnostic = Diagnostic {
+        span: Some(span),
+        ..diagnostic
+    };
+    Some(source.render(&diagnostic).trim_end().to_string())
 }
 
 /// The declaration `label = box func( ... )`, in any scope of the program.

@@ -39,9 +39,15 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
     let own_boxes = registry;
     let registry = &load::with_c_boxes(&graph, registry, &libraries)?;
     load::reject_unknown_implementations(file, &graph, registry, &libraries.names())?;
-    if let Err(e) = smx_runtime::check_ports(&graph, registry) {
-        crate::cli::say(&load::port_error(file, &e));
+    let port_errors = load::port_errors(file, &graph, registry);
+    if !port_errors.is_empty() {
+        for error in &port_errors {
+            crate::cli::say(error);
+        }
         return Err(CliError::silent(super::exit::REJECTED));
+    }
+    for warning in load::port_warnings(file, &graph, registry) {
+        crate::cli::say(&warning);
     }
     let settings = layers.resolve(&graph, registry)?;
     refuse_clobbering(
