@@ -4,7 +4,7 @@
 
 use super::context::Composer;
 use super::merge::merge_rns;
-use super::model::{Edge, Graph, State, VId, VKind};
+use super::model::{Edge, Graph, RateKind, State, VId, VKind};
 
 impl Composer<'_> {
     pub fn post_process(&mut self, g: &mut Graph) {
@@ -64,6 +64,30 @@ impl Composer<'_> {
             g.delete_vertex(v);
         }
         self.push_decoupling(g);
+        self.warn_tb_beside_tt(g);
+    }
+
+    /// A channel whose producer's end is time-triggered and whose consumer's end is
+    /// time-bounded (`tb[5ms](tt[1ms](Src).Snk)`) keeps both periods, and a runtime that times
+    /// the channel's ends runs the `tb` end as a second temporal firewall of the `tb`'s period:
+    /// not what a `tb`, a label elsewhere, reads as. Warned of at the consumer.
+    fn warn_tb_beside_tt(&mut self, g: &Graph) {
+        for e in g.edges.iter().filter(|e| e.alive) {
+            let (sp, dp) = (g.port(e.sp), g.port(e.dp));
+            if sp.rate.kind != RateKind::Tt || dp.rate.kind != RateKind::Tb {
+                continue;
+            }
+            let (tt, tb) = (sp.rate.time.as_duration(), dp.rate.time.as_duration());
+            let msg = format!(
+                "port '{}' in {} is time-bounded (tb[{tb:?}]) on a channel from {}, whose end is time-triggered \
+                 (tt[{tt:?}]): the channel is time-triggered, and its tb end becomes a second temporal firewall \
+                 of period {tb:?}; put one tt around both ends, or leave the tb out",
+                self.pname(g, e.dp),
+                self.quoted_inst(g, e.dst),
+                self.quoted_inst(g, e.src),
+            );
+            self.warning(msg, g.vert(e.dst).span);
+        }
     }
 
     /// Moves `dsrc` from channels entering a routing node onto the channels leaving it. smxc
@@ -98,5 +122,25 @@ impl Composer<'_> {
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compose::test_support::{BOXES, warnings as said};
+
+    /// A `tb` end on a channel whose other end is `tt` becomes a second firewall: warned of at
+    /// the consumer; a `tt` around both ends (the outer one wins) or a `tb` alone is not.
+    #[test]
+    fn a_tb_end_beside_a_tt_end_is_warned_of() {
+        let warned = said(&format!("{BOXES}connect tb[5ms](tt[1ms](Src).Snk)\n"));
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].starts_with("t.smx:3:30: warning: port 'data' in 'Snk'(1) is time-bounded (tb[5ms])")
+                && warned[0].contains("second temporal firewall of period 5ms"),
+            "{warned:?}"
+        );
+        assert!(said(&format!("{BOXES}connect tt[1ms](Src.tb[5ms](Snk))\n")).is_empty());
+        assert!(said(&format!("{BOXES}connect tb[5ms](Src.Snk)\n")).is_empty());
     }
 }
