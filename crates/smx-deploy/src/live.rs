@@ -25,6 +25,13 @@ struct Heard {
 }
 
 impl Heard {
+    /// Whether each of the first `wanted` slices told figures since the last snapshot of the
+    /// whole net was made, or told its final ones.
+    fn fresh_from_all(&self, wanted: usize) -> bool {
+        let fresh = |t: &Told| t.stats.as_ref().is_some_and(|s| t.stats_new || s.finished);
+        self.slices.len() >= wanted && self.slices[..wanted].iter().all(fresh)
+    }
+
     /// The time the longest-running slice's nets have run, as of now: each slice's time goes
     /// on from when it was told, so that lines and rates follow this clock and not the moments
     /// the slices' figures happened to arrive; never earlier than the time given out before.
@@ -46,6 +53,8 @@ struct Told {
     /// Messages and time as the slice told them, and when that was heard.
     progress: Option<(u64, Duration, Instant)>,
     stats: Option<Snapshot>,
+    /// `stats` came after the last snapshot of the whole net was made.
+    stats_new: bool,
 }
 
 impl Live {
@@ -66,6 +75,7 @@ impl Live {
         self.told(slice, |t| {
             t.progress = Some((snapshot.messages, snapshot.elapsed, Instant::now()));
             t.stats = Some(snapshot);
+            t.stats_new = true;
         });
     }
 
@@ -101,16 +111,25 @@ impl Live {
         Some((messages, elapsed))
     }
 
-    /// The live figures of the whole net from the slices' latest ones ([`whole_snapshot`]).
+    /// The live figures of the whole net from the slices' latest ones ([`whole_snapshot`]),
+    /// once every slice told figures newer than those of the snapshot before (or its final
+    /// ones): the slices count at the same instants, and a line made before all of them told
+    /// theirs would put one slice's counts of this moment beside another's of the moment
+    /// before, a sink ahead of its source. `None` until then.
     pub fn snapshot(&self, split: &Split, graph: &NetGraph, counted: &[bool]) -> Option<Snapshot> {
         let mut heard = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let slices: Vec<Option<&Snapshot>> = (0..split.slices.len())
-            .map(|s| heard.slices.get(s).and_then(|t| t.stats.as_ref()))
-            .collect();
+        let wanted = split.slices.len();
+        if !heard.fresh_from_all(wanted) {
+            return None;
+        }
+        let slices: Vec<Option<&Snapshot>> = heard.slices[..wanted].iter().map(|t| t.stats.as_ref()).collect();
         let mut whole = whole_snapshot(split, graph, counted, &slices)?;
         let told = whole.elapsed;
         whole.elapsed = heard.elapsed().unwrap_or(told).max(told);
         heard.given = whole.elapsed;
+        for told in &mut heard.slices {
+            told.stats_new = false;
+        }
         Some(whole)
     }
 }
@@ -328,6 +347,41 @@ mod tests {
         // Two processes with a firewall of one name: which row is whose is not known.
         let report = serde_json::json!({"firewalls": [row("tf_10.0us_0"), row("tf_10.0us_0")]});
         assert_eq!(final_firewall(sampled.clone(), &report), sampled);
+    }
+
+    /// A snapshot of the whole net waits for every slice's figures of the next instant; a slice
+    /// that told its final figures waits for nothing more.
+    #[test]
+    fn the_whole_net_waits_for_every_slices_new_figures() {
+        let told = |finished: bool| Snapshot {
+            elapsed: Duration::from_millis(1),
+            messages: 0,
+            nets: Vec::new(),
+            channels: Vec::new(),
+            firewalls: Vec::new(),
+            finished,
+        };
+        let live = Live::default();
+        let fresh = |live: &Live| live.0.lock().unwrap().fresh_from_all(2);
+        assert!(!fresh(&live), "nothing told");
+        live.record_stats(0, told(false));
+        assert!(!fresh(&live), "the second slice told nothing yet");
+        live.record(1, 5, Duration::from_millis(1));
+        assert!(!fresh(&live), "progress is no figures");
+        live.record_stats(1, told(false));
+        assert!(fresh(&live));
+        for t in &mut live.0.lock().unwrap().slices {
+            t.stats_new = false;
+        }
+        live.record_stats(1, told(false));
+        assert!(!fresh(&live), "the first slice's figures were used already");
+        live.record_stats(0, told(true));
+        assert!(fresh(&live));
+        for t in &mut live.0.lock().unwrap().slices {
+            t.stats_new = false;
+        }
+        live.record_stats(1, told(false));
+        assert!(fresh(&live), "a finished slice tells nothing more");
     }
 
     #[test]

@@ -253,7 +253,10 @@ pub fn run(
     let line = ProgressLine::start(!args.quiet && !stats_on_stderr, move || sampled.sample(&sample_counted));
     let stats_lines = args.stats_every.zip(stats_sink).map(|(every, sink)| {
         let (live, split, graph) = (Arc::clone(&live), deployment.split.clone(), deployment.graph.clone());
-        stats::StatsLines::sampling(move || live.snapshot(&split, &graph, &counted), every, sink)
+        // Looked at often: a line is made as soon as every slice told its figures of the
+        // same instant (`Live::snapshot`), not up to an interval later.
+        let look = (every / 16).max(std::time::Duration::from_millis(1));
+        stats::StatsLines::sampling(move || live.snapshot(&split, &graph, &counted), look, sink)
     });
     let supervised = supervise::supervise(&exe, jobs, stop, &live);
     line.finish();

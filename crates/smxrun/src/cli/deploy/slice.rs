@@ -475,36 +475,70 @@ impl ProgressTeller {
 
 fn tell_until(stopped: &crossbeam_channel::Receiver<()>, progress: &Progress, asked: &StatsEvery, answers: &Answers) {
     let mut next_stats: Option<std::time::Instant> = None;
+    let mut next_progress = std::time::Instant::now() + protocol::PROGRESS_EVERY;
     loop {
         let stats_every = asked.get().copied().flatten();
-        let tick = stats_every.map_or(protocol::PROGRESS_EVERY, |every| every.min(protocol::PROGRESS_EVERY));
+        // Until the nets run, looked at often enough that the first figures are due half an
+        // interval after their start, not after the next progress telling.
+        let before_start = stats_every
+            .filter(|_| next_stats.is_none())
+            .map(|every| std::time::Instant::now() + (every / 8).max(std::time::Duration::from_millis(1)));
+        let wake = next_stats
+            .or(before_start)
+            .map_or(next_progress, |at| at.min(next_progress));
         if !matches!(
-            stopped.recv_timeout(tick),
+            stopped.recv_deadline(wake),
             Err(crossbeam_channel::RecvTimeoutError::Timeout)
         ) {
             return;
         }
         let now = std::time::Instant::now();
-        let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let told = match (progress.elapsed(), stats_every) {
-            (None, _) => protocol::write_alive(&mut *out),
-            (Some(elapsed), Some(every)) => {
-                // The first figures one interval after the nets started, then every interval.
-                let at = *next_stats.get_or_insert(now + every);
-                match progress.snapshot().filter(|_| now >= at) {
-                    Some(snapshot) => {
-                        next_stats = Some(at.max(now - every) + every);
-                        protocol::write_stats(&mut *out, &snapshot)
-                    }
-                    None => protocol::write_progress(&mut *out, progress.messages(), elapsed),
+        // The live figures come at instants on one grid of the machine's monotonic clock, the
+        // first at least half an interval after the nets started: every slice on this machine
+        // counts at the same instants, so that the supervisor's line of the whole net puts
+        // together counts of one moment, not a source's of one and its sink's of another.
+        if let (Some(every), Some(elapsed)) = (stats_every, progress.elapsed()) {
+            let started = now.checked_sub(elapsed).unwrap_or(now);
+            let at = *next_stats.get_or_insert_with(|| on_grid_after((started + every / 2).max(now), every));
+            if now >= at
+                && let Some(snapshot) = progress.snapshot()
+            {
+                next_stats = Some(on_grid_after(now, every));
+                next_progress = now + protocol::PROGRESS_EVERY;
+                let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if protocol::write_stats(&mut *out, &snapshot).is_err() {
+                    return;
                 }
+                continue;
             }
-            (Some(elapsed), None) => protocol::write_progress(&mut *out, progress.messages(), elapsed),
+        }
+        if now < next_progress {
+            continue;
+        }
+        next_progress = now + protocol::PROGRESS_EVERY;
+        let mut out = answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let told = match progress.elapsed() {
+            None => protocol::write_alive(&mut *out),
+            Some(elapsed) => protocol::write_progress(&mut *out, progress.messages(), elapsed),
         };
         if told.is_err() {
             return;
         }
     }
+}
+
+/// The first instant after `after` at which the machine's monotonic clock is a whole multiple
+/// of `every`: the same instants in every process of this machine.
+fn on_grid_after(after: std::time::Instant, every: std::time::Duration) -> std::time::Instant {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let now = std::time::Instant::now();
+    let clock_ns = (ts.tv_sec as u128) * 1_000_000_000 + ts.tv_nsec as u128;
+    let after_ns = clock_ns + after.saturating_duration_since(now).as_nanos();
+    let every_ns = every.as_nanos().max(1);
+    let grid_ns = (after_ns / every_ns + 1) * every_ns;
+    now + std::time::Duration::from_nanos((grid_ns - clock_ns).min(u64::MAX as u128) as u64)
 }
 
 impl Drop for ProgressTeller {
