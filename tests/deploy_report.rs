@@ -998,3 +998,26 @@ fn report_merge_shows_a_slice_refused_by_hand_as_refused() {
         "{report}"
     );
 }
+
+/// An empty file (a wrong path such as /dev/null, or a slice's report never written) is named
+/// as empty, not as a JSON parser's end of file; a directory is named as one.
+#[test]
+fn report_merge_names_an_empty_file_and_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("main.report.json");
+    std::fs::write(&empty, "").unwrap();
+    for (path, said) in [
+        (Path::new("/dev/null"), "/dev/null: empty, not a JSON report"),
+        (empty.as_path(), "main.report.json: empty, not a JSON report"),
+        (dir.path(), "Is a directory"),
+    ] {
+        let out = smxrun().args(["report", "merge"]).arg(path).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains(said), "{}", text(&out));
+        assert!(
+            !text(&out).contains("EOF") && !text(&out).contains("os error"),
+            "{}",
+            text(&out)
+        );
+    }
+}

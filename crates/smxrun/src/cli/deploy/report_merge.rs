@@ -228,7 +228,7 @@ fn read_reports(paths: &[std::path::PathBuf]) -> Result<Given<'_>, CliError> {
                 given.missing.push(path);
                 continue;
             }
-            Err(e) => return Err(CliError::rejected(format!("{}: {e}", path.display()))),
+            Err(e) => return Err(CliError::rejected(format!("{}: {}", path.display(), plain_error(&e)))),
         };
         let value = slice_report(path, &text)?;
         let process = value["process"].as_str().unwrap_or_default().to_string();
@@ -258,6 +258,14 @@ fn read_reports(paths: &[std::path::PathBuf]) -> Result<Given<'_>, CliError> {
 /// `text` read from `path` as a slice's report (or the stand-in of a slice whose run was
 /// refused): JSON that names its process.
 fn slice_report(path: &Path, text: &str) -> Result<serde_json::Value, CliError> {
+    // An empty file is what a slice that died before writing leaves, or a wrong path such as
+    // /dev/null: said as such, not as a JSON parser's "EOF".
+    if text.trim().is_empty() {
+        return Err(CliError::rejected(format!(
+            "{}: empty, not a JSON report (a slice writes its report when its run ends)",
+            path.display()
+        )));
+    }
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| CliError::rejected(format!("{}: not a JSON report: {e}", path.display())))?;
     let is_report = value.get("format_version").is_some() && value.get("nets").is_some();
