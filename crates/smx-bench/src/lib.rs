@@ -190,7 +190,6 @@ pub fn run(args: &BenchArgs) -> i32 {
             return 1;
         }
     }
-    interrupt::install();
     let results = run_experiments(&args.experiment, session);
     for r in &results {
         println!("\n== smxrun bench {} ==", r.experiment);

@@ -80,8 +80,48 @@ pub fn install(stop: &Arc<AtomicBool>) -> std::io::Result<Arc<AtomicBool>> {
     Ok(ended)
 }
 
+/// For a command that finishes early on a stop signal instead of running to its end (`bench`):
+/// the first SIGINT, SIGTERM, SIGHUP or SIGQUIT calls `finish` with the signal's name; one
+/// repeated within [`REPEAT_WINDOW`] is the same request; a later one exits at once with 130,
+/// saying that `lost` (what the command would have written) is not written. Unlike a run, the
+/// command is not timed after the first: it decides how soon it finishes.
+pub fn finish_on_signal(finish: fn(&'static str), lost: &'static str) -> std::io::Result<()> {
+    let mut signals = Signals::new(STOP_SIGNALS)?;
+    std::thread::Builder::new()
+        .name("smxrun-signals".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let mut first: Option<Instant> = None;
+            for signal in signals.forever() {
+                match first {
+                    None => {
+                        first = Some(Instant::now());
+                        finish(signal_name(signal));
+                    }
+                    Some(at) if at.elapsed() < REPEAT_WINDOW => {}
+                    Some(_) => leave_without("a second signal", lost),
+                }
+            }
+        })?;
+    Ok(())
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        SIGQUIT => "SIGQUIT",
+        _ => "a signal",
+    }
+}
+
 fn leave(why: &str) -> ! {
-    let line = format!("smxrun: {why}: exiting at once, without a report\n");
+    leave_without(why, "a report")
+}
+
+fn leave_without(why: &str, lost: &str) -> ! {
+    let line = format!("smxrun: {why}: exiting at once, without {lost}\n");
     // Straight to the descriptor: the stderr lock may be held by a thread blocked writing.
     // SAFETY: writes the bytes of a live buffer of the given length to descriptor 2.
     let _ = unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
