@@ -66,8 +66,8 @@ pub struct ProbeResult {
     pub clock_source: String,
     /// Whether the SCHED_FIFO priority asked for was granted.
     pub rt_priority_granted: bool,
-    /// Whether the loop spun through every period at normal priority
-    /// ([`ProbeOptions::may_spin_through`]).
+    /// Whether the loop spun through every period, never sleeping: by
+    /// [`ProbeOptions::may_spin_through`], or by a spin given as long as the period.
     pub spun_through: bool,
     #[serde(skip)]
     pub fifo_priority: Option<u8>,
@@ -143,7 +143,9 @@ fn run_probe(opts: &ProbeOptions) -> ProbeResult {
         lateness_ns: ticker.lateness().summary(),
         clock_source: clock_source(),
         rt_priority_granted: priority.is_some() && grant.fifo_priority.is_some(),
-        spun_through: through,
+        // Also a loop given a fixed spin of a whole period (the after-run probe of a firewall
+        // that spun through) never slept.
+        spun_through: spin_ns >= ticker.period_ns(),
         fifo_priority: grant.fifo_priority,
         memory_locked: grant.memory_locked,
         spin_ns,
@@ -261,6 +263,23 @@ mod tests {
         assert_eq!(r.miss_rate, r.misses as f64 / 20.0);
         assert!(r.lateness_ns.p50 <= r.lateness_ns.max);
         assert!(!r.rt_priority_granted);
+    }
+
+    /// A loop whose spin is the whole period never sleeps, however it came to spin so (the
+    /// after-run probe of a firewall that spun through gets its spin as a fixed one).
+    #[test]
+    fn a_fixed_spin_of_a_whole_period_is_spinning_through() {
+        let whole = ProbeOptions {
+            spin: Spin::Fixed(Duration::from_micros(100)),
+            ..short(100, 20)
+        };
+        assert!(probe(&whole).unwrap().spun_through);
+        let part = ProbeOptions {
+            spin: Spin::Fixed(Duration::from_micros(20)),
+            ..short(100, 20)
+        };
+        assert!(!probe(&part).unwrap().spun_through);
+        assert!(!probe(&short(100, 20)).unwrap().spun_through);
     }
 
     #[test]

@@ -187,11 +187,18 @@ fn verdict(period_ns: u64, figures: &PeriodFigures, probe: Option<&ProbeResult>,
     );
     // The first words say whether anything needs the reader's attention; the figures follow.
     if floor >= HELD_BELOW {
+        // Real-time priority is advice only where the loop ran without it.
+        let helps = if p.rt_priority_granted {
+            "A longer period or an idle machine helps".to_string()
+        } else {
+            format!(
+                "A longer period, real-time priority ({}, as root) or an idle machine helps",
+                words.name(Lever::RealtimeOn)
+            )
+        };
         format!(
             "Attention: period {period} NOT held by this platform, so not by this run either: {empty}; {run}. \
-             A longer period, real-time priority ({}, as root) or an idle machine helps \
-             (`{} {}` measures the platform alone)",
-            words.name(Lever::RealtimeOn),
+             {helps} (`{} {}` measures the platform alone)",
             words.name(Lever::ProbePeriod),
             exact(period_ns)
         )
@@ -219,6 +226,36 @@ pub(crate) fn exact(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Real-time priority is advised only where the empty loop ran without it.
+    #[test]
+    fn a_period_lost_at_real_time_priority_does_not_advise_it() {
+        let probe = |granted: bool| ProbeResult {
+            period_ns: 10_000,
+            ticks: 1000,
+            misses: 500,
+            miss_rate: 0.5,
+            lateness_ns: Default::default(),
+            clock_source: "tsc".into(),
+            rt_priority_granted: granted,
+            spun_through: false,
+            fifo_priority: granted.then_some(5),
+            memory_locked: false,
+            spin_ns: 0,
+            wall: Duration::from_millis(10),
+            warnings: Vec::new(),
+        };
+        let figures = PeriodFigures {
+            ticks: 1000,
+            lost: 500,
+            ..Default::default()
+        };
+        let said = |granted| verdict(10_000, &figures, Some(&probe(granted)), LeverWords::default());
+        assert!(said(false).contains("real-time priority ("), "{}", said(false));
+        let at_fifo = said(true);
+        assert!(at_fifo.starts_with("Attention: period 10.0us NOT held"), "{at_fifo}");
+        assert!(!at_fifo.contains("real-time priority"), "{at_fifo}");
+    }
 
     #[test]
     fn periods_are_written_as_the_probe_command_reads_them() {
