@@ -316,6 +316,16 @@ fn trace_view_draws_a_row_per_thread_and_rejects_what_is_not_a_trace() {
     let out = smxrun(&["trace-view", "/nonexistent.json", "-o", svg.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
+    // The picture is SVG: a name that says PNG is refused, and no file is made.
+    let png = dir.path().join("t.png");
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", png.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("trace-view draws SVG, not png"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!png.exists());
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! the run's start) zooms in; by default the whole trace is shown.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use plotters::prelude::*;
@@ -39,6 +39,22 @@ pub struct TraceViewArgs {
     pub width: u32,
 }
 
+/// The picture is SVG: a name that says another picture format (`t.png`) would make a file
+/// that a viewer of that format cannot open.
+fn refuse_other_picture(output: &Path) -> Result<(), CliError> {
+    let extension = output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some(other @ ("png" | "pdf" | "jpg" | "jpeg" | "ps" | "eps" | "gif" | "webp")) => {
+            Err(CliError::rejected(format!(
+                "-o '{}': trace-view draws SVG, not {other}: name the file .svg (a converter such as rsvg-convert or \
+             cairosvg makes a {other} of it)",
+                output.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 struct Slice {
     ts: f64,
     dur: f64,
@@ -58,6 +74,7 @@ struct Track {
 }
 
 pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
+    refuse_other_picture(&args.output)?;
     super::clobber::refuse_clobbering(&[("-o", &args.output)], &[("trace", &args.file)])?;
     let output = Output::open(Some(&args.output))?;
     let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
