@@ -138,3 +138,36 @@ fn a_pubsub_sink_without_sync_and_without_a_subscriber_says_its_messages_went_to
     assert_eq!(row["verdict"], "incomplete", "{row}");
     assert!(problems(&row).contains("went to nobody"), "{row}");
 }
+
+/// The report itself says why the exit code is 3: the box's books that are not clean are one
+/// of its warnings (text and JSON), not only a line on stderr after it.
+#[test]
+fn books_not_clean_are_a_warning_of_the_report() {
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .arg("run")
+        .arg(net("zmq_sender.smx"))
+        .arg("--config")
+        .arg(net("zmq_pipeline_tcp.toml"))
+        .args(["--report", "json", "--quiet", "--pin", "off"])
+        .args(["--set", &format!("Snk1.endpoint={}", free_tcp_endpoint())])
+        .args([
+            "--set",
+            "Snk1.timeout=1s",
+            "--set",
+            "Snk1.linger=0",
+            "--set",
+            "Src1.count=100",
+        ])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("smxrun runs");
+    assert_eq!(out.status.code(), Some(3));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = json["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.starts_with("Snk1#1 (smx_snk_zmq): books incomplete: "))),
+        "{warnings:?}"
+    );
+}

@@ -117,6 +117,14 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
     }
     let mut report = result.map_err(|e| load::run_error(file, &e))?;
     report.warnings.splice(0..0, said_before);
+    // What a box's own books say was not clean, or a peer its link refused, is a warning of the
+    // report as well as a line on stderr: a script that reads the report sees why the exit code
+    // is not 0, and the report of a net over processes carries each process's.
+    let from_books: Vec<String> = unclean_books(&report)
+        .into_iter()
+        .chain(refused_peers(&report))
+        .collect();
+    report.warnings.extend(from_books);
     // A side output that fails, fails alone: its own line, and the report still comes.
     let side_output_failed = match (trace_file, &opts.trace) {
         (Some(trace), Some(tracer)) => !save_trace(args, trace, tracer, stop.load(Ordering::SeqCst)),
