@@ -91,7 +91,6 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
                 code
             } else {
                 slice.peers_that_never_came(&mut report);
-                books_not_clean(&mut report);
                 slice.links_that_carried_nothing(&mut report, code)
             };
             slice.hand_in(report, code).map(|()| code)
@@ -415,32 +414,6 @@ fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
 
 /// The live figures' interval the job asks for, once the job is read (`None` inside: none).
 type StatsEvery = Arc<std::sync::OnceLock<Option<std::time::Duration>>>;
-
-/// Started apart from its peers, a slice whose links' books are not clean (a peer's process
-/// died, a link lost its tail) says so in its report's warnings as well as on stderr, where the
-/// run said it: with no supervisor, the report is what the orchestrator keeps.
-fn books_not_clean(report: &mut serde_json::Value) {
-    let lines: Vec<serde_json::Value> = report["nets"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|n| matches!(n["stats"]["verdict"].as_str(), Some("incomplete" | "suspect")))
-        .map(|n| {
-            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-            serde_json::Value::from(format!(
-                "{}#{} ({}): books {}: {}",
-                text(&n["name"]),
-                n["id"],
-                text(&n["impl"]),
-                text(&n["stats"]["verdict"]),
-                text(&n["stats"]["problems"])
-            ))
-        })
-        .collect();
-    if let Some(warnings) = report["warnings"].as_array_mut() {
-        warnings.extend(lines);
-    }
-}
 
 /// A thread that tells the supervisor, every [`protocol::PROGRESS_EVERY`], that the slice is
 /// there until its nets run and their progress while they run, for the run's one progress
