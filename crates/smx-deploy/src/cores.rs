@@ -144,8 +144,9 @@ pub fn crowded_note(shares: &BTreeMap<String, Vec<usize>>) -> Option<String> {
         .len();
     Some(format!(
         "placement: {} processes on {}, so {} run together: a message between processes on one \
-         core waits for the scheduler to switch between them (`cores` of its own for each, or fewer \
-         processes on this machine, keep them apart)",
+         core waits for the scheduler to switch between them, twice per message on a channel of length 1 \
+         (a longer channel, such as `--channel-len 64`, lets each take turns by the channelful; `cores` of \
+         its own for each, or fewer processes on this machine, keep them apart)",
         shares.len(),
         if cores == 1 {
             "1 core".to_string()

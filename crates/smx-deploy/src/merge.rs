@@ -192,11 +192,12 @@ pub fn merge(parts: &Parts<'_>) -> Value {
         .collect();
     let nets = merged_nets(parts, &reports);
     let channels = merged_channels(parts, &reports);
-    let wall = reports
+    let longest = reports
         .iter()
         .flatten()
         .filter_map(|r| r["wall_time_s"].as_f64())
         .fold(parts.told_wall.map_or(0.0, |t| t.as_secs_f64()), f64::max);
+    let wall = released_together(&reports).map_or(longest, |span| span.min(longest));
     let (messages, counted_by_told) = messages_of(parts, &reports, &channels);
     // A process the supervisor stopped (the run was stopped, or another process ended it) is no
     // failure of its own: the run is then as stopped as its reports say, and at least stopped.
@@ -439,6 +440,24 @@ fn whole_net_messages(graph: &NetGraph, channels: &[Value], bridges: &[String]) 
             row["read"].as_u64()
         })
         .sum()
+}
+
+/// How long the whole net ran where every process left a report that says when its nets were
+/// released: from the last release to the last end. Slices started together (supervised) give
+/// the longest wall time of any; slices started by hand (a split) each count their wait for
+/// their peers in their own wall time, which is no time the whole net ran.
+fn released_together(reports: &[Option<Value>]) -> Option<f64> {
+    let spans: Vec<(f64, f64)> = reports
+        .iter()
+        .map(|r| {
+            let r = r.as_ref()?;
+            let from = r[crate::protocol::RAN]["nets_from_unix_s"].as_f64()?;
+            Some((from, from + r["wall_time_s"].as_f64()?))
+        })
+        .collect::<Option<_>>()?;
+    let last_start = spans.iter().map(|s| s.0).reduce(f64::max)?;
+    let last_end = spans.iter().map(|s| s.1).reduce(f64::max)?;
+    (last_end > last_start).then_some(last_end - last_start)
 }
 
 /// Merges the reports of slices started by hand (`smxrun split`): each carries the plan of
@@ -1031,4 +1050,24 @@ fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label:
         .iter()
         .find(|n| n["name"].as_str() == Some(label))
         .map(|n| n["stats"].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Slices started apart: the whole net ran from the last release to the last end, not for
+    /// the first slice's wait for the others; a report without its release time, or a missing
+    /// one, leaves the longest wall time.
+    #[test]
+    fn the_whole_net_ran_from_the_last_release() {
+        let report = |from: f64, wall: f64| Some(json!({"wall_time_s": wall, "ran": {"nets_from_unix_s": from}}));
+        let waited = [report(100.0, 6.9), report(103.0, 3.6), report(103.2, 3.7)];
+        let span = released_together(&waited).unwrap();
+        assert!((span - 3.7).abs() < 1e-9, "{span}");
+        let together = [report(100.0, 2.0), report(100.0, 2.5)];
+        assert_eq!(released_together(&together), Some(2.5));
+        assert_eq!(released_together(&[report(100.0, 2.0), None]), None);
+        assert_eq!(released_together(&[Some(json!({"wall_time_s": 2.0}))]), None);
+    }
 }

@@ -108,7 +108,8 @@ fn held(dir: &std::path::Path) -> bool {
 }
 
 /// The key of a slice's report that says when its process ran, on its host's clock:
-/// `{"from_unix_s": F, "to_unix_s": T}`, from its start to its report.
+/// `{"from_unix_s": F, "to_unix_s": T, "nets_from_unix_s": N}`, from its start to its report,
+/// and when its nets were released (absent where they never were).
 pub const RAN: &str = "ran";
 
 const STARTED: &str = "smx-slice started ";

@@ -62,6 +62,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         names: &names,
         answers,
         started,
+        nets: progress.clone(),
     };
     let go = Arc::new(Go::default());
     let ready = admit(args, &job).and_then(|()| {
@@ -141,6 +142,8 @@ struct Slice<'a> {
     answers: Option<&'a Answers>,
     /// When its process started, in seconds since the Unix epoch.
     started: f64,
+    /// The run's progress, which knows since when its nets ran.
+    nets: Progress,
 }
 
 impl Slice<'_> {
@@ -272,7 +275,13 @@ impl Slice<'_> {
         report["plan"] = self.job.plan.clone();
         // When it ran, on its host's clock: the slices of one run of a split ran at one time,
         // which tells their reports from those of another run of the same split.
-        report[protocol::RAN] = serde_json::json!({"from_unix_s": self.started, "to_unix_s": unix_seconds()});
+        let now = unix_seconds();
+        report[protocol::RAN] = serde_json::json!({"from_unix_s": self.started, "to_unix_s": now});
+        // When its nets were released, on the same clock: the slices of a split started by hand
+        // do not start together, and the whole net ran from the last one's start.
+        if let Some(ran) = self.nets.elapsed() {
+            report[protocol::RAN]["nets_from_unix_s"] = serde_json::json!(now - ran.as_secs_f64());
+        }
         let text = serde_json::to_string(&report).unwrap_or_default();
         match (self.answers, &self.args.report) {
             (Some(answers), _) => {
