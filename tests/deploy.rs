@@ -548,15 +548,15 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:3: key 'launch': process 'x': launch command '/no/such/runner' is not a program"),
         "{err}"
     );
-    // A net's own core must be one its process may use.
+    // A net's own core must be one its process may use; the error points at that `core`.
     let err = check("[process.b]\ncores = [0]\n[net.Snk]\nprocess = \"b\"\ncore = 1\n");
     assert!(
-        err.contains("c.toml:4: key 'core' of net 'Snk': core 1 is not one of the cores of process 'b' (0)"),
+        err.contains("c.toml:5: key 'core' of net 'Snk': core 1 is not one of the cores of process 'b' (0)"),
         "{err}"
     );
     let err = check("[process.main]\ncores = [0]\n[net.Snk]\ncore = 1\n");
     assert!(
-        err.contains("key 'core' of net 'Snk': core 1 is not one of the cores of process 'main' (0)"),
+        err.contains("c.toml:4: key 'core' of net 'Snk': core 1 is not one of the cores of process 'main' (0)"),
         "{err}"
     );
     let err = check("[process.b]\ncores = [100000]\n[net.Snk]\nprocess = \"b\"\n");

@@ -129,7 +129,11 @@ fn check_cores(
             continue;
         };
         let listed: Vec<String> = cores.iter().map(usize::to_string).collect();
-        let origin = s.process.as_ref().map_or(process.origin.clone(), |(_, at)| at.clone());
+        // At the `core` that names a core the process lacks, where the fix goes most often.
+        let origin = s
+            .core_origin
+            .clone()
+            .unwrap_or_else(|| s.process.as_ref().map_or(process.origin.clone(), |(_, at)| at.clone()));
         return Err(ConfigError::new(
             origin,
             format!(

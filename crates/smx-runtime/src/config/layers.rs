@@ -378,6 +378,9 @@ fn apply_entry(
         if let Some((_, origin)) = settings.process.as_mut().filter(|_| entry.key == "process") {
             *origin = entry.origin.clone();
         }
+        if entry.key == "core" {
+            settings.core_origin = Some(entry.origin.clone());
+        }
         return Ok(());
     }
     let key = spec.and_then(|s| s.config.iter().find(|k| k.name == entry.key));

@@ -32,4 +32,6 @@ pub struct NetSettings {
     /// `process`: the process this net runs in (`main` when unset), with where that was written
     /// so that a process the configuration does not declare is reported at its line.
     pub process: Option<(String, Origin)>,
+    /// Where `core` was written, for an error about the core that points at it.
+    pub core_origin: Option<Origin>,
 }
