@@ -155,6 +155,8 @@ fn a_bad_interval_is_an_error_naming_the_flag() {
         assert_eq!(out.status.code(), Some(1), "{bad}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--stats-every"), "{bad}: {stderr}");
+        // The examples it gives are intervals it takes.
+        assert!(!stderr.contains("10us,"), "{bad}: {stderr}");
         assert!(out.stdout.is_empty());
     }
     let out = smxrun(&[&src_snk(), "-n", "10", "--stats-file", "/tmp/x.jsonl"]);

@@ -128,7 +128,10 @@ fn write_every(
 
 /// `--stats-every`: a duration above zero.
 pub fn parse_every(text: &str) -> Result<Duration, String> {
-    let d = smx_box::parse_duration(text)?;
+    // The duration syntax's own examples include ones shorter than this option takes.
+    let d = smx_box::parse_duration(text).map_err(|_| {
+        format!("'{text}' is not an interval: write a whole number with the unit s or ms (e.g. 500ms, 1s, 2s500ms)")
+    })?;
     if d < Duration::from_millis(1) {
         return Err(format!(
             "'{text}' is shorter than 1ms; give an interval such as 500ms or 1s"
