@@ -890,3 +890,30 @@ fn trace_view_draws_columns_when_a_line_has_more_slices_than_half_the_plot_pixel
     let picture = view(&trace, &[]);
     assert!(picture.contains("700 slices: each bar is the share"), "{picture}");
 }
+
+/// A trace keeps a thread per box: the report says so where the run would otherwise chain, so
+/// that its rates are not taken for the untraced run's.
+#[test]
+fn a_trace_says_that_it_turned_chaining_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    // Four box threads on one core chain without a trace.
+    let args = |traced: bool| {
+        let mut args = vec![net("chain.smx"), "-n".into(), "200".into(), "--pin".into(), "0".into()];
+        if traced {
+            args.extend(["--trace".into(), trace.to_str().unwrap().to_string()]);
+        }
+        args
+    };
+    let run = |traced: bool| {
+        let args = args(traced);
+        let out = smxrun(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let traced = run(true);
+    assert!(traced.contains("chaining: off under --trace"), "{traced}");
+    let untraced = run(false);
+    assert!(!untraced.contains("chaining: off under"), "{untraced}");
+    assert!(untraced.contains("chaining:"), "the untraced run chains: {untraced}");
+}

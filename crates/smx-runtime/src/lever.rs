@@ -18,6 +18,8 @@ pub enum Lever {
     CoreList,
     /// The number of trace events kept per thread.
     TraceLimit,
+    /// A timeline of the run's threads.
+    Trace,
     /// The length of the channels whose length the net leaves open.
     ChannelLen,
     /// An empty loop at a period, to measure what the platform alone holds (followed by the
@@ -65,6 +67,7 @@ pub fn option_words(lever: Lever) -> &'static str {
         Lever::RealtimeOn => "realtime = Realtime::On",
         Lever::CoreList => "pin = PinMode::List",
         Lever::TraceLimit => "the Tracer's limit",
+        Lever::Trace => "trace = Some(Tracer)",
         Lever::ChannelLen => "default_channel_len",
         Lever::ProbePeriod => "smx_timing::probe at period",
     }

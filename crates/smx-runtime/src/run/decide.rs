@@ -435,6 +435,26 @@ fn decide_chains(
         opts.chain
     };
     let (chains, chain_note) = chain::decide(plan, &own_thread, cores, mode, opts.lever_words);
+    // What the trace changed is said: a traced run's rates are not those of the same run
+    // without it, which would chain.
+    let traced_note = (mode != opts.chain)
+        .then(|| chain::decide(plan, &own_thread, cores, opts.chain, opts.lever_words).0)
+        .filter(|untraced| !untraced.is_empty())
+        .map(|untraced| {
+            let followers: usize = untraced.iter().map(|c| c.len() - 1).sum();
+            format!(
+                "chaining: off under {}, whose timeline has a row per box thread: without it, {} chain{} would \
+                 run {followers} box thread{} fewer on these cores, so this run's rates are not those of the \
+                 same run untraced",
+                opts.lever_words.name(crate::lever::Lever::Trace),
+                untraced.len(),
+                if untraced.len() == 1 { "" } else { "s" },
+                if followers == 1 { "" } else { "s" },
+            )
+        });
     let busy_note = chain::never_waiting_note(plan, &own_thread, cores, &chains, opts.lever_words);
-    (chains, chain_note.into_iter().chain(busy_note).collect())
+    (
+        chains,
+        chain_note.into_iter().chain(traced_note).chain(busy_note).collect(),
+    )
 }

@@ -60,6 +60,7 @@ pub fn flag_words(lever: smx_runtime::Lever) -> &'static str {
         Lever::RealtimeOn => "--rt on",
         Lever::CoreList => "--pin 0,1,...",
         Lever::TraceLimit => "--trace-limit",
+        Lever::Trace => "--trace",
         Lever::ChannelLen => "--channel-len",
         Lever::ProbePeriod => "smxrun probe --period",
     }
