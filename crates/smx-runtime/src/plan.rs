@@ -271,6 +271,10 @@ pub fn port_problems(graph: &NetGraph, registry: &Registry) -> Vec<RunError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnimplementedPort {
     pub instance: String,
+    /// The port's name to the implementation.
+    pub port: String,
+    /// The implementation's ports of the same direction.
+    pub implemented: Vec<&'static str>,
     pub message: String,
 }
 
@@ -302,6 +306,8 @@ pub fn unimplemented_ports(graph: &NetGraph, registry: &Registry) -> Vec<Unimple
             let theirs: Vec<&str> = list.iter().map(|p| p.name).collect();
             found.push(UnimplementedPort {
                 instance: node.label.clone(),
+                port: name.clone(),
+                implemented: theirs.clone(),
                 message: format!(
                     "box instance '{}' declares {direction} port '{name}', which implementation '{}' does not have \
                      (its {direction}s: {}): the box never sees it",

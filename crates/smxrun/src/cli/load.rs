@@ -482,8 +482,18 @@ pub fn port_warnings(file: &Path, graph: &NetGraph, registry: &Registry) -> Vec<
     smx_runtime::unimplemented_ports(graph, registry)
         .into_iter()
         .map(|port| {
-            at_declaration(file, &port.instance, Diagnostic::warning(port.message.clone(), None))
-                .unwrap_or_else(|| format!("{}: warning: {}", file.display(), port.message))
+            let closest = port
+                .implemented
+                .iter()
+                .map(|name| (strsim::levenshtein(name, &port.port), *name))
+                .filter(|(distance, _)| *distance <= 2)
+                .min();
+            let message = match closest {
+                Some((_, name)) => format!("{} (did you mean '{name}'?)", port.message),
+                None => port.message.clone(),
+            };
+            at_declaration(file, &port.instance, Diagnostic::warning(message.clone(), None))
+                .unwrap_or_else(|| format!("{}: warning: {message}", file.display()))
         })
         .collect()
 }
