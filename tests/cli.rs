@@ -280,6 +280,17 @@ fn an_open_port_the_implementation_lacks_is_a_warning() {
         "{}",
         text(&out.stdout)
     );
+    // A name one or two letters from one the implementation has is most likely that one.
+    let (_dir, net) = net_file(
+        "topc.smx",
+        "Src = box smx_src_rand( out data )\nD = box smx_snk_dump( in data, in topc open )\nconnect Src.D\n",
+    );
+    let out = smxrun(&["check", arg(&net)]);
+    assert!(
+        text(&out.stderr).contains("(did you mean 'topic'?)"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
