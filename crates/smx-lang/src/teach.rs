@@ -533,7 +533,7 @@ fn suggest_port_names(boxes: &[&BoxDecl], mut diagnostics: Vec<Diagnostic>) -> V
         .filter_map(|d| unconnected_port(&d.message))
         .filter_map(|(p, x)| Some((p.to_string(), x.to_string(), port_mode(boxes, x, p)?)))
         .collect();
-    let mut suggested: Vec<&str> = Vec::new();
+    let mut suggested: Vec<String> = Vec::new();
     for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
         let Some((port, instance)) = unconnected_port(&d.message) else {
             continue;
@@ -550,17 +550,35 @@ fn suggest_port_names(boxes: &[&BoxDecl], mut diagnostics: Vec<Diagnostic>) -> V
             .filter(|(distance, ..)| *distance <= 2)
             .min_by_key(|(distance, ..)| *distance);
         if let Some((_, name, other, other_mode)) = closest
-            && !suggested.contains(&name.as_str())
+            && !suggested.contains(name)
         {
             let direction = if *other_mode == PortMode::In { "input" } else { "output" };
             let note = format!(
                 " -> did you mean '{name}'? Ports connect only by equal name, and the {direction} \
                  '{name}' of '{other}' is not connected either"
             );
-            suggested.push(port);
-            suggested.push(name);
+            suggested.push(port.to_string());
+            suggested.push(name.clone());
             d.notes.push(note);
         }
+    }
+    // Without a likely misspelling, the port may be meant to stay unconnected (an optional
+    // port of the box): the language says so with `open`.
+    for d in diagnostics.iter_mut().filter(|d| d.is_error() && d.notes.is_empty()) {
+        let Some((port, instance)) = unconnected_port(&d.message) else {
+            continue;
+        };
+        // The other half of a likely misspelling is fixed with it, not left open.
+        if suggested.iter().any(|name| name == port) {
+            continue;
+        }
+        let Some(mode) = port_mode(boxes, instance, port) else {
+            continue;
+        };
+        let class = if mode == PortMode::In { "in" } else { "out" };
+        d.notes.push(format!(
+            " -> if it stays unconnected on purpose (a port the box may go without), declare it `{class} {port} open`"
+        ));
     }
     diagnostics
 }
@@ -701,6 +719,20 @@ mod tests {
     fn a_feedback_loop_that_composes_is_left_alone() {
         let (_, diags) = explained("A = box a( in x, out x, out y )\nB = box b( in y )\nconnect A.B\n");
         assert!(diags.is_empty(), "{diags:?}");
+    }
+
+    /// An unconnected port that misspells none is perhaps meant to stay so: `open` is named;
+    /// the two halves of a misspelling are not.
+    #[test]
+    fn an_unconnected_port_without_a_likely_misspelling_names_open() {
+        let (source, diags) =
+            explained("Src = box smx_src_rand( out data )\nD = box smx_snk_dump( in data, in topic )\nconnect Src.D\n");
+        let text: String = diags.iter().map(|d| source.render(d)).collect();
+        assert!(text.contains("declare it `in topic open`"), "{text}");
+        let (source, diags) =
+            explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n");
+        let text: String = diags.iter().map(|d| source.render(d)).collect();
+        assert!(!text.contains("open`"), "{text}");
     }
 
     #[test]
