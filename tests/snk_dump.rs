@@ -139,3 +139,32 @@ fn hex_lines_are_exact() {
     assert!(out.starts_with("41205c0a007f80007e\n"), "{}", &out[..40]);
     assert_eq!(out, expected(true, false));
 }
+
+/// Lines a failed write did not write out are not counted as printed: on a full device the
+/// box fails, `printed` holds what went out before (nothing here) and `unwritten` the rest.
+#[test]
+fn lines_a_full_device_refused_are_not_counted_as_printed() {
+    let mut registry = smxrun::builtin_registry();
+    registry.register(lines_spec());
+    let mut net = NetBuilder::new();
+    let src = net.add_box("Src", "test_lines", &[("data", false), ("topic", false)]);
+    let snk = net.add_box("Dump", "smx_snk_dump", &[("data", true), ("topic", true)]);
+    net.connect(src, "data", snk, "data");
+    let graph = net.build();
+    let mut layers = ConfigLayers::new();
+    layers.add_set("Dump.path=/dev/full").unwrap();
+    let settings = layers.resolve(&graph, &registry).unwrap();
+    let opts = RunOptions {
+        settings,
+        ..RunOptions::default()
+    };
+    let report = run(&graph, &registry, &opts).expect("net runs");
+    let dump = report.nets.iter().find(|n| n.name == "Dump").unwrap();
+    assert_eq!(dump.status, Status::Failed, "{report:?}");
+    let stat = |key: &str| match dump.stats.get(key) {
+        Some(smx_box::StatValue::U64(v)) => *v,
+        other => panic!("{key}: {other:?}"),
+    };
+    assert_eq!(stat("printed"), 0, "{:?}", dump.stats);
+    assert!(stat("unwritten") > 0, "{:?}", dump.stats);
+}

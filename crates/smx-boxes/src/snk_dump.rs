@@ -43,6 +43,8 @@ fn create(config: &BoxConfig) -> Result<Box<dyn BoxImpl>, BoxError> {
         path: config.opt_str("path").map(str::to_string),
         out: None,
         printed: 0,
+        pending: 0,
+        unwritten: 0,
         buf: Vec::with_capacity(FLUSH_AT + 1024),
     }))
 }
@@ -55,7 +57,12 @@ struct SnkDump {
     hex: bool,
     path: Option<String>,
     out: Option<Box<dyn Write + Send>>,
+    /// Lines written out.
     printed: u64,
+    /// Lines in `buf`, rendered and not written out yet.
+    pending: u64,
+    /// Lines a failed write did not write out (some of them may have been, in part).
+    unwritten: u64,
     /// Rendered lines not yet written out.
     buf: Vec<u8>,
 }
@@ -123,12 +130,16 @@ fn render_line(topic: Option<&[u8]>, data: &[u8], hex: bool, out: &mut Vec<u8>) 
 
 impl SnkDump {
     fn write_out(&mut self) -> Result<(), BoxError> {
+        let lines = std::mem::take(&mut self.pending);
         if let Some(out) = &mut self.out
             && !self.buf.is_empty()
+            && let Err(e) = out.write_all(&self.buf)
         {
-            out.write_all(&self.buf)
-                .map_err(|e| BoxError(format!("cannot write: {e}")))?;
+            self.unwritten += lines;
+            self.buf.clear();
+            return Err(BoxError(format!("cannot write: {e}")));
         }
+        self.printed += lines;
         self.buf.clear();
         if self.buf.capacity() > 4 * FLUSH_AT {
             // One huge message must not pin its buffer for the rest of the run.
@@ -163,7 +174,7 @@ impl BoxImpl for SnkDump {
             self.hex,
             &mut self.buf,
         );
-        self.printed += 1;
+        self.pending += 1;
         if self.buf.len() >= FLUSH_AT {
             self.write_out()?;
         }
@@ -180,8 +191,15 @@ impl BoxImpl for SnkDump {
         }
     }
 
+    /// `printed` counts the lines written out; a write that failed leaves its lines in
+    /// `unwritten`, not among them.
     fn stats(&self) -> Stats {
-        Stats::new().with("printed", self.printed)
+        let stats = Stats::new().with("printed", self.printed);
+        if self.unwritten > 0 {
+            stats.with("unwritten", self.unwritten)
+        } else {
+            stats
+        }
     }
 }
 
