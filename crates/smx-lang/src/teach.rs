@@ -30,7 +30,40 @@ pub fn explain(source: &SourceFile, diagnostics: Vec<Diagnostic>) -> Vec<Diagnos
     let diagnostics = explain_self_loops(source, &boxes, diagnostics);
     let diagnostics = explain_conflicting_modes(source, &boxes, diagnostics);
     let diagnostics = suggest_port_names(&boxes, diagnostics);
+    let diagnostics = explain_redefinitions(source, &boxes, diagnostics);
     suggest_declared_names(source, &program, diagnostics)
+}
+
+/// A box declared twice under one name: the first declaration stands and the second is
+/// ignored, so the errors that follow about that name are about the first one, which reads as
+/// nonsense beside the second. The redefinition says which one stands.
+fn explain_redefinitions(source: &SourceFile, boxes: &[&BoxDecl], mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    for d in diagnostics.iter_mut().filter(|d| d.is_error()) {
+        let Some(name) = d
+            .message
+            .strip_prefix("redefinition of '")
+            .and_then(|rest| rest.strip_suffix('\''))
+        else {
+            continue;
+        };
+        let Some(at) = d.span.map(|span| span.start) else {
+            continue;
+        };
+        let Some(first) = boxes
+            .iter()
+            .filter(|b| b.name.name == name && b.span.start < at)
+            .min_by_key(|b| b.span.start)
+        else {
+            continue;
+        };
+        d.notes.push(format!(
+            " -> '{name}' stays the box declared on line {}, with implementation '{}': this declaration is \
+             ignored, and every use of '{name}' means that one (give this one a name of its own)",
+            source.line(first.span.start),
+            first.implementation.name
+        ));
+    }
+    diagnostics
 }
 
 /// A `tt`, `tb` or `tf` of the program that the connected net uses: its operator (two letters,
@@ -733,6 +766,18 @@ mod tests {
             explained("Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in dat )\nconnect Src.Snk\n");
         let text: String = diags.iter().map(|d| source.render(d)).collect();
         assert!(!text.contains("open`"), "{text}");
+    }
+
+    /// A redefinition says which declaration stands, which the errors after it are about.
+    #[test]
+    fn a_redefinition_says_which_declaration_stands() {
+        let (source, diags) =
+            explained("Src = box smx_src_rand(out data)\nSrc = box smx_snk_null(in data)\nconnect Src.Src\n");
+        let text: String = diags.iter().map(|d| source.render(d)).collect();
+        assert!(
+            text.contains("-> 'Src' stays the box declared on line 1, with implementation 'smx_src_rand'"),
+            "{text}"
+        );
     }
 
     #[test]
