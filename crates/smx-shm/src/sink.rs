@@ -69,8 +69,11 @@ impl BoxImpl for ShmSink {
         .map_err(|e| s.error(e))?;
         if producer.shrunk() {
             let mib = |bytes: u64| bytes as f64 / f64::from(1u32 << 20);
+            // A choice made for this machine, as the runtime's placement notes are: a run whose
+            // messages fit went as asked, and the line belongs with how it ran, not among what
+            // went wrong; a larger message fails the link with its own error.
             let why = format!(
-                "{}: the ring's {} slots hold messages of up to {:.1} MiB, not {:.1} MiB (`max_payload`): \
+                "link ring: {}'s {} slots hold messages of up to {:.1} MiB, not {:.1} MiB (`max_payload`): \
                  the file system of {} has too little free room for more (a ring takes at most half of \
                  it); a larger message fails the link",
                 s.instance,

@@ -245,11 +245,18 @@ fn render_total(out: &mut String, report: &Report, warnings: usize) {
 }
 
 /// Whether a runtime note explains a choice made for this machine by an `auto` mode (the
-/// cyclic executive, placement, chaining, real-time scheduling, spinning through a period)
+/// cyclic executive, placement, chaining, real-time scheduling, spinning through a period, the
+/// slots of a link's ring fitted to the room of its file system)
 /// rather than something that did not go as asked: choices are listed apart, as how the run
 /// went ([`super::Report::notes`]), so that a first run does not read as a list of problems.
 pub fn is_decision(note: &str) -> bool {
-    const TOPICS: [&str; 4] = ["tt-mode auto:", "placement:", "chaining:", "real-time scheduling"];
+    const TOPICS: [&str; 5] = [
+        "tt-mode auto:",
+        "placement:",
+        "chaining:",
+        "real-time scheduling",
+        "link ring:",
+    ];
     TOPICS.iter().any(|t| note.starts_with(t)) || note.contains(": spins through each")
 }
 
