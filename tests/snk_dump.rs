@@ -67,8 +67,8 @@ fn lines_spec() -> BoxSpec {
     SPEC
 }
 
-/// Runs `test_lines -> smx_snk_dump` (topic connected or not) and returns the dump file.
-fn dump(format: &str, with_topic: bool) -> String {
+/// Runs `test_lines -> smx_snk_dump` (topic connected or not) with the `--set`s `sets`.
+fn run_dump(sets: &[String], with_topic: bool) -> smx_runtime::report::Report {
     let mut registry = smxrun::builtin_registry();
     registry.register(lines_spec());
     let mut net = NetBuilder::new();
@@ -79,17 +79,24 @@ fn dump(format: &str, with_topic: bool) -> String {
         net.connect(src, "topic", snk, "topic");
     }
     let graph = net.build();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("out.txt");
     let mut layers = ConfigLayers::new();
-    layers.add_set(&format!("Dump.format={format}")).unwrap();
-    layers.add_set(&format!("Dump.path={}", path.display())).unwrap();
+    for set in sets {
+        layers.add_set(set).unwrap();
+    }
     let settings = layers.resolve(&graph, &registry).unwrap();
     let opts = RunOptions {
         settings,
         ..RunOptions::default()
     };
-    let report = run(&graph, &registry, &opts).expect("net runs");
+    run(&graph, &registry, &opts).expect("net runs")
+}
+
+/// Runs `test_lines -> smx_snk_dump` (topic connected or not) and returns the dump file.
+fn dump(format: &str, with_topic: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.txt");
+    let sets = [format!("Dump.format={format}"), format!("Dump.path={}", path.display())];
+    let report = run_dump(&sets, with_topic);
     assert_eq!(report.status, Status::Ok, "{report:?}");
     std::fs::read_to_string(&path).unwrap()
 }
@@ -144,21 +151,7 @@ fn hex_lines_are_exact() {
 /// box fails, `printed` holds what went out before (nothing here) and `unwritten` the rest.
 #[test]
 fn lines_a_full_device_refused_are_not_counted_as_printed() {
-    let mut registry = smxrun::builtin_registry();
-    registry.register(lines_spec());
-    let mut net = NetBuilder::new();
-    let src = net.add_box("Src", "test_lines", &[("data", false), ("topic", false)]);
-    let snk = net.add_box("Dump", "smx_snk_dump", &[("data", true), ("topic", true)]);
-    net.connect(src, "data", snk, "data");
-    let graph = net.build();
-    let mut layers = ConfigLayers::new();
-    layers.add_set("Dump.path=/dev/full").unwrap();
-    let settings = layers.resolve(&graph, &registry).unwrap();
-    let opts = RunOptions {
-        settings,
-        ..RunOptions::default()
-    };
-    let report = run(&graph, &registry, &opts).expect("net runs");
+    let report = run_dump(&["Dump.path=/dev/full".to_string()], false);
     let dump = report.nets.iter().find(|n| n.name == "Dump").unwrap();
     assert_eq!(dump.status, Status::Failed, "{report:?}");
     let stat = |key: &str| match dump.stats.get(key) {
