@@ -363,6 +363,12 @@ mod tests {
         };
         let live = Live::default();
         let fresh = |live: &Live| live.0.lock().unwrap().fresh_from_all(2);
+        // What a snapshot of the whole net does to the figures it used.
+        let used = |live: &Live| {
+            for t in &mut live.0.lock().unwrap().slices {
+                t.stats_new = false;
+            }
+        };
         assert!(!fresh(&live), "nothing told");
         live.record_stats(0, told(false));
         assert!(!fresh(&live), "the second slice told nothing yet");
@@ -370,16 +376,12 @@ mod tests {
         assert!(!fresh(&live), "progress is no figures");
         live.record_stats(1, told(false));
         assert!(fresh(&live));
-        for t in &mut live.0.lock().unwrap().slices {
-            t.stats_new = false;
-        }
+        used(&live);
         live.record_stats(1, told(false));
         assert!(!fresh(&live), "the first slice's figures were used already");
         live.record_stats(0, told(true));
         assert!(fresh(&live));
-        for t in &mut live.0.lock().unwrap().slices {
-            t.stats_new = false;
-        }
+        used(&live);
         live.record_stats(1, told(false));
         assert!(fresh(&live), "a finished slice tells nothing more");
     }
