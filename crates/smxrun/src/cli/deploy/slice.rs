@@ -512,11 +512,8 @@ fn tell_until(stopped: &crossbeam_channel::Receiver<()>, progress: &Progress, as
 /// The first instant after `after` at which the machine's monotonic clock is a whole multiple
 /// of `every`: the same instants in every process of this machine.
 fn on_grid_after(after: std::time::Instant, every: std::time::Duration) -> std::time::Instant {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let clock_ns = u128::from(smx_timing::clock::monotonic_ns());
     let now = std::time::Instant::now();
-    let clock_ns = (ts.tv_sec as u128) * 1_000_000_000 + ts.tv_nsec as u128;
     let after_ns = clock_ns + after.saturating_duration_since(now).as_nanos();
     let every_ns = every.as_nanos().max(1);
     let grid_ns = (after_ns / every_ns + 1) * every_ns;
