@@ -79,6 +79,9 @@ pub struct Producer {
     seg: Arc<Segment>,
     /// The next position to publish (the positions published).
     head: Cursor,
+    /// Slots from `head` on that were free at the last look: a free slot stays free until
+    /// this producer writes it, so they are written without another look at their stamps.
+    known_free: u64,
     created: Instant,
     timeout: Duration,
     clock_offset: u64,
@@ -127,6 +130,7 @@ impl Producer {
             seg: Arc::new(seg),
             light,
             head: Cursor::START,
+            known_free: 0,
             created: Instant::now(),
             timeout,
             clock_offset: ring::clock_offset(),
@@ -237,17 +241,25 @@ impl Producer {
         let head = self.head;
         let desc = self.seg.slot_descriptor(head.slot);
         let free = head.free();
-        if desc.stamp.load(Ordering::Acquire) != free {
-            self.books.full_waits += 1;
-            // On a shared core the consumer cannot free a batch while this side spins.
-            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
-            if !shared {
-                wait_for_batch(&self.seg, head.pos, layout.capacity);
+        if self.known_free == 0 {
+            self.known_free = self.seg.run_stamped(head, LOOK_AHEAD, Cursor::free);
+            // Caught up with the consumer: room for a batch first, as the in-process queue
+            // gathers it (`smx_spsc`), so as not to stay at its heels. On a shared core the
+            // consumer cannot free a batch while this side spins.
+            let batch = batch_of(layout.capacity).min(LOOK_AHEAD);
+            if self.known_free < batch && !ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps) {
+                wait_for_batch(&self.seg, head.pos, batch);
+                self.known_free = self.seg.run_stamped(head, LOOK_AHEAD, Cursor::free);
             }
+        }
+        if self.known_free == 0 {
+            self.books.full_waits += 1;
+            let shared = ring::sharing_a_core(&h.producer_sleeps, &h.consumer_sleeps);
             let has_room = || desc.stamp.load(Ordering::Acquire) == free;
             if let Err(end) = self.wait_on_space(shared, has_room, || self.over(&stop)) {
                 return Publication::Over(end);
             }
+            self.known_free = self.seg.run_stamped(head, LOOK_AHEAD, Cursor::free).max(1);
         }
         // SAFETY: the slot of `head` is free (stamped so by its release) and lies inside the
         // mapping, with room for `max_payload` bytes; only this producer writes it until it is
@@ -267,6 +279,7 @@ impl Producer {
         let ahead = head.slot_ahead(ring::FETCH_AHEAD, layout.capacity);
         ring::prefetch_to_write(self.seg.at(layout.slot_offset(ahead)));
         self.head.advance(layout.capacity);
+        self.known_free -= 1;
         self.books.written += 1;
         wake_if_sleeping(&h.consumer_sleeps, &h.producer.data_word, self.light);
         Publication::Published
@@ -443,8 +456,8 @@ const STOP_GRACE: Duration = Duration::from_millis(200);
 /// a process's start, which takes milliseconds.
 const ATTACH_LOOK: Duration = Duration::from_micros(200);
 
-/// Room for this many messages, a quarter of the ring, is worth a short wait once the ring
-/// was found full.
+/// Room for this many messages, a quarter of the ring, is worth a short wait once the producer
+/// has caught up with the consumer.
 fn batch_of(capacity: u64) -> u64 {
     (capacity / 4).max(1)
 }
@@ -454,8 +467,9 @@ fn batch_of(capacity: u64) -> u64 {
 /// message per cache-line round trip between the two cores. The spin is bounded, and a
 /// consumer that stops taking leaves the producer to the ordinary wait for one slot. Slots
 /// come free in order but for those held in place, so the last of the batch stands for all.
-fn wait_for_batch(seg: &Segment, head: u64, capacity: u64) {
-    let last = head + batch_of(capacity) - 1;
+fn wait_for_batch(seg: &Segment, head: u64, batch: u64) {
+    let capacity = seg.layout().capacity;
+    let last = head + batch - 1;
     let (desc, free) = (seg.descriptor(last), free_stamp(last, capacity));
     for _ in 0..BATCH_PATIENCE {
         if desc.stamp.load(Ordering::Acquire) == free {
@@ -464,6 +478,9 @@ fn wait_for_batch(seg: &Segment, head: u64, capacity: u64) {
         std::hint::spin_loop();
     }
 }
+
+/// Most slots the producer looks at in one go for room (see [`Segment::run_stamped`]).
+const LOOK_AHEAD: u64 = 16;
 
 /// Polls after which the producer stops waiting for a batch.
 const BATCH_PATIENCE: u32 = 200;

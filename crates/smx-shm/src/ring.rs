@@ -3,10 +3,12 @@
 //! Positions count from 0 and never wrap (64 bits); position `p` lives in slot `p % capacity`,
 //! in lap `p / capacity`. Each slot's `stamp` says whose it is: `2 * lap` while it is free for
 //! the position of that lap, `2 * lap + 1` once that position is published. So a side looks at
-//! the slot it is about to use and at nothing else: the producer at the slot it writes next,
-//! the consumer at the one it takes next, and a message crosses between the cores as the one
-//! line of its slot, as in the in-process queue, instead of that line and the line of a shared
-//! index that the other side writes after every message. Slots are released out of order when
+//! the slots it is about to use and at nothing else: the consumer at the one it takes next, the
+//! producer at the ones it writes next (a run of up to 16 at once, each free until it writes
+//! it, so that it waits for the other core once per run, not once per message), and a message
+//! crosses between the cores as the one line of its slot, as in the in-process queue, instead
+//! of that line and the line of a shared index that the other side writes after every
+//! message. Slots are released out of order when
 //! a payload read in place is dropped later than a copied one, on any thread: each release
 //! stamps its own slot free for the next lap, and the producer, which takes the slots in
 //! order, waits at the first one still held. The consumer also counts what it took (`taken`),

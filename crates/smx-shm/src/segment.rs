@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::ShmError;
 use crate::ring::SHRINK_FLOOR;
-use crate::ring::{Header, Layout, MAGIC, VERSION, peer_alive};
+use crate::ring::{Cursor, Header, Layout, MAGIC, VERSION, peer_alive};
 
 /// One mapping of a link's file. Dropped after every payload read in place is gone (each
 /// holds an `Arc` of it).
@@ -110,6 +110,23 @@ impl Segment {
     pub(crate) fn slot_descriptor(&self, slot: u64) -> &crate::ring::Descriptor {
         // SAFETY: descriptors are atomics within the mapping, one per slot.
         unsafe { &*(self.at(self.layout().slot_offset(slot)) as *const crate::ring::Descriptor) }
+    }
+
+    /// How many slots in a row, from `from` on and at most `most`, hold the stamp `stamp`
+    /// gives their position (free, or published). The looks are independent loads in a short
+    /// loop, so the processor has the lines of all of them on their way at once: one wait for
+    /// the other core instead of one per slot, as a side that looked at each slot just before
+    /// using it would pay, its look stalled behind the rest of a message's work.
+    #[inline]
+    pub(crate) fn run_stamped(&self, from: Cursor, most: u64, stamp: impl Fn(&Cursor) -> u64) -> u64 {
+        let capacity = self.layout().capacity;
+        let mut at = from;
+        let mut run = 0;
+        while run < most && self.slot_descriptor(at.slot).stamp.load(Ordering::Acquire) == stamp(&at) {
+            run += 1;
+            at.advance(capacity);
+        }
+        run
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -568,6 +585,30 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
+
+    /// A run of slots free (or published) for their positions ends at the first slot that is
+    /// not, and at the most asked: what a side may use without another look.
+    #[test]
+    fn a_run_of_stamped_slots_ends_at_the_first_slot_that_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let seg = Segment::create(&dir.path().join("smx-run"), 8, 64, false).unwrap();
+        let free = |seg: &Segment, from, most| seg.run_stamped(from, most, Cursor::free);
+        assert_eq!(
+            free(&seg, Cursor::START, 16),
+            8,
+            "a fresh ring: one lap free, the next not yet"
+        );
+        assert_eq!(free(&seg, Cursor::START, 5), 5);
+        seg.slot_descriptor(3).stamp.store(1, Ordering::Release); // position 3 published
+        assert_eq!(free(&seg, Cursor::START, 16), 3);
+        assert_eq!(seg.run_stamped(Cursor::START, 16, Cursor::published), 0);
+        let mut at = Cursor::START;
+        for _ in 0..3 {
+            at.advance(8);
+        }
+        assert_eq!(seg.run_stamped(at, 16, Cursor::published), 1);
+        assert_eq!(free(&seg, at, 16), 0);
+    }
 
     /// A ring of 64 MiB slots too large for half the free room gets the largest slots, a
     /// multiple of 64 bytes, with which it fits in that half.
