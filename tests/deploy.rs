@@ -576,6 +576,17 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:2: process 'far': host '192.0.2.9' is not an address of this machine"),
         "{err}"
     );
+    // A host name the machine that dials it cannot resolve (a typo, most often): before the
+    // start, at the `host` key, rather than a process that refuses its run after it.
+    let err =
+        check("[process.sinks]\nlaunch = \"env\"\nhost = \"no-such-host.invalid\"\n[net.Snk]\nprocess = \"sinks\"\n");
+    assert!(
+        err.contains(
+            "c.toml:3: key 'host': process 'sinks' has host = \"no-such-host.invalid\", a name this machine cannot \
+             resolve, where process 'main' dials it for channel Src#0.data -> Snk#1.data"
+        ),
+        "{err}"
+    );
     let err = check("[process.x]\nhost = \"127.0.0.1\"\nlaunch = \"env #A=b\"\n");
     assert!(
         err.contains("c.toml:3: key 'launch': process 'x': a word begins with '#'"),

@@ -105,6 +105,7 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     };
     // Which addresses are this machine's is asked of the machine that starts the processes.
     if !processes.as_planned() {
+        check_resolvable(graph, &placement, processes)?;
         check_reachable(graph, &placement, processes)?;
     }
     check_cores(graph, settings, &placement, processes)?;
@@ -147,6 +148,51 @@ fn check_cores(
         .key("core"));
     }
     Ok(())
+}
+
+/// A consumer's `host` that is a name must resolve where it is used: its own process binds
+/// it and its producer's process dials it. A process without `launch` resolves names here, so
+/// a name this machine cannot resolve (a typo, most often) is an error before the start rather
+/// than a refused process after it. Where both ends are started elsewhere, only their machines
+/// can tell.
+fn check_resolvable(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
+    let mut asked: Vec<&str> = Vec::new();
+    for e in placement.cuts(graph) {
+        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
+        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
+            continue;
+        };
+        let Some(host) = to.host.as_deref().filter(|h| h.parse::<std::net::IpAddr>().is_err()) else {
+            continue;
+        };
+        let user = match (to.launch.is_none(), from.launch.is_none()) {
+            (true, _) => format!("where process '{b}' binds it"),
+            (false, true) => format!("where process '{a}' dials it"),
+            (false, false) => continue,
+        };
+        if asked.contains(&host) || resolves(host) {
+            asked.push(host);
+            continue;
+        }
+        return Err(ConfigError::new(
+            to.host_origin.clone().unwrap_or_else(|| to.origin.clone()),
+            format!(
+                "process '{b}' has host = \"{host}\", a name this machine cannot resolve, {user} for channel {}: \
+                 give [process.{b}] an address (host = \"192.0.2.7\") or a name this machine resolves",
+                channel_name(graph, e)
+            ),
+        )
+        .key("host"));
+    }
+    Ok(())
+}
+
+/// Whether `host` resolves to at least one address here.
+fn resolves(host: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    (host, 0)
+        .to_socket_addrs()
+        .is_ok_and(|mut addresses| addresses.next().is_some())
 }
 
 /// A link is bound by its consumer's process and dialled by its producer's at the consumer's

@@ -45,6 +45,8 @@ pub struct Process {
     pub origin: Origin,
     /// Where its `launch` was written, for what is found wrong with it later.
     pub launch_origin: Option<Origin>,
+    /// Where its `host` was written, for what is found wrong with it later.
+    pub host_origin: Option<Origin>,
 }
 
 impl Process {
@@ -57,6 +59,7 @@ impl Process {
             port: DEFAULT_PORT,
             origin: Origin::BuiltIn,
             launch_origin: None,
+            host_origin: None,
         }
     }
 
@@ -186,7 +189,7 @@ impl Processes {
                         let host = s.trim();
                         check_host(host).map_err(|m| bad(&m))?;
                         process.host = Some(host.to_string());
-                        lines.host = Some(origin.clone());
+                        process.host_origin = Some(origin.clone());
                     }
                     ("launch", DeValue::String(s)) if !s.trim().is_empty() => {
                         let launch = s.trim().to_string();
@@ -288,7 +291,7 @@ fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), Co
         check_cores_here(process, cores, at.clone(), &crate::cores::allowed())?;
     }
     // At the key that is wrong, or could be made right.
-    let host_at = lines.host.clone().unwrap_or_else(|| process.origin.clone());
+    let host_at = process.host_origin.clone().unwrap_or_else(|| process.origin.clone());
     let launch_at = process.launch_origin.clone().unwrap_or_else(|| process.origin.clone());
     match (&process.host, &process.launch) {
         (Some(host), None) if here && !is_local(host) => Err(ConfigError::new(
@@ -330,7 +333,6 @@ enum Machine {
 /// Where the keys of a process's table were written, for errors found once the table is read.
 #[derive(Default)]
 struct KeyLines {
-    host: Option<Origin>,
     cores: Option<Origin>,
 }
 
