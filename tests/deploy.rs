@@ -1163,6 +1163,46 @@ impl Drop for Hosts {
     }
 }
 
+/// A process started in a network namespace must be reached at an address that namespace
+/// has: another one is an error of `check` at the `host` key, not a process that refuses its
+/// run once started.
+#[test]
+fn check_refuses_a_host_address_the_namespace_lacks() {
+    let Some(hosts) = Hosts::new("check_refuses_a_host_address_the_namespace_lacks") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let subnet = hosts.addresses[1].rsplit_once('.').unwrap().0;
+    let absent = format!("{subnet}.9");
+    let check = |config: &str| {
+        let path = write(dir.path(), "c.toml", config);
+        smxrun()
+            .arg("check")
+            .arg(&net)
+            .arg("--config")
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let out = check(&hosts.config(""));
+    assert!(out.status.success(), "{}", text(&out));
+    let out = check(
+        &hosts
+            .config("")
+            .replace(&format!("\"{}\"", hosts.addresses[1]), &format!("\"{absent}\"")),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "c.toml:6: process 'b': host '{absent}' is not an address of network namespace '{}'",
+            hosts.names[1]
+        )),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn two_hosts_are_joined_over_tcp_with_curve() {
     let Some(hosts) = Hosts::new("two_hosts_are_joined_over_tcp_with_curve") else {

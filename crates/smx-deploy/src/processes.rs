@@ -317,8 +317,45 @@ fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), Co
                 process.name
             ),
         )),
+        (Some(host), Some(launch)) if here && let Some(namespace) = namespace_lacking(launch, host) => {
+            Err(ConfigError::new(
+                host_at,
+                format!(
+                    "process '{}': host '{host}' is not an address of network namespace '{namespace}', where `launch` \
+                     starts it, so its links could not bind it: give one of its addresses (`ip netns exec {namespace} \
+                     ip -brief address` lists them)",
+                    process.name
+                ),
+            ))
+        }
         _ => Ok(()),
     }
+}
+
+/// The network namespace an `ip netns exec NS` launch starts a process in, when that namespace
+/// exists and lacks `host`: asked from a thread that enters the namespace (which needs the
+/// rights `ip netns exec` needs; without them nothing is said, and the process's own bind
+/// names the address once it starts).
+fn namespace_lacking(launch: &str, host: &str) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    if !in_a_namespace(launch) {
+        return None;
+    }
+    let namespace = prefix_words(launch).into_iter().nth(3)?;
+    let file = std::fs::File::open(Path::new("/run/netns").join(&namespace)).ok()?;
+    let lacks = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                // SAFETY: `setns` moves this thread alone into the namespace, and the thread
+                // ends right after the look; `file` is an open namespace file.
+                let entered = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } == 0;
+                entered.then(|| !is_local(host))
+            })
+            .join()
+            .ok()
+            .flatten()
+    });
+    lacks?.then_some(namespace)
 }
 
 /// Which machine a configuration is read for.
