@@ -230,32 +230,43 @@ impl ConfigLayers {
             settings.box_config = BoxConfig::with_defaults(&node.label, spec)
                 .map_err(|m| ConfigError::new(Origin::BuiltIn, m).net(&node.label))?;
         }
-        let mut apply = |entry: &Entry| apply_entry(ctx, node, spec, &mut settings, entry);
+        let mut apply = |entry: &Entry, target: &Target| {
+            // Named as the entry named it: `Snk#3` for `[net."Snk#3"]`, where `Snk` may stand
+            // for several nodes.
+            let net = match target {
+                Target::Node(_) => format!("{}#{}", node.label, node.id),
+                _ => node.label.clone(),
+            };
+            apply_entry(ctx, spec, &mut settings, entry, &net)
+        };
 
         for rank in [Rank::All, Rank::Impl, Rank::Instance, Rank::Node] {
             for a in file
                 .iter()
                 .filter(|a| a.target.rank() == rank && a.target.matches(node))
             {
-                apply(a.entry)?;
+                apply(a.entry, &a.target)?;
             }
         }
         if let (Some(n), Some(spec)) = (self.iterations, spec)
             && spec.config.iter().any(|k| k.name == "count")
         {
-            apply(&Entry {
-                scope: Scope::Default,
-                key: "count".to_string(),
-                value: n.to_string(),
-                origin: Origin::IterationCount,
-            })?;
+            apply(
+                &Entry {
+                    scope: Scope::Default,
+                    key: "count".to_string(),
+                    value: n.to_string(),
+                    origin: Origin::IterationCount,
+                },
+                &Target::All,
+            )?;
         }
         for rank in [Rank::Impl, Rank::Instance, Rank::Node] {
             for a in sets
                 .iter()
                 .filter(|a| a.target.rank() == rank && a.target.matches(node))
             {
-                apply(a.entry)?;
+                apply(a.entry, &a.target)?;
             }
         }
         Ok(settings)
@@ -360,19 +371,16 @@ fn node_impl(node: &Node) -> String {
     }
 }
 
-/// Applies one setting to one node. `[default]` keys the node does not know are skipped.
+/// Applies one setting to one node, `net` as the entry named it. `[default]` keys the node
+/// does not know are skipped.
 fn apply_entry(
     ctx: &Context<'_>,
-    node: &Node,
     spec: Option<&BoxSpec>,
     settings: &mut NetSettings,
     entry: &Entry,
+    net: &str,
 ) -> Result<(), ConfigError> {
-    let in_place = |m: String| {
-        ConfigError::new(entry.origin.clone(), m)
-            .net(&node.label)
-            .key(&entry.key)
-    };
+    let in_place = |m: String| ConfigError::new(entry.origin.clone(), m).net(net).key(&entry.key);
     if net_keys::is_net_key(&entry.key) {
         net_keys::apply(settings, &entry.key, &entry.value, ctx.cores).map_err(in_place)?;
         if let Some((_, origin)) = settings.process.as_mut().filter(|_| entry.key == "process") {
@@ -397,7 +405,7 @@ fn apply_entry(
             Ok(())
         }
         None if entry.scope == Scope::Default => Ok(()),
-        None => Err(unknown_key(entry, Some(&node.label), keys_of(spec).into_iter())),
+        None => Err(unknown_key(entry, Some(net), keys_of(spec).into_iter())),
     }
 }
 

@@ -273,6 +273,22 @@ fn unknown_targets_list_what_exists() {
     assert_eq!(err.choices, vec!["Snk", "Src", "smx_rn", "t_snk", "t_src"]);
 }
 
+/// An error in a table that names a node by its id (`[net."Src#1"]`) names it so, not by the
+/// label several nodes share.
+#[test]
+fn an_error_of_a_node_named_by_its_id_names_it_so() {
+    let err = resolve(&layers("[net.\"Src#1\"]\ncnt = 1\n")).unwrap_err();
+    assert!(err.to_string().contains("key 'cnt' of net 'Src#1': unknown key"), "{err}");
+    let err = resolve(&layers("[net.\"Src#1\"]\ncount = -1\n")).unwrap_err();
+    assert!(err.to_string().contains("key 'count' of net 'Src#1'"), "{err}");
+    let mut set = ConfigLayers::new();
+    set.add_set("Src#1.cnt=1").unwrap();
+    let err = resolve(&set).unwrap_err();
+    assert!(err.to_string().contains("key 'cnt' of net 'Src#1'"), "{err}");
+    let err = resolve(&layers("[net.Src]\ncnt = 1\n")).unwrap_err();
+    assert!(err.to_string().contains("key 'cnt' of net 'Src':"), "{err}");
+}
+
 #[test]
 fn set_syntax_is_checked_when_added() {
     let mut l = ConfigLayers::new();
