@@ -1203,6 +1203,47 @@ fn check_refuses_a_host_address_the_namespace_lacks() {
     );
 }
 
+/// A producer in a network namespace dials its consumer's host from there: a host that
+/// namespace has no route to is an error of `check`, not a link silent until its timeout.
+#[test]
+fn check_refuses_a_host_the_producers_namespace_has_no_route_to() {
+    let test = "check_refuses_a_host_the_producers_namespace_has_no_route_to";
+    let Some(hosts) = Hosts::new(test) else {
+        return;
+    };
+    // An address of the consumer's namespace on no network the producer's namespace knows.
+    let subnet = hosts.addresses[1]
+        .rsplit_once('.')
+        .unwrap()
+        .0
+        .replacen("10.213.", "10.214.", 1);
+    let unrouted = format!("{subnet}.2");
+    hosts.ip(1, &["addr", "add", &format!("{unrouted}/32"), "dev", "lo"]);
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "net.smx", NET);
+    let config = hosts
+        .config("")
+        .replace(&format!("\"{}\"", hosts.addresses[1]), &format!("\"{unrouted}\""));
+    let path = write(dir.path(), "c.toml", &config);
+    let out = smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "c.toml:6: key 'host': process 'b' has host = \"{unrouted}\", but process 'a' runs in network namespace \
+             '{}', which has no route to it",
+            hosts.names[0]
+        )),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn two_hosts_are_joined_over_tcp_with_curve() {
     let Some(hosts) = Hosts::new("two_hosts_are_joined_over_tcp_with_curve") else {

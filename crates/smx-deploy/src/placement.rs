@@ -107,6 +107,7 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     if !processes.as_planned() {
         check_resolvable(graph, &placement, processes)?;
         check_reachable(graph, &placement, processes)?;
+        check_routes(graph, &placement, processes)?;
     }
     check_cores(graph, settings, &placement, processes)?;
     Ok(placement)
@@ -195,6 +196,59 @@ fn resolves(host: &str) -> bool {
         .is_ok_and(|mut addresses| addresses.next().is_some())
 }
 
+/// A producer in a network namespace dials its consumer's `host` from there: an address the
+/// namespace has no route to (this machine's address on another network, most often) would
+/// leave the link silent until its timeout. Asked of the namespace itself, by a route lookup
+/// from a thread that enters it; where it cannot be entered nothing is said.
+fn check_routes(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
+    for e in placement.cuts(graph) {
+        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
+        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
+            continue;
+        };
+        let (Some(launch), Some(host)) = (from.launch.as_deref(), to.host.as_deref()) else {
+            continue;
+        };
+        let Some((namespace, false)) = crate::processes::in_its_namespace(launch, || routed(host)) else {
+            continue;
+        };
+        let origin = if to.origin == Origin::BuiltIn {
+            from.origin.clone()
+        } else {
+            to.host_origin.clone().unwrap_or_else(|| to.origin.clone())
+        };
+        return Err(ConfigError::new(
+            origin,
+            format!(
+                "process '{b}' has host = \"{host}\", but process '{a}' runs in network namespace '{namespace}', \
+                 which has no route to it, and channel {} comes from there: give [process.{b}] an address that \
+                 '{namespace}' reaches (`ip netns exec {namespace} ip route` shows where it can go)",
+                channel_name(graph, e)
+            ),
+        )
+        .key("host"));
+    }
+    Ok(())
+}
+
+/// Whether this thread's network has a route to `host` (a route lookup: connecting a UDP
+/// socket sends nothing). A name that does not resolve counts as routed: another check says
+/// what is wrong with it.
+fn routed(host: &str) -> bool {
+    use std::net::{ToSocketAddrs, UdpSocket};
+    let Some(peer) = (host, 9).to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+        return true;
+    };
+    let any: std::net::IpAddr = if peer.is_ipv4() {
+        std::net::Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        std::net::Ipv6Addr::UNSPECIFIED.into()
+    };
+    UdpSocket::bind((any, 0))
+        .and_then(|socket| socket.connect(peer))
+        .is_ok()
+}
+
 /// A link is bound by its consumer's process and dialled by its producer's at the consumer's
 /// `host`. A process here without a `host` has only the loopback address to offer, which a
 /// producer on another machine (or in a network namespace) would dial at home: its messages
@@ -224,9 +278,15 @@ fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processe
         if !loopback_here {
             continue;
         }
-        let example = match route_address(far) {
+        // An address the producer can dial: from a namespace, one it has a route to.
+        let reached_from = |here: &std::net::IpAddr| {
+            from.launch.as_deref().is_none_or(|launch| {
+                crate::processes::in_its_namespace(launch, || routed(&here.to_string())).is_none_or(|(_, ok)| ok)
+            })
+        };
+        let example = match route_address(far).filter(reached_from) {
             Some(here) => format!("host = \"{here}\" (this machine's address on its route to {far})"),
-            None => "host = \"ADDRESS\"".to_string(),
+            None => "host = \"ADDRESS\" (an address of this machine that it reaches)".to_string(),
         };
         let origin = if to.origin == Origin::BuiltIn {
             from.origin.clone()

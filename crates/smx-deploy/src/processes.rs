@@ -302,13 +302,33 @@ fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), Co
                 process.name
             ),
         )),
-        (None, Some(_)) => Err(ConfigError::new(
-            launch_at,
-            format!(
-                "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at (`host = \"127.0.0.1\"` when it starts the process on this machine, whose links then run over tcp; without `launch` a process here is a child of smxrun, linked in shared memory)",
-                process.name
-            ),
-        )),
+        (None, Some(launch)) => {
+            // The example fits the launch: a loopback address is refused for a namespace's
+            // process and reaches nothing through a remote shell.
+            let example = if in_a_namespace(launch) {
+                let namespace = prefix_words(launch)
+                    .into_iter()
+                    .nth(3)
+                    .unwrap_or_else(|| "NS".to_string());
+                format!(
+                    "the address it has in network namespace '{namespace}', which `ip netns exec {namespace} ip \
+                     -brief address` lists"
+                )
+            } else if remote_shells(launch) > 0 {
+                "the address of the host it starts on".to_string()
+            } else {
+                "`host = \"127.0.0.1\"` when it starts the process on this machine, whose links then run over tcp"
+                    .to_string()
+            };
+            Err(ConfigError::new(
+                launch_at,
+                format!(
+                    "process '{}': `launch` starts it elsewhere, so `host` must give the address its links reach it at \
+                     ({example}; without `launch` a process here is a child of smxrun, linked in shared memory)",
+                    process.name
+                ),
+            ))
+        }
         (Some(host), Some(launch)) if in_a_namespace(launch) && is_loopback(host) => Err(ConfigError::new(
             host_at,
             format!(
@@ -337,25 +357,33 @@ fn check(process: &Process, lines: &KeyLines, machine: Machine) -> Result<(), Co
 /// rights `ip netns exec` needs; without them nothing is said, and the process's own bind
 /// names the address once it starts).
 fn namespace_lacking(launch: &str, host: &str) -> Option<String> {
+    let (namespace, lacks) = in_its_namespace(launch, || !is_local(host))?;
+    lacks.then_some(namespace)
+}
+
+/// Runs `look` inside the network namespace an `ip netns exec NS` launch starts a process in,
+/// on a thread of its own that enters it; the namespace's name and the answer. `None` for
+/// another launch, a namespace this machine lacks, or one this process may not enter.
+pub(crate) fn in_its_namespace<R: Send>(launch: &str, look: impl FnOnce() -> R + Send) -> Option<(String, R)> {
     use std::os::fd::AsRawFd;
     if !in_a_namespace(launch) {
         return None;
     }
     let namespace = prefix_words(launch).into_iter().nth(3)?;
     let file = std::fs::File::open(Path::new("/run/netns").join(&namespace)).ok()?;
-    let lacks = std::thread::scope(|scope| {
+    let answer = std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 // SAFETY: `setns` moves this thread alone into the namespace, and the thread
                 // ends right after the look; `file` is an open namespace file.
                 let entered = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } == 0;
-                entered.then(|| !is_local(host))
+                entered.then(look)
             })
             .join()
             .ok()
             .flatten()
-    });
-    lacks?.then_some(namespace)
+    })?;
+    Some((namespace, answer))
 }
 
 /// Which machine a configuration is read for.
