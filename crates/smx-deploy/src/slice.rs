@@ -227,7 +227,8 @@ fn plan_link(
         transport,
         endpoint,
         curve,
-        same_clock: same_machine,
+        // Network namespaces of one machine share its kernel's monotonic clock.
+        same_clock: same_machine || (from.on_this_machine() && to.on_this_machine()),
         sink_label: format!("link{}_out", edge.id),
         source_label: format!("link{}_in", edge.id),
     })
@@ -319,6 +320,10 @@ fn link_settings(link: &Link, edge: &Edge, keys: &mut dyn Keys) -> Result<(Vec<S
     sink.push(format!("linger={}s", LINK_LINGER.as_secs()));
     // The receiver is the link's other box, whose row the report merges with this one's.
     sink.push("receiver_books=true".to_string());
+    // The source judges a tcp endpoint's clock by its address; the deployment knows better.
+    if link.same_clock {
+        source.push("clock=comparable".to_string());
+    }
     // A coupled channel holds back its producer when full: the link's queues are kept to the
     // channel's length on both sides, so the producer is held back after a bounded number more.
     if !edge.dsrc {
