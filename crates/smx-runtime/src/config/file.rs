@@ -44,6 +44,21 @@ pub struct Entry {
     pub origin: Origin,
 }
 
+/// The name of an `[impl.NAME]` or `[net.NAME]` table where it was written: its target is
+/// checked even when the table sets nothing, so a misspelt name is never taken in silence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub scope: Scope,
+    pub origin: Origin,
+}
+
+/// What a config file sets, and the tables it names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub entries: Vec<Entry>,
+    pub tables: Vec<TableName>,
+}
+
 const TABLES: [&str; 4] = ["default", "impl", "net", "process"];
 
 /// The table of the processes a net is placed over (`[process.NAME]`), read by the deployment
@@ -80,7 +95,7 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
 }
 
 /// Parses the text of a config file; `path` is only used to name places in errors.
-pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
+pub fn parse(path: &Path, text: &str) -> Result<Parsed, ConfigError> {
     let lines = LineIndex::new(text);
     let at = |span: std::ops::Range<usize>| file_origin(path, lines.line(span.start));
     let document = DeTable::parse(text).map_err(|e| {
@@ -108,6 +123,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
         super::check_process_name(name.get_ref()).map_err(|m| ConfigError::new(at(name.span()), m))?;
     }
     let mut entries = Vec::new();
+    let mut tables = Vec::new();
     for (name, value) in document.get_ref().iter() {
         // `boxes = [...]`: the C box libraries, read by `ConfigLayers` (see layers.rs).
         if name.get_ref() == BOXES_KEY || name.get_ref() == PROCESS_TABLE {
@@ -134,13 +150,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
                             ),
                         )
                     })?;
+                    let table_at = at(target.span());
                     let target = target.get_ref().to_string();
                     let scope = if name.get_ref() == "impl" {
                         Scope::Impl(target)
                     } else {
                         Scope::Net(target)
                     };
-                    collect(&mut entries, scope, inner_table, &at)?;
+                    collect(&mut entries, scope.clone(), inner_table, &at)?;
+                    tables.push(TableName {
+                        scope,
+                        origin: table_at,
+                    });
                 }
             }
             other => {
@@ -150,11 +171,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
             }
         }
     }
-    entries.sort_by_key(|e| match &e.origin {
+    let line = |origin: &Origin| match origin {
         Origin::File { line, .. } => *line,
         _ => 0,
-    });
-    Ok(entries)
+    };
+    entries.sort_by_key(|e| line(&e.origin));
+    tables.sort_by_key(|t| line(&t.origin));
+    Ok(Parsed { entries, tables })
 }
 
 fn collect(
@@ -281,7 +304,7 @@ mod tests {
     use super::*;
 
     fn entries(text: &str) -> Result<Vec<Entry>, ConfigError> {
-        parse(Path::new("run.toml"), text)
+        parse(Path::new("run.toml"), text).map(|parsed| parsed.entries)
     }
 
     #[test]

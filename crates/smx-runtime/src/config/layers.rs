@@ -39,6 +39,8 @@ const MAX_CHOICES: usize = 40;
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLayers {
     file: Vec<Entry>,
+    /// The file's `[impl.NAME]` and `[net.NAME]` tables, checked even when they set nothing.
+    tables: Vec<file::TableName>,
     sets: Vec<Entry>,
     iterations: Option<u64>,
     /// Cores this process may use; queried from the OS at resolution unless set.
@@ -65,8 +67,10 @@ impl ConfigLayers {
 
     /// Like [`ConfigLayers::from_file`] for text already in memory; `name` names it in errors.
     pub fn from_toml(name: &Path, text: &str) -> Result<Self, ConfigError> {
+        let parsed = file::parse(name, text)?;
         Ok(ConfigLayers {
-            file: file::parse(name, text)?,
+            file: parsed.entries,
+            tables: parsed.tables,
             boxes: box_libraries(name, text)?,
             source: Some((name.to_path_buf(), text.to_string())),
             ..ConfigLayers::default()
@@ -146,6 +150,18 @@ impl ConfigLayers {
     /// Checks the targets of the file's tables and the values of `[impl.NAME]` tables (so a
     /// bad value there is found even when this graph does not use the implementation).
     fn classify_file<'a>(&'a self, ctx: &Context<'_>) -> Result<Vec<Applied<'a>>, ConfigError> {
+        // The tables' names first, at the line that names them.
+        for table in &self.tables {
+            match &table.scope {
+                Scope::Impl(name) if name != ROUTING_IMPL && ctx.registry.get(name).is_none() => {
+                    return Err(unknown_implementation(&table.origin, name, ctx.registry));
+                }
+                Scope::Net(name) if ctx.instance_target(&table.origin, name)?.is_none() => {
+                    return Err(unknown_instance(&table.origin, name, ctx));
+                }
+                _ => {}
+            }
+        }
         let mut applied = Vec::new();
         for entry in &self.file {
             let target = match &entry.scope {
@@ -161,20 +177,18 @@ impl ConfigLayers {
                     let spec = if name == ROUTING_IMPL {
                         None
                     } else {
-                        Some(ctx.registry.get(name).ok_or_else(|| {
-                            ConfigError::new(entry.origin.clone(), format!("unknown implementation '{name}'"))
-                                .choices(ctx.registry.names().into_iter().chain([ROUTING_IMPL]))
-                                .unknown(name)
-                        })?)
+                        Some(
+                            ctx.registry
+                                .get(name)
+                                .ok_or_else(|| unknown_implementation(&entry.origin, name, ctx.registry))?,
+                        )
                     };
                     check_value(ctx, entry, spec, name)?;
                     Target::Impl(name.clone())
                 }
-                Scope::Net(name) => ctx.instance_target(entry, name)?.ok_or_else(|| {
-                    ConfigError::new(entry.origin.clone(), format!("no instance named '{name}' in this net"))
-                        .choices(ctx.instance_names())
-                        .unknown(name)
-                })?,
+                Scope::Net(name) => ctx
+                    .instance_target(&entry.origin, name)?
+                    .ok_or_else(|| unknown_instance(&entry.origin, name, ctx))?,
             };
             applied.push(Applied { entry, target });
         }
@@ -188,7 +202,7 @@ impl ConfigLayers {
             let Scope::Net(name) = &entry.scope else {
                 continue;
             };
-            let target = match ctx.instance_target(entry, name)? {
+            let target = match ctx.instance_target(&entry.origin, name)? {
                 Some(instance) => instance,
                 None if ctx.graph.nodes.iter().any(|n| &node_impl(n) == name) => Target::Impl(name.clone()),
                 None => {
@@ -282,7 +296,7 @@ struct Context<'g> {
 
 impl Context<'_> {
     /// `NAME` or `NAME#ID` as an instance target, `None` when no node is named `NAME`.
-    fn instance_target(&self, entry: &Entry, name: &str) -> Result<Option<Target>, ConfigError> {
+    fn instance_target(&self, origin: &Origin, name: &str) -> Result<Option<Target>, ConfigError> {
         if let Some((label, id)) = name.split_once('#') {
             let node = id.parse::<usize>().ok().and_then(|id| self.graph.nodes.get(id));
             return match node {
@@ -294,10 +308,7 @@ impl Context<'_> {
                         .iter()
                         .filter(|n| n.label == label)
                         .map(|n| format!("{label}#{}", n.id));
-                    Err(
-                        ConfigError::new(entry.origin.clone(), format!("no node '{name}' in this net"))
-                            .choices(capped(ids)),
-                    )
+                    Err(ConfigError::new(origin.clone(), format!("no node '{name}' in this net")).choices(capped(ids)))
                 }
             };
         }
@@ -421,6 +432,18 @@ fn check_value(ctx: &Context<'_>, entry: &Entry, spec: Option<&BoxSpec>, name: &
         None if spec.is_some_and(|s| s.open_config) => Ok(()),
         None => Err(unknown_key(entry, Some(name), keys_of(spec).into_iter())),
     }
+}
+
+fn unknown_implementation(origin: &Origin, name: &str, registry: &Registry) -> ConfigError {
+    ConfigError::new(origin.clone(), format!("unknown implementation '{name}'"))
+        .choices(registry.names().into_iter().chain([ROUTING_IMPL]))
+        .unknown(name)
+}
+
+fn unknown_instance(origin: &Origin, name: &str, ctx: &Context<'_>) -> ConfigError {
+    ConfigError::new(origin.clone(), format!("no instance named '{name}' in this net"))
+        .choices(ctx.instance_names())
+        .unknown(name)
 }
 
 fn unknown_key(entry: &Entry, net: Option<&str>, known: impl Iterator<Item = String>) -> ConfigError {

@@ -273,12 +273,40 @@ fn unknown_targets_list_what_exists() {
     assert_eq!(err.choices, vec!["Snk", "Src", "smx_rn", "t_snk", "t_src"]);
 }
 
+/// A table whose name is misspelt is refused at the line that names it, also when it sets
+/// nothing (it was taken in silence then).
+#[test]
+fn a_table_is_checked_at_its_name_also_when_it_sets_nothing() {
+    let err = resolve(&layers("[net.Sink]\n")).unwrap_err();
+    assert!(
+        err.to_string().starts_with("run.toml:1: no instance named 'Sink'"),
+        "{err}"
+    );
+    let err = resolve(&layers("[impl.t_snc]\n")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("run.toml:1: unknown implementation 't_snc'"),
+        "{err}"
+    );
+    let err = resolve(&layers("[net.\"Src#9\"]\n")).unwrap_err();
+    assert!(err.to_string().starts_with("run.toml:1: no node 'Src#9'"), "{err}");
+    let err = resolve(&layers("\n[net.Sink]\n\ncount = 1\n")).unwrap_err();
+    assert!(
+        err.to_string().starts_with("run.toml:2: no instance named 'Sink'"),
+        "{err}"
+    );
+    resolve(&layers("[net.Snk]\n[impl.t_src]\n[impl.smx_rn]\n")).unwrap();
+}
+
 /// An error in a table that names a node by its id (`[net."Src#1"]`) names it so, not by the
 /// label several nodes share.
 #[test]
 fn an_error_of_a_node_named_by_its_id_names_it_so() {
     let err = resolve(&layers("[net.\"Src#1\"]\ncnt = 1\n")).unwrap_err();
-    assert!(err.to_string().contains("key 'cnt' of net 'Src#1': unknown key"), "{err}");
+    assert!(
+        err.to_string().contains("key 'cnt' of net 'Src#1': unknown key"),
+        "{err}"
+    );
     let err = resolve(&layers("[net.\"Src#1\"]\ncount = -1\n")).unwrap_err();
     assert!(err.to_string().contains("key 'count' of net 'Src#1'"), "{err}");
     let mut set = ConfigLayers::new();
