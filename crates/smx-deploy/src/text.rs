@@ -537,7 +537,7 @@ fn notes(out: &mut String, report: &Value) -> usize {
             "How it ran (each process's runtime; the option in brackets changes it)"
         );
         for note in &decisions {
-            let _ = writeln!(out, "  {}", clean(note));
+            out.push_str(&cells::note_lines(&clean(note)));
         }
         out.push('\n');
     }

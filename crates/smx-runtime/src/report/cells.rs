@@ -51,6 +51,31 @@ pub fn stat_value(value: &StatValue) -> String {
     }
 }
 
+/// A note of "How it ran" (or under a table) as the text report prints it: indented, in lines of at most 100
+/// characters broken at spaces, the lines after the first indented further.
+pub fn note_lines(note: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in note.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= NOTE_WIDTH => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    let mut text = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        text.push_str(if i == 0 { "  " } else { "    " });
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+/// The longest line of a note, its indentation aside.
+const NOTE_WIDTH: usize = 100;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +95,22 @@ mod tests {
         assert_eq!(latency(&summary(9)), "max 4.0us (9 samples: too few for percentiles)");
         assert_eq!(latency(&summary(10)), "1.0us/2.0us/3.0us/4.0us (10)");
         assert_eq!(latency(&LatencySummary::default()), "-");
+    }
+
+    /// A note longer than a line is broken at spaces, each line at most 100 characters past
+    /// its indentation, the lines after the first indented further.
+    #[test]
+    fn a_long_note_is_broken_at_spaces() {
+        let note = ["word"; 40].join(" ");
+        let text = note_lines(&note);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() > 1, "{text}");
+        assert!(
+            lines[0].starts_with("  word") && lines[1].starts_with("    word"),
+            "{text}"
+        );
+        assert!(lines.iter().all(|l| l.trim_start().len() <= 100), "{text}");
+        assert_eq!(text.split_whitespace().count(), 40);
+        assert_eq!(note_lines("short"), "  short\n");
     }
 }

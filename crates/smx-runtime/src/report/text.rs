@@ -169,9 +169,7 @@ fn render_channels(out: &mut String, report: &Report) {
                 .into_iter()
                 .flatten()
             {
-                for (i, line) in wrap(&note, 100).iter().enumerate() {
-                    let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
-                }
+                out.push_str(&cells::note_lines(&note));
             }
         }
     }
@@ -198,9 +196,7 @@ fn render_notes(out: &mut String, report: &Report) -> usize {
     if !report.notes.is_empty() {
         out.push_str("\nHow it ran (what the runtime chose for this machine; the option in brackets changes it)\n");
         for note in &report.notes {
-            for (i, line) in wrap(note, 100).iter().enumerate() {
-                let _ = writeln!(out, "{}{line}", if i == 0 { "  " } else { "    " });
-            }
+            out.push_str(&cells::note_lines(note));
         }
     }
     if !report.warnings.is_empty() {
@@ -336,21 +332,6 @@ fn unsettled_note(report: &Report, c: &super::ChannelReport) -> Option<String> {
         c.written,
         c.written.saturating_sub(accounted)
     ))
-}
-
-/// `text` in lines of at most `width` characters, broken at spaces.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split(' ') {
-        match lines.last_mut() {
-            Some(line) if line.len() + 1 + word.len() <= width => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
 }
 
 /// `name=value` for every figure of a box.
