@@ -532,16 +532,8 @@ fn a_process_of_an_executive_alone_shares_no_core_with_the_others() {
 #[test]
 fn check_names_placement_errors_with_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
     let check = |config: &str| {
-        let path = write(dir.path(), "c.toml", config);
-        let out = smxrun()
-            .arg("check")
-            .arg(&net)
-            .arg("--config")
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = check_config(dir.path(), config);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
@@ -1069,6 +1061,19 @@ fn split_writes_private_slices_whose_reports_merge_into_one() {
     assert_eq!(process(&report, "sinks")["status"], "died", "{report}");
 }
 
+/// `smxrun check` of [`NET`], written into `dir`, with `config` as its `c.toml`.
+fn check_config(dir: &Path, config: &str) -> std::process::Output {
+    let net = write(dir, "net.smx", NET);
+    let path = write(dir, "c.toml", config);
+    smxrun()
+        .arg("check")
+        .arg(&net)
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap()
+}
+
 /// Two network namespaces joined by a veth pair, each standing for a host; deleted on drop.
 struct Hosts {
     names: [String; 2],
@@ -1172,19 +1177,9 @@ fn check_refuses_a_host_address_the_namespace_lacks() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
     let subnet = hosts.addresses[1].rsplit_once('.').unwrap().0;
     let absent = format!("{subnet}.9");
-    let check = |config: &str| {
-        let path = write(dir.path(), "c.toml", config);
-        smxrun()
-            .arg("check")
-            .arg(&net)
-            .arg("--config")
-            .arg(&path)
-            .output()
-            .unwrap()
-    };
+    let check = |config: &str| check_config(dir.path(), config);
     let out = check(&hosts.config(""));
     assert!(out.status.success(), "{}", text(&out));
     let out = check(
@@ -1220,18 +1215,10 @@ fn check_refuses_a_host_the_producers_namespace_has_no_route_to() {
     let unrouted = format!("{subnet}.2");
     hosts.ip(1, &["addr", "add", &format!("{unrouted}/32"), "dev", "lo"]);
     let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "net.smx", NET);
     let config = hosts
         .config("")
         .replace(&format!("\"{}\"", hosts.addresses[1]), &format!("\"{unrouted}\""));
-    let path = write(dir.path(), "c.toml", &config);
-    let out = smxrun()
-        .arg("check")
-        .arg(&net)
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = check_config(dir.path(), &config);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
