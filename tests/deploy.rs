@@ -542,6 +542,13 @@ fn check_names_placement_errors_with_file_and_line() {
         err.contains("c.toml:3: key 'process' of net 'Snk#1': unknown process 'nowhere'"),
         "{err}"
     );
+    // A line that places every net names them all, not the first it applied to.
+    let err = check("[default]\nprocess = \"zz\"\n");
+    assert!(
+        err.contains("c.toml:2: key 'process': unknown process 'zz'")
+            && err.contains("(this line sets it for 2 nets: Src#0, Snk#1)"),
+        "{err}"
+    );
     let err = check("[process.x]\nhost = \"192.0.2.9\"\nlaunch = \"/no/such/runner\"\n");
     assert!(
         err.contains("c.toml:3: key 'launch': process 'x': launch command '/no/such/runner' is not a program"),

@@ -58,10 +58,26 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
                     _ => format!("unknown process '{name}'"),
                 };
                 // By its id too, as `--set` and the report name it: a label may stand for several.
-                return Err(ConfigError::new(origin.clone(), unknown)
-                    .net(format!("{}#{}", node.label, node.id))
-                    .key("process")
-                    .choices(processes.names()));
+                // A line that set it for several nets (`[default]`, `[impl.NAME]`) names them all.
+                let set_there: Vec<String> = graph
+                    .nodes
+                    .iter()
+                    .zip(settings)
+                    .filter(|(_, s)| s.process.as_ref().is_some_and(|(_, at)| at == origin))
+                    .map(|(n, _)| format!("{}#{}", n.label, n.id))
+                    .collect();
+                let err = match set_there.as_slice() {
+                    [_] | [] => ConfigError::new(origin.clone(), unknown).net(format!("{}#{}", node.label, node.id)),
+                    many => ConfigError::new(
+                        origin.clone(),
+                        format!(
+                            "{unknown} (this line sets it for {} nets: {})",
+                            many.len(),
+                            listed(many)
+                        ),
+                    ),
+                };
+                return Err(err.key("process").choices(processes.names()));
             }
             process_of[node.id] = Some(name.clone());
         }
@@ -111,6 +127,16 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     }
     check_cores(graph, settings, &placement, processes)?;
     Ok(placement)
+}
+
+/// The first few of `names`, and how many more.
+fn listed(names: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 /// A net's own `core` must be one of its process's `cores`, which are all the cores that
