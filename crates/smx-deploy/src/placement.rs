@@ -3,7 +3,7 @@
 use smx_graph::{Edge, NetGraph, NodeKind, Timing};
 use smx_runtime::config::{ConfigError, NetSettings, Origin};
 
-use crate::processes::{MAIN, Processes};
+use crate::processes::{MAIN, Process, Processes};
 
 /// The process of every node, by node id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +129,29 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
     Ok(placement)
 }
 
+/// Each cut channel with the processes of its producer and its consumer.
+fn cut_processes<'a>(
+    graph: &'a NetGraph,
+    placement: &'a Placement,
+    processes: &'a Processes,
+) -> impl Iterator<Item = (&'a Edge, &'a Process, &'a Process)> {
+    placement.cuts(graph).into_iter().filter_map(|e| {
+        let from = processes.get(&placement.process_of[e.source])?;
+        let to = processes.get(&placement.process_of[e.target])?;
+        Some((e, from, to))
+    })
+}
+
+/// Where an error about the consumer's `host` points: its `host` key, else its table, else
+/// (an undeclared `main`) the producer's table.
+fn host_line(from: &Process, to: &Process) -> Origin {
+    match (&to.host_origin, &to.origin) {
+        (Some(at), _) => at.clone(),
+        (None, Origin::BuiltIn) => from.origin.clone(),
+        (None, table) => table.clone(),
+    }
+}
+
 /// The first few of `names`, and how many more.
 fn listed(names: &[String]) -> String {
     const SHOWN: usize = 4;
@@ -184,11 +207,8 @@ fn check_cores(
 /// can tell.
 fn check_resolvable(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
     let mut asked: Vec<&str> = Vec::new();
-    for e in placement.cuts(graph) {
-        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
-        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
-            continue;
-        };
+    for (e, from, to) in cut_processes(graph, placement, processes) {
+        let (a, b) = (&from.name, &to.name);
         let Some(host) = to.host.as_deref().filter(|h| h.parse::<std::net::IpAddr>().is_err()) else {
             continue;
         };
@@ -202,7 +222,7 @@ fn check_resolvable(graph: &NetGraph, placement: &Placement, processes: &Process
             continue;
         }
         return Err(ConfigError::new(
-            to.host_origin.clone().unwrap_or_else(|| to.origin.clone()),
+            host_line(from, to),
             format!(
                 "process '{b}' has host = \"{host}\", a name this machine cannot resolve, {user} for channel {}: \
                  give [process.{b}] an address (host = \"192.0.2.7\") or a name this machine resolves",
@@ -227,24 +247,16 @@ fn resolves(host: &str) -> bool {
 /// leave the link silent until its timeout. Asked of the namespace itself, by a route lookup
 /// from a thread that enters it; where it cannot be entered nothing is said.
 fn check_routes(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
-    for e in placement.cuts(graph) {
-        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
-        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
-            continue;
-        };
+    for (e, from, to) in cut_processes(graph, placement, processes) {
+        let (a, b) = (&from.name, &to.name);
         let (Some(launch), Some(host)) = (from.launch.as_deref(), to.host.as_deref()) else {
             continue;
         };
         let Some((namespace, false)) = crate::processes::in_its_namespace(launch, || routed(host)) else {
             continue;
         };
-        let origin = if to.origin == Origin::BuiltIn {
-            from.origin.clone()
-        } else {
-            to.host_origin.clone().unwrap_or_else(|| to.origin.clone())
-        };
         return Err(ConfigError::new(
-            origin,
+            host_line(from, to),
             format!(
                 "process '{b}' has host = \"{host}\", but process '{a}' runs in network namespace '{namespace}', \
                  which has no route to it, and channel {} comes from there: give [process.{b}] an address that \
@@ -261,18 +273,7 @@ fn check_routes(graph: &NetGraph, placement: &Placement, processes: &Processes) 
 /// socket sends nothing). A name that does not resolve counts as routed: another check says
 /// what is wrong with it.
 fn routed(host: &str) -> bool {
-    use std::net::{ToSocketAddrs, UdpSocket};
-    let Some(peer) = (host, 9).to_socket_addrs().ok().and_then(|mut a| a.next()) else {
-        return true;
-    };
-    let any: std::net::IpAddr = if peer.is_ipv4() {
-        std::net::Ipv4Addr::UNSPECIFIED.into()
-    } else {
-        std::net::Ipv6Addr::UNSPECIFIED.into()
-    };
-    UdpSocket::bind((any, 0))
-        .and_then(|socket| socket.connect(peer))
-        .is_ok()
+    !resolves(host) || route_address(host).is_some()
 }
 
 /// A link is bound by its consumer's process and dialled by its producer's at the consumer's
@@ -280,11 +281,8 @@ fn routed(host: &str) -> bool {
 /// producer on another machine (or in a network namespace) would dial at home: its messages
 /// would never arrive. So such a consumer must say the address the producer reaches it at.
 fn check_reachable(graph: &NetGraph, placement: &Placement, processes: &Processes) -> Result<(), ConfigError> {
-    for e in placement.cuts(graph) {
-        let (a, b) = (&placement.process_of[e.source], &placement.process_of[e.target]);
-        let (Some(from), Some(to)) = (processes.get(a), processes.get(b)) else {
-            continue;
-        };
+    for (e, from, to) in cut_processes(graph, placement, processes) {
+        let (a, b) = (&from.name, &to.name);
         // A producer that does not share this machine's loopback dials its own there.
         let Some(far) = from.machine().filter(|_| !from.shares_this_loopback()) else {
             continue;
