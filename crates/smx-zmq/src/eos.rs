@@ -33,6 +33,17 @@ use super::wire::{Corrupt, MAX_SEQ, MAX_TOPIC_LEN};
 /// The topic frame of every end-of-stream marker.
 pub const CONTROL_TOPIC: &[u8] = b"\x00smx/eos";
 
+/// What a receiver sends back on the watch connection once its stream ended by the markers,
+/// before it closes: the sender then knows the marker arrived. Without it a receiver that left
+/// after the first of the [`REPEATS`] looks, to a sender still queuing the others, like a host
+/// that stopped answering (both cut the watch), and an end that went well would be booked as
+/// a loss.
+pub const WATCH_ENDED: &[u8] = b"\x00smx/ended";
+
+/// How long a receiver's close waits for [`WATCH_ENDED`] to leave: far above a hand-over on a
+/// live connection, short enough not to hold up the end of a run whose sender is gone.
+pub const WATCH_ENDED_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// How many times a sink sends its marker.
 pub const REPEATS: u64 = 3;
 

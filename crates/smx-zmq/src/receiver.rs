@@ -154,7 +154,11 @@ impl Receiver {
     fn close(&mut self) {
         self.batch = None;
         if let Some(watch) = self.watch.take() {
-            watch.close(Duration::ZERO);
+            if self.ended == Some(EndReason::Marker) {
+                watch.close_saying_ended();
+            } else {
+                watch.close(Duration::ZERO);
+            }
         }
         if let Some(mut sock) = self.socket.take() {
             sock.poll_peers();

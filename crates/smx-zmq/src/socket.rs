@@ -177,7 +177,34 @@ impl BoxSocket {
         let Some(watch) = common.watch_settings() else {
             return Ok(None);
         };
-        BoxSocket::open(&watch, zmq::PAIR, true, |_| Ok(())).map(Some)
+        // Without ZMQ_IMMEDIATE (set on a connecting CURVE socket, see `set_options`): with
+        // it libzmq drops what arrived but was not read yet when the connection ends, and a
+        // receiver says its stream ended just before it closes (`close_saying_ended`).
+        BoxSocket::open(&watch, zmq::PAIR, true, |s| s.set_immediate(false)).map(Some)
+    }
+
+    /// Whether the peer of a watch connection said its stream ended by the markers
+    /// ([`crate::eos::WATCH_ENDED`]); reads what arrived, never waits.
+    pub fn peer_said_ended(&mut self) -> bool {
+        let mut said = false;
+        while let Ok(frame) = self.socket.recv_bytes(zmq::DONTWAIT) {
+            said |= frame == crate::eos::WATCH_ENDED;
+        }
+        said
+    }
+
+    /// Tells the peer of a watch connection that this side's stream ended by the markers, and
+    /// closes the connection, letting the word leave for at most
+    /// [`crate::eos::WATCH_ENDED_LINGER`] (nothing is waited for when no peer is connected).
+    pub fn close_saying_ended(self) {
+        let said = self.socket.send(crate::eos::WATCH_ENDED, zmq::DONTWAIT).is_ok();
+        let linger = if said {
+            crate::eos::WATCH_ENDED_LINGER
+        } else {
+            Duration::ZERO
+        };
+        let _ = self.socket.set_linger(linger.as_millis() as i32);
+        self.close(linger);
     }
 
     /// Whether every peer that connected has gone again (none connected now, at least one did).

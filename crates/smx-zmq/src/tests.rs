@@ -828,3 +828,45 @@ fn a_receiver_behind_an_ended_sender_takes_the_whole_backlog() {
     assert_eq!(seqs.len() as u64, count);
     assert!(!stats.peers_lost, "{stats:?}");
 }
+
+/// A receiver whose stream ended by the markers says so on the watch connection as it
+/// closes, and the sender hears it after the connection is gone, under CURVE as a link
+/// between hosts has it: a receiver that left after the first of the repeated markers is then
+/// told from a host that stopped answering, which cuts the watch the same way.
+#[test]
+fn a_receiver_that_ended_by_the_markers_says_so_on_the_watch() {
+    use super::curve::{Curve, generate};
+    let port = crate::loopback::free_loopback_port().unwrap();
+    let watch = format!("tcp://127.0.0.1:{port}");
+    let (server, server_secret) = generate().unwrap();
+    let (public, secret) = generate().unwrap();
+    let side = |bind: bool| {
+        let mut c = common(Pattern::Pipeline, "tcp://127.0.0.1:1", bind, 1, Duration::from_secs(20));
+        c.heartbeat = Duration::from_millis(50);
+        c.watch = Some(Endpoint::parse(&watch, bind).unwrap());
+        c.curve = Some(if bind {
+            Curve::Server {
+                secret: server_secret,
+                clients: Vec::new(),
+            }
+        } else {
+            Curve::Client { server, public, secret }
+        });
+        super::socket::BoxSocket::open_watch(&c).unwrap().unwrap()
+    };
+    let receiver = side(true);
+    let mut sender = side(false);
+    let connected = Instant::now() + Duration::from_secs(20);
+    while sender.poll_peers() < 1 {
+        assert!(Instant::now() < connected, "the watch never connected");
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!sender.peer_said_ended(), "nothing was said yet");
+    receiver.close_saying_ended();
+    let gone = Instant::now() + Duration::from_secs(20);
+    while !sender.peers_gone() {
+        assert!(Instant::now() < gone, "the receiver's close was never seen");
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert!(sender.peer_said_ended(), "the word was lost with the connection");
+}

@@ -141,6 +141,12 @@ impl Sender {
                 match sock.socket.send(CONTROL_TOPIC, zmq::SNDMORE) {
                     Ok(()) => break,
                     Err(e @ (zmq::Error::EAGAIN | zmq::Error::EINTR)) if Instant::now() < deadline => {
+                        // The receiver that took a marker and left can take no other: the end
+                        // is confirmed, not a host lost.
+                        self.receiver_said_ended |= watch.as_mut().is_some_and(|w| w.peer_said_ended());
+                        if self.receiver_said_ended {
+                            break 'repeat;
+                        }
                         let watched = watch.as_mut().unwrap_or(&mut *sock);
                         if !heartbeat.is_zero() && receivers_lost(watched, &mut alone_since, heartbeat) {
                             self.stats.peers_lost = true;
@@ -193,13 +199,17 @@ impl Sender {
         let heartbeat = self.settings.common.heartbeat;
         let mut alone_since = None;
         let mut lost = false;
+        // A receiver that said its stream ended leaves next: its watch going first is no loss.
+        let mut said_ended = self.receiver_said_ended;
         let confirmed = sock.wait_peers_gone(|| {
             lost = !heartbeat.is_zero()
-                && watch
-                    .as_deref_mut()
-                    .is_some_and(|w| receivers_lost(w, &mut alone_since, heartbeat));
+                && watch.as_deref_mut().is_some_and(|w| {
+                    said_ended |= w.peer_said_ended();
+                    !said_ended && receivers_lost(w, &mut alone_since, heartbeat)
+                });
             lost || Instant::now() >= self.cut(until, &mut stop_seen)
         });
+        self.receiver_said_ended = said_ended;
         if lost {
             self.stats.peers_lost = true;
             linger = Duration::ZERO;

@@ -149,6 +149,8 @@ pub struct Sender {
     stop: Option<Arc<AtomicBool>>,
     /// A wait of a whole `timeout` for a peer ended without one.
     gave_up: bool,
+    /// The receiver said on the watch connection that its stream ended by the markers.
+    receiver_said_ended: bool,
 }
 
 impl Sender {
@@ -184,6 +186,7 @@ impl Sender {
             settings,
             socket: Some(socket),
             watch,
+            receiver_said_ended: false,
             id,
             topics: Vec::new(),
             topic_index: HashMap::new(),
