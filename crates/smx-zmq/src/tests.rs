@@ -829,6 +829,15 @@ fn a_receiver_behind_an_ended_sender_takes_the_whole_backlog() {
     assert!(!stats.peers_lost, "{stats:?}");
 }
 
+/// The common settings of one side of a link with heartbeats every 50 ms on a watch
+/// connection at `watch` (the receiver binds, as a link's does), its data at `endpoint`.
+fn watched_common(endpoint: &str, watch: &str, bind: bool) -> Common {
+    let mut c = common(Pattern::Pipeline, endpoint, bind, 1, Duration::from_secs(20));
+    c.heartbeat = Duration::from_millis(50);
+    c.watch = Some(Endpoint::parse(watch, bind).unwrap());
+    c
+}
+
 /// A receiver whose stream ended by the markers says so on the watch connection as it
 /// closes, and the sender hears it after the connection is gone, under CURVE as a link
 /// between hosts has it: a receiver that left after the first of the repeated markers is then
@@ -841,9 +850,7 @@ fn a_receiver_that_ended_by_the_markers_says_so_on_the_watch() {
     let (server, server_secret) = generate().unwrap();
     let (public, secret) = generate().unwrap();
     let side = |bind: bool| {
-        let mut c = common(Pattern::Pipeline, "tcp://127.0.0.1:1", bind, 1, Duration::from_secs(20));
-        c.heartbeat = Duration::from_millis(50);
-        c.watch = Some(Endpoint::parse(&watch, bind).unwrap());
+        let mut c = watched_common("tcp://127.0.0.1:1", &watch, bind);
         c.curve = Some(if bind {
             Curve::Server {
                 secret: server_secret,
@@ -869,4 +876,42 @@ fn a_receiver_that_ended_by_the_markers_says_so_on_the_watch() {
         thread::sleep(Duration::from_millis(5));
     }
     assert!(sender.peer_said_ended(), "the word was lost with the connection");
+}
+
+/// A receiver that took the marker and said so on the watch may close the watch before its
+/// data connection: the sender waiting for that close takes it as the end confirmed, not as a
+/// host lost, although the watch stays silent for many heartbeats.
+#[test]
+fn a_sender_told_of_the_end_is_not_taken_in_by_the_watch_closing_first() {
+    let ctx = zmq::Context::new();
+    let pull = ctx.socket(zmq::PULL).unwrap();
+    pull.bind("tcp://127.0.0.1:*").unwrap();
+    pull.set_rcvtimeo(10_000).unwrap();
+    let endpoint = pull.get_last_endpoint().unwrap().unwrap();
+    let watch = format!("tcp://127.0.0.1:{}", crate::loopback::free_loopback_port().unwrap());
+    let receiver_watch = super::socket::BoxSocket::open_watch(&watched_common(&endpoint, &watch, true))
+        .unwrap()
+        .unwrap();
+    let mut tx = Sender::open(sink_settings(watched_common(&endpoint, &watch, false), false, 1)).unwrap();
+    let sender = thread::spawn(move || {
+        assert_eq!(tx.send(None, b"x", &|| false).unwrap(), Sent::Accepted);
+        tx.finish();
+        tx.stats.clone()
+    });
+    // The message, then a marker: the receiver has the end.
+    let mut topics = Vec::new();
+    while topics.last().is_none_or(|t: &Vec<u8>| t != CONTROL_TOPIC) {
+        topics.push(pull.recv_multipart(0).unwrap().remove(0));
+    }
+    receiver_watch.close_saying_ended();
+    // Six heartbeats with the watch gone and the data connection still up: without the word a
+    // sender takes its receiver for lost after one.
+    thread::sleep(Duration::from_millis(300));
+    pull.set_linger(0).unwrap();
+    drop(pull);
+    drop(ctx);
+    let stats = sender.join().unwrap();
+    assert!(!stats.peers_lost, "{stats:?}");
+    assert!(!stats.linger_expired, "{stats:?}");
+    assert_eq!(stats.markers, crate::eos::REPEATS, "{stats:?}");
 }
