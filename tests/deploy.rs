@@ -789,6 +789,19 @@ fn a_dead_sinks_process_counts_what_it_last_told() {
             report["messages"]
         ),
     );
+    // What it told it had taken is not among what may be lost at it: the bound is what was
+    // sent its way less that.
+    let channel = &report["channels"][0];
+    let (written, lost) = (
+        channel["written"].as_u64().unwrap(),
+        channel["link"]["lost"].as_u64().unwrap(),
+    );
+    assert!(
+        lost + report["messages"].as_u64().unwrap() <= written,
+        "lost ≤{lost} beside {} counted of {written}: {channel}",
+        report["messages"]
+    );
+    assert_eq!(channel["link"]["lost_exact"], false, "{channel}");
 }
 
 #[test]

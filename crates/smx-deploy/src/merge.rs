@@ -975,7 +975,11 @@ fn link_row(
     let delivered = count(&consumer, "written");
     let (lost, side) = match (taken, delivered) {
         (Some(t), Some(d)) => (Some(t.saturating_sub(d)), if t > d { "transit" } else { "none" }),
-        (Some(t), None) => (Some(t), link.to_process.as_str()),
+        // Less what the consumer's process surely took before it died, where it told that.
+        (Some(t), None) => (
+            Some(t.saturating_sub(told_taken(parts, link).unwrap_or(0))),
+            link.to_process.as_str(),
+        ),
         (None, _) => (None, link.from_process.as_str()),
     };
     row["written"] = json!(count(&producer, "written"));
@@ -1040,6 +1044,24 @@ fn link_row(
         "receiver": receiver,
     });
     row
+}
+
+/// What the consumer's process of `link` took of it for sure before it ended without books:
+/// the count it last told its supervisor, where that count is this channel's alone (the
+/// process's one sink of the whole net is the link's consumer, and this channel its only
+/// input); `None` where it is not, or nothing was told.
+fn told_taken(parts: &Parts<'_>, link: &Link) -> Option<u64> {
+    let at = parts.split.slices.iter().position(|s| s.process == link.to_process)?;
+    let told = parts.told_messages.get(at).copied().flatten()?;
+    let consumer = parts.graph.edges.iter().find(|e| e.id == link.edge)?.target;
+    let feeds = crate::feeds(parts.graph);
+    let mut sinks = parts.split.slices[at].origins.iter().filter_map(|origin| match origin {
+        crate::slice::Origin::Node(id) if !feeds[*id] => Some(*id),
+        _ => None,
+    });
+    let only_sink = sinks.next() == Some(consumer) && sinks.next().is_none();
+    let only_input = parts.graph.edges.iter().filter(|e| e.target == consumer).count() == 1;
+    (only_sink && only_input).then_some(told)
 }
 
 fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label: &str) -> Option<Value> {
