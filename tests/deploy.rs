@@ -1320,6 +1320,14 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
     for pid in slices {
         assert!(!alive(pid));
     }
+    // Both processes left books: the loss is known, and no line says it is not.
+    if channel["link"]["lost_exact"] == true {
+        let warnings = report["warnings"].to_string();
+        assert!(
+            !warnings.contains("the loss after the last message received is unknown"),
+            "{warnings}"
+        );
+    }
     // The producer's process lived on: the consumer's row blames the link, not a death.
     let snk = net_row(&report, "name", "Snk");
     if snk["status"] == "stopped" && process(&report, "a")["status"] != "died" {

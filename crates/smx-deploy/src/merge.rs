@@ -232,6 +232,7 @@ pub fn merge(parts: &Parts<'_>) -> Value {
             }
         }
     }
+    settle_tails(&mut told.warnings, &channels, &parts.split.links);
     // A section of the link boxes alone is empty once they are gone; one process's report
     // has no empty section.
     sections.retain(|_, rows| rows.as_array().is_some_and(|rows| !rows.is_empty()));
@@ -279,6 +280,26 @@ impl Told {
                 let own = names.rename(line.as_str().unwrap_or(""));
                 self.add(&own, format!("{process}: {own}"));
             }
+        }
+    }
+}
+
+/// A link's receiver that lost its sender before the end says the loss after its last message
+/// is unknown ([`smx_zmq::source::TAIL_UNKNOWN`]); where the sender's books are in the report,
+/// the link's `lost` is exact, and the line says that figure instead.
+fn settle_tails(warnings: &mut [String], channels: &[Value], links: &[Link]) {
+    for link in links {
+        let Some(row) = channels.iter().find(|c| c["id"].as_u64() == Some(link.edge as u64)) else {
+            continue;
+        };
+        let (exact, lost) = (&row["link"]["lost_exact"], row["link"]["lost"].as_u64());
+        let (Some(lost), true) = (lost, *exact == true && !row["link"]["sender"].is_null()) else {
+            continue;
+        };
+        let receiver = format!(": {} (", link.source_label);
+        let settled = format!("the sender's books in this report settle it: {lost} message(s) lost on the link");
+        for line in warnings.iter_mut().filter(|line| line.contains(&receiver)) {
+            *line = line.replace(smx_zmq::source::TAIL_UNKNOWN, &settled);
         }
     }
 }
@@ -1077,6 +1098,41 @@ fn box_stats(parts: &Parts<'_>, reports: &[Option<Value>], process: &str, label:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The receiver's "unknown" is settled where the report holds the sender's books, and left
+    /// where it does not (the sender's process died: its books are gone with it).
+    #[test]
+    fn a_receivers_unknown_tail_is_settled_by_the_senders_books() {
+        let link = |edge: usize| Link {
+            edge,
+            from_process: "a".into(),
+            to_process: "b".into(),
+            transport: crate::slice::Transport::Zmq,
+            endpoint: String::new(),
+            curve: true,
+            same_clock: true,
+            sink_label: format!("link{edge}_out"),
+            source_label: format!("link{edge}_in"),
+        };
+        let channels = [
+            json!({"id": 0, "link": {"lost": 85, "lost_exact": true, "sender": {"sent": 100}}}),
+            json!({"id": 1, "link": {"lost": null, "lost_exact": false, "sender": null}}),
+        ];
+        let said = |label: &str| {
+            format!(
+                "b: {label} (smx_zmq_src): books incomplete: every sender's connection was cut before its end marker: {}",
+                smx_zmq::source::TAIL_UNKNOWN
+            )
+        };
+        let mut warnings = vec![said("link0_in"), said("link1_in")];
+        settle_tails(&mut warnings, &channels, &[link(0), link(1)]);
+        assert!(
+            warnings[0].ends_with("the sender's books in this report settle it: 85 message(s) lost on the link"),
+            "{}",
+            warnings[0]
+        );
+        assert_eq!(warnings[1], said("link1_in"));
+    }
 
     /// Slices started apart: the whole net ran from the last release to the last end, not for
     /// the first slice's wait for the others; a report without its release time, or a missing

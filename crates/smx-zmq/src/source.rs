@@ -9,6 +9,10 @@
 
 use std::time::Duration;
 
+/// What a source that lost its senders before their end markers cannot know: a report that
+/// also holds the sender's books (a link of a deployment) settles it, and says so instead.
+pub const TAIL_UNKNOWN: &str = "the loss after the last message received is unknown";
+
 use smx_box::prelude::*;
 
 use super::eos::EndReason;
@@ -389,7 +393,7 @@ impl SourceFacts {
             Some(EndReason::PeerLost) => f.add(
                 Verdict::Incomplete,
                 format!(
-                    "every sender's connection was cut before its end marker (no answer to heartbeats every {:?}, or its process died): the loss after the last message received is unknown",
+                    "every sender's connection was cut before its end marker (no answer to heartbeats every {:?}, or its process died): {TAIL_UNKNOWN}",
                     self.heartbeat
                 ),
             ),
@@ -400,7 +404,7 @@ impl SourceFacts {
             Some(EndReason::Timeout) => f.add(
                 Verdict::Incomplete,
                 format!(
-                    "ended by timeout ({:?} without traffic) before every sender's end marker: the loss after the last message received is unknown",
+                    "ended by timeout ({:?} without traffic) before every sender's end marker: {TAIL_UNKNOWN}",
                     self.timeout
                 ),
             ),
