@@ -1320,6 +1320,13 @@ fn a_link_whose_host_goes_down_ends_the_run_with_the_loss_in_the_books() {
     for pid in slices {
         assert!(!alive(pid));
     }
+    // What the link's sender held when it gave up is in the row's lost (or left), not in its
+    // dropped: no line calls it dropped.
+    assert!(
+        !report["warnings"].to_string().contains("message(s) dropped"),
+        "{}",
+        report["warnings"]
+    );
     // Both processes left books: the loss is known, and no line says it is not.
     if channel["link"]["lost_exact"] == true {
         let warnings = report["warnings"].to_string();

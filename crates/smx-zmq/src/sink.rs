@@ -236,8 +236,13 @@ impl ZmqSink {
         } else {
             format!("no receiver took a message for {:?}", self.settings.common.timeout)
         };
+        let counted = if self.settings.receiver_books {
+            "the link's row counts the messages not taken as lost, or as left after a stop"
+        } else {
+            "the messages not taken are counted as dropped"
+        };
         log::warn!(
-            "{}: {why} on {}: ending the sink with an abort marker (the messages not taken are counted as dropped)",
+            "{}: {why} on {}: ending the sink with an abort marker ({counted})",
             self.settings.common.instance,
             self.settings.common.endpoint.written,
         );
@@ -410,11 +415,18 @@ impl ZmqSink {
         } else {
             format!("no receiver took a message within timeout {:?}", common.timeout)
         };
+        // A link's row (`receiver_books`) books what its sender held as lost, or as left after
+        // a stop, and its `dropped` column counts something else: the word here follows it.
+        let gone = if self.settings.receiver_books {
+            "not sent (the link's row counts them as lost, or as left after a stop)"
+        } else {
+            "dropped"
+        };
         if s.sent > 0 && dropped == s.sent {
             f.add(
                 Verdict::Incomplete,
                 format!(
-                    "delivered nothing: all {} message(s) dropped ({})",
+                    "delivered nothing: all {} message(s) {gone} ({})",
                     s.sent,
                     if s.dropped_timeout > 0 {
                         gave_up_why
@@ -426,7 +438,7 @@ impl ZmqSink {
         } else if s.dropped_timeout > 0 {
             f.add(
                 Verdict::Incomplete,
-                format!("gave up: {gave_up_why}: {} message(s) dropped", s.dropped_timeout),
+                format!("gave up: {gave_up_why}: {} message(s) {gone}", s.dropped_timeout),
             );
         }
         if s.aborted && s.markers > 0 {
