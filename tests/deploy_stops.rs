@@ -386,12 +386,22 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
 }
 
 /// One process stopped from outside (a SIGTERM to it alone, as an operator sends) stops the
-/// run, as a stop asked of `smxrun` does: every process is `stopped`, none failed, exit 130.
+/// run, as a stop asked of `smxrun` does: every process is `stopped`, none failed, exit 130,
+/// and the endless source whose stream the stop cut short is `stopped`, not `ok`, over shared
+/// memory and over tcp alike.
 #[test]
 fn a_process_stopped_from_outside_stops_the_run() {
+    for config in [TWO, &sink_through("/usr/bin/env", 47380)] {
+        stopped_from_outside(config);
+    }
+}
+
+fn stopped_from_outside(config: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (run, report_path) = start_reporting(dir.path(), TWO, "0");
+    let (run, report_path, stats) = start_watched(dir.path(), config);
     let slices = two_slices(&run);
+    // Once messages cross: a source stopped before its first write has no stream to cut.
+    wait_for_messages(&stats);
     unsafe { libc::kill(slices[1] as i32, libc::SIGTERM) };
     let out = finish(run, &slices);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
@@ -400,6 +410,7 @@ fn a_process_stopped_from_outside_stops_the_run() {
     for name in ["main", "b"] {
         assert_eq!(process(&report, name)["status"], "stopped", "{name}: {report}");
     }
+    assert_eq!(report["nets"][0]["status"], "stopped", "{}", report["nets"][0]);
     assert_eq!(error_lines(&out), Vec::<String>::new(), "{}", text(&out));
     // Who stopped it: not the user of smxrun, and no link warns of an end the report books.
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -379,7 +379,9 @@ pub fn read_event(input: &mut impl BufRead) -> Option<Event> {
 /// end of the stream (it closed the link, or its process died or was lost): its slice's run
 /// was cut short by the process on the other side.
 pub(crate) fn consumer_gone(net: &serde_json::Value) -> bool {
-    consumer_died(net) || (net["stats"]["role"] == "sink" && net["stats"]["peer"] == "closed")
+    let stats = &net["stats"];
+    // A ZeroMQ link's sink says `stopped` where its stream ended before its input did.
+    consumer_died(net) || (stats["role"] == "sink" && (stats["peer"] == "closed" || stats["stopped"] == true))
 }
 
 /// Whether a net of a slice's report is a link's sink whose consumer's process died or was
