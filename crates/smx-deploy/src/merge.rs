@@ -201,11 +201,19 @@ pub fn merge(parts: &Parts<'_>) -> Value {
     let (messages, counted_by_told) = messages_of(parts, &reports, &channels);
     // A process the supervisor stopped (the run was stopped, or another process ended it) is no
     // failure of its own: the run is then as stopped as its reports say, and at least stopped.
+    // One that ended by itself with its report (`ended`: books not clean, exit 3, as a lost
+    // link leaves them) is as its report says: a box that failed there fails the run by it.
     let stopped = |o: &&Outcome| o.status == "stopped";
-    let all_ok = parts.outcomes.iter().all(|o| o.status == "ok" || stopped(&o));
+    let all_ok = parts
+        .outcomes
+        .iter()
+        .all(|o| matches!(o.status.as_str(), "ok" | "ended") || stopped(&o));
+    // A net the merge found cut short (its input or its output lost with a link) is stopped,
+    // though its own process's report said ok.
+    let cut_short = nets.iter().any(|n| n["status"] == "stopped");
     let status = match worst_status(&reports) {
         _ if !all_ok => "failed".to_string(),
-        worst if worst == "ok" && parts.outcomes.iter().any(|o| stopped(&o)) => "stopped".to_string(),
+        worst if worst == "ok" && (cut_short || parts.outcomes.iter().any(|o| stopped(&o))) => "stopped".to_string(),
         worst => worst,
     };
     let mut told = Told::default();
