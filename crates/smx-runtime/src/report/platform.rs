@@ -167,8 +167,15 @@ fn verdict(period_ns: u64, figures: &PeriodFigures, probe: Option<&ProbeResult>,
     let (lost, worst) = (share(figures.lost, figures.ticks), figures.worst);
     let run = run_figures(lost, figures);
     let Some(p) = probe else {
+        // Without the platform's figure (a stopped run probes nothing) the run's own misses
+        // still ask for attention: whose they are is what the probe would have told.
+        let attention = if worst >= HELD_BELOW || lost >= HELD_BELOW {
+            format!("Attention: period {period} not held by this run: ")
+        } else {
+            format!("Period {period}: ")
+        };
         return format!(
-            "Period {period}: {run}; not compared with the platform (`{} {}` runs the same loop with \
+            "{attention}{run}; not compared with the platform (`{} {}` runs the same loop with \
              nothing in it)",
             words.name(Lever::ProbePeriod),
             exact(period_ns)
@@ -255,6 +262,25 @@ mod tests {
         let at_fifo = said(true);
         assert!(at_fifo.starts_with("Attention: period 10.0us NOT held"), "{at_fifo}");
         assert!(!at_fifo.contains("real-time priority"), "{at_fifo}");
+    }
+
+    /// A run that probed nothing (it was stopped) still asks for attention where its own
+    /// firewall missed, and only there.
+    #[test]
+    fn a_run_not_compared_with_the_platform_asks_for_attention_by_its_own_misses() {
+        let figures = |lost: u64| PeriodFigures {
+            ticks: 1000,
+            lost,
+            ..Default::default()
+        };
+        let missed = verdict(10_000, &figures(33), None, LeverWords::default());
+        assert!(
+            missed.starts_with("Attention: period 10.0us not held by this run: "),
+            "{missed}"
+        );
+        assert!(missed.contains("not compared with the platform"), "{missed}");
+        let held = verdict(10_000, &figures(0), None, LeverWords::default());
+        assert!(held.starts_with("Period 10.0us: this run's firewall lost 0"), "{held}");
     }
 
     #[test]
