@@ -775,7 +775,7 @@ mod tests {
         assert!(text.contains("Temporal firewalls (clock source tsc"), "{text}");
         assert!(text.contains("579 missed"), "{text}");
         assert!(
-            text.contains("Period 10.0us: this run's firewall lost 57.90 %"),
+            text.contains("Attention: period 10.0us not held by this run: this run's firewall lost 57.90 %"),
             "{text}"
         );
     }
