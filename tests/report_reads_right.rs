@@ -123,7 +123,10 @@ fn a_timed_run_ends_with_a_verdict_on_its_period_against_the_probe() {
     // its report, the library's function by default. The run's own misses ask for attention.
     let out = text::render_with(&report, smx_runtime::LeverWords(smxrun::cli::words::flag_words));
     let line = last_line(&out);
-    assert!(line.starts_with("Attention: period 10.0us not held by this run:"), "{out}");
+    assert!(
+        line.starts_with("Attention: period 10.0us not held by this run:"),
+        "{out}"
+    );
     assert!(
         line.contains("lost 25.00 % of its ticks") && line.contains("up to 95.00 %"),
         "{line}"
