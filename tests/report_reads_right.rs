@@ -232,9 +232,14 @@ fn the_text_report_spells_every_node_name_hash_id() {
 }
 
 fn smxrun(args: &[&str]) -> (String, String) {
+    smxrun_logging(args, "warn")
+}
+
+/// [`smxrun`] with its log at `level` on stderr.
+fn smxrun_logging(args: &[&str], level: &str) -> (String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
         .args(args)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", level)
         .output()
         .unwrap();
     (
@@ -563,7 +568,10 @@ fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
          connect tt[10us](Src.Snk) | (Src.Snk)\n",
     )
     .unwrap();
-    let (json, stderr) = smxrun(&[net.to_str().unwrap(), "-n", "20000", "--quiet", "--report", "json"]);
+    let (json, stderr) = smxrun_logging(
+        &[net.to_str().unwrap(), "-n", "20000", "--quiet", "--report", "json"],
+        "info",
+    );
     let report: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     let notes = strings(&report["notes"]);
     let offered = notes
@@ -579,6 +587,17 @@ fn the_executive_that_spins_through_is_not_also_said_to_run_in_real_time() {
         .any(|f| !f["priority"].is_null());
     assert!(!(offered && spun), "{notes:#?}");
     assert_eq!(offered, real_time, "{notes:#?}\n{:#}", report["firewalls"]);
+    // The log says the decision before the executive runs: where it then spun through, the
+    // decision's line had said it might.
+    let decided = stderr
+        .lines()
+        .find(|l| l.contains("decided: real-time scheduling for the executive only"));
+    if let (true, Some(line)) = (spun, decided) {
+        assert!(
+            line.contains("unless the executive finds its period too short"),
+            "{line}"
+        );
+    }
 }
 
 /// The strings of a JSON array.

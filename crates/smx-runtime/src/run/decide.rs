@@ -399,7 +399,14 @@ impl Decided {
     /// (the report lists them again among its notes); `debug` adds where each net runs.
     pub(super) fn log(&self) {
         for note in &self.notes {
-            log::info!("decided: {note}");
+            // The executive learns only once it runs whether its period is too short to sleep
+            // in; then it spins through at normal priority, and the report leaves this out.
+            let unless = if Some(note) == self.executive_only.as_ref() {
+                " (unless the executive finds its period too short to sleep in: it then spins through it at normal priority)"
+            } else {
+                ""
+            };
+            log::info!("decided: {note}{unless}");
         }
         for net in &self.plan.nets {
             match self.executive[net.id] {
