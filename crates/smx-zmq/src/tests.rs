@@ -838,6 +838,20 @@ fn watched_common(endpoint: &str, watch: &str, bind: bool) -> Common {
     c
 }
 
+/// Waits until `watch` has completed a handshake with its peer: before that it has no pipe
+/// to send into, and a word said then goes nowhere (a receiver says its word at its end, long
+/// after its watch connected; a test that ends at once must wait for it).
+fn until_shaken_hands(watch: &mut super::socket::BoxSocket) {
+    let shaken = Instant::now() + Duration::from_secs(20);
+    while {
+        watch.poll_peers();
+        watch.handshakes == 0
+    } {
+        assert!(Instant::now() < shaken, "the watch never completed its handshake");
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// A receiver whose stream ended by the markers says so on the watch connection as it
 /// closes, and the sender hears it after the connection is gone, under CURVE as a link
 /// between hosts has it: a receiver that left after the first of the repeated markers is then
@@ -861,13 +875,14 @@ fn a_receiver_that_ended_by_the_markers_says_so_on_the_watch() {
         });
         super::socket::BoxSocket::open_watch(&c).unwrap().unwrap()
     };
-    let receiver = side(true);
+    let mut receiver = side(true);
     let mut sender = side(false);
     let connected = Instant::now() + Duration::from_secs(20);
     while sender.poll_peers() < 1 {
         assert!(Instant::now() < connected, "the watch never connected");
         thread::sleep(Duration::from_millis(5));
     }
+    until_shaken_hands(&mut receiver);
     assert!(!sender.peer_said_ended(), "nothing was said yet");
     receiver.close_saying_ended();
     let gone = Instant::now() + Duration::from_secs(20);
@@ -889,7 +904,7 @@ fn a_sender_told_of_the_end_is_not_taken_in_by_the_watch_closing_first() {
     pull.set_rcvtimeo(10_000).unwrap();
     let endpoint = pull.get_last_endpoint().unwrap().unwrap();
     let watch = format!("tcp://127.0.0.1:{}", crate::loopback::free_loopback_port().unwrap());
-    let receiver_watch = super::socket::BoxSocket::open_watch(&watched_common(&endpoint, &watch, true))
+    let mut receiver_watch = super::socket::BoxSocket::open_watch(&watched_common(&endpoint, &watch, true))
         .unwrap()
         .unwrap();
     let mut tx = Sender::open(sink_settings(watched_common(&endpoint, &watch, false), false, 1)).unwrap();
@@ -903,6 +918,7 @@ fn a_sender_told_of_the_end_is_not_taken_in_by_the_watch_closing_first() {
     while topics.last().is_none_or(|t: &Vec<u8>| t != CONTROL_TOPIC) {
         topics.push(pull.recv_multipart(0).unwrap().remove(0));
     }
+    until_shaken_hands(&mut receiver_watch);
     receiver_watch.close_saying_ended();
     // Six heartbeats with the watch gone and the data connection still up: without the word a
     // sender takes its receiver for lost after one.
