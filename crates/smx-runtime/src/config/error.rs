@@ -47,6 +47,8 @@ pub struct ConfigErrorDetails {
     pub origin: Origin,
     /// The net (instance) or target the setting was meant for, when known.
     pub net: Option<String>,
+    /// `net` names an implementation (an `[impl.NAME]` table), not an instance.
+    pub of_implementation: bool,
     /// The key, when the problem is about one key.
     pub key: Option<String>,
     /// What is wrong, e.g. `unknown key` or `'abc' is not a non-negative integer`.
@@ -72,6 +74,7 @@ impl ConfigError {
             details: Box::new(ConfigErrorDetails {
                 origin,
                 net: None,
+                of_implementation: false,
                 key: None,
                 message: message.into(),
                 choices: Vec::new(),
@@ -82,6 +85,13 @@ impl ConfigError {
 
     pub fn net(mut self, net: impl Into<String>) -> Self {
         self.details.net = Some(net.into());
+        self
+    }
+
+    /// The setting was meant for every instance of the implementation `name`.
+    pub fn implementation(mut self, name: impl Into<String>) -> Self {
+        self.details.net = Some(name.into());
+        self.details.of_implementation = true;
         self
     }
 
@@ -118,10 +128,11 @@ struct Described<'a>(&'a ConfigError);
 impl fmt::Display for Described<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let e = self.0;
+        let target = if e.of_implementation { "implementation" } else { "net" };
         match (&e.key, &e.net) {
-            (Some(key), Some(net)) => write!(f, "key '{key}' of net '{net}': ")?,
+            (Some(key), Some(net)) => write!(f, "key '{key}' of {target} '{net}': ")?,
             (Some(key), None) => write!(f, "key '{key}': ")?,
-            (None, Some(net)) => write!(f, "net '{net}': ")?,
+            (None, Some(net)) => write!(f, "{target} '{net}': ")?,
             (None, None) => {}
         }
         f.write_str(&e.message)?;

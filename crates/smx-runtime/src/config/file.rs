@@ -192,7 +192,8 @@ fn collect(
             let err = ConfigError::new(origin.clone(), m).key(key.get_ref().as_ref());
             match &scope {
                 Scope::Default => err,
-                Scope::Impl(target) | Scope::Net(target) => err.net(target),
+                Scope::Impl(target) => err.implementation(target),
+                Scope::Net(target) => err.net(target),
             }
         };
         if let Some(problem) = name_value_problem(key.get_ref(), value.get_ref()) {
@@ -443,7 +444,7 @@ mod tests {
         let err = entries("[impl.smx_src_rand]\nprocess = 7\n").unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("run.toml:2: key 'process' of net 'smx_src_rand': "),
+                .starts_with("run.toml:2: key 'process' of implementation 'smx_src_rand': "),
             "{err}"
         );
         // A name in quotes is a name, digits or not; the other runtime keys keep their integers.

@@ -422,7 +422,11 @@ fn apply_entry(
 
 /// Checks key and value of an `[impl.NAME]` entry against the implementation's spec.
 fn check_value(ctx: &Context<'_>, entry: &Entry, spec: Option<&BoxSpec>, name: &str) -> Result<(), ConfigError> {
-    let in_place = |m: String| ConfigError::new(entry.origin.clone(), m).net(name).key(&entry.key);
+    let in_place = |m: String| {
+        ConfigError::new(entry.origin.clone(), m)
+            .implementation(name)
+            .key(&entry.key)
+    };
     if net_keys::is_net_key(&entry.key) {
         let mut scratch = NetSettings::default();
         return net_keys::apply(&mut scratch, &entry.key, &entry.value, ctx.cores).map_err(in_place);
@@ -430,7 +434,7 @@ fn check_value(ctx: &Context<'_>, entry: &Entry, spec: Option<&BoxSpec>, name: &
     match spec.and_then(|s| s.config.iter().find(|k| k.name == entry.key)) {
         Some(key) => parse_value(key, &entry.value).map(drop).map_err(in_place),
         None if spec.is_some_and(|s| s.open_config) => Ok(()),
-        None => Err(unknown_key(entry, Some(name), keys_of(spec).into_iter())),
+        None => Err(unknown_key(entry, None, keys_of(spec).into_iter()).implementation(name)),
     }
 }
 

@@ -233,7 +233,7 @@ fn impl_tables_are_checked_even_when_unused() {
     let err = resolve(&layers("[impl.t_snk]\ncount = 3\n")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "run.toml:2: key 'count' of net 't_snk': unknown key (valid: mode, above, core, priority, nice, expected_rate, process)"
+        "run.toml:2: key 'count' of implementation 't_snk': unknown key (valid: mode, above, core, priority, nice, expected_rate, process)"
     );
     let err = resolve(&layers("[impl.smx_rn]\nsize = 3\n")).unwrap_err();
     assert_eq!(
