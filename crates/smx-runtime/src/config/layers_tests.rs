@@ -277,38 +277,31 @@ fn unknown_targets_list_what_exists() {
 /// nothing (it was taken in silence then).
 #[test]
 fn a_table_is_checked_at_its_name_also_when_it_sets_nothing() {
-    let err = resolve(&layers("[net.Sink]\n")).unwrap_err();
-    assert!(
-        err.to_string().starts_with("run.toml:1: no instance named 'Sink'"),
-        "{err}"
-    );
-    let err = resolve(&layers("[impl.t_snc]\n")).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("run.toml:1: unknown implementation 't_snc'"),
-        "{err}"
-    );
-    let err = resolve(&layers("[net.\"Src#9\"]\n")).unwrap_err();
-    assert!(err.to_string().starts_with("run.toml:1: no node 'Src#9'"), "{err}");
-    let err = resolve(&layers("\n[net.Sink]\n\ncount = 1\n")).unwrap_err();
-    assert!(
-        err.to_string().starts_with("run.toml:2: no instance named 'Sink'"),
-        "{err}"
-    );
+    for (config, said) in [
+        ("[net.Sink]\n", "run.toml:1: no instance named 'Sink'"),
+        ("[impl.t_snc]\n", "run.toml:1: unknown implementation 't_snc'"),
+        ("[net.\"Src#9\"]\n", "run.toml:1: no node 'Src#9'"),
+        ("\n[net.Sink]\n\ncount = 1\n", "run.toml:2: no instance named 'Sink'"),
+    ] {
+        let err = refusal(config);
+        assert!(err.starts_with(said), "{config:?}: {err}");
+    }
     resolve(&layers("[net.Snk]\n[impl.t_src]\n[impl.smx_rn]\n")).unwrap();
+}
+
+/// The error of resolving the configuration file `config`, as it reads.
+fn refusal(config: &str) -> String {
+    resolve(&layers(config)).unwrap_err().to_string()
 }
 
 /// An error in a table that names a node by its id (`[net."Src#1"]`) names it so, not by the
 /// label several nodes share.
 #[test]
 fn an_error_of_a_node_named_by_its_id_names_it_so() {
-    let err = resolve(&layers("[net.\"Src#1\"]\ncnt = 1\n")).unwrap_err();
-    assert!(
-        err.to_string().contains("key 'cnt' of net 'Src#1': unknown key"),
-        "{err}"
-    );
-    let err = resolve(&layers("[net.\"Src#1\"]\ncount = -1\n")).unwrap_err();
-    assert!(err.to_string().contains("key 'count' of net 'Src#1'"), "{err}");
+    let err = refusal("[net.\"Src#1\"]\ncnt = 1\n");
+    assert!(err.contains("key 'cnt' of net 'Src#1': unknown key"), "{err}");
+    let err = refusal("[net.\"Src#1\"]\ncount = -1\n");
+    assert!(err.contains("key 'count' of net 'Src#1'"), "{err}");
     let mut set = ConfigLayers::new();
     set.add_set("Src#1.cnt=1").unwrap();
     let err = resolve(&set).unwrap_err();
