@@ -57,6 +57,44 @@ fn a_runs_report_replaces_a_report_and_nothing_else() {
     }
 }
 
+/// `graph -o` replaces a graph of any format but no other file: the graph is written again from
+/// the net in a moment, a second net or a box's source beside it perhaps never.
+#[test]
+fn a_graph_replaces_a_graph_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let other_net = write(dir.path(), "other.smx", PAIR);
+    let out = smxrun()
+        .arg("graph")
+        .arg(&net)
+        .args(["--format", "dot", "-o"])
+        .arg(&other_net)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds something other than a graph"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&other_net).unwrap(), PAIR);
+    let graph = dir.path().join("graph.out");
+    for format in ["gml", "graphml", "dot", "json", "gml"] {
+        let out = smxrun()
+            .arg("graph")
+            .arg(&net)
+            .args(["--format", format, "-o"])
+            .arg(&graph)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// An output into a directory that does not exist names the directory, whichever option
 /// asked for it, before anything runs.
 #[test]

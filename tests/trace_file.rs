@@ -308,6 +308,20 @@ fn trace_view_draws_a_row_per_thread_and_rejects_what_is_not_a_trace() {
         assert!(picture.contains(track), "no row {track}");
     }
     assert!(picture.contains("<rect"), "slices are drawn");
+    // The picture is drawn again over itself, but over nothing else: a slip of `-o` onto the
+    // net beside it would lose the net.
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let own_net = dir.path().join("mine.svg");
+    std::fs::write(&own_net, "A = box a( out x )\n").unwrap();
+    let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", own_net.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds something other than an SVG picture"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&own_net).unwrap(), "A = box a( out x )\n");
 
     std::fs::write(&trace, "{\"nothing\": 1}").unwrap();
     let out = smxrun(&["trace-view", trace.to_str().unwrap(), "-o", svg.to_str().unwrap()]);

@@ -313,6 +313,7 @@ pub fn graph(args: &GraphArgs, registry: &Registry) -> Result<i32, CliError> {
             args.boxes.iter().chain(layers.boxes()),
         );
         super::clobber::refuse_clobbering(&[("-o", output)], &inputs)?;
+        super::clobber::refuse_replacing_other_than_graph(output)?;
     }
     let output = Output::open(args.output.as_deref())?;
     let g = load::checked_graph(&args.file)?;

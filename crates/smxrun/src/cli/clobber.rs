@@ -112,23 +112,46 @@ pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) ->
 /// a file the user cannot make again from a report, while a report written over is what the
 /// command writes again. An empty file (one `mktemp` made) is taken.
 pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
+    refuse_replacing_other_than(path, "a report", "a job, a start script, a net?", is_report)
+}
+
+/// Refuses `graph -o` onto a regular file holding anything but a graph smxrun writes, for the
+/// reason a report's destination is guarded: the graph is made again from the net in a moment,
+/// the file it would replace (a net, a configuration, a box's source) perhaps never.
+pub fn refuse_replacing_other_than_graph(path: &Path) -> Result<(), CliError> {
+    refuse_replacing_other_than(path, "a graph", "a net, a configuration, a source file?", is_graph)
+}
+
+/// Refuses `trace-view -o` onto a regular file holding anything but an SVG picture.
+pub fn refuse_replacing_other_than_picture(path: &Path) -> Result<(), CliError> {
+    refuse_replacing_other_than(path, "an SVG picture", "a trace, a report, a net?", is_svg)
+}
+
+/// Fails where `path` is a non-empty regular file whose text `is_ours` does not recognise as
+/// one the command writes (`what`); `examples` names what it may hold instead.
+fn refuse_replacing_other_than(
+    path: &Path,
+    what: &str,
+    examples: &str,
+    is_ours: fn(&str) -> bool,
+) -> Result<(), CliError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
     if !meta.is_file() || meta.len() == 0 {
         return Ok(());
     }
-    // Larger than any report: something else, not read to find out.
+    // Larger than anything the commands write: something else, not read to find out.
     let text = (meta.len() <= REPORT_MAX_BYTES)
         .then(|| std::fs::read(path).ok())
         .flatten()
         .and_then(|bytes| String::from_utf8(bytes).ok());
-    if text.is_some_and(|text| text.trim().is_empty() || is_report(&text)) {
+    if text.is_some_and(|text| text.trim().is_empty() || is_ours(&text)) {
         return Ok(());
     }
     Err(CliError::rejected(format!(
-        "-o '{}' holds something other than a report (a job, a start script, a net?): writing there \
-         would replace it; choose another path",
+        "-o '{}' holds something other than {what} ({examples}): writing there would replace it; choose \
+         another path",
         path.display()
     )))
 }
@@ -149,6 +172,26 @@ pub fn is_report(text: &str) -> bool {
     }
     serde_json::from_str::<serde_json::Value>(text)
         .is_ok_and(|report| report["format_version"].is_u64() && report["nets"].is_array())
+}
+
+/// Whether `text` is a graph `smxrun graph` writes: GML (its `Creator` line or a bare `graph [`),
+/// GraphML, dot (`digraph`), or the JSON object of `nodes` and `edges`.
+pub fn is_graph(text: &str) -> bool {
+    let head = text.trim_start();
+    if head.starts_with("Creator \"") || head.starts_with("graph") || head.starts_with("digraph") {
+        return true;
+    }
+    if head.starts_with("<?xml") || head.starts_with("<graphml") {
+        return head.contains("<graphml");
+    }
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|graph| graph["nodes"].is_array() && graph["edges"].is_array())
+}
+
+/// Whether `text` is an SVG picture.
+pub fn is_svg(text: &str) -> bool {
+    let head = text.trim_start();
+    (head.starts_with("<svg") || head.starts_with("<?xml")) && head.contains("<svg")
 }
 
 #[cfg(test)]
@@ -183,6 +226,35 @@ mod tests {
             let err = refuse_replacing_other_than_report(&file(name, text)).unwrap_err();
             assert!(err.message.contains("holds something other than a report"), "{name}");
         }
+    }
+
+    #[test]
+    fn a_graph_or_a_picture_is_told_from_other_files() {
+        let source = smx_lang::diag::SourceFile::new(
+            "n.smx",
+            "A = box smx_src_rand( out data )\nB = box smx_snk_null( in data )\nconnect A.B\n",
+        );
+        let graph = smx_lang::compose::compile(&source, &Default::default()).graph;
+        for format in [
+            smx_graph::Format::Gml,
+            smx_graph::Format::Graphml,
+            smx_graph::Format::Dot,
+            smx_graph::Format::Json,
+        ] {
+            assert!(is_graph(&format.export(&graph)), "{}", format.name());
+        }
+        for text in [
+            "A = box a( out x )\n",
+            "[net.Src]\ncore = 1\n",
+            "fn main() {}\n",
+            "{\"nodes\": []}",
+        ] {
+            assert!(!is_graph(text), "{text}");
+        }
+        assert!(is_svg("<svg width=\"10\" height=\"10\"></svg>"));
+        assert!(is_svg("<?xml version=\"1.0\"?>\n<svg></svg>"));
+        assert!(!is_svg("<?xml version=\"1.0\"?>\n<graphml></graphml>"));
+        assert!(!is_svg("{\"traceEvents\": []}"));
     }
 
     #[test]

@@ -76,6 +76,7 @@ struct Track {
 pub fn trace_view(args: &TraceViewArgs) -> Result<i32, CliError> {
     refuse_other_picture(&args.output)?;
     super::clobber::refuse_clobbering(&[("-o", &args.output)], &[("trace", &args.file)])?;
+    super::clobber::refuse_replacing_other_than_picture(&args.output)?;
     let output = Output::open(Some(&args.output))?;
     let fail = |what: String| CliError::rejected(format!("{}: {what}", args.file.display()));
     let text = std::fs::read_to_string(&args.file).map_err(|e| fail(e.to_string()))?;
