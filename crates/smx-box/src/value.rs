@@ -19,7 +19,9 @@ pub fn parse_value(key: &ConfigKey, text: &str) -> Result<ConfigValue, String> {
         ValueKind::Bool => match text {
             "true" | "yes" | "on" | "1" => Ok(ConfigValue::Bool(true)),
             "false" | "no" | "off" | "0" => Ok(ConfigValue::Bool(false)),
-            _ => Err(format!("'{text}' is not a boolean (true or false)")),
+            _ => Err(format!(
+                "'{text}' is not a boolean (true or false; also yes/no, on/off, 1/0)"
+            )),
         },
         ValueKind::Float => text
             .replace('_', "")

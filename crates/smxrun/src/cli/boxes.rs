@@ -24,9 +24,10 @@ pub fn describe_with(registry: &Registry, libraries: &BoxLibraries, name: Option
             let found: Vec<&Provided> = provided.iter().filter(|p| p.name == name).collect();
             if found.is_empty() {
                 return Err(CliError::rejected(format!(
-                    "unknown box implementation '{name}' (known boxes: {}; none in {})",
+                    "unknown box implementation '{name}' (known boxes: {}; none in {}){}",
                     registry.names().join(", "),
-                    libraries.names()
+                    libraries.names(),
+                    misspelt(registry, name)
                 )));
             }
             Ok(c_details(name, &found))
@@ -131,11 +132,20 @@ pub fn describe(registry: &Registry, name: Option<&str>) -> Result<String, CliEr
         Some("smx_rn") => Ok(routing_node()),
         Some(name) => registry.get(name).map(details).ok_or_else(|| {
             CliError::rejected(format!(
-                "unknown box implementation '{name}' (known boxes: {})",
-                registry.names().join(", ")
+                "unknown box implementation '{name}' (known boxes: {}){}",
+                registry.names().join(", "),
+                misspelt(registry, name)
             ))
         }),
     }
+}
+
+/// "; did you mean 'X'?" where `name` is close to a known implementation, as a net's unknown
+/// implementation is told.
+fn misspelt(registry: &Registry, name: &str) -> String {
+    super::load::closest_implementation(registry, name)
+        .map(|known| format!("; did you mean '{known}'?"))
+        .unwrap_or_default()
 }
 
 fn list(registry: &Registry) -> String {
@@ -319,6 +329,11 @@ mod tests {
         assert_eq!(
             err.message,
             "unknown box implementation 't_nope' (known boxes: t_longer_name, t_src)"
+        );
+        let err = describe(&registry(), Some("t_sr")).unwrap_err();
+        assert_eq!(
+            err.message,
+            "unknown box implementation 't_sr' (known boxes: t_longer_name, t_src); did you mean 't_src'?"
         );
     }
 }

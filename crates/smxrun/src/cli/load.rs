@@ -352,7 +352,7 @@ pub fn unknown_implementation(file: &Path, node: &Node, registry: &Registry, sev
 }
 
 /// The known implementation that `func` most likely misspells.
-fn closest_implementation(registry: &Registry, func: &str) -> Option<&'static str> {
+pub fn closest_implementation(registry: &Registry, func: &str) -> Option<&'static str> {
     registry
         .names()
         .into_iter()
