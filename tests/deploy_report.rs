@@ -999,6 +999,44 @@ fn report_merge_shows_a_slice_refused_by_hand_as_refused() {
     );
 }
 
+/// Slices started apart stop one by one: a consumer's slice stopped by a signal cuts its
+/// producer's endless stream short, and the merged report says so (`stopped`), as the run
+/// supervised by one command says it, where the producer's own slice saw only the link close.
+#[test]
+fn report_merge_marks_a_producer_cut_short_by_its_consumers_stop_as_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(dir.path(), PAIRS, TWO, &["-n", "0"]);
+    let start = |p: &str| {
+        Command::new("sh")
+            .arg(out_dir.join(format!("{p}.sh")))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut main = start("main");
+    let mut b = start("b");
+    // The consumer is on the link once it maps the link's file.
+    common::deploy::wait_for("the consumer's slice on the link", || {
+        std::fs::read_to_string(format!("/proc/{}/maps", b.id())).is_ok_and(|maps| maps.contains("/dev/shm/smx-"))
+    });
+    // SAFETY: kill(2) on a child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(b.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(b.wait().unwrap().code(), Some(130));
+    assert!(main.wait().unwrap().code().is_some());
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    assert_eq!(common::deploy::process(&report, "b")["status"], "stopped", "{report}");
+    let src = report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "Src")
+        .unwrap();
+    assert_eq!(src["status"], "stopped", "{report}");
+    assert_eq!(report["status"], "stopped", "{report}");
+}
+
 /// An empty file (a wrong path such as /dev/null, or a slice's report never written) is named
 /// as empty, not as a JSON parser's end of file; a directory is named as one.
 #[test]

@@ -680,6 +680,14 @@ fn is_link_label(name: &str, links: &[Link]) -> bool {
     links.iter().any(|l| l.sink_label == name || l.source_label == name)
 }
 
+/// Whether `process` ended as the supervisor or a signal stopped it.
+fn stopped_process(parts: &Parts<'_>, process: &str) -> bool {
+    parts
+        .outcomes
+        .iter()
+        .any(|o| o.process == process && o.status == "stopped")
+}
+
 /// Each net of the whole net once, in id order.
 fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
     let mut rows: Vec<Value> = parts
@@ -696,16 +704,25 @@ fn merged_nets(parts: &Parts<'_>, reports: &[Option<Value>]) -> Vec<Value> {
         })
         .collect();
     for (slice, report) in parts.split.slices.iter().zip(reports) {
-        let stopped = parts
-            .outcomes
-            .iter()
-            .any(|o| o.process == slice.process && o.status == "stopped");
+        let stopped = stopped_process(parts, &slice.process);
         // A consumer that closed the link cut the stream short only when a stop or another
-        // process's end stopped it; one that died always did.
-        let cut = match (stopped, report) {
-            (true, Some(report)) => cut_off(report, crate::protocol::consumer_gone),
-            (false, Some(report)) => cut_off(report, crate::protocol::consumer_died),
-            _ => Vec::new(),
+        // process's end stopped it, this process's or the consumer's own (slices started
+        // apart stop one by one); one that died always did.
+        let consumer_stopped = |net: &Value| {
+            let name = net["name"].as_str().unwrap_or_default();
+            parts
+                .split
+                .links
+                .iter()
+                .filter(|l| l.from_process == slice.process && l.sink_label == name)
+                .any(|l| stopped_process(parts, &l.to_process))
+        };
+        let cut = match report {
+            Some(report) => cut_off(report, |net| {
+                crate::protocol::consumer_died(net)
+                    || ((stopped || consumer_stopped(net)) && crate::protocol::consumer_gone(net))
+            }),
+            None => Vec::new(),
         };
         for (slice_id, origin) in slice.origins.iter().enumerate() {
             let Origin::Node(id) = *origin else { continue };
@@ -821,7 +838,7 @@ fn starved<'a>(parts: &'a Parts<'_>, reports: &[Option<Value>]) -> Vec<(usize, &
 /// The slice ids of the nets in a slice's `report` whose stream another process cut short: those
 /// that feed, through the slice's channels, a link sink whose consumer went (as `gone` judges
 /// it) before it took the end of the stream.
-pub(crate) fn cut_off(report: &Value, gone: fn(&Value) -> bool) -> Vec<u64> {
+pub(crate) fn cut_off(report: &Value, gone: impl Fn(&Value) -> bool) -> Vec<u64> {
     let nets = report["nets"].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut cut: Vec<u64> = nets
         .iter()
