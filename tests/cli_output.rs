@@ -21,32 +21,28 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 const PAIR: &str = "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data )\nconnect Src.Snk\n";
 
-/// `-o` replaces a report (of any format) but no other file: a split's job beside the reports
-/// holds the links' keys, and a slip of `-o` onto it would lose it.
-#[test]
-fn a_runs_report_replaces_a_report_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let net = write(dir.path(), "pair.smx", PAIR);
-    let job = write(dir.path(), "main.job", "{\"process\": \"main\"}\n");
-    let out = smxrun()
-        .arg(&net)
-        .args(["-q", "-n", "10", "-o"])
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("holds something other than a report"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(std::fs::read_to_string(&job).unwrap(), "{\"process\": \"main\"}\n");
-    let report = dir.path().join("report.out");
-    for format in ["text", "json", "smx", "text"] {
+/// Runs `smxrun ARGS -o FILE`: first onto `foreign`, a file the command did not write, which
+/// it must refuse with `refusal` and keep as it was; then, once per format, `--report`-like
+/// `format_option FORMAT` onto one path, each run replacing what the one before wrote.
+fn replaces_its_own_and_nothing_else(
+    args: &[&str],
+    foreign: &Path,
+    refusal: &str,
+    format_option: &str,
+    formats: &[&str],
+) {
+    let before = std::fs::read_to_string(foreign).unwrap();
+    let out = smxrun().args(args).arg("-o").arg(foreign).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(refusal), "{stderr}");
+    assert_eq!(std::fs::read_to_string(foreign).unwrap(), before);
+    let own = foreign.with_file_name("own.out");
+    for format in formats {
         let out = smxrun()
-            .arg(&net)
-            .args(["-q", "-n", "10", "--report", format, "-o"])
-            .arg(&report)
+            .args(args)
+            .args([format_option, format, "-o"])
+            .arg(&own)
             .output()
             .unwrap();
         assert!(
@@ -57,6 +53,22 @@ fn a_runs_report_replaces_a_report_and_nothing_else() {
     }
 }
 
+/// `-o` replaces a report (of any format) but no other file: a split's job beside the reports
+/// holds the links' keys, and a slip of `-o` onto it would lose it.
+#[test]
+fn a_runs_report_replaces_a_report_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let job = write(dir.path(), "main.job", "{\"process\": \"main\"}\n");
+    replaces_its_own_and_nothing_else(
+        &[net.to_str().unwrap(), "-q", "-n", "10"],
+        &job,
+        "holds something other than a report",
+        "--report",
+        &["text", "json", "smx", "text"],
+    );
+}
+
 /// `graph -o` replaces a graph of any format but no other file: the graph is written again from
 /// the net in a moment, a second net or a box's source beside it perhaps never.
 #[test]
@@ -64,35 +76,13 @@ fn a_graph_replaces_a_graph_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let net = write(dir.path(), "pair.smx", PAIR);
     let other_net = write(dir.path(), "other.smx", PAIR);
-    let out = smxrun()
-        .arg("graph")
-        .arg(&net)
-        .args(["--format", "dot", "-o"])
-        .arg(&other_net)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("holds something other than a graph"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    replaces_its_own_and_nothing_else(
+        &["graph", net.to_str().unwrap()],
+        &other_net,
+        "holds something other than a graph",
+        "--format",
+        &["gml", "graphml", "dot", "json", "gml"],
     );
-    assert_eq!(std::fs::read_to_string(&other_net).unwrap(), PAIR);
-    let graph = dir.path().join("graph.out");
-    for format in ["gml", "graphml", "dot", "json", "gml"] {
-        let out = smxrun()
-            .arg("graph")
-            .arg(&net)
-            .args(["--format", format, "-o"])
-            .arg(&graph)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{format}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 }
 
 /// An output into a directory that does not exist names the directory, whichever option
