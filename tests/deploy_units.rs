@@ -459,6 +459,29 @@ fn a_slice_whose_peer_never_came_names_the_link_timeout() {
     }
 }
 
+/// A slice started by hand whose `--report` cannot be written refuses before it runs, naming
+/// the option and the cause: run first, it would wait on its links, disturb its peers and then
+/// lose its books.
+#[test]
+fn a_slice_whose_report_cannot_be_written_refuses_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = split(dir.path(), &["-n", "10", "--link-timeout", "200ms"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_smxrun"))
+        .args(["__slice", "--process", "main", "--job"])
+        .arg(out_dir.join("main.job"))
+        .arg("--report")
+        .arg(dir.path().join("missing").join("main.report.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--report: cannot write") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("link0_out"), "its link never opened: {err}");
+}
+
 /// The merge of a producer's slice whose consumer's process never came: its source was cut
 /// short (`stopped`, not `ok`), and what it sent is lost exactly (nothing was taken), not "up
 /// to" as at a process that died with messages in hand.

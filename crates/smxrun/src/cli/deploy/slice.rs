@@ -32,6 +32,15 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
     if !supervised && let Some(path) = &args.report {
         keep_earlier_report(path)?;
     }
+    // Started by hand, its report's destination is made ready before the run, as `-o` is: a
+    // slice that ran and then could not write its report would have disturbed its peers'
+    // links for nothing, and its books would be gone.
+    let report_to = match (supervised, &args.report) {
+        (false, Some(path)) => {
+            Some(Output::open(Some(path)).map_err(|e| CliError::rejected(format!("--report: {}", e.message)))?)
+        }
+        _ => None,
+    };
     let started = unix_seconds();
     let answers = answer_channel(supervised)?;
     // Before the job: a supervisor of another protocol learns it from this line, whose form
@@ -63,6 +72,7 @@ pub fn run_slice(args: &SliceArgs, registry: &Registry, run_net: RunNet) -> Resu
         answers,
         started,
         nets: progress.clone(),
+        report_to: std::cell::RefCell::new(report_to),
     };
     let go = Arc::new(Go::default());
     let ready = admit(args, &job).and_then(|()| {
@@ -144,6 +154,8 @@ struct Slice<'a> {
     started: f64,
     /// The run's progress, which knows since when its nets ran.
     nets: Progress,
+    /// Started by hand with `--report`: that file, opened before the run.
+    report_to: std::cell::RefCell<Option<Output>>,
 }
 
 impl Slice<'_> {
@@ -287,9 +299,10 @@ impl Slice<'_> {
             (Some(answers), _) => {
                 let _ = protocol::write_report(&mut *lock(answers), &text);
             }
-            (None, Some(path)) => {
-                std::fs::write(path, &text).map_err(|e| CliError::rejected(format!("{}: {e}", path.display())))?
-            }
+            (None, Some(path)) => match self.report_to.borrow_mut().take() {
+                Some(output) => output.write(&text)?,
+                None => Output::open(Some(path))?.write(&text)?,
+            },
             (None, None) => Output::open(None)?.write(&text)?,
         }
         Ok(())
