@@ -458,6 +458,13 @@ pub fn shell_word(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// The network namespace an `ip netns exec NS` launch starts its process in.
+pub fn network_namespace(launch: &str) -> Option<String> {
+    in_a_namespace(launch)
+        .then(|| prefix_words(launch).into_iter().nth(3))
+        .flatten()
+}
+
 /// A `launch` that starts the process inside a network namespace (`ip netns exec NS`).
 fn in_a_namespace(launch: &str) -> bool {
     let words = prefix_words(launch);

@@ -126,7 +126,15 @@ pub fn split(args: &SplitArgs, registry: &Registry) -> Result<i32, CliError> {
             || job.graph.nodes.iter().any(|n| n.priority > 0)
             || job.args.iter().any(|a| a.contains(".priority="));
         let cores = process.cores.as_deref().or(job.cores_allowed.as_deref());
-        let unit = unit(name, &args.file, &command, unit_cwd.as_deref(), cores, realtime);
+        let unit = unit(
+            name,
+            &args.file,
+            &command,
+            unit_cwd.as_deref(),
+            cores,
+            realtime,
+            process.launch.as_deref(),
+        );
         write_private(&dir.join(format!("smx-{name}.service")), &unit)?;
         written.push(format!("{name}: {}", shell_word(&script.display().to_string())));
     }
@@ -293,7 +301,10 @@ fn link_timeouts(slice: &smx_deploy::slice::Slice, graph: &smx_graph::NetGraph, 
 
 /// The systemd unit of process `name`, started by the words of `command` in `cwd` (as
 /// [`unit_path`] gives it): its cores as `CPUAffinity`, and when a net of it has a priority
-/// (`realtime`) the limits that let the runtime use them.
+/// (`realtime`) the limits that let the runtime use them. The unit is installed on the
+/// process's host and runs `smxrun` there itself, so a `launch` that reaches the host (`ssh`)
+/// has no place in it; one that starts the process in a network namespace becomes the unit's
+/// `NetworkNamespacePath`, and any other is named in a comment, since the unit does not do it.
 fn unit(
     name: &str,
     net: &Path,
@@ -301,6 +312,7 @@ fn unit(
     cwd: Option<&str>,
     cores: Option<&[usize]>,
     realtime: bool,
+    launch: Option<&str>,
 ) -> String {
     let exec: Vec<String> = command.iter().map(|w| unit_word(w)).collect();
     let mut unit = format!(
@@ -311,6 +323,23 @@ fn unit(
     );
     if let Some(cwd) = cwd {
         unit.push_str(&format!("WorkingDirectory={cwd}\n"));
+    }
+    match launch {
+        Some(launch) if let Some(namespace) = smx_deploy::processes::network_namespace(launch) => {
+            unit.push_str(&format!(
+                "# launch '{}': the namespace `ip netns add` made\nNetworkNamespacePath=/run/netns/{}\n",
+                unit_text(launch),
+                unit_text(&namespace)
+            ));
+        }
+        Some(launch) if smx_deploy::processes::remote_shells(launch) == 0 => {
+            unit.push_str(&format!(
+                "# launch '{}' is not applied here: this unit runs smxrun itself; give the unit what that \
+                 prefix did\n",
+                unit_text(launch)
+            ));
+        }
+        _ => {}
     }
     if let Some(cores) = cores {
         let list: Vec<String> = cores.iter().map(usize::to_string).collect();
@@ -421,5 +450,31 @@ mod tests {
         assert_eq!(unit_word("50%"), "\"50%%\"");
         assert_eq!(unit_word("$HOME"), "\"$$HOME\"");
         assert_eq!(unit_word(r#"a"b\c"#), r#""a\"b\\c""#);
+    }
+
+    /// A unit runs `smxrun` on the process's host itself: a namespace its launch enters becomes
+    /// the unit's, a remote shell's launch is left out, and any other is named as not applied.
+    #[test]
+    fn a_units_launch_is_its_namespace_or_a_note() {
+        let command = ["/usr/bin/smxrun".to_string(), "__slice".to_string()];
+        let unit_of = |launch: Option<&str>| unit("b", Path::new("n.smx"), &command, None, None, false, launch);
+        let in_namespace = unit_of(Some("ip netns exec smxq2"));
+        assert!(
+            in_namespace.contains("\nNetworkNamespacePath=/run/netns/smxq2\n"),
+            "{in_namespace}"
+        );
+        assert!(
+            in_namespace.contains("\nExecStart=/usr/bin/smxrun __slice\n"),
+            "{in_namespace}"
+        );
+        for remote in [None, Some("ssh user@host")] {
+            let unit = unit_of(remote);
+            assert!(
+                !unit.contains("NetworkNamespacePath") && !unit.contains("launch"),
+                "{unit}"
+            );
+        }
+        let other = unit_of(Some("sudo -u smx"));
+        assert!(other.contains("# launch 'sudo -u smx' is not applied here"), "{other}");
     }
 }
