@@ -1416,6 +1416,35 @@ fn a_slice_stopped_on_this_machine_is_left_alone() {
     assert!(status == "ok" || status == "stopped", "{status}");
 }
 
+/// A slice that does not end on a stop (here paused with `SIGSTOP`) is killed once its share
+/// of the stop has run out, and its error line says that the kill was the supervisor's and why,
+/// not only the signal, which would read as a crash.
+#[test]
+fn a_slice_killed_because_it_did_not_stop_is_told_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.b]\n\n[net.Src]\ncount = 0\n\n[net.Snk]\nprocess = \"b\"\n";
+    let (run, report_path) = start_reporting(dir.path(), config, "0");
+    let mut slices = Vec::new();
+    wait_for("two slices that said they started", || {
+        slices = children_of(run.id());
+        slices.len() == 2 && slices.iter().all(|pid| common::deploy::said_it_started(*pid))
+    });
+    let b = by_process(slices.clone())[1];
+    unsafe { libc::kill(b as i32, libc::SIGSTOP) };
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let out = finish(run, &slices);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(process(&report(&report_path), "b")["status"], "killed");
+    assert!(
+        error_lines(&out)
+            .iter()
+            .any(|l| l.starts_with(&format!("error: process 'b' (pid {b}) killed"))
+                && l.contains("smxrun killed it: it had not ended when its share of the stop ran out")),
+        "{}",
+        text(&out)
+    );
+}
+
 /// Until its nets run, a slice says it is there at every interval, also while it holds its
 /// nets for the supervisor's go: a slice the supervisor hears nothing from is lost in every
 /// phase of its run, not only once its nets run.

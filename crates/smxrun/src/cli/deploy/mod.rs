@@ -467,6 +467,11 @@ fn cause_line(o: &supervise::Outcome, deployment: &Deployment) -> String {
         );
     }
     let never_started = match (o.pid, launch, o.status.as_str()) {
+        // Its kill is the supervisor's own, not a crash: say so, and why.
+        (Some(_), _, "killed") => {
+            "; smxrun killed it: it had not ended when its share of the stop ran out (paused, or stuck in a box)"
+                .to_string()
+        }
         (Some(_), _, _) => String::new(),
         (None, Some(launch), "killed") => {
             format!("; it never said it started (its launch command '{launch}' may be waiting, e.g. for a password)")
