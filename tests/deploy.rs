@@ -539,14 +539,14 @@ fn check_names_placement_errors_with_file_and_line() {
     };
     let err = check("[net.Snk]\n\nprocess = \"nowhere\"\n");
     assert!(
-        err.contains("c.toml:3: key 'process' of net 'Snk#1': unknown process 'nowhere'"),
+        err.contains("c.toml:3: key 'process' of net 'Snk': unknown process 'nowhere'"),
         "{err}"
     );
     // A line that places every net names them all, not the first it applied to.
     let err = check("[default]\nprocess = \"zz\"\n");
     assert!(
         err.contains("c.toml:2: key 'process': unknown process 'zz'")
-            && err.contains("(this line sets it for 2 nets: Src#0, Snk#1)"),
+            && err.contains("(this line sets it for 2 nets: Src, Snk)"),
         "{err}"
     );
     let err = check("[process.x]\nhost = \"192.0.2.9\"\nlaunch = \"/no/such/runner\"\n");
@@ -567,7 +567,7 @@ fn check_names_placement_errors_with_file_and_line() {
     );
     let err = check("[process.b]\ncores = [100000]\n[net.Snk]\nprocess = \"b\"\n");
     assert!(
-        err.contains("c.toml:2: key 'cores': process 'b': core 100000 is not available on this machine"),
+        err.contains("c.toml:2: key 'cores': process 'b': core 100000 is not one smxrun may run on here"),
         "{err}"
     );
     let err = check("[process.far]\nhost = \"192.0.2.9\"\n");
@@ -1880,7 +1880,7 @@ fn check_takes_the_settings_a_run_takes() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk#1': unknown process 'b'"),
+        stderr.contains("--set 'Snk.process=b': key 'process' of net 'Snk': unknown process 'b'"),
         "{stderr}"
     );
     assert!(

@@ -57,17 +57,23 @@ pub fn place(graph: &NetGraph, settings: &[NetSettings], processes: &Processes) 
                     ),
                     _ => format!("unknown process '{name}'"),
                 };
-                // By its id too, as `--set` and the report name it: a label may stand for several.
+                // By its name, as the other errors of a `[net.NAME]` table name it, and with its
+                // id where the name stands for several nodes, as `--set` and the report name them.
                 // A line that set it for several nets (`[default]`, `[impl.NAME]`) names them all.
+                let shared = |label: &str| graph.nodes.iter().filter(|n| n.label == label).count() > 1;
+                let named = |n: &smx_graph::Node| match shared(&n.label) {
+                    true => format!("{}#{}", n.label, n.id),
+                    false => n.label.clone(),
+                };
                 let set_there: Vec<String> = graph
                     .nodes
                     .iter()
                     .zip(settings)
                     .filter(|(_, s)| s.process.as_ref().is_some_and(|(_, at)| at == origin))
-                    .map(|(n, _)| format!("{}#{}", n.label, n.id))
+                    .map(|(n, _)| named(n))
                     .collect();
                 let err = match set_there.as_slice() {
-                    [_] | [] => ConfigError::new(origin.clone(), unknown).net(format!("{}#{}", node.label, node.id)),
+                    [_] | [] => ConfigError::new(origin.clone(), unknown).net(named(node)),
                     many => ConfigError::new(
                         origin.clone(),
                         format!(

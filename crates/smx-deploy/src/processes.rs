@@ -499,7 +499,8 @@ fn check_cores_here(process: &Process, cores: &[usize], at: Origin, allowed: &[u
             Err(ConfigError::new(
                 at,
                 format!(
-                    "process '{}': core {bad} is not available on this machine (available: {})",
+                    "process '{}': core {bad} is not one smxrun may run on here (allowed: {}; the machine's cores, \
+                     less any that taskset or a cgroup keeps from it)",
                     process.name,
                     list.join(", ")
                 ),
@@ -754,7 +755,7 @@ mod tests {
         let err = parse(&format!("[process.x]\ncores = [{beyond}]\n")).unwrap_err();
         assert!(
             err.to_string().starts_with(&format!(
-                "d.toml:2: key 'cores': process 'x': core {beyond} is not available"
+                "d.toml:2: key 'cores': process 'x': core {beyond} is not one smxrun may run on here"
             )),
             "{err}"
         );

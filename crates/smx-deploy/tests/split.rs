@@ -325,7 +325,7 @@ fn an_undeclared_process_is_refused_where_it_was_named() {
     let err = place(&graph, &settings, &processes("[process.p]\n")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "d.toml:9: key 'process' of net 'B#2': unknown process 'q' (valid: main, p)"
+        "d.toml:9: key 'process' of net 'B': unknown process 'q' (valid: main, p)"
     );
     // A name a letter or two from a declared one says which.
     settings[2].process = Some(("mian".into(), Place::BuiltIn));
