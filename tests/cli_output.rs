@@ -442,6 +442,19 @@ fn a_run_the_process_limits_cannot_hold_is_refused_before_the_start() {
         err.contains("channel 'data' (Src#0 -> Snk#1) declares a length of 5000000 in the net"),
         "{err}"
     );
+    // Channels none of which is large alone are added up, as --channel-len's are.
+    let many = write(
+        dir.path(),
+        "many.smx",
+        "Src = box smx_src_rand( out data )\nSnk = box smx_snk_null( in data[2000000] )\n\
+         connect (Src.Snk) | (Src.Snk) | (Src.Snk)\n",
+    );
+    let out = smxrun().arg("check").arg(&many).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: 3 channels declare lengths in the net that together reserve 0.4 GiB"),
+        "{err}"
+    );
 
     // Two ZeroMQ boxes under `ulimit -n 30`: before, libzmq aborted (exit 134).
     let endpoint = common::zmq::free_tcp_endpoint();

@@ -313,14 +313,32 @@ pub(super) fn channel_memory(graph: &smx_graph::NetGraph, len: u32, iterations: 
 
 /// The channels whose declared length (`in data[N]`) reserves a large share of memory, one
 /// line each, as [`channel_memory`] says it of `--channel-len`: a default length leaves them
-/// alone, so only the net can shorten them.
+/// alone, so only the net can shorten them. Where no one channel is that large but together
+/// they are, one line says so, as [`channel_memory`] sums the channels it lengthens.
 pub(super) fn declared_memory(graph: &smx_graph::NetGraph) -> Vec<String> {
     let slot = smx_runtime::CHANNEL_SLOT_BYTES;
-    graph
+    let declared: Vec<&smx_graph::Edge> = graph
         .edges
         .iter()
         .filter(|e| e.len_declared && e.timing != smx_graph::Timing::TimeTriggered)
+        .collect();
+    let total: u64 = declared.iter().map(|e| u64::from(e.len).saturating_mul(slot)).sum();
+    let large: Vec<&&smx_graph::Edge> = declared
+        .iter()
         .filter(|e| u64::from(e.len).saturating_mul(slot) >= LARGE_CHANNELS)
+        .collect();
+    if large.is_empty() && total >= LARGE_CHANNELS {
+        return vec![format!(
+            "{} channels declare lengths in the net that together reserve {:.1} GiB ({} bytes a message) \
+             before the start, which a run refuses beyond the memory available; a channel needs room only \
+             for the messages in flight (64 to 4096 is plenty)",
+            declared.len(),
+            total as f64 / (1u64 << 30) as f64,
+            slot
+        )];
+    }
+    large
+        .into_iter()
         .map(|e| {
             let node = |id: usize| {
                 graph
