@@ -1059,3 +1059,59 @@ fn report_merge_names_an_empty_file_and_a_directory() {
         );
     }
 }
+
+/// A refused slice's stand-in left from an earlier run is not merged with a later run's
+/// reports in which its process took what its link carried: a process that refused its run
+/// took nothing, so the merge would tell of a refusal and a loss that never happened.
+#[test]
+fn report_merge_refuses_a_stale_stand_in_beside_a_link_that_delivered_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let later = dir.path().join("later");
+    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+               Snk = box smx_snk_dump(in data)\nconnect Src.Fwd.Snk\n";
+    let config = format!(
+        "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n[net.Snk]\nprocess = \"store\"\n\
+         path = \"{}\"\n",
+        later.join("out.txt").display()
+    );
+    let out_dir = split(dir.path(), net, &config, &["-n", "3000", "--link-timeout", "500ms"]);
+    let store = Command::new(out_dir.join("store.sh")).output().unwrap();
+    assert_eq!(store.status.code(), Some(1), "{}", text(&store));
+    let stale = dir.path().join("store.stale.json");
+    std::fs::rename(out_dir.join("store.report.json"), &stale).unwrap();
+    std::fs::create_dir(&later).unwrap();
+    let slices: Vec<_> = ["store", "analysis", "main"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut slice in slices {
+        assert_eq!(slice.wait().unwrap().code(), Some(0));
+    }
+    let clean = common::deploy::merge_json(&out_dir, &["main", "analysis", "store"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
+    let analysis = out_dir.join("analysis.report.json");
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(&stale)
+        .arg(out_dir.join("main.report.json"))
+        .arg(&analysis)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "error: {} and {}: reports of different runs of the split: the first is the stand-in of process 'store'",
+            stale.display(),
+            analysis.display()
+        )) && err.contains("link 1 (analysis -> store) carried 3000 message(s), which process 'store' took"),
+        "{err}"
+    );
+}

@@ -397,6 +397,19 @@ pub(crate) fn consumer_never_came(stats: &serde_json::Value) -> bool {
     stats["role"] == "sink" && stats["peer"] == "absent"
 }
 
+/// The messages that crossed a link by the figures of one of its boxes: those a link's
+/// shared-memory sink saw its consumer take (published, less what it left or lost), or those a
+/// link's source received. A ZeroMQ sink's figures do not tell what its receiver took (ZeroMQ
+/// accepting a message is no delivery): 0 there.
+pub fn crossed(stats: &serde_json::Value) -> u64 {
+    let n = |key: &str| stats[key].as_u64().unwrap_or(0);
+    match stats["role"].as_str() {
+        Some("sink") => n("written").saturating_sub(n("left").saturating_add(n("lost"))),
+        Some("source") => n("received"),
+        _ => 0,
+    }
+}
+
 /// Whether a net of a slice's report is a link's source whose producer's process died, or
 /// (with heartbeats, across hosts) was lost, before it sent the end of the stream.
 pub(crate) fn producer_died(net: &serde_json::Value) -> bool {

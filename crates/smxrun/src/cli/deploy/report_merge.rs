@@ -59,7 +59,8 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
 /// ran at one time in one run (each waits for the other), which their reports' times say
 /// where both are read from one clock (the link's two ends on one host). Of two ends that did
 /// not meet in one run, the consumer's refused its run when the producer's file did not come
-/// in time: a refused slice's stand-in, which holds no books, may be of any run.
+/// in time: a refused slice's stand-in, which holds no books, may be of any run in which
+/// nothing crossed its links.
 fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
     let Some(first) = given.reports.first() else {
         return Ok(());
@@ -79,6 +80,7 @@ fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
     };
     for link in first["plan"]["links"].as_array().into_iter().flatten() {
         check_one_sender(given, link)?;
+        check_refused_peer(given, link)?;
         if link["same_clock"] != true {
             continue;
         }
@@ -99,6 +101,59 @@ fn check_one_run(given: &Given<'_>) -> Result<(), CliError> {
                 utc(earlier.2),
                 utc(later.1),
                 utc(later.2),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a refused slice's stand-in beside a report whose link to or from that slice carried
+/// messages: a process that refused its run ran none of its nets, so it neither took nor sent
+/// any, and the stand-in is of another run (a stale file left beside a later run's reports).
+/// Its own times cannot tell, as the slice at the link's other end may start long after the
+/// refusal and wait for its peer.
+fn check_refused_peer(given: &Given<'_>, link: &serde_json::Value) -> Result<(), CliError> {
+    let report_of = |process: &serde_json::Value| {
+        let at = given
+            .processes
+            .iter()
+            .position(|(p, _)| Some(p.as_str()) == process.as_str())?;
+        Some((given.processes[at].1, &given.reports[at]))
+    };
+    let ends = [
+        (&link["to_process"], &link["from_process"], &link["sink_label"], "took"),
+        (
+            &link["from_process"],
+            &link["to_process"],
+            &link["source_label"],
+            "sent",
+        ),
+    ];
+    for (refused, peer, label, verb) in ends {
+        let (Some((stand_in, refusal)), Some((peer_report, report))) = (report_of(refused), report_of(peer)) else {
+            continue;
+        };
+        if !refusal["refused"].is_string() || report["refused"].is_string() {
+            continue;
+        }
+        let crossed = report["nets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|n| n["name"] == *label)
+            .map_or(0, |n| smx_deploy::protocol::crossed(&n["stats"]));
+        if crossed > 0 {
+            return Err(CliError::rejected(format!(
+                "{} and {}: reports of different runs of the split: the first is the stand-in of process '{}', which \
+                 refused its run before any of its nets ran, but by the second, link {} ({} -> {}) carried {crossed} \
+                 message(s), which process '{}' {verb}: merge the reports of one run",
+                stand_in.display(),
+                peer_report.display(),
+                refused.as_str().unwrap_or("?"),
+                link["edge"],
+                link["from_process"].as_str().unwrap_or("?"),
+                link["to_process"].as_str().unwrap_or("?"),
+                refused.as_str().unwrap_or("?"),
             )));
         }
     }
