@@ -1115,3 +1115,33 @@ fn report_merge_refuses_a_stale_stand_in_beside_a_link_that_delivered_to_it() {
         "{err}"
     );
 }
+
+/// Merged books that do not balance (here a consumer's report edited to say it read 10 fewer
+/// than it took) make the run's status `failed`, in the text's Total line as in the JSON: a
+/// script that reads the status must not see success where messages vanished.
+#[test]
+fn report_merge_of_books_that_do_not_balance_says_the_run_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let [main, b] = run_slices(&split(dir.path(), PAIRS, TWO, &["-n", "100"]));
+    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    let read = report["channels"][0]["read"].as_u64().unwrap();
+    report["channels"][0]["read"] = serde_json::json!(read - 10);
+    let fewer = write(dir.path(), "fewer.json", &report.to_string());
+    let merge = |format: &str| {
+        smxrun()
+            .args(["report", "merge", "--format", format])
+            .arg(&main)
+            .arg(&fewer)
+            .output()
+            .unwrap()
+    };
+    let out = merge("json");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert_eq!(merged["status"], "failed", "{merged}");
+    let out = merge("text");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let total = stdout.lines().find(|l| l.starts_with("Total:")).unwrap_or_default();
+    assert!(total.contains("status failed"), "{stdout}");
+}

@@ -45,14 +45,20 @@ pub fn report(args: &ReportArgs, registry: &Registry) -> Result<i32, CliError> {
     if let Some(warnings) = merged["warnings"].as_array_mut() {
         warnings.extend(unbalanced.iter().map(|line| serde_json::json!(line)));
     }
+    let code = match exit_code(&merged) {
+        exit::OK if !unbalanced.is_empty() => exit::BOOKS_NOT_CLEAN,
+        code => code,
+    };
+    // Messages that vanished between the reports are no success, nor a stop: a script that
+    // reads the status alone must not take the run for a good one.
+    if !unbalanced.is_empty() {
+        merged["status"] = serde_json::json!("failed");
+    }
     Output::open(args.output.as_deref())?.write(&rendered(args, &given.reports, &merged))?;
     for line in &unbalanced {
         crate::cli::say(&format!("warning: {line}"));
     }
-    match exit_code(&merged) {
-        exit::OK if !unbalanced.is_empty() => Ok(exit::BOOKS_NOT_CLEAN),
-        code => Ok(code),
-    }
+    Ok(code)
 }
 
 /// Refuses the reports of different runs of one split: the slices at the two ends of a link
