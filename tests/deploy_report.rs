@@ -1145,3 +1145,81 @@ fn report_merge_of_books_that_do_not_balance_says_the_run_failed() {
     let total = stdout.lines().find(|l| l.starts_with("Total:")).unwrap_or_default();
     assert!(total.contains("status failed"), "{stdout}");
 }
+
+/// Whether the process `pid` has a thread whose name begins with `name`: a slice names its
+/// boxes' threads after them, so one that waits in a link box's start has that box's thread.
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+        tasks
+            .flatten()
+            .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with(name)))
+    })
+}
+
+/// A consumer's slice stopped from outside (a SIGTERM to it alone) before anything reached it:
+/// the slice before it ends with books not clean (3), first in the split's order, but the
+/// merge ends with 130, as a supervised run does when one of its processes is stopped from
+/// outside.
+#[test]
+fn report_merge_of_a_slice_stopped_from_outside_exits_as_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
+    let config = "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n[net.Snk]\n\
+                  process = \"store\"\n";
+    let out_dir = split(dir.path(), net, config, &["-n", "100", "--link-timeout", "2s"]);
+    let start = |p: &str| {
+        Command::new("sh")
+            .arg(out_dir.join(format!("{p}.sh")))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Both wait in their links' starts: `analysis` for `main`'s file, `store` for the one
+    // `analysis` makes once `main` is there.
+    let mut analysis = start("analysis");
+    let mut store = start("store");
+    common::deploy::wait_for("analysis waiting for main", || has_thread(analysis.id(), "link0_in"));
+    common::deploy::wait_for("store waiting for analysis", || has_thread(store.id(), "link1_in"));
+    // SAFETY: kill(2) on a child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(store.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(store.wait().unwrap().code(), Some(130));
+    let main = start("main").wait().unwrap();
+    assert_eq!(main.code(), Some(0));
+    assert_eq!(
+        analysis.wait().unwrap().code(),
+        Some(3),
+        "nothing crossed its link to store"
+    );
+    let merged = common::deploy::merge_json(&out_dir, &["main", "analysis", "store"]);
+    assert_eq!(merged.status.code(), Some(130), "{}", text(&merged));
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    assert_eq!(
+        common::deploy::process(&report, "store")["status"],
+        "stopped",
+        "{report}"
+    );
+}
+
+/// A slice refused by hand beside one whose link then found no peer (it ends with 3, first in
+/// the split's order): the merge ends with 1, as a supervised run that a refusal ends does.
+#[test]
+fn report_merge_of_a_refused_slice_exits_as_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let unwritable = dir.path().join("no-such-dir").join("out.txt");
+    let net = "Src = box smx_src_rand(out data)\nSnk = box smx_snk_dump(in data)\nconnect Src.Snk\n";
+    let config = format!(
+        "[process.b]\n[net.Snk]\nprocess = \"b\"\npath = \"{}\"\n",
+        unwritable.display()
+    );
+    let out_dir = split(dir.path(), net, &config, &["-n", "10", "--link-timeout", "500ms"]);
+    let b = Command::new(out_dir.join("b.sh")).output().unwrap();
+    assert_eq!(b.status.code(), Some(1), "{}", text(&b));
+    let main = Command::new(out_dir.join("main.sh")).output().unwrap();
+    assert_eq!(main.status.code(), Some(3), "{}", text(&main));
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+    assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    assert_eq!(common::deploy::process(&report, "b")["status"], "refused", "{report}");
+}

@@ -374,21 +374,33 @@ fn rendered(args: &MergeArgs, reports: &[serde_json::Value], merged: &serde_json
     }
 }
 
-/// As a supervised run's: 2 for a process that left no report, else the first non-zero exit
-/// code a process ended with (3: books not clean).
+/// As a supervised run's: there a death, a refusal or a stop from outside ends the run and
+/// gives its code (2, 1, 130), and a process that ended with a non-zero code by itself (3:
+/// books not clean) only lets the others end, so its code counts only where none of those
+/// came. Slices started apart do not tell which came first; a death is the worst, and a
+/// refusal comes before the nets run, so before any stop: 2 for a process that left no report,
+/// else 1 for one that refused its run, else 130 for one that was stopped, else the first
+/// non-zero exit code of a process in the split's order.
 fn exit_code(merged: &serde_json::Value) -> i32 {
     let processes = merged["processes"].as_array().cloned().unwrap_or_default();
-    let died = processes.iter().any(|p| p["status"] == "died");
+    let any = |status: &str| processes.iter().any(|p| p["status"] == status);
     let ended = processes
         .iter()
         .filter_map(|p| p["exit_code"].as_i64())
         .find(|c| *c != 0)
         .and_then(|c| i32::try_from(c).ok());
-    match (died, ended) {
-        (true, _) => exit::BOX_FAILED,
-        (false, Some(code)) => code,
-        (false, None) if merged["status"] == "ok" => exit::OK,
-        (false, None) => exit::BOX_FAILED,
+    if any("died") {
+        exit::BOX_FAILED
+    } else if any("refused") {
+        exit::REJECTED
+    } else if any("stopped") {
+        exit::INTERRUPTED
+    } else if let Some(code) = ended {
+        code
+    } else if merged["status"] == "ok" {
+        exit::OK
+    } else {
+        exit::BOX_FAILED
     }
 }
 
