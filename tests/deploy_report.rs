@@ -1223,3 +1223,34 @@ fn report_merge_of_a_refused_slice_exits_as_a_refusal() {
     let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
     assert_eq!(common::deploy::process(&report, "b")["status"], "refused", "{report}");
 }
+
+/// Only the producer's slice started, over ZeroMQ: its link gave up on a receiver that never
+/// came and sent nothing, so what the link took never left the producer's process. The merge
+/// counts it lost there, exactly, not as an upper bound at the consumer that left no books.
+#[test]
+fn report_merge_counts_what_a_zmq_link_never_sent_as_lost_at_the_producer() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        "[process.b]\nhost = \"127.0.0.1\"\nlaunch = \"/usr/bin/env\"\nport = 47590\n\n[net.Snk]\nprocess = \"b\"\n";
+    let out_dir = split(dir.path(), PAIRS, config, &["-n", "2", "--link-timeout", "500ms"]);
+    let main = Command::new(out_dir.join("main.sh")).output().unwrap();
+    assert_eq!(main.status.code(), Some(3), "{}", text(&main));
+    let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    let link = &report["channels"][0]["link"];
+    assert_eq!(link["transport"], "zmq", "{report}");
+    assert_eq!(
+        (&link["lost"], &link["lost_side"], &link["lost_exact"]),
+        (&Value::from(2), &Value::from("main"), &Value::from(true)),
+        "{report}"
+    );
+    let out = smxrun()
+        .args(["report", "merge"])
+        .arg(out_dir.join("main.report.json"))
+        .arg(out_dir.join("b.report.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = stdout.lines().find(|l| l.contains("zmq main -> b")).unwrap_or_default();
+    assert!(row.contains("lost at main") && !row.contains('≤'), "{stdout}");
+}

@@ -1019,8 +1019,13 @@ fn link_row(
     let sum = |key: &str| count(&producer, key).unwrap_or(0) + count(&consumer, key).unwrap_or(0);
     let taken = count(&producer, "read");
     let delivered = count(&consumer, "written");
+    let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
+    let sender = box_stats(parts, reports, &link.from_process, &link.sink_label);
+    let kept = sender.as_ref().is_some_and(crate::protocol::nothing_left_sender);
     let (lost, side) = match (taken, delivered) {
         (Some(t), Some(d)) => (Some(t.saturating_sub(d)), if t > d { "transit" } else { "none" }),
+        // None of it left the producer's process: lost there, whatever became of the consumer.
+        (Some(t), None) if kept => (Some(t), link.from_process.as_str()),
         // Less what the consumer's process surely took before it died, where it told that.
         (Some(t), None) => (
             Some(t.saturating_sub(told_taken(parts, link).unwrap_or(0))),
@@ -1067,13 +1072,13 @@ fn link_row(
             None => row.remove("arrival_ns"),
         };
     }
-    let receiver = box_stats(parts, reports, &link.to_process, &link.source_label);
-    let sender = box_stats(parts, reports, &link.from_process, &link.sink_label);
     // Lost at a process that left no books is what was sent its way, some of which it may have
-    // passed on before it went: an upper bound, unless none of it was ever taken there.
+    // passed on before it went: an upper bound, unless none of it was ever taken there, or none
+    // of it ever left the producer's.
     let lost_exact = side == "none"
         || side == "transit"
         || lost == Some(0)
+        || kept
         || sender.as_ref().is_some_and(crate::protocol::consumer_never_came);
     row["link"] = json!({
         "transport": link.transport.as_str(),

@@ -410,6 +410,18 @@ pub fn crossed(stats: &serde_json::Value) -> u64 {
     }
 }
 
+/// Whether the figures of a link's ZeroMQ sink say that nothing it took left its process:
+/// ZeroMQ accepted none of it (each message given up at the timeout or the high-water mark), or
+/// what it accepted went to no receiver, none having completed a handshake. What the link lost
+/// is then known exactly, and lost on the producer's side, though the consumer left no books.
+pub(crate) fn nothing_left_sender(stats: &serde_json::Value) -> bool {
+    let n = |key: &str| stats[key].as_u64();
+    let (Some(accepted), Some(receivers)) = (n("accepted"), n("receivers")) else {
+        return false;
+    };
+    stats["role"] == "sink" && (accepted == 0 || (receivers == 0 && n("undelivered").is_some_and(|u| u >= accepted)))
+}
+
 /// Whether a net of a slice's report is a link's source whose producer's process died, or
 /// (with heartbeats, across hosts) was lost, before it sent the end of the stream.
 pub(crate) fn producer_died(net: &serde_json::Value) -> bool {
