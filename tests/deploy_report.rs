@@ -1037,6 +1037,51 @@ fn report_merge_marks_a_producer_cut_short_by_its_consumers_stop_as_stopped() {
     assert_eq!(report["status"], "stopped", "{report}");
 }
 
+/// Shared memory loses nothing between two live processes: what a consumer's slice had not
+/// taken when it ended by itself (its own output's peer never came) is left on its link, as in
+/// a channel of one process whose consumer ended, not lost in transit.
+#[test]
+fn report_merge_books_what_a_live_consumer_left_on_a_shared_memory_link_as_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
+    let config = "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n\
+                  [net.Snk]\nprocess = \"store\"\n";
+    let out_dir = split(dir.path(), net, config, &["-n", "300000", "--link-timeout", "300ms"]);
+    // `store` never comes: `analysis` ends once its output's link gives up on it.
+    let children: Vec<_> = ["main", "analysis"]
+        .iter()
+        .map(|p| {
+            Command::new("sh")
+                .arg(out_dir.join(format!("{p}.sh")))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        child.wait().unwrap();
+    }
+    let merged = common::deploy::merge_json(&out_dir, &["main", "analysis"]);
+    let report: Value = serde_json::from_slice(&merged.stdout).unwrap_or_else(|_| panic!("{}", text(&merged)));
+    let into_analysis = &report["channels"][0];
+    assert!(into_analysis["written"].as_u64().unwrap() > 0, "{into_analysis}");
+    assert_eq!(into_analysis["link"]["lost"], 0, "{into_analysis}");
+    assert_eq!(into_analysis["link"]["lost_side"], "none", "{into_analysis}");
+    let n = |k: &str| {
+        into_analysis[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k}: {into_analysis}"))
+    };
+    assert_eq!(
+        n("written"),
+        n("read") + n("overwritten") + n("dropped") + n("left"),
+        "{into_analysis}"
+    );
+    assert!(n("left") > 0, "{into_analysis}");
+}
+
 /// An empty file (a wrong path such as /dev/null, or a slice's report never written) is named
 /// as empty, not as a JSON parser's end of file; a directory is named as one.
 #[test]

@@ -1039,15 +1039,14 @@ fn link_row(
         row[key] = json!(sum(key));
     }
     // Stopped with messages on their way, both sides alive: they are left, as a stop leaves
-    // messages in a channel of one process, not lost.
-    let stopped = |name: &str| {
-        parts
-            .outcomes
-            .iter()
-            .any(|o| o.process == name && o.status == "stopped")
-    };
+    // messages in a channel of one process, not lost. Shared memory loses nothing between two
+    // live processes: what one consumer that ended by itself had not taken is left too, as in
+    // a channel of one process whose consumer ended.
+    let stopped = |name: &str| stopped_process(parts, name);
+    let left_behind =
+        stopped(&link.from_process) || stopped(&link.to_process) || link.transport == crate::slice::Transport::Shm;
     let (lost, side) = match lost {
-        Some(n) if n > 0 && side == "transit" && (stopped(&link.from_process) || stopped(&link.to_process)) => {
+        Some(n) if n > 0 && side == "transit" && left_behind => {
             row["left"] = json!(sum("left") + n);
             (Some(0), "none")
         }
