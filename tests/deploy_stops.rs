@@ -1416,6 +1416,29 @@ fn a_slice_stopped_on_this_machine_is_left_alone() {
     assert!(status == "ok" || status == "stopped", "{status}");
 }
 
+/// A process whose `launch` ends before its slice starts fails the run before any net ran: the
+/// others' held start is called off, so the report's wall time is that of nets that never ran,
+/// 0, not the time the supervisor took to see the failure.
+#[test]
+fn a_run_whose_start_was_called_off_ran_its_nets_for_no_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[process.b]\nlaunch = \"false\"\nhost = \"127.0.0.1\"\n\n[net.Snk]\nprocess = \"b\"\n";
+    let (run, report_path) = start_reporting(dir.path(), config, "100");
+    let out = finish(run, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = report(&report_path);
+    assert_eq!(process(&report, "b")["status"], "died", "{report}");
+    assert_eq!(report["wall_time_s"], 0.0, "{report}");
+    assert!(
+        report["nets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["loop_count"].as_u64().unwrap_or(0) == 0),
+        "{report}"
+    );
+}
+
 /// A slice that does not end on a stop (here paused with `SIGSTOP`) is killed once its share
 /// of the stop has run out, and its error line says that the kill was the supervisor's and why,
 /// not only the signal, which would read as a crash.

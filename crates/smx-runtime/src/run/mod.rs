@@ -45,13 +45,14 @@ pub fn run(graph: &NetGraph, registry: &Registry, opts: &RunOptions) -> Result<R
     let started = start(&decided, ready)?;
     let ended = halt_all(&decided, started)?;
     // A held start counts from its go: the wait for the other processes of a deployment (as
-    // long as a link's timeout, for one that never came) is no time the nets ran.
-    let held_since = decided
-        .opts
-        .progress
-        .start_held()
-        .then(|| decided.opts.progress.elapsed());
-    let wall = held_since.flatten().unwrap_or_else(|| t0.elapsed()).as_secs_f64();
+    // long as a link's timeout, for one that never came) is no time the nets ran, and a start
+    // that was never let go ran them for no time at all.
+    let progress = &decided.opts.progress;
+    let wall = match progress.start_held() {
+        true => progress.elapsed().unwrap_or_default(),
+        false => t0.elapsed(),
+    }
+    .as_secs_f64();
     log::info!("every thread has ended after {wall:.3} s");
     let mut report = assemble(
         &decided.plan,
@@ -228,7 +229,10 @@ fn start(decided: &Decided, ready: Ready) -> Result<Started, RunError> {
     if held {
         pass_start_gate(&state, &opts.progress, thread_count);
     }
-    opts.progress.mark_started();
+    // A start called off released no net: the run's figures stay those of a run not started.
+    if !state.called_off.load(std::sync::atomic::Ordering::SeqCst) {
+        opts.progress.mark_started();
+    }
     Ok(Started {
         state,
         handles,
