@@ -171,6 +171,15 @@ fn report(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Whether no net of `report` took a step.
+fn no_net_stepped(report: &Value) -> bool {
+    report["nets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n["loop_count"].as_u64().unwrap_or(0) == 0)
+}
+
 /// The run's two slices, in the order they were started (placement order: main, then b).
 fn two_slices(run: &Child) -> Vec<u32> {
     let mut slices = Vec::new();
@@ -223,14 +232,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     assert_eq!(report["status"], "failed", "{report}");
     // No net ran: the run's wall time is the time its nets ran, not the wait for the process
     // that never came (a link's timeout).
-    assert!(
-        report["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|n| n["loop_count"].as_u64().unwrap_or(0) == 0),
-        "{report}"
-    );
+    assert!(no_net_stepped(&report), "{report}");
     let wall = report["wall_time_s"].as_f64().unwrap();
     assert!(
         wall < waited / 2.0,
@@ -1429,14 +1431,7 @@ fn a_run_whose_start_was_called_off_ran_its_nets_for_no_time() {
     let report = report(&report_path);
     assert_eq!(process(&report, "b")["status"], "died", "{report}");
     assert_eq!(report["wall_time_s"], 0.0, "{report}");
-    assert!(
-        report["nets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|n| n["loop_count"].as_u64().unwrap_or(0) == 0),
-        "{report}"
-    );
+    assert!(no_net_stepped(&report), "{report}");
 }
 
 /// A slice that does not end on a stop (here paused with `SIGSTOP`) is killed once its share
