@@ -13,6 +13,22 @@ use serde_json::Value;
 const PAIRS: &str = "Src = box smx_src_rand(out data)\nSnk = box smx_snk_null(in data)\nconnect Src.Snk\n";
 const TWO: &str = "[process.b]\n[net.Snk]\nprocess = \"b\"\n";
 
+/// `Src`, `Fwd` and `Snk` in a line, placed by [`LINE_PLACED`] over three processes.
+const LINE: &str = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
+                    Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
+const LINE_PLACED: &str =
+    "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n[net.Snk]\nprocess = \"store\"\n";
+
+/// Starts the script of `process` in a split's `out_dir`, its output dropped.
+fn start_slice(out_dir: &Path, process: &str) -> std::process::Child {
+    Command::new("sh")
+        .arg(out_dir.join(format!("{process}.sh")))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// `Snk` in process `b`, started through a `launch` on this machine as on another host, so
 /// that its link is ZeroMQ over tcp from `port`.
 fn over_tcp(port: u16) -> String {
@@ -194,16 +210,7 @@ fn split_and_run(dir: &Path) -> [PathBuf; 2] {
 
 /// Runs the two slices' scripts in `out_dir` together to their end; the paths of their reports.
 fn run_slices(out_dir: &Path) -> [PathBuf; 2] {
-    let children: Vec<_> = ["b", "main"]
-        .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children: Vec<_> = ["b", "main"].iter().map(|p| start_slice(out_dir, p)).collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
@@ -676,13 +683,11 @@ fn the_lines_of_each_process_name_nodes_as_the_whole_net_does() {
 #[test]
 fn a_path_across_three_processes_has_its_end_to_end_latency() {
     let dir = tempfile::tempdir().unwrap();
-    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
-               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
     let config = "[process.a]\n[process.b]\n[process.c]\n[net.Src]\nprocess = \"a\"\n\
                   [net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"c\"\n";
     let (out, report) = run(
         dir.path(),
-        net,
+        LINE,
         Some(config),
         "json",
         &["-n", "5000", "--latency", "full"],
@@ -872,10 +877,8 @@ fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
 #[test]
 fn report_merge_gives_the_rows_of_a_dead_process_every_key() {
     let dir = tempfile::tempdir().unwrap();
-    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
-               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
     let config = "[process.b]\n[net.Fwd]\nprocess = \"b\"\n[net.Snk]\nprocess = \"b\"\n";
-    let out_dir = split(dir.path(), net, config, &["-n", "100"]);
+    let out_dir = split(dir.path(), LINE, config, &["-n", "100"]);
     common::deploy::run_slices(&out_dir, &["b", "main"]);
     let merged = |processes: &[&str]| -> Value {
         let out = common::deploy::merge_json(&out_dir, processes);
@@ -1016,14 +1019,7 @@ fn report_merge_shows_a_slice_refused_by_hand_as_refused() {
 fn report_merge_marks_a_producer_cut_short_by_its_consumers_stop_as_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = split(dir.path(), PAIRS, TWO, &["-n", "0"]);
-    let start = |p: &str| {
-        Command::new("sh")
-            .arg(out_dir.join(format!("{p}.sh")))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let start = |p: &str| start_slice(&out_dir, p);
     let mut main = start("main");
     let mut b = start("b");
     // The consumer is on the link once it maps the link's file.
@@ -1053,23 +1049,14 @@ fn report_merge_marks_a_producer_cut_short_by_its_consumers_stop_as_stopped() {
 #[test]
 fn report_merge_books_what_a_live_consumer_left_on_a_shared_memory_link_as_left() {
     let dir = tempfile::tempdir().unwrap();
-    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
-               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
-    let config = "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n\
-                  [net.Snk]\nprocess = \"store\"\n";
-    let out_dir = split(dir.path(), net, config, &["-n", "300000", "--link-timeout", "300ms"]);
+    let out_dir = split(
+        dir.path(),
+        LINE,
+        LINE_PLACED,
+        &["-n", "300000", "--link-timeout", "300ms"],
+    );
     // `store` never comes: `analysis` ends once its output's link gives up on it.
-    let children: Vec<_> = ["main", "analysis"]
-        .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let children: Vec<_> = ["main", "analysis"].iter().map(|p| start_slice(&out_dir, p)).collect();
     for mut child in children {
         child.wait().unwrap();
     }
@@ -1137,13 +1124,7 @@ fn report_merge_refuses_a_stale_stand_in_beside_a_link_that_delivered_to_it() {
     std::fs::create_dir(&later).unwrap();
     let slices: Vec<_> = ["store", "analysis", "main"]
         .iter()
-        .map(|p| {
-            Command::new("sh")
-                .arg(out_dir.join(format!("{p}.sh")))
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
+        .map(|p| start_slice(&out_dir, p))
         .collect();
     for mut slice in slices {
         assert_eq!(slice.wait().unwrap().code(), Some(0));
@@ -1218,19 +1199,8 @@ fn has_thread(pid: u32, name: &str) -> bool {
 #[test]
 fn report_merge_of_a_slice_stopped_from_outside_exits_as_a_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let net = "Src = box smx_src_rand(out data)\nFwd = box smx_fwd(up in data, down out data)\n\
-               Snk = box smx_snk_null(in data)\nconnect Src.Fwd.Snk\n";
-    let config = "[process.analysis]\n[process.store]\n[net.Fwd]\nprocess = \"analysis\"\n[net.Snk]\n\
-                  process = \"store\"\n";
-    let out_dir = split(dir.path(), net, config, &["-n", "100", "--link-timeout", "2s"]);
-    let start = |p: &str| {
-        Command::new("sh")
-            .arg(out_dir.join(format!("{p}.sh")))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let out_dir = split(dir.path(), LINE, LINE_PLACED, &["-n", "100", "--link-timeout", "2s"]);
+    let start = |p: &str| start_slice(&out_dir, p);
     // Both wait in their links' starts: `analysis` for `main`'s file, `store` for the one
     // `analysis` makes once `main` is there.
     let mut analysis = start("analysis");
