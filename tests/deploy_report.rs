@@ -1049,12 +1049,7 @@ fn report_merge_marks_a_producer_cut_short_by_its_consumers_stop_as_stopped() {
 #[test]
 fn report_merge_books_what_a_live_consumer_left_on_a_shared_memory_link_as_left() {
     let dir = tempfile::tempdir().unwrap();
-    let out_dir = split(
-        dir.path(),
-        LINE,
-        LINE_PLACED,
-        &["-n", "300000", "--link-timeout", "300ms"],
-    );
+    let out_dir = split(dir.path(), LINE, LINE_PLACED, &["-n", "300000", "--link-timeout", "2s"]);
     // `store` never comes: `analysis` ends once its output's link gives up on it.
     let children: Vec<_> = ["main", "analysis"].iter().map(|p| start_slice(&out_dir, p)).collect();
     for mut child in children {
@@ -1116,7 +1111,7 @@ fn report_merge_refuses_a_stale_stand_in_beside_a_link_that_delivered_to_it() {
          path = \"{}\"\n",
         later.join("out.txt").display()
     );
-    let out_dir = split(dir.path(), net, &config, &["-n", "3000", "--link-timeout", "500ms"]);
+    let out_dir = split(dir.path(), net, &config, &["-n", "3000", "--link-timeout", "3s"]);
     let store = Command::new(out_dir.join("store.sh")).output().unwrap();
     assert_eq!(store.status.code(), Some(1), "{}", text(&store));
     let stale = dir.path().join("store.stale.json");
