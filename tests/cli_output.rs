@@ -85,6 +85,50 @@ fn a_graph_replaces_a_graph_and_nothing_else() {
     );
 }
 
+/// `--trace` and `--stats-file` replace what a run wrote there before and nothing else: a slip
+/// of either onto a source file or a saved report would lose it, as one of `-o` would. A saved
+/// report with the user's notes added is theirs, and `-o` keeps it too.
+#[test]
+fn a_trace_live_figures_or_a_report_replace_only_their_own_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = write(dir.path(), "pair.smx", PAIR);
+    let run = |args: &[&str]| smxrun().arg(&net).args(["-q", "-n", "10"]).args(args).output().unwrap();
+    let source = write(dir.path(), "prog.c", "int main(void) { return 0; }\n");
+    for (option, kind) in [("--trace", "a trace"), ("--stats-file", "live figures")] {
+        let out = run(&[option, source.to_str().unwrap(), "--stats-every", "1ms"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{option}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{option} '{}' holds something other than {kind}",
+                source.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&source).unwrap(),
+            "int main(void) { return 0; }\n"
+        );
+        let own = dir.path().join(format!("own{option}"));
+        for _ in 0..2 {
+            let out = run(&[option, own.to_str().unwrap(), "--stats-every", "1ms"]);
+            assert!(
+                out.status.success(),
+                "{option}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let report = dir.path().join("report.txt");
+    assert!(run(&["-o", report.to_str().unwrap()]).status.success());
+    let mut noted = std::fs::read_to_string(&report).unwrap();
+    noted.push_str("\nMy notes: the rate looks low.\n");
+    std::fs::write(&report, &noted).unwrap();
+    let out = run(&["-o", report.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), noted);
+}
+
 /// An output into a directory that does not exist names the directory, whichever option
 /// asked for it, before anything runs.
 #[test]

@@ -112,24 +112,67 @@ pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) ->
 /// a file the user cannot make again from a report, while a report written over is what the
 /// command writes again. An empty file (one `mktemp` made) is taken.
 pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than(path, "a report", "a job, a start script, a net?", is_report)
+    refuse_replacing_other_than("-o", path, "a report", "a job, a start script, a net?", is_report)
 }
 
 /// Refuses `graph -o` onto a regular file holding anything but a graph smxrun writes, for the
 /// reason a report's destination is guarded: the graph is made again from the net in a moment,
 /// the file it would replace (a net, a configuration, a box's source) perhaps never.
 pub fn refuse_replacing_other_than_graph(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than(path, "a graph", "a net, a configuration, a source file?", is_graph)
+    refuse_replacing_other_than(
+        "-o",
+        path,
+        "a graph",
+        "a net, a configuration, a source file?",
+        is_graph,
+    )
+}
+
+/// Refuses `--trace` onto a regular file that does not open as a trace a run writes: the
+/// trace is written over it.
+pub fn refuse_replacing_other_than_trace(path: &Path) -> Result<(), CliError> {
+    use std::io::Read;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(());
+    }
+    let mut opening = [0u8; 16];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut opening))
+        .unwrap_or(0);
+    if is_trace_opening(&String::from_utf8_lossy(&opening[..read])) {
+        return Ok(());
+    }
+    Err(CliError::rejected(format!(
+        "--trace '{}' holds something other than a trace (a report, a source file, notes?): writing there \
+         would replace it; choose another path",
+        path.display()
+    )))
+}
+
+/// Refuses `--stats-file` onto a regular file holding anything but the live figures of a run.
+pub fn refuse_replacing_other_than_stats(path: &Path) -> Result<(), CliError> {
+    refuse_replacing_other_than(
+        "--stats-file",
+        path,
+        "live figures",
+        "a report, a source file, notes?",
+        is_stats_lines,
+    )
 }
 
 /// Refuses `trace-view -o` onto a regular file holding anything but an SVG picture.
 pub fn refuse_replacing_other_than_picture(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than(path, "an SVG picture", "a trace, a report, a net?", is_svg)
+    refuse_replacing_other_than("-o", path, "an SVG picture", "a trace, a report, a net?", is_svg)
 }
 
-/// Fails where `path` is a non-empty regular file whose text `is_ours` does not recognise as
-/// one the command writes (`what`); `examples` names what it may hold instead.
+/// Fails where `path`, given with `option`, is a non-empty regular file whose text `is_ours`
+/// does not recognise as one the command writes (`what`); `examples` names what it may hold
+/// instead.
 fn refuse_replacing_other_than(
+    option: &str,
     path: &Path,
     what: &str,
     examples: &str,
@@ -150,8 +193,8 @@ fn refuse_replacing_other_than(
         return Ok(());
     }
     Err(CliError::rejected(format!(
-        "-o '{}' holds something other than {what} ({examples}): writing there would replace it; choose \
-         another path",
+        "{option} '{}' holds something other than {what} ({examples}): writing there would replace it; \
+         choose another path",
         path.display()
     )))
 }
@@ -164,7 +207,7 @@ const REPORT_MAX_BYTES: u64 = 256 << 20;
 /// runtime's log lines (`--report smx`) end with `end main thread`.
 pub fn is_report(text: &str) -> bool {
     if text.starts_with("Asked: ") {
-        return true;
+        return ends_as_a_text_report(text);
     }
     let last = text.trim_end().lines().last().unwrap_or("");
     if last.starts_with('[') && last.contains("] [NOTICE] [main] end main thread (wall time: ") {
@@ -172,6 +215,34 @@ pub fn is_report(text: &str) -> bool {
     }
     serde_json::from_str::<serde_json::Value>(text)
         .is_ok_and(|report| report["format_version"].is_u64() && report["nets"].is_array())
+}
+
+/// Whether a text report ends as smxrun ends one: its `Total:` line, then only `Attention:`
+/// lines. Notes a user appended to a saved report make it a file of theirs, which a run must
+/// not replace.
+fn ends_as_a_text_report(text: &str) -> bool {
+    let mut tail = text.lines().rev().filter(|l| !l.trim().is_empty());
+    tail.find(|l| !l.starts_with("Attention: "))
+        .is_some_and(|l| l.starts_with("Total: wall time "))
+}
+
+/// Whether the first bytes of a file are those of a Chrome trace a run writes (`--trace`); a
+/// trace may be larger than anything else a command reads, so only its opening is looked at.
+pub fn is_trace_opening(opening: &str) -> bool {
+    opening.starts_with("{\"traceEvents\":[")
+}
+
+/// Whether `text` holds the live figures a run writes (`--stats-file`): lines that are each
+/// one JSON object with the run's `messages` and `nets`, the last perhaps cut short by a run
+/// that was killed.
+pub fn is_stats_lines(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let whole = &lines[..lines.len().saturating_sub(1)];
+    let stats = |line: &&str| {
+        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v["messages"].is_u64() && v["nets"].is_array())
+    };
+    let last = lines.last().copied().unwrap_or_default();
+    !lines.is_empty() && whole.iter().all(stats) && (stats(&last) || last.starts_with("{\"channels\":"))
 }
 
 /// Whether `text` is a graph `smxrun graph` writes: GML (its `Creator` line or a bare `graph [`),
@@ -207,7 +278,10 @@ mod tests {
             path
         };
         for (name, text) in [
-            ("r.txt", &b"Asked: net.smx, 2 boxes\n"[..]),
+            (
+                "r.txt",
+                &b"Asked: net.smx, 2 boxes\n\nTotal: wall time 0.1 s, 1 messages, status ok\n"[..],
+            ),
             ("r.json", br#"{"format_version": 3, "nets": []}"#),
             (
                 "r.log",
@@ -226,6 +300,32 @@ mod tests {
             let err = refuse_replacing_other_than_report(&file(name, text)).unwrap_err();
             assert!(err.message.contains("holds something other than a report"), "{name}");
         }
+    }
+
+    #[test]
+    fn live_figures_and_a_traces_opening_are_told_from_other_files() {
+        let line = r#"{"channels":[],"final":false,"messages":0,"nets":[{"id":0}]}"#;
+        assert!(is_stats_lines(&format!("{line}\n{line}\n")));
+        assert!(
+            is_stats_lines(&format!("{line}\n{{\"channels\":[{{\"dro")),
+            "a killed run's last line"
+        );
+        assert!(!is_stats_lines("{\"a\": 1}\n"));
+        assert!(!is_stats_lines(&format!("{line}\nmy notes\n{line}\n")));
+        assert!(!is_stats_lines(""));
+        assert!(is_trace_opening("{\"traceEvents\":[\n{\"args\""));
+        assert!(!is_trace_opening("int main(void)"));
+    }
+
+    #[test]
+    fn a_text_report_with_notes_after_it_is_no_longer_a_report() {
+        let report = "Asked: n.smx, 2 boxes\n\nTotal: wall time 0.1 s, 1 messages, status ok\n";
+        assert!(is_report(report));
+        assert!(is_report(&format!(
+            "{report}Attention: 1 warning under Warnings above\n"
+        )));
+        assert!(!is_report(&format!("{report}\nmy notes\n")));
+        assert!(!is_report("Asked: n.smx\nmy notes\n"));
     }
 
     #[test]

@@ -501,6 +501,12 @@ fn refuse_clobbering(
     .collect();
     let inputs = super::clobber::inputs(file, args.config.as_deref(), args.boxes.iter().chain(layers.boxes()));
     super::clobber::refuse_clobbering(&outputs, &inputs)?;
+    if let Some(path) = &args.trace {
+        super::clobber::refuse_replacing_other_than_trace(path)?;
+    }
+    if let Some(path) = &args.stats_file {
+        super::clobber::refuse_replacing_other_than_stats(path)?;
+    }
     match &args.output {
         Some(path) => super::clobber::refuse_replacing_other_than_report(path),
         None => Ok(()),
