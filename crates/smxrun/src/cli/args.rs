@@ -96,7 +96,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "TARGET.KEY=VALUE")]
     pub sets: Vec<String>,
 
-    /// Set `count` of every box that has one (the sources' iterations)
+    /// Set `count` of every box that has one (the sources' iterations; 0: until stopped with Ctrl-C)
     #[arg(short = 'n', long, value_name = "N", allow_hyphen_values = true, value_parser = count)]
     pub iterations: Option<u64>,
 
