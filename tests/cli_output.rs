@@ -354,11 +354,11 @@ fn a_bad_zmq_value_stops_the_run_before_it_starts() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("Src2#2") && err.contains("timeout: must be longer than 0"),
+        err.contains("bad.toml:2: key 'timeout' of net 'Src2': ") && err.contains("timeout: must be longer than 0"),
         "{err}"
     );
     assert!(
-        err.contains("Snk1#1") && err.contains("batch: must be at least 1"),
+        err.contains("bad.toml:5: key 'batch' of net 'Snk1': ") && err.contains("batch: must be at least 1"),
         "{err}"
     );
     assert!(

@@ -1569,7 +1569,9 @@ fn a_bad_value_is_refused_before_any_process_starts() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error: Src#0: Src: size 70000000 is larger than the maximum"),
+        stderr.contains(
+            "error: --set 'Src.size=70000000': key 'size' of net 'Src': Src: size 70000000 is larger than the maximum"
+        ),
         "{stderr}"
     );
     assert!(

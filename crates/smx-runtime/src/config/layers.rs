@@ -407,6 +407,7 @@ fn apply_entry(
         Some(key) => {
             let value = parse_value(key, &entry.value).map_err(in_place)?;
             settings.box_config.values.insert(key.name.to_string(), value);
+            settings.box_origins.insert(key.name.to_string(), entry.origin.clone());
             Ok(())
         }
         // A spec with an open configuration (a C box) takes every key, as text.

@@ -34,4 +34,7 @@ pub struct NetSettings {
     pub process: Option<(String, Origin)>,
     /// Where `core` was written, for an error about the core that points at it.
     pub core_origin: Option<Origin>,
+    /// Where each of the box's keys that a layer set was written (a default has none), so
+    /// that a value the box's own check refuses is reported at its line.
+    pub box_origins: std::collections::BTreeMap<String, Origin>,
 }

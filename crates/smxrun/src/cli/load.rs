@@ -564,11 +564,30 @@ pub fn bad_values(
             let spec = registry
                 .get(&node.func)
                 .filter(|_| node.kind == smx_graph::NodeKind::Box)?;
-            spec.check(&set.box_config)
-                .err()
-                .map(|e| format!("{}#{}: {e}", node.label, node.id))
+            let e = spec.check(&set.box_config).err()?;
+            // At the place of the key the message names, as any other bad value is told; the
+            // box's own words alone where it names none a layer set.
+            let named = set.box_origins.iter().find(|(key, _)| {
+                e.0.split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == key.as_str())
+            });
+            Some(match named {
+                Some((key, origin)) => format!("{}: key '{key}' of net '{}': {e}", place(origin), node.label),
+                None => format!("{}#{}: {e}", node.label, node.id),
+            })
         })
         .collect()
+}
+
+/// Where a setting was written, in the words a user gave it: the file and line, the `--set`
+/// argument, or `-n`.
+fn place(origin: &smx_runtime::config::Origin) -> String {
+    use smx_runtime::config::Origin;
+    match origin {
+        Origin::Override(arg) => format!("--set '{arg}'"),
+        Origin::IterationCount => "-n".to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// `--pin` for the runtime; listed cores must be ones this process may run on.

@@ -73,17 +73,18 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
     )?;
     #[cfg(feature = "zmq")]
     said_before.extend(placed.warnings);
+    // Refused before any thread starts, at the place each value was written (the runtime
+    // would check them too, but knows no file or option); over several processes they would
+    // otherwise surface only once every process had started.
+    let bad_values = load::bad_values(&graph, registry, &settings);
+    if !bad_values.is_empty() {
+        for line in &bad_values {
+            crate::cli::say(&format!("error: {line}"));
+        }
+        return Err(CliError::silent(super::exit::REJECTED));
+    }
     #[cfg(feature = "zmq")]
     if let Some(deployment) = placed.deployment {
-        // Refused here, as one process refuses them before its start: in the slices they
-        // would surface only once every process had started.
-        let bad_values = load::bad_values(&graph, registry, &settings);
-        if !bad_values.is_empty() {
-            for line in &bad_values {
-                crate::cli::say(&format!("error: {line}"));
-            }
-            return Err(CliError::silent(super::exit::REJECTED));
-        }
         super::deploy::check_pin_here(&deployment, &args.runtime.pin)?;
         let libraries = load::library_paths(layers.boxes(), &args.boxes);
         let code = super::deploy::run(args, &deployment, &libraries, &stop, output, &said_before);
