@@ -85,6 +85,11 @@ pub struct RunArgs {
     #[arg(skip)]
     pub shared_cores: Option<smx_runtime::SharedCores>,
 
+    /// The run is a slice's, its settings a job's: the user's were checked where they were
+    /// written, before the job was made, and the job's own (its links') name no place of theirs.
+    #[arg(skip)]
+    pub from_job: bool,
+
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 

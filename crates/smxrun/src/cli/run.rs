@@ -75,8 +75,13 @@ pub fn run_observed(args: &RunArgs, registry: &Registry, progress: Progress) -> 
     said_before.extend(placed.warnings);
     // Refused before any thread starts, at the place each value was written (the runtime
     // would check them too, but knows no file or option); over several processes they would
-    // otherwise surface only once every process had started.
-    let bad_values = load::bad_values(&graph, registry, &settings);
+    // otherwise surface only once every process had started. A slice's settings are its job's,
+    // checked so before the job was made: what the runtime finds there (a link's port taken
+    // on its host) it says in its own words.
+    let bad_values = match args.from_job {
+        true => Vec::new(),
+        false => load::bad_values(&graph, registry, &settings),
+    };
     if !bad_values.is_empty() {
         for line in &bad_values {
             crate::cli::say(&format!("error: {line}"));

@@ -428,10 +428,12 @@ fn run_args(job: &Job, dir: &Path, report: &Path) -> Result<RunArgs, CliError> {
     argv.extend(job.args.iter().cloned());
     let cli = crate::cli::args::Cli::try_parse_from(&argv)
         .map_err(|e| CliError::rejected(format!("slice arguments: {e}")))?;
-    Ok(match cli.command {
+    let mut args = match cli.command {
         Some(crate::cli::args::Command::Run(a)) => a,
         _ => cli.run,
-    })
+    };
+    args.from_job = true;
+    Ok(args)
 }
 
 /// The live figures' interval the job asks for, once the job is read (`None` inside: none).
