@@ -285,7 +285,7 @@ fn a_launch_through_ssh_starts_an_smxrun_whose_path_has_a_space() {
         dir.path(),
         "deploy.toml",
         &format!(
-            "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47392\nlaunch = \"'{}' 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
+            "[process.sinks]\nhost = \"127.0.0.1\"\nport = 27392\nlaunch = \"'{}' 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
             ssh.display()
         ),
     );
@@ -314,7 +314,7 @@ fn processes_on_this_machine_share_its_cores_out() {
     let dir = tempfile::tempdir().unwrap();
     // A child, and one that a `launch` starts on this machine (its host is this machine's).
     // Ports of its own: the tests of this file run at once, and a link listens from `port` on.
-    for sinks in ["", "host = \"127.0.0.1\"\nport = 47420\nlaunch = \"/usr/bin/env\"\n"] {
+    for sinks in ["", "host = \"127.0.0.1\"\nport = 27420\nlaunch = \"/usr/bin/env\"\n"] {
         let config = format!("[process.sinks]\n{sinks}\n[net.Snk]\nprocess = \"sinks\"\n");
         let (out, report) = run_json(dir.path(), NET, &config, &["-n", "2000"]);
         assert!(out.status.success(), "{}", text(&out));
@@ -903,7 +903,7 @@ fn a_slice_started_by_hand_that_cannot_take_its_job_is_refused() {
 /// fan-in told apart, and a gap for each message overwritten before the link.
 #[test]
 fn a_link_keeps_each_messages_own_number() {
-    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47422\nlaunch = \"env\"\n";
+    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 27422\nlaunch = \"env\"\n";
     for (transport, process) in [("shm", "[process.sinks]\n"), ("zmq", over_tcp)] {
         let dir = tempfile::tempdir().unwrap();
         let config = format!("{process}\n[net.Snk]\nprocess = \"sinks\"\n");
@@ -965,7 +965,7 @@ fn a_link_keeps_each_messages_own_number() {
 /// lost every message).
 #[test]
 fn a_64_mib_payload_crosses_processes() {
-    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47424\nlaunch = \"env\"\n";
+    let over_tcp = "[process.sinks]\nhost = \"127.0.0.1\"\nport = 27424\nlaunch = \"env\"\n";
     for (transport, process) in [("shm", "[process.sinks]\n"), ("zmq", over_tcp)] {
         let dir = tempfile::tempdir().unwrap();
         let config = format!("{process}\n[net.Src]\ncount = 3\nsize = 67108864\n\n[net.Snk]\nprocess = \"sinks\"\n");
@@ -2133,7 +2133,7 @@ fn a_long_channel_is_said_once_for_the_whole_net() {
 #[test]
 fn a_producer_at_a_local_address_reaches_a_consumer_without_host() {
     let dir = tempfile::tempdir().unwrap();
-    let config = "[process.main]\nlaunch = \"/usr/bin/env\"\nhost = \"127.0.0.1\"\nport = 47410\n\n[process.sinks]\nport = 47426\n\n[net.Snk]\nprocess = \"sinks\"\n";
+    let config = "[process.main]\nlaunch = \"/usr/bin/env\"\nhost = \"127.0.0.1\"\nport = 27410\n\n[process.sinks]\nport = 27426\n\n[net.Snk]\nprocess = \"sinks\"\n";
     let (out, report) = run_json(dir.path(), NET, config, &["-n", "1000"]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
@@ -2153,8 +2153,8 @@ fn processes_that_name_this_machine_differently_take_different_ports() {
     let dir = tempfile::tempdir().unwrap();
     let net = "Src = box smx_src_rand( out data )\nFwd = box smx_fwd( up in data, down out data )\n\
                Snk = box smx_snk_null( in data )\nconnect Src.Fwd.Snk\n";
-    let config = "[process.main]\nport = 47520\n\n[process.b]\nhost = \"localhost\"\nlaunch = \"/usr/bin/env\"\n\
-                  port = 47520\n\n[net.Fwd]\nprocess = \"b\"\n";
+    let config = "[process.main]\nport = 27520\n\n[process.b]\nhost = \"localhost\"\nlaunch = \"/usr/bin/env\"\n\
+                  port = 27520\n\n[net.Fwd]\nprocess = \"b\"\n";
     let (out, report) = run_json(dir.path(), net, config, &["-n", "1000"]);
     assert!(out.status.success(), "{}", text(&out));
     let endpoints: Vec<&str> = report["channels"]
@@ -2165,7 +2165,7 @@ fn processes_that_name_this_machine_differently_take_different_ports() {
         .collect();
     assert_eq!(
         endpoints,
-        ["tcp://localhost:47520", "tcp://127.0.0.1:47522"],
+        ["tcp://localhost:27520", "tcp://127.0.0.1:27522"],
         "{report}"
     );
     assert_eq!(report["channels"][1]["read"], 1000, "{report}");

@@ -388,7 +388,7 @@ fn report_merge_refuses_reports_of_different_runs_naming_the_files() {
 #[test]
 fn report_merge_refuses_reports_of_different_runs_across_hosts() {
     let dir = tempfile::tempdir().unwrap();
-    let config = &over_tcp(47540);
+    let config = &over_tcp(27540);
     let out_dir = split(dir.path(), PAIRS, config, &["-n", "10"]);
     let (out, first_main, b) = merge_of_two_runs(dir.path(), &out_dir);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -828,7 +828,7 @@ fn live_figures_of_a_net_over_two_processes_read_as_one_processs() {
 fn report_merge_keeps_hosts_and_takes_a_missing_report_for_a_dead_process() {
     let dir = tempfile::tempdir().unwrap();
     let config =
-        "[process.b]\nhost = \"127.0.0.1\"\nport = 47330\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
+        "[process.b]\nhost = \"127.0.0.1\"\nport = 27330\nlaunch = \"/usr/bin/env\"\n\n[net.Snk]\nprocess = \"b\"\n";
     let out_dir = split(dir.path(), PAIRS, config, &["-n", "100"]);
     common::deploy::run_slices(&out_dir, &["b", "main"]);
     let merged = common::deploy::merge_json(&out_dir, &["main", "b"]);
@@ -1228,7 +1228,7 @@ fn report_merge_of_a_slice_stopped_from_outside_exits_as_a_stop() {
 #[test]
 fn report_merge_counts_what_a_zmq_link_never_sent_as_lost_at_the_producer() {
     let dir = tempfile::tempdir().unwrap();
-    let config = &over_tcp(47590);
+    let config = &over_tcp(27590);
     let out_dir = split(dir.path(), PAIRS, config, &["-n", "2", "--link-timeout", "500ms"]);
     let main = Command::new(out_dir.join("main.sh")).output().unwrap();
     assert_eq!(main.status.code(), Some(3), "{}", text(&main));

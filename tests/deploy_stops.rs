@@ -219,7 +219,7 @@ fn error_lines(out: &Output) -> Vec<String> {
 fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
     let dir = tempfile::tempdir().unwrap();
     let (launch, pids) = hanging_launch(dir.path());
-    let config = sink_through(launch.display(), 47310);
+    let config = sink_through(launch.display(), 27310);
     let began = Instant::now();
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let launched = launched_pids(&pids);
@@ -263,7 +263,7 @@ fn a_launch_that_never_starts_its_slice_is_killed_once_the_run_has_failed() {
 fn a_death_beside_a_launch_that_never_starts_is_named_as_the_cause() {
     let dir = tempfile::tempdir().unwrap();
     let (launch, pids) = hanging_launch(dir.path());
-    let config = sink_through(launch.display(), 47312);
+    let config = sink_through(launch.display(), 27312);
     let (run, report_path) = start_reporting(dir.path(), &config, "0");
     let launched = launched_pids(&pids);
     let mut main = Vec::new();
@@ -306,7 +306,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
         let (launch, pids) = hanging_launch(dir.path());
         // Every net in b but the first source, which feeds b over a link.
         let config = format!(
-            "[process.b]\nhost = \"127.0.0.1\"\nport = 47340\nlaunch = \"{}\"\n\n[default]\nprocess = \"b\"\n\n[net.\"Src#0\"]\nprocess = \"main\"\n",
+            "[process.b]\nhost = \"127.0.0.1\"\nport = 27340\nlaunch = \"{}\"\n\n[default]\nprocess = \"b\"\n\n[net.\"Src#0\"]\nprocess = \"main\"\n",
             launch.display()
         );
         let split_dir = dir.path().join("split");
@@ -393,7 +393,7 @@ fn a_launch_that_never_reads_a_job_larger_than_a_pipe_holds_up_nothing() {
 /// memory and over tcp alike.
 #[test]
 fn a_process_stopped_from_outside_stops_the_run() {
-    for config in [TWO, &sink_through("/usr/bin/env", 47380)] {
+    for config in [TWO, &sink_through("/usr/bin/env", 27380)] {
         stopped_from_outside(config);
     }
 }
@@ -484,7 +484,7 @@ fn a_process_stopped_while_it_waits_for_the_others_stops_the_run() {
 fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
     // Over tcp too: the link's receiver counts what arrived, and the merged row books the rest
     // as left, so the sender does not call its books incomplete.
-    let over_tcp = &sink_through("/usr/bin/env", 47370);
+    let over_tcp = &sink_through("/usr/bin/env", 27370);
     for (signal, name, config) in [
         (libc::SIGINT, "SIGINT", TWO),
         (libc::SIGTERM, "SIGTERM", TWO),
@@ -547,7 +547,7 @@ fn a_stop_asked_for_reports_the_run_and_its_processes_as_stopped() {
 fn a_killed_slice_is_the_only_process_blamed() {
     // Shared memory, either end killed; and ZeroMQ over tcp, where the survivor does not notice
     // the death by itself before the supervisor stops it.
-    let zmq = &sink_through("/usr/bin/env", 47320);
+    let zmq = &sink_through("/usr/bin/env", 27320);
     for (config, victim) in [(TWO, 0), (TWO, 1), (zmq, 0), (zmq, 1)] {
         let (dead, survivor) = if victim == 0 { ("main", "b") } else { ("b", "main") };
         let what = format!("{dead} killed, {}", if config == TWO { "shm" } else { "zmq" });
@@ -743,7 +743,7 @@ fn a_slice_launched_here_and_killed_leaves_no_directory_behind() {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let config = &sink_through("/usr/bin/env", 47360);
+    let config = &sink_through("/usr/bin/env", 27360);
     let run = smxrun()
         .arg(write(dir.path(), "net.smx", NET))
         .arg("--config")
@@ -837,7 +837,7 @@ fn a_launch_command_that_cannot_start_is_named() {
     // An executable file whose interpreter is missing: found, but it cannot be started.
     let runner = executable(dir.path(), "runner", "#!/nonexistent/interpreter\n");
     for launch in [runner.display().to_string(), "/nonexistent/runner".to_string()] {
-        let config = sink_through(&launch, 47330);
+        let config = sink_through(&launch, 27330);
         let run = start(dir.path(), &config, &["-n", "10", "-q"]);
         let out = finish(run, &[]);
         assert_eq!(out.status.code(), Some(1), "{launch}: {}", text(&out));
@@ -1055,7 +1055,7 @@ fn a_slice_started_as_another_process_refuses_its_job() {
         "other.sh",
         "#!/bin/sh\nexe=\"$1\"\nexec \"$exe\" __slice --process elsewhere\n",
     );
-    let config = sink_through(launch.display(), 47350);
+    let config = sink_through(launch.display(), 27350);
     let (run, report_path) = start_reporting(dir.path(), &config, "1000");
     let out = finish(run, &[]);
     assert_eq!(
@@ -1100,7 +1100,7 @@ fn a_slice_of_an_older_smxrun_ends_the_run_naming_the_protocols() {
             pid_file.display()
         ),
     );
-    let config = sink_through(launch.display(), 47380);
+    let config = sink_through(launch.display(), 27410);
     let (run, report_path) = start_reporting(dir.path(), &config, "0");
     wait_for("the older slice to start", || pid_file.exists());
     let older: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
@@ -1355,7 +1355,7 @@ fn a_slice_that_goes_silent_is_lost_and_ends_the_run() {
             cat_pid.display()
         ),
     );
-    let config = sink_through(launch.display(), 47400).replace("[net.Snk]", "[net.Src]\ncount = 0\n\n[net.Snk]");
+    let config = sink_through(launch.display(), 27400).replace("[net.Snk]", "[net.Src]\ncount = 0\n\n[net.Snk]");
     let (run, report_path, stats) = start_watched(dir.path(), &config);
     let mut b = None;
     wait_for("the slice of b", || {

@@ -538,7 +538,7 @@ fn a_split_script_through_ssh_keeps_paths_with_spaces_whole() {
     let dir = top.path().join("with space 'quoted' 50% $HOME");
     std::fs::create_dir(&dir).unwrap();
     let config = format!(
-        "[process.sinks]\nhost = \"127.0.0.1\"\nport = 47390\nlaunch = \"{} 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
+        "[process.sinks]\nhost = \"127.0.0.1\"\nport = 27390\nlaunch = \"{} 127.0.0.1\"\n\n[net.Snk]\nprocess = \"sinks\"\n",
         ssh.display()
     );
     let out_dir = split_net(&dir, NET, &config, &["-n", "100"]);
