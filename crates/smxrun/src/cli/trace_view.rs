@@ -204,6 +204,67 @@ fn colour(cat: &str, depth: usize) -> RGBColor {
     }
 }
 
+/// The kinds of slice [`draw_shares`] stacks, in its order; anything else is the last.
+const KINDS: [&str; 4] = ["step", "wait", "firewall", ""];
+
+/// Per column of `columns` between `from` and `to`: the time each of [`KINDS`] covered, and
+/// whether it ran there at all. The outermost slices count, a step with the waits inside it;
+/// but a firewall's tick is the frame a cyclic executive steps its boxes in, so the steps
+/// inside a tick count as steps, their time taken off the tick's: the row shows that the
+/// executive ran its boxes, and no time twice.
+fn shares(slices: &[Slice], from: f64, to: f64, columns: usize) -> (Vec<[f64; 4]>, Vec<[bool; 4]>) {
+    const FIREWALL: usize = 2;
+    let width = (to - from) / columns as f64;
+    let mut covered = vec![[0.0f64; 4]; columns];
+    let mut present = vec![[false; 4]; columns];
+    let kind_of = |s: &Slice| KINDS.iter().position(|k| *k == s.cat).unwrap_or(3);
+    let parents = parents(slices);
+    for (i, s) in slices.iter().enumerate() {
+        let kind = kind_of(s);
+        let (start, end) = (s.ts.max(from), (s.ts + s.dur).min(to));
+        // Inside a tick, as its own kind; inside anything else, part of what holds it.
+        let parent_kind = match parents[i].map(|p| (p, kind_of(&slices[p]))) {
+            None => None,
+            Some((p, FIREWALL)) if kind != FIREWALL && parents[p].is_none() => Some(FIREWALL),
+            Some(_) => continue,
+        };
+        if end < start {
+            continue;
+        }
+        let first = (((start - from) / width) as usize).min(columns - 1);
+        let last = (((end - from) / width) as usize).min(columns - 1);
+        for (c, column) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (c0, c1) = (from + c as f64 * width, from + (c + 1) as f64 * width);
+            let overlap = (end.min(c1) - start.max(c0)).max(0.0);
+            column[kind] += overlap;
+            if let Some(parent) = parent_kind {
+                column[parent] = (column[parent] - overlap).max(0.0);
+            }
+            // A slice that ends on a column's edge never ran in the next one; one of no
+            // length ran where it stands.
+            present[c][kind] |= overlap > 0.0 || start == end;
+        }
+    }
+    (covered, present)
+}
+
+/// The slice each slice of a track lies in, if any (slices sorted by start, parents first).
+fn parents(slices: &[Slice]) -> Vec<Option<usize>> {
+    let mut open: Vec<usize> = Vec::new();
+    slices
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            while open.last().is_some_and(|&p| slices[p].ts + slices[p].dur <= s.ts) {
+                open.pop();
+            }
+            let parent = open.last().copied();
+            open.push(i);
+            parent
+        })
+        .collect()
+}
+
 /// Nesting depth of each slice of a track (slices sorted by start, parents first).
 fn depths(slices: &[Slice]) -> Vec<usize> {
     let mut open: Vec<f64> = Vec::new();
@@ -606,31 +667,12 @@ fn draw_slices(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(),
 }
 
 /// Columns [`SHARE_PX`] wide, each a stack of bars whose heights are the shares of the column's
-/// time the track's outermost slices of each kind covered.
+/// time the track's slices of each kind covered.
 fn draw_shares(root: &Area, frame: &Frame, track: &Track, y0: i32) -> Result<(), DrawError> {
     let Frame { left, plot_w, from, to } = *frame;
-    const KINDS: [&str; 4] = ["step", "wait", "firewall", ""];
     let columns = (plot_w / SHARE_PX).max(1) as usize;
+    let (covered, present) = shares(&track.slices, from, to, columns);
     let width = (to - from) / columns as f64;
-    let mut covered = vec![[0.0f64; 4]; columns];
-    let mut present = vec![[false; 4]; columns];
-    for (s, depth) in track.slices.iter().zip(depths(&track.slices)) {
-        let (start, end) = (s.ts.max(from), (s.ts + s.dur).min(to));
-        if depth > 0 || end < start {
-            continue;
-        }
-        let kind = KINDS.iter().position(|k| *k == s.cat).unwrap_or(3);
-        let first = (((start - from) / width) as usize).min(columns - 1);
-        let last = (((end - from) / width) as usize).min(columns - 1);
-        for (c, column) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
-            let (c0, c1) = (from + c as f64 * width, from + (c + 1) as f64 * width);
-            let overlap = end.min(c1) - start.max(c0);
-            column[kind] += overlap.max(0.0);
-            // A slice that ends on a column's edge never ran in the next one; one of no
-            // length ran where it stands.
-            present[c][kind] |= overlap > 0.0 || start == end;
-        }
-    }
     let full = ROW - 10;
     for (c, (column, present)) in covered.iter().zip(&present).enumerate() {
         let x0 = left + c as i32 * SHARE_PX;
@@ -725,4 +767,35 @@ fn nice_step(raw: f64) -> f64 {
         .map(|m| m * p)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice(ts: f64, dur: f64, cat: &str) -> Slice {
+        Slice {
+            ts,
+            dur,
+            name: cat.to_string(),
+            cat: cat.to_string(),
+        }
+    }
+
+    /// A cyclic executive's steps inside its ticks count as steps; a free thread's waits inside
+    /// its steps stay part of the step.
+    #[test]
+    fn steps_inside_a_tick_are_steps_and_waits_inside_a_step_are_the_step() {
+        let slices = [
+            slice(0.0, 10.0, "firewall"),
+            slice(2.0, 3.0, "step"),
+            slice(20.0, 10.0, "step"),
+            slice(22.0, 6.0, "wait"),
+        ];
+        let (covered, present) = shares(&slices, 0.0, 40.0, 2);
+        assert_eq!(covered[0], [3.0, 0.0, 7.0, 0.0]);
+        assert_eq!(present[0], [true, false, true, false]);
+        assert_eq!(covered[1], [10.0, 0.0, 0.0, 0.0]);
+        assert_eq!(present[1], [true, false, false, false]);
+    }
 }
