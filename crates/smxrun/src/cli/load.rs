@@ -572,22 +572,14 @@ pub fn bad_values(
                     .any(|w| w == key.as_str())
             });
             Some(match named {
-                Some((key, origin)) => format!("{}: key '{key}' of net '{}': {e}", place(origin), node.label),
+                Some((key, origin)) => {
+                    let at = smx_runtime::config::ConfigError::new(origin.clone(), e.to_string());
+                    CliError::from(at.net(&node.label).key(key)).message
+                }
                 None => format!("{}#{}: {e}", node.label, node.id),
             })
         })
         .collect()
-}
-
-/// Where a setting was written, in the words a user gave it: the file and line, the `--set`
-/// argument, or `-n`.
-fn place(origin: &smx_runtime::config::Origin) -> String {
-    use smx_runtime::config::Origin;
-    match origin {
-        Origin::Override(arg) => format!("--set '{arg}'"),
-        Origin::IterationCount => "-n".to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// `--pin` for the runtime; listed cores must be ones this process may run on.
