@@ -112,25 +112,66 @@ pub fn refuse_clobbering(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) ->
 /// a file the user cannot make again from a report, while a report written over is what the
 /// command writes again. An empty file (one `mktemp` made) is taken.
 pub fn refuse_replacing_other_than_report(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than("-o", path, "a report", "a job, a start script, a net?", is_report)
+    refuse_replacing_other_than(
+        "-o",
+        path,
+        "a report",
+        "a job, a start script, a net?",
+        Look::Whole(is_report),
+    )
 }
 
 /// Refuses `graph -o` onto a regular file holding anything but a graph smxrun writes, for the
 /// reason a report's destination is guarded: the graph is made again from the net in a moment,
 /// the file it would replace (a net, a configuration, a box's source) perhaps never.
 pub fn refuse_replacing_other_than_graph(path: &Path) -> Result<(), CliError> {
+    let examples = "a net, a configuration, a source file?";
+    refuse_replacing_other_than("-o", path, "a graph", examples, Look::Whole(is_graph))
+}
+
+/// Refuses `--trace` onto a regular file that does not open as a trace a run writes.
+pub fn refuse_replacing_other_than_trace(path: &Path) -> Result<(), CliError> {
+    let examples = "a report, a source file, notes?";
+    refuse_replacing_other_than("--trace", path, "a trace", examples, Look::Opening(is_trace_opening))
+}
+
+/// Refuses `--stats-file` onto a regular file holding anything but the live figures of a run.
+pub fn refuse_replacing_other_than_stats(path: &Path) -> Result<(), CliError> {
+    let examples = "a report, a source file, notes?";
     refuse_replacing_other_than(
-        "-o",
+        "--stats-file",
         path,
-        "a graph",
-        "a net, a configuration, a source file?",
-        is_graph,
+        "live figures",
+        examples,
+        Look::Whole(is_stats_lines),
     )
 }
 
-/// Refuses `--trace` onto a regular file that does not open as a trace a run writes: the
-/// trace is written over it.
-pub fn refuse_replacing_other_than_trace(path: &Path) -> Result<(), CliError> {
+/// Refuses `trace-view -o` onto a regular file holding anything but an SVG picture.
+pub fn refuse_replacing_other_than_picture(path: &Path) -> Result<(), CliError> {
+    let examples = "a trace, a report, a net?";
+    refuse_replacing_other_than("-o", path, "an SVG picture", examples, Look::Whole(is_svg))
+}
+
+/// How much of a file tells whether a command wrote it: the whole text (up to
+/// [`REPORT_MAX_BYTES`]), or its opening alone, for a kind that may be larger than that.
+enum Look {
+    Whole(fn(&str) -> bool),
+    Opening(fn(&str) -> bool),
+}
+
+/// Bytes of a file's opening that [`Look::Opening`] reads.
+const OPENING_BYTES: u64 = 64;
+
+/// Fails where `path`, given with `option`, is a non-empty regular file that `look` does not
+/// recognise as one the command writes (`what`); `examples` names what it may hold instead.
+fn refuse_replacing_other_than(
+    option: &str,
+    path: &Path,
+    what: &str,
+    examples: &str,
+    look: Look,
+) -> Result<(), CliError> {
     use std::io::Read;
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
@@ -138,60 +179,23 @@ pub fn refuse_replacing_other_than_trace(path: &Path) -> Result<(), CliError> {
     if !meta.is_file() || meta.len() == 0 {
         return Ok(());
     }
-    let mut opening = [0u8; 16];
-    let read = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut opening))
-        .unwrap_or(0);
-    if is_trace_opening(&String::from_utf8_lossy(&opening[..read])) {
-        return Ok(());
-    }
-    Err(CliError::rejected(format!(
-        "--trace '{}' holds something other than a trace (a report, a source file, notes?): writing there \
-         would replace it; choose another path",
-        path.display()
-    )))
-}
-
-/// Refuses `--stats-file` onto a regular file holding anything but the live figures of a run.
-pub fn refuse_replacing_other_than_stats(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than(
-        "--stats-file",
-        path,
-        "live figures",
-        "a report, a source file, notes?",
-        is_stats_lines,
-    )
-}
-
-/// Refuses `trace-view -o` onto a regular file holding anything but an SVG picture.
-pub fn refuse_replacing_other_than_picture(path: &Path) -> Result<(), CliError> {
-    refuse_replacing_other_than("-o", path, "an SVG picture", "a trace, a report, a net?", is_svg)
-}
-
-/// Fails where `path`, given with `option`, is a non-empty regular file whose text `is_ours`
-/// does not recognise as one the command writes (`what`); `examples` names what it may hold
-/// instead.
-fn refuse_replacing_other_than(
-    option: &str,
-    path: &Path,
-    what: &str,
-    examples: &str,
-    is_ours: fn(&str) -> bool,
-) -> Result<(), CliError> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
+    let (is_ours, limit) = match look {
+        // Larger than anything the commands write: something else, not read to find out.
+        Look::Whole(_) if meta.len() > REPORT_MAX_BYTES => return refused(option, path, what, examples),
+        Look::Whole(is_ours) => (is_ours, REPORT_MAX_BYTES),
+        Look::Opening(is_ours) => (is_ours, OPENING_BYTES),
     };
-    if !meta.is_file() || meta.len() == 0 {
-        return Ok(());
+    let mut bytes = Vec::new();
+    let text = std::fs::File::open(path)
+        .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+        .map(|_| String::from_utf8_lossy(&bytes));
+    match text {
+        Ok(text) if text.trim().is_empty() || is_ours(&text) => Ok(()),
+        _ => refused(option, path, what, examples),
     }
-    // Larger than anything the commands write: something else, not read to find out.
-    let text = (meta.len() <= REPORT_MAX_BYTES)
-        .then(|| std::fs::read(path).ok())
-        .flatten()
-        .and_then(|bytes| String::from_utf8(bytes).ok());
-    if text.is_some_and(|text| text.trim().is_empty() || is_ours(&text)) {
-        return Ok(());
-    }
+}
+
+fn refused(option: &str, path: &Path, what: &str, examples: &str) -> Result<(), CliError> {
     Err(CliError::rejected(format!(
         "{option} '{}' holds something other than {what} ({examples}): writing there would replace it; \
          choose another path",
@@ -249,7 +253,8 @@ pub fn is_stats_lines(text: &str) -> bool {
 /// GraphML, dot (`digraph`), or the JSON object of `nodes` and `edges`.
 pub fn is_graph(text: &str) -> bool {
     let head = text.trim_start();
-    if head.starts_with("Creator \"") || head.starts_with("graph") || head.starts_with("digraph") {
+    let first_word = head.split(|c: char| c.is_whitespace() || c == '[' || c == '{').next();
+    if head.starts_with("Creator \"") || matches!(first_word, Some("graph" | "digraph")) {
         return true;
     }
     if head.starts_with("<?xml") || head.starts_with("<graphml") {
@@ -348,6 +353,7 @@ mod tests {
             "[net.Src]\ncore = 1\n",
             "fn main() {}\n",
             "{\"nodes\": []}",
+            "graphs I drew by hand\n",
         ] {
             assert!(!is_graph(text), "{text}");
         }
