@@ -267,18 +267,14 @@ fn parents(slices: &[Slice]) -> Vec<Option<usize>> {
 
 /// Nesting depth of each slice of a track (slices sorted by start, parents first).
 fn depths(slices: &[Slice]) -> Vec<usize> {
-    let mut open: Vec<f64> = Vec::new();
-    slices
-        .iter()
-        .map(|s| {
-            while open.last().is_some_and(|&end| end <= s.ts) {
-                open.pop();
-            }
-            let depth = open.len();
-            open.push(s.ts + s.dur);
-            depth
-        })
-        .collect()
+    let parents = parents(slices);
+    let mut depths = Vec::with_capacity(slices.len());
+    for parent in &parents {
+        // A parent comes before its children, so its depth is known.
+        let depth = parent.map_or(0, |p| depths[p] + 1);
+        depths.push(depth);
+    }
+    depths
 }
 
 /// Where the plot stands in the picture and the window of the run it shows.
